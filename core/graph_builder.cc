@@ -1,0 +1,388 @@
+#include "absl/strings/string_view.h"
+#include "core/graph_builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/shape_inference.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+std::string NodeLabel(const Node& node) {
+  if (node.kind == NodeKind::kCallFunction || node.kind == NodeKind::kGetItem) {
+    return absl::StrCat("node '", node.name, "' (", node.target, ")");
+  }
+  return absl::StrCat(NodeKindName(node.kind), " '", node.name, "'");
+}
+
+absl::Status NodeError(absl::StatusCode code, const Node& node,
+                       absl::string_view what) {
+  return absl::Status(code, absl::StrCat(NodeLabel(node), ": ", what));
+}
+
+absl::Status ArgError(const Node& node, absl::string_view arg,
+                      absl::string_view what) {
+  return NodeError(absl::StatusCode::kInvalidArgument, node,
+                   absl::StrCat("argument '", arg, "': ", what));
+}
+
+bool IsGetItemTarget(absl::string_view target) {
+  return target == "getitem" || target == "operator.getitem" ||
+         target == "<built-in function getitem>";
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::string name, const OpRegistry& registry)
+    : registry_(registry), graph_(std::make_unique<Graph>()) {
+  graph_->name_ = std::move(name);
+}
+
+absl::Status GraphBuilder::CheckNewName(const std::string& name) const {
+  if (name.empty()) return absl::InvalidArgumentError("a node has an empty name");
+  if (outputs_set_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot add '", name, "' after the outputs were set"));
+  }
+  if (graph_->index_.contains(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("duplicate node name '", name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ValueRef> GraphBuilder::AddPlaceholder(
+    std::string name, std::optional<TensorMeta> meta) {
+  RETURN_IF_ERROR(CheckNewName(name));
+  Node node;
+  node.name = std::move(name);
+  node.kind = NodeKind::kPlaceholder;
+  node.target = node.name;
+  node.meta = std::move(meta);
+  int index = static_cast<int>(graph_->nodes_.size());
+  graph_->inputs_.push_back(index);
+  graph_->index_[node.name] = index;
+  graph_->nodes_.push_back(std::move(node));
+  return ValueRef{index, 0};
+}
+
+absl::StatusOr<ValueRef> GraphBuilder::AddConstant(std::string name,
+                                                   Tensor value) {
+  RETURN_IF_ERROR(CheckNewName(name));
+  Node node;
+  node.name = std::move(name);
+  node.kind = NodeKind::kConstant;
+  node.target = node.name;
+  node.constant = std::move(value);
+  int index = static_cast<int>(graph_->nodes_.size());
+  graph_->index_[node.name] = index;
+  graph_->nodes_.push_back(std::move(node));
+  return ValueRef{index, 0};
+}
+
+absl::StatusOr<Arg> GraphBuilder::Resolve(const Node& node,
+                                          absl::string_view what,
+                                          const Arg& arg) const {
+  if (arg.is_name_ref()) {
+    auto it = graph_->index_.find(arg.as_name_ref());
+    if (it == graph_->index_.end()) {
+      return NodeError(absl::StatusCode::kInvalidArgument, node,
+                       absl::StrCat(what, " refers to '", arg.as_name_ref(),
+                                    "', which is not defined before it"));
+    }
+    return Arg::Value(ValueRef{it->second, 0});
+  }
+  if (arg.is_value()) {
+    ValueRef v = arg.as_value();
+    if (v.node < 0 || v.node >= static_cast<int>(graph_->nodes_.size())) {
+      return NodeError(absl::StatusCode::kInvalidArgument, node,
+                       absl::StrCat(what, " refers to node #", v.node,
+                                    ", which is not defined before it"));
+    }
+  }
+  if (arg.is_list()) {
+    Arg::List items;
+    for (size_t i = 0; i < arg.as_list().size(); ++i) {
+      ASSIGN_OR_RETURN(Arg item, Resolve(node, absl::StrCat(what, "[", i, "]"),
+                                         arg.as_list()[i]));
+      items.push_back(std::move(item));
+    }
+    return Arg::OfList(std::move(items));
+  }
+  if (arg.is_subgraph() && !graph_->subgraphs_.contains(arg.as_subgraph())) {
+    return NodeError(absl::StatusCode::kInvalidArgument, node,
+                     absl::StrCat(what, " names subgraph '", arg.as_subgraph(),
+                                  "', which the graph does not have"));
+  }
+  return arg;
+}
+
+absl::Status GraphBuilder::CheckTensorRef(const Node& node,
+                                          absl::string_view what,
+                                          const Arg& arg) const {
+  const Node& producer = graph_->nodes_[arg.as_value().node];
+  if (producer.num_outputs != 1) {
+    return ArgError(node, what,
+                    absl::StrCat("'", producer.name,
+                                 "' returns several values; select one with a "
+                                 "getitem node"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
+                                    Arg& arg) const {
+  const std::string& what = schema.name;
+  auto expected = [&](absl::string_view kind) {
+    return ArgError(node, what,
+                    absl::StrCat("expected ", kind, ", got ", arg.kind_name()));
+  };
+  if (arg.is_none()) {
+    if (schema.optional || schema.type == ArgType::kAny ||
+        schema.type == ArgType::kLayout || schema.type == ArgType::kGenerator ||
+        schema.type == ArgType::kMemoryFormat) {
+      return absl::OkStatus();
+    }
+    return ArgError(node, what, absl::StrCat("expected ", ArgTypeName(schema.type),
+                                             ", got None"));
+  }
+  switch (schema.type) {
+    case ArgType::kTensor:
+      if (arg.is_value()) return CheckTensorRef(node, what, arg);
+      if (arg.is_number()) return absl::OkStatus();  // wrapped number
+      return expected("Tensor");
+    case ArgType::kTensorList:
+      if (!arg.is_list()) return expected("Tensor[]");
+      for (const Arg& item : arg.as_list()) {
+        if (!item.is_value()) {
+          return ArgError(node, what, absl::StrCat("expected Tensor[] elements, got ",
+                                                   item.kind_name()));
+        }
+        RETURN_IF_ERROR(CheckTensorRef(node, what, item));
+      }
+      return absl::OkStatus();
+    case ArgType::kScalar:
+      if (arg.is_number()) return absl::OkStatus();
+      return expected("Scalar");
+    case ArgType::kInt:
+      if (arg.is_int()) return absl::OkStatus();
+      return expected("int");
+    case ArgType::kFloat:
+      if (arg.is_float()) return absl::OkStatus();
+      if (arg.is_int()) {
+        arg = Arg::Float(static_cast<double>(arg.as_int()));
+        return absl::OkStatus();
+      }
+      return expected("float");
+    case ArgType::kBool:
+      if (arg.is_bool()) return absl::OkStatus();
+      return expected("bool");
+    case ArgType::kString:
+      if (arg.is_string()) return absl::OkStatus();
+      return expected("str");
+    case ArgType::kScalarType:
+      if (arg.is_dtype()) return absl::OkStatus();
+      if (arg.is_string()) {
+        if (auto d = DTypeFromName(arg.as_string())) {
+          arg = Arg::OfDType(*d);
+          return absl::OkStatus();
+        }
+        return ArgError(node, what, absl::StrCat("unknown dtype '", arg.as_string(), "'"));
+      }
+      return expected("dtype");
+    case ArgType::kDevice:
+      if (arg.is_device()) return absl::OkStatus();
+      if (arg.is_string()) {
+        if (auto d = Device::Parse(arg.as_string())) {
+          arg = Arg::OfDevice(*d);
+          return absl::OkStatus();
+        }
+        return ArgError(node, what, absl::StrCat("unknown device '", arg.as_string(), "'"));
+      }
+      return expected("Device");
+    case ArgType::kIntList:
+    case ArgType::kFloatList:
+    case ArgType::kBoolList: {
+      if (arg.is_int() && schema.type == ArgType::kIntList) {
+        // ATen accepts a single int for int[N] (and int[1] dims).
+        arg = Arg::OfList(Arg::List(std::max(schema.fixed_list_size, 1), arg));
+      }
+      if (!arg.is_list()) return expected(ArgTypeName(schema.type));
+      for (Arg& item : arg.mutable_list()) {
+        bool ok = schema.type == ArgType::kIntList    ? item.is_int()
+                  : schema.type == ArgType::kBoolList ? item.is_bool()
+                                                      : item.is_number();
+        if (!ok) {
+          return ArgError(node, what,
+                          absl::StrCat("expected ", ArgTypeName(schema.type),
+                                       " elements, got ", item.kind_name()));
+        }
+      }
+      if (schema.fixed_list_size > 1 &&
+          static_cast<int>(arg.as_list().size()) != schema.fixed_list_size) {
+        return ArgError(node, what,
+                        absl::StrCat("expected ", schema.fixed_list_size,
+                                     " values, got ", arg.as_list().size()));
+      }
+      return absl::OkStatus();
+    }
+    case ArgType::kGraph:
+      if (arg.is_subgraph()) return absl::OkStatus();
+      return expected("subgraph");
+    case ArgType::kLayout:
+    case ArgType::kMemoryFormat:
+    case ArgType::kGenerator:
+      return absl::OkStatus();  // accepted and ignored: strided CPU/GPU only
+    case ArgType::kAny:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::BindCall(Node& node, std::vector<Arg> args,
+                                    Kwargs kwargs) const {
+  const OpSchema& schema = node.op->schema;
+  int max_positional = 0;
+  for (const ArgSchema& a : schema.args) max_positional += a.kwarg_only ? 0 : 1;
+  if (static_cast<int>(args.size()) > max_positional) {
+    return NodeError(absl::StatusCode::kInvalidArgument, node,
+                     absl::StrCat("takes at most ", max_positional,
+                                  " positional arguments but ", args.size(),
+                                  " were given (schema: ", schema.ToString(), ")"));
+  }
+  std::vector<std::optional<Arg>> bound(schema.args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    ASSIGN_OR_RETURN(bound[i], Resolve(node, absl::StrCat("argument '", schema.args[i].name, "'"), args[i]));
+  }
+  for (auto& [name, value] : kwargs) {
+    int index = schema.ArgIndex(name);
+    if (index < 0) {
+      return NodeError(absl::StatusCode::kInvalidArgument, node,
+                       absl::StrCat("unexpected keyword argument '", name,
+                                    "' (schema: ", schema.ToString(), ")"));
+    }
+    if (bound[index].has_value()) {
+      return NodeError(absl::StatusCode::kInvalidArgument, node,
+                       absl::StrCat("got multiple values for argument '", name, "'"));
+    }
+    ASSIGN_OR_RETURN(bound[index], Resolve(node, absl::StrCat("argument '", name, "'"), value));
+  }
+  node.args.clear();
+  for (size_t i = 0; i < schema.args.size(); ++i) {
+    const ArgSchema& a = schema.args[i];
+    if (!bound[i].has_value()) {
+      if (!a.default_value.has_value()) {
+        return NodeError(absl::StatusCode::kInvalidArgument, node,
+                         absl::StrCat("missing required argument '", a.name,
+                                      "' (schema: ", schema.ToString(), ")"));
+      }
+      bound[i] = *a.default_value;
+    }
+    RETURN_IF_ERROR(CheckArg(node, a, *bound[i]));
+    node.args.push_back(*std::move(bound[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ValueRef> GraphBuilder::AddNode(std::string name,
+                                               std::string target,
+                                               std::vector<Arg> args,
+                                               Kwargs kwargs) {
+  RETURN_IF_ERROR(CheckNewName(name));
+  Node node;
+  node.name = std::move(name);
+  node.target = std::move(target);
+  node.written_args = args;
+  node.written_kwargs = kwargs;
+  if (IsGetItemTarget(node.target)) {
+    node.kind = NodeKind::kGetItem;
+    node.target = "getitem";
+    if (args.size() != 2 || !kwargs.empty() || !args[1].is_int()) {
+      return NodeError(absl::StatusCode::kInvalidArgument, node,
+                       "expects (value, index: int)");
+    }
+    ASSIGN_OR_RETURN(Arg source, Resolve(node, "argument 0", args[0]));
+    if (!source.is_value()) {
+      return ArgError(node, "0", absl::StrCat("expected a node, got ", source.kind_name()));
+    }
+    const Node& producer = graph_->nodes_[source.as_value().node];
+    int64_t index = args[1].as_int();
+    int n = producer.num_outputs;
+    if (n == 1 || index < 0 || (n > 0 && index >= n)) {
+      return ArgError(node, "1",
+                      absl::StrCat("index ", index, " out of range for '",
+                                   producer.name, "', which returns ",
+                                   n < 0 ? "a list" : absl::StrCat(n, " value(s)")));
+    }
+    node.args = {source, args[1]};
+  } else {
+    node.kind = NodeKind::kCallFunction;
+    node.op = registry_.Find(node.target);
+    if (node.op == nullptr) {
+      return NodeError(absl::StatusCode::kUnimplemented, node,
+                       absl::StrCat("unknown target '", node.target, "'"));
+    }
+    RETURN_IF_ERROR(BindCall(node, std::move(args), std::move(kwargs)));
+    node.num_outputs = node.op->schema.returns_list ? -1 : node.op->schema.num_returns;
+  }
+  int index = static_cast<int>(graph_->nodes_.size());
+  graph_->index_[node.name] = index;
+  graph_->nodes_.push_back(std::move(node));
+  return ValueRef{index, 0};
+}
+
+absl::Status GraphBuilder::AddSubgraph(std::string name,
+                                       std::unique_ptr<Graph> graph) {
+  if (graph == nullptr) return absl::InvalidArgumentError("subgraph is null");
+  auto [it, inserted] = graph_->subgraphs_.try_emplace(std::move(name), std::move(graph));
+  if (!inserted) {
+    return absl::InvalidArgumentError(absl::StrCat("duplicate subgraph '", it->first, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::SetOutputs(std::vector<Arg> outputs) {
+  if (outputs_set_) return absl::FailedPreconditionError("outputs already set");
+  Node node;
+  node.name = "output";
+  node.kind = NodeKind::kOutput;
+  node.target = "output";
+  node.written_args = outputs;
+  if (outputs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph_->name_, "' has no outputs"));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string what = absl::StrCat("output ", i);
+    ASSIGN_OR_RETURN(Arg out, Resolve(node, what, outputs[i]));
+    if (!out.is_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph '", graph_->name_, "': ", what, " must refer to a value, got ",
+          out.kind_name()));
+    }
+    RETURN_IF_ERROR(CheckTensorRef(node, what, out));
+    node.args.push_back(std::move(out));
+  }
+  graph_->nodes_.push_back(std::move(node));
+  outputs_set_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
+  if (!outputs_set_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph_->name_, "' has no outputs"));
+  }
+  std::vector<TensorMeta> inputs;
+  for (int i : graph_->inputs_) {
+    const Node& p = graph_->nodes_[i];
+    if (!p.meta.has_value()) break;
+    inputs.push_back(*p.meta);
+  }
+  if (inputs.size() == graph_->inputs_.size()) {
+    RETURN_IF_ERROR(InferShapes(*graph_, inputs).status());
+  }
+  return std::move(graph_);
+}
+
+}  // namespace guardjit

@@ -1,0 +1,62 @@
+#ifndef GUARDJIT_CORE_GRAPH_BUILDER_H_
+#define GUARDJIT_CORE_GRAPH_BUILDER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "core/graph.h"
+#include "core/op_registry.h"
+
+namespace guardjit {
+
+using Kwargs = std::vector<std::pair<std::string, Arg>>;
+
+// Builds a validated Graph node by node. Every Add* checks its node at once
+// and fails with a message naming it: unknown target, wrong arity, argument of
+// the wrong kind, reference to an undefined value, duplicate name. References
+// are written as Arg::Ref("name") (or Arg::Value of a returned ValueRef).
+// The protobuf loader and the C builder API both go through this class.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(std::string name,
+                        const OpRegistry& registry = OpRegistry::Global());
+
+  // An input; `meta` is the exporter's description, used by Finish() to check
+  // shapes ahead of any call when every input has one.
+  absl::StatusOr<ValueRef> AddPlaceholder(std::string name,
+                                          std::optional<TensorMeta> meta = {});
+  // A weight owned by the graph (FX get_attr).
+  absl::StatusOr<ValueRef> AddConstant(std::string name, Tensor value);
+  // A call of `target` ("aten.add.Tensor", or "getitem" with {ref, index}).
+  absl::StatusOr<ValueRef> AddNode(std::string name, std::string target,
+                                   std::vector<Arg> args, Kwargs kwargs = {});
+  // A nested graph that control-flow nodes name.
+  absl::Status AddSubgraph(std::string name, std::unique_ptr<Graph> graph);
+  absl::Status SetOutputs(std::vector<Arg> outputs);
+
+  // The graph; fails if outputs were never set. When every placeholder has
+  // metadata, shape and dtype inference runs and its errors name the node.
+  absl::StatusOr<std::unique_ptr<Graph>> Finish();
+
+ private:
+  absl::Status CheckNewName(const std::string& name) const;
+  absl::StatusOr<Arg> Resolve(const Node& node, absl::string_view what,
+                              const Arg& arg) const;
+  absl::Status BindCall(Node& node, std::vector<Arg> args, Kwargs kwargs) const;
+  absl::Status CheckArg(const Node& node, const ArgSchema& schema, Arg& arg) const;
+  absl::Status CheckTensorRef(const Node& node, absl::string_view what,
+                              const Arg& arg) const;
+
+  const OpRegistry& registry_;
+  std::unique_ptr<Graph> graph_;
+  bool outputs_set_ = false;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_GRAPH_BUILDER_H_

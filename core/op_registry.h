@@ -1,0 +1,55 @@
+#ifndef GUARDJIT_CORE_OP_REGISTRY_H_
+#define GUARDJIT_CORE_OP_REGISTRY_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/bound_args.h"
+#include "core/op_schema.h"
+#include "core/tensor_meta.h"
+
+namespace guardjit {
+
+using MetaArgs = BoundArgs<TensorMeta>;
+// Shape and dtype inference: output metadata from input metadata, or an
+// INVALID_ARGUMENT error saying which argument is wrong (the caller prefixes
+// the node name).
+using MetaFn =
+    std::function<absl::StatusOr<std::vector<TensorMeta>>(const MetaArgs&)>;
+
+// What core knows of an op: its ATen schema and its shape/dtype rule. The
+// reference kernel lives in runtime/ under the same target name.
+struct OpDef {
+  std::string target;  // "aten.add.Tensor"
+  OpSchema schema;
+  MetaFn meta;
+};
+
+class OpRegistry {
+ public:
+  // Every built-in op (core/ops/). Built once, then read-only: thread-safe.
+  static const OpRegistry& Global();
+
+  // Registers `schema` (ATen syntax, without the namespace) under
+  // "aten.<name>.<overload>". Fails on a bad schema or a duplicate.
+  absl::Status Register(absl::string_view schema, MetaFn meta);
+  // Registers under a target of another namespace ("getitem"-like builtins).
+  absl::Status RegisterWithTarget(absl::string_view target,
+                                  absl::string_view schema, MetaFn meta);
+
+  const OpDef* Find(absl::string_view target) const;
+  // All ops sorted by target.
+  std::vector<const OpDef*> All() const;
+
+ private:
+  absl::flat_hash_map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_OP_REGISTRY_H_

@@ -1,0 +1,70 @@
+#include "core/shape_inference.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/op_registry.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+
+absl::Status CheckInputCount(const Graph& graph, size_t num_inputs) {
+  if (num_inputs != graph.inputs().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph.name(), "' takes ", graph.inputs().size(),
+                     " inputs, got ", num_inputs));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
+                                                  const GraphMeta& values) {
+  MetaArgs args(
+      node, [&](ValueRef v) { return values[v.node][v.index]; },
+      [](const Scalar& s) {
+        return TensorMeta{s.dtype(), {}, Device::Cpu(), /*wrapped_number=*/true};
+      });
+  auto out = node.op->meta(args);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrCat("node '", node.name, "' (", node.target,
+                                     "): ", out.status().message()));
+  }
+  return out;
+}
+
+absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
+                                      absl::Span<const TensorMeta> inputs) {
+  RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
+  GraphMeta values(graph.nodes().size());
+  size_t next_input = 0;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& node = graph.node(static_cast<int>(i));
+    switch (node.kind) {
+      case NodeKind::kPlaceholder:
+        values[i] = {inputs[next_input++]};
+        break;
+      case NodeKind::kConstant:
+        values[i] = {TensorMeta::Of(node.constant)};
+        break;
+      case NodeKind::kCallFunction: {
+        ASSIGN_OR_RETURN(values[i], InferNode(node, values));
+        break;
+      }
+      case NodeKind::kGetItem: {
+        const auto& source = values[node.args[0].as_value().node];
+        int64_t index = node.args[1].as_int();
+        if (index >= static_cast<int64_t>(source.size())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "node '", node.name, "' (getitem): index ", index,
+              " out of range for a list of ", source.size()));
+        }
+        values[i] = {source[index]};
+        break;
+      }
+      case NodeKind::kOutput:
+        break;
+    }
+  }
+  return values;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,31 @@
+#ifndef GUARDJIT_CORE_SHAPE_INFERENCE_H_
+#define GUARDJIT_CORE_SHAPE_INFERENCE_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/graph.h"
+#include "core/tensor_meta.h"
+
+namespace guardjit {
+
+// Metadata of every value of a graph: values[node][output].
+using GraphMeta = std::vector<std::vector<TensorMeta>>;
+
+// Runs each node's shape/dtype rule on concrete input metadata. Errors name
+// the node: "node 'add' (aten.add.Tensor): shapes [2] and [3] are not
+// broadcastable ...".
+absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
+                                      absl::Span<const TensorMeta> inputs);
+
+// One call node's rule, with its inputs' metadata already in `values`.
+absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
+                                                  const GraphMeta& values);
+
+// Checks the count of `inputs` against the graph's placeholders.
+absl::Status CheckInputCount(const Graph& graph, size_t num_inputs);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_SHAPE_INFERENCE_H_

@@ -1,0 +1,35 @@
+#ifndef GUARDJIT_JIT_ORC_JIT_H_
+#define GUARDJIT_JIT_ORC_JIT_H_
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+
+namespace guardjit {
+
+// An in-process LLVM ORC LLJIT for the host CPU. One per context; adding
+// modules and looking up symbols are thread-safe (ORC's own locking).
+class OrcJit {
+ public:
+  static absl::StatusOr<std::unique_ptr<OrcJit>> Create();
+
+  // Adds an IR module; its functions become callable after Lookup.
+  absl::Status AddModule(llvm::orc::ThreadSafeModule module);
+  // Address of a compiled function (compiling it on first lookup).
+  absl::StatusOr<void*> Lookup(absl::string_view name);
+
+  // "x86_64-pc-linux-gnu" and the CPU name the JIT targets.
+  std::string TargetDescription() const;
+
+ private:
+  explicit OrcJit(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_ORC_JIT_H_

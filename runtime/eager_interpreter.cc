@@ -1,0 +1,142 @@
+#include "runtime/eager_interpreter.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/op_registry.h"
+#include "core/shape_inference.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+void ForEachValueRef(const Arg& arg, const std::function<void(ValueRef)>& f) {
+  if (arg.is_value()) f(arg.as_value());
+  if (arg.is_list()) {
+    for (const Arg& item : arg.as_list()) ForEachValueRef(item, f);
+  }
+}
+
+std::string Label(const Node& node) {
+  return absl::StrCat("node '", node.name, "' (", node.target, ")");
+}
+
+absl::Status CheckKernelOutputs(const Node& node,
+                                const std::vector<TensorMeta>& expected,
+                                const std::vector<Tensor>& got) {
+  if (expected.size() != got.size()) {
+    return absl::InternalError(absl::StrCat(
+        Label(node), ": kernel returned ", got.size(), " outputs, shape rule ",
+        expected.size()));
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].dtype() != expected[i].dtype ||
+        !std::equal(got[i].sizes().begin(), got[i].sizes().end(),
+                    expected[i].sizes.begin(), expected[i].sizes.end())) {
+      return absl::InternalError(absl::StrCat(
+          Label(node), ": kernel output ", i, " is ", got[i].DebugString(),
+          ", shape rule says ", expected[i].ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EagerInterpreter>> EagerInterpreter::Create(
+    std::shared_ptr<const Graph> graph, const KernelRegistry& registry) {
+  if (graph == nullptr) return absl::InvalidArgumentError("graph is null");
+  const int n = static_cast<int>(graph->nodes().size());
+  std::vector<const KernelFn*> kernels(n, nullptr);
+  std::vector<int> last_use(n, -1);
+  for (int i = 0; i < n; ++i) {
+    const Node& node = graph->node(i);
+    if (node.kind == NodeKind::kCallFunction) {
+      kernels[i] = registry.Find(node.target);
+      if (kernels[i] == nullptr) {
+        return absl::UnimplementedError(
+            absl::StrCat(Label(node), ": no reference kernel"));
+      }
+    }
+    for (const Arg& a : node.args) {
+      ForEachValueRef(a, [&](ValueRef v) { last_use[v.node] = i; });
+    }
+  }
+  std::vector<std::vector<int>> release_after(n);
+  for (int v = 0; v < n; ++v) {
+    // Outputs are used by the output node; never release placeholders early
+    // (they are borrowed anyway) or values nobody reads (released at the end).
+    if (last_use[v] >= 0 && graph->node(v).kind != NodeKind::kPlaceholder) {
+      release_after[last_use[v]].push_back(v);
+    }
+  }
+  return std::unique_ptr<EagerInterpreter>(new EagerInterpreter(
+      std::move(graph), std::move(kernels), std::move(release_after)));
+}
+
+absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
+    absl::Span<const Tensor> inputs) const {
+  const Graph& graph = *graph_;
+  RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
+  const int n = static_cast<int>(graph.nodes().size());
+  std::vector<std::vector<Tensor>> values(n);
+  GraphMeta metas(n);
+  size_t next_input = 0;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < n; ++i) {
+    const Node& node = graph.node(i);
+    switch (node.kind) {
+      case NodeKind::kPlaceholder: {
+        const Tensor& t = inputs[next_input++];
+        if (!t.device().is_cpu()) {
+          return absl::UnimplementedError(absl::StrCat(
+              "input '", node.name, "' is on ", t.device().ToString(),
+              "; the eager interpreter runs on cpu"));
+        }
+        values[i] = {t};
+        metas[i] = {TensorMeta::Of(t)};
+        break;
+      }
+      case NodeKind::kConstant:
+        values[i] = {node.constant};
+        metas[i] = {TensorMeta::Of(node.constant)};
+        break;
+      case NodeKind::kCallFunction: {
+        ASSIGN_OR_RETURN(metas[i], InferNode(node, metas));
+        KernelArgs args(
+            node, [&](ValueRef v) { return values[v.node][v.index]; },
+            [](const Scalar& s) { return Tensor::WrappedNumber(s); });
+        auto result = (*kernels_[i])(args, metas[i]);
+        if (!result.ok()) {
+          return absl::Status(result.status().code(),
+                              absl::StrCat(Label(node), ": ",
+                                           result.status().message()));
+        }
+        RETURN_IF_ERROR(CheckKernelOutputs(node, metas[i], *result));
+        values[i] = *std::move(result);
+        break;
+      }
+      case NodeKind::kGetItem: {
+        ValueRef source = node.args[0].as_value();
+        int64_t index = node.args[1].as_int();
+        if (index >= static_cast<int64_t>(values[source.node].size())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              Label(node), ": index ", index, " out of range for a list of ",
+              values[source.node].size()));
+        }
+        values[i] = {values[source.node][index]};
+        metas[i] = {metas[source.node][index]};
+        break;
+      }
+      case NodeKind::kOutput:
+        for (const Arg& a : node.args) {
+          ValueRef v = a.as_value();
+          outputs.push_back(values[v.node][v.index]);
+        }
+        break;
+    }
+    for (int v : release_after_[i]) values[v].clear();
+  }
+  return outputs;
+}
+
+}  // namespace guardjit

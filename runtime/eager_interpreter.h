@@ -1,0 +1,47 @@
+#ifndef GUARDJIT_RUNTIME_EAGER_INTERPRETER_H_
+#define GUARDJIT_RUNTIME_EAGER_INTERPRETER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/graph.h"
+#include "core/tensor.h"
+#include "runtime/kernel_registry.h"
+
+namespace guardjit {
+
+// Runs a graph node by node with the reference kernels: the fallback for
+// functions past their recompile limit and for ops a backend cannot compile,
+// and the oracle every compiled path is tested against.
+class EagerInterpreter {
+ public:
+  // Fails (UNIMPLEMENTED, naming the node) if an op has no reference kernel.
+  static absl::StatusOr<std::unique_ptr<EagerInterpreter>> Create(
+      std::shared_ptr<const Graph> graph,
+      const KernelRegistry& kernels = KernelRegistry::Global());
+
+  // Runs on CPU inputs (borrowed for the call). Outputs may be views of the
+  // inputs or of each other, as in PyTorch. Thread-safe: Run keeps no state.
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs) const;
+
+  const Graph& graph() const { return *graph_; }
+
+ private:
+  EagerInterpreter(std::shared_ptr<const Graph> graph,
+                   std::vector<const KernelFn*> kernels,
+                   std::vector<std::vector<int>> release_after)
+      : graph_(std::move(graph)),
+        kernels_(std::move(kernels)),
+        release_after_(std::move(release_after)) {}
+
+  std::shared_ptr<const Graph> graph_;
+  std::vector<const KernelFn*> kernels_;  // per node; null for non-calls
+  // Values whose last use is node i, freed after it runs.
+  std::vector<std::vector<int>> release_after_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_RUNTIME_EAGER_INTERPRETER_H_

@@ -1,0 +1,21 @@
+#include "runtime/kernels/register_kernels.h"
+
+#include "core/status_macros.h"
+#include "runtime/kernel_registry.h"
+
+namespace guardjit {
+
+absl::Status RegisterAllKernels(KernelRegistry& registry) {
+  RETURN_IF_ERROR(RegisterUnaryKernels(registry));
+  RETURN_IF_ERROR(RegisterBinaryKernels(registry));
+  RETURN_IF_ERROR(RegisterReductionKernels(registry));
+  RETURN_IF_ERROR(RegisterNormalizationKernels(registry));
+  RETURN_IF_ERROR(RegisterLinalgKernels(registry));
+  RETURN_IF_ERROR(RegisterViewKernels(registry));
+  RETURN_IF_ERROR(RegisterShapeKernels(registry));
+  RETURN_IF_ERROR(RegisterIndexingKernels(registry));
+  RETURN_IF_ERROR(RegisterCreationKernels(registry));
+  return absl::OkStatus();
+}
+
+}  // namespace guardjit

@@ -1,0 +1,26 @@
+#ifndef GUARDJIT_RUNTIME_KERNELS_REGISTER_KERNELS_H_
+#define GUARDJIT_RUNTIME_KERNELS_REGISTER_KERNELS_H_
+
+// One registration function per op family, mirroring core/ops/.
+
+#include "absl/status/status.h"
+
+namespace guardjit {
+
+class KernelRegistry;
+
+absl::Status RegisterUnaryKernels(KernelRegistry& registry);
+absl::Status RegisterBinaryKernels(KernelRegistry& registry);
+absl::Status RegisterReductionKernels(KernelRegistry& registry);
+absl::Status RegisterNormalizationKernels(KernelRegistry& registry);
+absl::Status RegisterLinalgKernels(KernelRegistry& registry);
+absl::Status RegisterViewKernels(KernelRegistry& registry);
+absl::Status RegisterShapeKernels(KernelRegistry& registry);
+absl::Status RegisterIndexingKernels(KernelRegistry& registry);
+absl::Status RegisterCreationKernels(KernelRegistry& registry);
+
+absl::Status RegisterAllKernels(KernelRegistry& registry);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_RUNTIME_KERNELS_REGISTER_KERNELS_H_

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian package guardjit needs to build and test. Idempotent.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  llvm-19-dev libzstd-dev zlib1g-dev
+  libabsl-dev libprotobuf-dev protobuf-compiler
+  libdlpack-dev libopenblas-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all packages present"

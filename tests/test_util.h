@@ -1,0 +1,74 @@
+#ifndef GUARDJIT_TESTS_TEST_UTIL_H_
+#define GUARDJIT_TESTS_TEST_UTIL_H_
+
+// Helpers shared by the tests: tensors from values, random and non-contiguous
+// tensors, and running one op through the graph builder and the eager
+// interpreter exactly as a graph would.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/arg_value.h"
+#include "core/tensor.h"
+#include "gtest/gtest.h"
+
+namespace guardjit::testing {
+
+// A contiguous tensor of `dtype` holding `values` (converted as PyTorch
+// would) in row-major order.
+Tensor MakeTensor(DType dtype, IntSpan sizes, const std::vector<double>& values);
+// Values of any tensor (any strides) in row-major order, as double.
+std::vector<double> ToDoubles(const Tensor& t);
+// Uniform values in [lo, hi) (integers for integral dtypes, 0/1 for bool).
+Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo = -2.0,
+                    double hi = 2.0);
+// The same values as `t` in a non-contiguous layout: stored transposed in a
+// buffer with padding and a nonzero storage offset.
+Tensor NonContiguousCopy(const Tensor& t);
+
+// One argument of RunOp: a tensor (becomes a graph input), a list of tensors,
+// or a literal.
+class OpArg {
+ public:
+  OpArg(Tensor t) : v_(std::move(t)) {}                       // NOLINT
+  OpArg(std::vector<Tensor> ts) : v_(std::move(ts)) {}        // NOLINT
+  OpArg(Arg a) : v_(std::move(a)) {}                          // NOLINT
+  OpArg(int v) : v_(Arg::Int(v)) {}                           // NOLINT
+  OpArg(int64_t v) : v_(Arg::Int(v)) {}                       // NOLINT
+  OpArg(double v) : v_(Arg::Float(v)) {}                      // NOLINT
+  OpArg(bool v) : v_(Arg::Bool(v)) {}                         // NOLINT
+  OpArg(DType d) : v_(Arg::OfDType(d)) {}                     // NOLINT
+  OpArg(const char* s) : v_(Arg::String(s)) {}                // NOLINT
+  OpArg(std::initializer_list<int64_t> ints);                 // int list
+  OpArg(const std::vector<int64_t>& ints);                    // NOLINT
+
+  const std::variant<Tensor, std::vector<Tensor>, Arg>& value() const { return v_; }
+
+ private:
+  std::variant<Tensor, std::vector<Tensor>, Arg> v_;
+};
+
+// Runs `target` on `args`/`kwargs` through GraphBuilder + EagerInterpreter and
+// returns every output (ops returning Tensor[] return `num_list_outputs`).
+absl::StatusOr<std::vector<Tensor>> RunOp(
+    const std::string& target, std::vector<OpArg> args,
+    std::vector<std::pair<std::string, OpArg>> kwargs = {},
+    int num_list_outputs = 0);
+// RunOp for single-output ops; fails the test on error.
+Tensor RunOp1(const std::string& target, std::vector<OpArg> args,
+              std::vector<std::pair<std::string, OpArg>> kwargs = {});
+
+// Checks dtype, shape and every value of `actual` against `expected` within
+// atol + rtol * |expected| (NaNs must match NaNs).
+void ExpectTensor(const Tensor& actual, DType dtype, IntSpan sizes,
+                  const std::vector<double>& expected, double atol = 1e-6,
+                  double rtol = 1e-6);
+
+}  // namespace guardjit::testing
+
+#endif  // GUARDJIT_TESTS_TEST_UTIL_H_
