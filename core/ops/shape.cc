@@ -1,8 +1,256 @@
+// Shape rules of the ops that build a new tensor from the layout of others:
+// cat, clone, _to_copy, split_with_sizes (views) and constant_pad_nd.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/half.h"
 #include "core/op_registry.h"
 #include "core/ops/register_ops.h"
+#include "core/ops/view_geometry.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
 
 namespace guardjit {
+namespace {
 
-absl::Status RegisterShapeOps(OpRegistry& registry) { return absl::OkStatus(); }
+absl::Status ArgError(absl::string_view arg, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("argument '", arg, "': ", what));
+}
+
+// PyTorch keeps accepting 1-D empty tensors in cat whatever the other
+// inputs' shapes, from before tensors of other empty shapes existed.
+bool IsLegacyEmpty(const TensorMeta& t) {
+  return t.dim() == 1 && t.sizes[0] == 0;
+}
+
+absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
+  std::vector<TensorMeta> tensors = args.tensor_list(0);
+  if (tensors.empty()) {
+    return ArgError("tensors", "expected a non-empty list of Tensors");
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].dim() == 0) {
+      return ArgError("tensors",
+                      absl::StrCat("zero-dimensional tensor (at position ", i,
+                                   ") cannot be concatenated"));
+    }
+    if (!(tensors[i].device == tensors[0].device)) {
+      return ArgError("tensors",
+                      absl::StrCat("expected all tensors on ",
+                                   tensors[0].device.ToString(),
+                                   ", but tensor ", i, " is on ",
+                                   tensors[i].device.ToString()));
+    }
+  }
+  const DType dtype = ResultType(tensors);
+  const TensorMeta* first = nullptr;
+  for (const TensorMeta& t : tensors) {
+    if (!IsLegacyEmpty(t)) {
+      first = &t;
+      break;
+    }
+  }
+  // Only legacy empty tensors: PyTorch returns one more and ignores `dim`.
+  if (first == nullptr) {
+    return std::vector<TensorMeta>{TensorMeta{dtype, {0}, tensors[0].device}};
+  }
+  auto wrapped = NormalizeDim(args.int_arg(1), first->dim());
+  if (!wrapped.ok()) return ArgError("dim", wrapped.status().message());
+  const int dim = *wrapped;
+  Shape sizes = first->sizes;
+  sizes[dim] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorMeta& t = tensors[i];
+    if (IsLegacyEmpty(t)) continue;
+    if (t.dim() != first->dim()) {
+      return ArgError("tensors",
+                      absl::StrCat("tensors must have the same number of "
+                                   "dimensions: got ",
+                                   first->dim(), " and ", t.dim(),
+                                   " for tensor ", i, " in the list"));
+    }
+    for (int d = 0; d < t.dim(); ++d) {
+      if (d != dim && t.sizes[d] != first->sizes[d]) {
+        return ArgError(
+            "tensors",
+            absl::StrCat("sizes of tensors must match except in dimension ",
+                         dim, ". Expected size ", first->sizes[d],
+                         " but got size ", t.sizes[d], " for tensor number ",
+                         i, " in the list"));
+      }
+    }
+    sizes[dim] += t.sizes[dim];
+  }
+  return std::vector<TensorMeta>{TensorMeta{dtype, sizes, first->device}};
+}
+
+absl::StatusOr<std::vector<TensorMeta>> CloneMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
+absl::StatusOr<std::vector<TensorMeta>> ToCopyMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  constexpr int kDType = 1, kDevice = 3;
+  Device device = args.is_none(kDevice) ? self.device
+                                        : args.raw(kDevice).as_device();
+  return std::vector<TensorMeta>{TensorMeta{
+      args.optional_dtype(kDType).value_or(self.dtype), self.sizes, device}};
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SplitWithSizesMeta(
+    const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  ASSIGN_OR_RETURN(std::vector<ViewGeometry> splits,
+                   SplitWithSizesGeometry(self.sizes,
+                                          ContiguousStrides(self.sizes),
+                                          args.int_list(1), args.int_arg(2)));
+  std::vector<TensorMeta> out;
+  for (ViewGeometry& g : splits) {
+    out.push_back(TensorMeta{self.dtype, std::move(g.sizes), self.device});
+  }
+  return out;
+}
+
+// Whether `T`'s range holds `v`, the check c10::checked_convert makes when
+// fill_ converts a Scalar: integers and floats out of range fail, negative
+// integers may wrap into unsigned types, and floating types take inf and NaN.
+template <typename T>
+bool InRange(double lowest, double max, const Scalar& v) {
+  if (v.is_bool()) return true;
+  if (v.is_int()) {
+    const int64_t i = v.to_int();
+    if constexpr (std::is_integral_v<T> && !std::is_signed_v<T>) {
+      if (i < 0) return -static_cast<uint64_t>(i) <= static_cast<uint64_t>(max);
+    }
+    return static_cast<double>(i) >= lowest && static_cast<double>(i) <= max;
+  }
+  const double d = v.to_double();
+  if (std::isnan(d)) return !std::is_integral_v<T>;
+  if (std::isinf(d) && !std::is_integral_v<T>) return true;
+  return d >= lowest && d <= max;
+}
+
+bool ScalarFits(const Scalar& v, DType dtype) {
+  // Integer limits compare exactly with int64 values below 2^53 and with the
+  // double bounds PyTorch uses above; int64 takes every int64.
+  switch (dtype) {
+    case DType::kBool: return InRange<bool>(0, 1, v);
+    case DType::kUInt8: return InRange<uint8_t>(0, 255, v);
+    case DType::kInt8: return InRange<int8_t>(-128, 127, v);
+    case DType::kInt16: return InRange<int16_t>(-32768, 32767, v);
+    case DType::kInt32:
+      return InRange<int32_t>(-2147483648.0, 2147483647.0, v);
+    case DType::kInt64:
+      return v.is_float() ? InRange<int64_t>(-9.2233720368547758e18,
+                                             9.2233720368547758e18, v)
+                          : true;
+    case DType::kFloat16: return InRange<Half>(-65504.0, 65504.0, v);
+    case DType::kBFloat16:
+      return InRange<BFloat16>(-3.3895313892515355e38, 3.3895313892515355e38,
+                               v);
+    case DType::kFloat32:
+      return InRange<float>(-std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::max(), v);
+    case DType::kFloat64: return true;
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  std::vector<int64_t> pad = args.int_list(1);
+  if (pad.size() % 2 != 0) {
+    return ArgError("pad", absl::StrCat("length of pad must be even, got ",
+                                        pad.size()));
+  }
+  const int rank = self.dim();
+  const int padded_dims = static_cast<int>(pad.size() / 2);
+  if (padded_dims > rank) {
+    return ArgError("pad", absl::StrCat("pad of length ", pad.size(),
+                                        " is longer than twice the input's "
+                                        "rank ",
+                                        rank));
+  }
+  // Pads pair up from the last dim backwards: (last_lo, last_hi, ...).
+  // Negative pads crop first, as in PyTorch, so cropping past a dim's size
+  // fails even where a positive pad on the other side would make up for it.
+  bool any_positive = false;
+  Shape sizes = self.sizes;
+  for (int d = rank - padded_dims; d < rank; ++d) {
+    const int64_t lo = pad[2 * (rank - d - 1)], hi = pad[2 * (rank - d - 1) + 1];
+    int64_t cropped = self.sizes[d];
+    for (int64_t p : {lo, hi}) {
+      any_positive = any_positive || p > 0;
+      if (p < 0 && (__builtin_add_overflow(cropped, p, &cropped) ||
+                    cropped < 0)) {
+        return ArgError("pad", absl::StrCat("pads (", lo, ", ", hi,
+                                             ") crop more than the size ",
+                                             self.sizes[d], " of dimension ",
+                                             d));
+      }
+    }
+    if (__builtin_add_overflow(self.sizes[d], lo, &sizes[d]) ||
+        __builtin_add_overflow(sizes[d], hi, &sizes[d])) {
+      return ArgError("pad", absl::StrCat("pads (", lo, ", ", hi,
+                                          ") overflow dimension ", d));
+    }
+  }
+  if (any_positive) {
+    // PyTorch's CPU kernel rejects an empty padded dim once any pad grows
+    // the tensor (its crop-only path and its decomposition allow it).
+    for (int d = rank - padded_dims; d < rank; ++d) {
+      if (sizes[d] <= 0) {
+        return ArgError(
+            "pad",
+            absl::StrCat("the input size ", self.sizes[d], " plus pads (",
+                         pad[2 * (rank - d - 1)], ", ",
+                         pad[2 * (rank - d - 1) + 1],
+                         ") gives a non-positive output size at dimension ",
+                         d));
+      }
+    }
+    const Scalar value = args.scalar(2);
+    if (!ScalarFits(value, self.dtype)) {
+      return ArgError("value",
+                      absl::StrCat("value ", value.ToString(),
+                                   " cannot be converted to type ",
+                                   DTypeName(self.dtype), " without overflow"));
+    }
+  }
+  return std::vector<TensorMeta>{TensorMeta{self.dtype, sizes, self.device}};
+}
+
+}  // namespace
+
+absl::Status RegisterShapeOps(OpRegistry& registry) {
+  RETURN_IF_ERROR(
+      registry.Register("cat(Tensor[] tensors, int dim=0) -> Tensor", CatMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+      CloneMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+      "MemoryFormat? memory_format=None) -> Tensor",
+      ToCopyMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) "
+      "-> Tensor(a)[]",
+      SplitWithSizesMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+      ConstantPadMeta));
+  return absl::OkStatus();
+}
 
 }  // namespace guardjit

@@ -1,8 +1,122 @@
+// Reference kernels of cat, clone, _to_copy, split_with_sizes and
+// constant_pad_nd. Results are new contiguous tensors, except
+// split_with_sizes, whose pieces are views of its input as in PyTorch.
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/ops/view_geometry.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
+#include "runtime/convert.h"
+#include "runtime/dtype_dispatch.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
+#include "runtime/strided_loop.h"
+#include "runtime/tensor_copy.h"
 
 namespace guardjit {
+namespace {
 
-absl::Status RegisterShapeKernels(KernelRegistry& registry) { return absl::OkStatus(); }
+absl::StatusOr<std::vector<Tensor>> CatKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out_meta) {
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+  // 1-D empty inputs are skipped, as the shape rule did.
+  auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
+  std::vector<Tensor> tensors = args.tensor_list(0);
+  auto first = std::find_if_not(tensors.begin(), tensors.end(), skipped);
+  if (first == tensors.end()) return std::vector<Tensor>{out};
+  ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), first->dim()));
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    if (skipped(t)) continue;
+    CopyInto(out.AsStrided(t.sizes(), out.strides(), offset * out.stride(dim)),
+             t);
+    offset += t.size(dim);
+  }
+  return std::vector<Tensor>{out};
+}
+
+// clone and _to_copy: a contiguous copy converted to the inferred dtype.
+absl::StatusOr<std::vector<Tensor>> CopyKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out) {
+  if (!out[0].device.is_cpu()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "argument 'device': copying to ", out[0].device.ToString(),
+        " is not supported; the reference kernels run on cpu"));
+  }
+  ASSIGN_OR_RETURN(Tensor copy, CopyAs(args.tensor(0), out[0].dtype));
+  return std::vector<Tensor>{copy};
+}
+
+absl::StatusOr<std::vector<Tensor>> SplitWithSizesKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta>) {
+  Tensor self = args.tensor(0);
+  ASSIGN_OR_RETURN(std::vector<ViewGeometry> splits,
+                   SplitWithSizesGeometry(self.sizes(), self.strides(),
+                                          args.int_list(1), args.int_arg(2)));
+  std::vector<Tensor> out;
+  for (const ViewGeometry& g : splits) {
+    out.push_back(self.AsStrided(g.sizes, g.strides, g.offset));
+  }
+  return out;
+}
+
+void Fill(const Tensor& out, const Scalar& value) {
+  VisitDType(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = value.is_float()  ? Convert<T>(value.to_double())
+                : value.is_int()  ? Convert<T>(value.to_int())
+                                  : Convert<T>(value.to_bool());
+    MapElements<T>(out, [v] { return v; });
+  });
+}
+
+absl::StatusOr<std::vector<Tensor>> ConstantPadKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out_meta) {
+  Tensor self = args.tensor(0);
+  std::vector<int64_t> pad = args.int_list(1);
+  const int rank = self.dim();
+  const int padded_dims = static_cast<int>(pad.size() / 2);
+  // The part of the input that survives negative pads, and where it lands.
+  Shape kept(self.sizes().begin(), self.sizes().end());
+  int64_t in_offset = 0;
+  Shape out_start(rank, 0);
+  bool any_positive = false;
+  for (int d = rank - padded_dims; d < rank; ++d) {
+    const int64_t lo = pad[2 * (rank - d - 1)], hi = pad[2 * (rank - d - 1) + 1];
+    in_offset += std::max<int64_t>(-lo, 0) * self.stride(d);
+    kept[d] += std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0);
+    out_start[d] = std::max<int64_t>(lo, 0);
+    any_positive = any_positive || lo > 0 || hi > 0;
+  }
+  Tensor cropped = self.AsStrided(kept, self.strides(), in_offset);
+  if (!any_positive) {
+    ASSIGN_OR_RETURN(Tensor copy, CopyAs(cropped, self.dtype()));
+    return std::vector<Tensor>{copy};
+  }
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+  Fill(out, args.scalar(2));
+  int64_t out_offset = 0;
+  for (int d = 0; d < rank; ++d) out_offset += out_start[d] * out.stride(d);
+  CopyInto(out.AsStrided(kept, out.strides(), out_offset), cropped);
+  return std::vector<Tensor>{out};
+}
+
+}  // namespace
+
+absl::Status RegisterShapeKernels(KernelRegistry& registry) {
+  RETURN_IF_ERROR(registry.Register("aten.cat.default", CatKernel));
+  RETURN_IF_ERROR(registry.Register("aten.clone.default", CopyKernel));
+  RETURN_IF_ERROR(registry.Register("aten._to_copy.default", CopyKernel));
+  RETURN_IF_ERROR(registry.Register("aten.split_with_sizes.default",
+                                    SplitWithSizesKernel));
+  RETURN_IF_ERROR(
+      registry.Register("aten.constant_pad_nd.default", ConstantPadKernel));
+  return absl::OkStatus();
+}
 
 }  // namespace guardjit
