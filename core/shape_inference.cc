@@ -17,12 +17,11 @@ absl::Status CheckInputCount(const Graph& graph, size_t num_inputs) {
 
 absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
                                                   const GraphMeta& values) {
-  // Named: BoundArgs keeps FunctionRefs, which must not outlive the lambdas.
-  auto lookup = [&](ValueRef v) { return values[v.node][v.index]; };
-  auto wrap = [](const Scalar& s) {
-    return TensorMeta{s.dtype(), {}, Device::Cpu(), /*wrapped_number=*/true};
-  };
-  MetaArgs args(node, lookup, wrap);
+  MetaArgs args(
+      node, [&](ValueRef v) { return values[v.node][v.index]; },
+      [](const Scalar& s) {
+        return TensorMeta{s.dtype(), {}, Device::Cpu(), /*wrapped_number=*/true};
+      });
   auto out = node.op->meta(args);
   if (!out.ok()) {
     return absl::Status(out.status().code(),

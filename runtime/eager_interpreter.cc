@@ -102,11 +102,9 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
         break;
       case NodeKind::kCallFunction: {
         ASSIGN_OR_RETURN(metas[i], InferNode(node, metas));
-        // Named: BoundArgs keeps FunctionRefs, which must not outlive the
-        // lambdas.
-        auto lookup = [&](ValueRef v) { return values[v.node][v.index]; };
-        auto wrap = [](const Scalar& s) { return Tensor::WrappedNumber(s); };
-        KernelArgs args(node, lookup, wrap);
+        KernelArgs args(
+            node, [&](ValueRef v) { return values[v.node][v.index]; },
+            [](const Scalar& s) { return Tensor::WrappedNumber(s); });
         auto result = (*kernels_[i])(args, metas[i]);
         if (!result.ok()) {
           return absl::Status(result.status().code(),
