@@ -1,0 +1,188 @@
+#include "core/guard_tree.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace guardjit {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) { return absl::HashOf(h, v); }
+
+// What TENSOR_MATCH checks exactly in every entry, packed into one word.
+uint64_t InputKey(DType dtype, const Device& device, bool requires_grad, int rank) {
+  return static_cast<uint64_t>(dtype) | (static_cast<uint64_t>(device.type) << 8) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(device.index)) << 16) |
+         (static_cast<uint64_t>(requires_grad) << 32) | (static_cast<uint64_t>(rank) << 40);
+}
+
+std::string OptionalList(const std::vector<std::optional<int64_t>>& dims) {
+  std::vector<std::string> parts;
+  for (const auto& d : dims) parts.push_back(d ? absl::StrCat(*d) : "None");
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+const char* PyBool(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
+                     std::vector<int> alias_of)
+    : ambient_(ambient), tensors_(std::move(tensors)), alias_of_(std::move(alias_of)) {
+  uint64_t h = Mix(0, ambient_.Bits());
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorGuard& t = tensors_[i];
+    h = Mix(h, InputKey(t.dtype, t.device, t.requires_grad, t.rank()));
+    h = Mix(h, static_cast<uint64_t>(alias_of_[i]));
+  }
+  static_key_ = h;
+}
+
+uint64_t GuardTree::StaticKeyOf(const CallSignature& call) {
+  uint64_t h = Mix(0, call.ambient.Bits());
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const InputView& v = call.inputs[i];
+    h = Mix(h, InputKey(v.dtype, v.device, v.requires_grad, v.rank));
+    h = Mix(h, static_cast<uint64_t>(FirstAlias(call.inputs, i)));
+  }
+  return h;
+}
+
+GuardTree GuardTree::Static(const std::vector<std::string>& names,
+                            const CallSignature& call) {
+  std::vector<TensorGuard> tensors;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const InputView& v = call.inputs[i];
+    TensorGuard t;
+    t.name = names[i];
+    t.dtype = v.dtype;
+    t.device = v.device;
+    t.requires_grad = v.requires_grad;
+    for (int d = 0; d < v.rank; ++d) {
+      t.sizes.push_back(v.sizes[d]);
+      t.strides.push_back(v.strides[d]);
+    }
+    tensors.push_back(std::move(t));
+  }
+  std::vector<int> alias_of;
+  ComputeAliasing(call.inputs, alias_of);
+  return GuardTree(call.ambient, std::move(tensors), std::move(alias_of));
+}
+
+bool GuardTree::Check(const CallSignature& call) const {
+  if (call.ambient.Bits() != ambient_.Bits()) return false;
+  if (call.inputs.size() != tensors_.size()) return false;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorGuard& t = tensors_[i];
+    const InputView& v = call.inputs[i];
+    if (v.dtype != t.dtype || !(v.device == t.device) ||
+        v.requires_grad != t.requires_grad || v.rank != t.rank()) {
+      return false;
+    }
+    for (int d = 0; d < v.rank; ++d) {
+      if (t.sizes[d] && *t.sizes[d] != v.sizes[d]) return false;
+      if (t.strides[d] && *t.strides[d] != v.strides[d]) return false;
+    }
+  }
+  return AliasingMatches(call.inputs, alias_of_);
+}
+
+std::optional<std::string> GuardTree::FailureReason(const CallSignature& call) const {
+  if (call.ambient.grad_mode != ambient_.grad_mode) {
+    return absl::StrCat("GLOBAL_STATE changed: grad_mode. expected ",
+                        PyBool(ambient_.grad_mode), ", actual ", PyBool(call.ambient.grad_mode));
+  }
+  if (call.ambient.deterministic_algorithms != ambient_.deterministic_algorithms) {
+    return absl::StrCat("GLOBAL_STATE changed: deterministic_algorithms. expected ",
+                        PyBool(ambient_.deterministic_algorithms), ", actual ",
+                        PyBool(call.ambient.deterministic_algorithms));
+  }
+  if (!(call.ambient.default_device == ambient_.default_device)) {
+    return absl::StrCat("DEFAULT_DEVICE changed. expected ", ambient_.default_device.ToString(),
+                        ", actual ", call.ambient.default_device.ToString());
+  }
+  if (call.inputs.size() != tensors_.size()) {
+    return absl::StrCat("expected ", tensors_.size(), " inputs, got ", call.inputs.size());
+  }
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorGuard& t = tensors_[i];
+    const InputView& v = call.inputs[i];
+    const std::string who = absl::StrCat("tensor '", t.name, "'");
+    if (v.dtype != t.dtype) {
+      return absl::StrCat(who, " dtype mismatch. expected ", DTypeName(t.dtype), ", actual ",
+                          DTypeName(v.dtype));
+    }
+    if (!(v.device == t.device)) {
+      return absl::StrCat(who, " device mismatch. expected ", t.device.ToString(), ", actual ",
+                          v.device.ToString());
+    }
+    if (v.requires_grad != t.requires_grad) {
+      return absl::StrCat(who, " requires_grad mismatch. expected requires_grad=",
+                          t.requires_grad ? 1 : 0);
+    }
+    if (v.rank != t.rank()) {
+      return absl::StrCat(who, " rank mismatch. expected ", t.rank(), ", actual ", v.rank);
+    }
+    for (int d = 0; d < v.rank; ++d) {
+      if (t.sizes[d] && *t.sizes[d] != v.sizes[d]) {
+        return absl::StrCat(who, " size mismatch at index ", d, ". expected ", *t.sizes[d],
+                            ", actual ", v.sizes[d]);
+      }
+    }
+    for (int d = 0; d < v.rank; ++d) {
+      if (t.strides[d] && *t.strides[d] != v.strides[d]) {
+        return absl::StrCat(who, " stride mismatch at index ", d, ". expected ",
+                            *t.strides[d], ", actual ", v.strides[d]);
+      }
+    }
+  }
+  std::vector<int> alias_of;
+  ComputeAliasing(call.inputs, alias_of);
+  for (size_t i = 0; i < alias_of.size(); ++i) {
+    if (alias_of[i] == alias_of_[i]) continue;
+    if (alias_of[i] != static_cast<int>(i)) {
+      return absl::StrCat("Duplicate tensors found: '", tensors_[alias_of[i]].name, "' and '",
+                          tensors_[i].name, "' (NO_TENSOR_ALIASING)");
+    }
+    return absl::StrCat("tensor '", tensors_[i].name, "' is no longer the same tensor as '",
+                        tensors_[alias_of_[i]].name, "'");
+  }
+  return std::nullopt;
+}
+
+int GuardTree::num_guards() const {
+  // Ambient guards, then TENSOR_MATCH and NO_TENSOR_ALIASING per input.
+  return 2 + 2 * static_cast<int>(tensors_.size());
+}
+
+std::string GuardTree::Dump() const {
+  std::string out = "TREE_GUARD_MANAGER:\n+- RootGuardManager\n";
+  absl::StrAppend(&out, "| +- DEFAULT_DEVICE: utils_device.CURRENT_DEVICE == ",
+                  ambient_.default_device.ToString(), "\n");
+  absl::StrAppend(&out, "| +- GLOBAL_STATE: ___check_global_state(grad_mode=",
+                  PyBool(ambient_.grad_mode), ", deterministic_algorithms=",
+                  PyBool(ambient_.deterministic_algorithms), ")\n");
+  std::vector<std::string> distinct;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (alias_of_[i] == static_cast<int>(i)) distinct.push_back(tensors_[i].name);
+  }
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorGuard& t = tensors_[i];
+    absl::StrAppend(&out, "| +- GuardManager: source=", t.name, ", accessed_by=InputAccessor(", i,
+                    ")\n");
+    absl::StrAppend(&out, "| | +- TENSOR_MATCH: check_tensor(", t.name, ", torch.",
+                    DTypeName(t.dtype), ", device=", t.device.ToString(),
+                    ", requires_grad=", PyBool(t.requires_grad), ", size=", OptionalList(t.sizes),
+                    ", stride=", OptionalList(t.strides), ")\n");
+    if (alias_of_[i] != static_cast<int>(i)) {
+      absl::StrAppend(&out, "| | +- DUPLICATE_INPUT: ", t.name, " is ",
+                      tensors_[alias_of_[i]].name, "\n");
+    } else if (distinct.size() > 1) {
+      absl::StrAppend(&out, "| | +- NO_TENSOR_ALIASING: check_no_aliasing(",
+                      absl::StrJoin(distinct, ", "), ")\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,71 @@
+#ifndef GUARDJIT_CORE_GUARD_TREE_H_
+#define GUARDJIT_CORE_GUARD_TREE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ambient_state.h"
+#include "core/call_signature.h"
+#include "core/device.h"
+#include "core/dtype.h"
+
+namespace guardjit {
+
+// TENSOR_MATCH for one input: everything but the symbolic dims must match.
+struct TensorGuard {
+  std::string name;  // the placeholder, as Dynamo names the source
+  DType dtype = DType::kFloat32;
+  Device device;
+  bool requires_grad = false;
+  // nullopt: the dim is symbolic (dynamic) and only shape guards constrain it.
+  std::vector<std::optional<int64_t>> sizes;
+  std::vector<std::optional<int64_t>> strides;
+
+  int rank() const { return static_cast<int>(sizes.size()); }
+};
+
+// The guards of one cache entry, as TorchDynamo builds them: root -> ambient
+// guards -> one manager per input (TENSOR_MATCH, NO_TENSOR_ALIASING) -> shape
+// guards. Check() is the hot path and allocates nothing; FailureReason() and
+// Dump() are for misses and logs.
+class GuardTree {
+ public:
+  GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
+            std::vector<int> alias_of);
+
+  // Guards of a fully static entry specialized on `call`.
+  static GuardTree Static(const std::vector<std::string>& names,
+                          const CallSignature& call);
+
+  bool Check(const CallSignature& call) const;
+
+  // The first failing guard in Dynamo's words ("tensor 'x' size mismatch at
+  // index 0. expected 3, actual 2"), or nullopt if every guard passes.
+  std::optional<std::string> FailureReason(const CallSignature& call) const;
+
+  // TREE_GUARD_MANAGER-style dump.
+  std::string Dump() const;
+
+  // Hash of what every entry of a function guards exactly (ambient state, and
+  // per input dtype, device, requires_grad, rank, aliasing): entries that
+  // could accept a call share it, so lookup only looks at those.
+  uint64_t StaticKey() const { return static_key_; }
+  static uint64_t StaticKeyOf(const CallSignature& call);
+
+  const AmbientState& ambient() const { return ambient_; }
+  const std::vector<TensorGuard>& tensors() const { return tensors_; }
+  const std::vector<int>& alias_of() const { return alias_of_; }
+  int num_guards() const;
+
+ private:
+  AmbientState ambient_;
+  std::vector<TensorGuard> tensors_;
+  std::vector<int> alias_of_;
+  uint64_t static_key_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_GUARD_TREE_H_
