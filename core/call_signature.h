@@ -51,6 +51,8 @@ int FirstAlias(absl::Span<const InputView> inputs, size_t i);
 // alias_of[i] is the first such input, or i itself. Empty tensors never alias.
 // (TorchDynamo's NO_TENSOR_ALIASING / duplicate-input guards.)
 void ComputeAliasing(absl::Span<const InputView> inputs, std::vector<int>& alias_of);
+// The same into caller-provided storage of inputs.size() (no allocation).
+void ComputeAliasingInto(absl::Span<const InputView> inputs, absl::Span<int> alias_of);
 // The same check against a recorded pattern, without allocating.
 bool AliasingMatches(absl::Span<const InputView> inputs,
                      absl::Span<const int> alias_of);

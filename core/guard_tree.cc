@@ -1,13 +1,15 @@
 #include "core/guard_tree.h"
 
-#include "absl/hash/hash.h"
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "core/hash_mix.h"
 #include "absl/strings/str_join.h"
 
 namespace guardjit {
 namespace {
 
-uint64_t Mix(uint64_t h, uint64_t v) { return absl::HashOf(h, v); }
+uint64_t Mix(uint64_t h, uint64_t v) { return HashMix(h, v); }
 
 // What TENSOR_MATCH checks exactly in every entry, packed into one word.
 uint64_t InputKey(DType dtype, const Device& device, bool requires_grad, int rank) {
@@ -38,12 +40,12 @@ GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
   static_key_ = h;
 }
 
-uint64_t GuardTree::StaticKeyOf(const CallSignature& call) {
+uint64_t GuardTree::StaticKeyOf(const CallSignature& call, absl::Span<const int> alias_of) {
   uint64_t h = Mix(0, call.ambient.Bits());
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const InputView& v = call.inputs[i];
     h = Mix(h, InputKey(v.dtype, v.device, v.requires_grad, v.rank));
-    h = Mix(h, static_cast<uint64_t>(FirstAlias(call.inputs, i)));
+    h = Mix(h, static_cast<uint64_t>(alias_of[i]));
   }
   return h;
 }
@@ -70,6 +72,11 @@ GuardTree GuardTree::Static(const std::vector<std::string>& names,
 }
 
 bool GuardTree::Check(const CallSignature& call) const {
+  return CheckWithAliasing(call, {}) && AliasingMatches(call.inputs, alias_of_);
+}
+
+bool GuardTree::CheckWithAliasing(const CallSignature& call,
+                                  absl::Span<const int> alias_of) const {
   if (call.ambient.Bits() != ambient_.Bits()) return false;
   if (call.inputs.size() != tensors_.size()) return false;
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -84,7 +91,8 @@ bool GuardTree::Check(const CallSignature& call) const {
       if (t.strides[d] && *t.strides[d] != v.strides[d]) return false;
     }
   }
-  return AliasingMatches(call.inputs, alias_of_);
+  // An empty span means the caller checks aliasing itself (Check()).
+  return alias_of.empty() || std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin());
 }
 
 std::optional<std::string> GuardTree::FailureReason(const CallSignature& call) const {

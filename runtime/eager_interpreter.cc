@@ -74,12 +74,13 @@ absl::StatusOr<std::unique_ptr<EagerInterpreter>> EagerInterpreter::Create(
 }
 
 absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
-    absl::Span<const Tensor> inputs) const {
+    absl::Span<const Tensor> inputs, const GraphMeta* planned) const {
   const Graph& graph = *graph_;
   RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
   const int n = static_cast<int>(graph.nodes().size());
   std::vector<std::vector<Tensor>> values(n);
-  GraphMeta metas(n);
+  GraphMeta inferred(planned ? 0 : n);
+  const GraphMeta& metas = planned ? *planned : inferred;
   size_t next_input = 0;
   std::vector<Tensor> outputs;
   for (int i = 0; i < n; ++i) {
@@ -93,15 +94,17 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
               "; the eager interpreter runs on cpu"));
         }
         values[i] = {t};
-        metas[i] = {TensorMeta::Of(t)};
+        if (!planned) inferred[i] = {TensorMeta::Of(t)};
         break;
       }
       case NodeKind::kConstant:
         values[i] = {node.constant};
-        metas[i] = {TensorMeta::Of(node.constant)};
+        if (!planned) inferred[i] = {TensorMeta::Of(node.constant)};
         break;
       case NodeKind::kCallFunction: {
-        ASSIGN_OR_RETURN(metas[i], InferNode(node, metas));
+        if (!planned) {
+          ASSIGN_OR_RETURN(inferred[i], InferNode(node, inferred));
+        }
         KernelArgs args(
             node, [&](ValueRef v) { return values[v.node][v.index]; },
             [](const Scalar& s) { return Tensor::WrappedNumber(s); });
@@ -124,7 +127,7 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
               values[source.node].size()));
         }
         values[i] = {values[source.node][index]};
-        metas[i] = {metas[source.node][index]};
+        if (!planned) inferred[i] = {inferred[source.node][index]};
         break;
       }
       case NodeKind::kOutput:

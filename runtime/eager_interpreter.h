@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/graph.h"
+#include "core/shape_inference.h"
 #include "core/tensor.h"
 #include "runtime/kernel_registry.h"
 
@@ -24,7 +25,11 @@ class EagerInterpreter {
 
   // Runs on CPU inputs (borrowed for the call). Outputs may be views of the
   // inputs or of each other, as in PyTorch. Thread-safe: Run keeps no state.
-  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs) const;
+  // `planned` is every node's output metadata for inputs of exactly these
+  // dtypes and shapes (InferShapes), saving shape inference per call; the
+  // caller guarantees the inputs match it.
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
+                                          const GraphMeta* planned = nullptr) const;
 
   const Graph& graph() const { return *graph_; }
 

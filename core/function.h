@@ -1,0 +1,90 @@
+#ifndef GUARDJIT_CORE_FUNCTION_H_
+#define GUARDJIT_CORE_FUNCTION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/cache_entry.h"
+#include "core/call_signature.h"
+#include "core/compiler.h"
+#include "core/graph.h"
+#include "core/guard_table.h"
+#include "core/recompile_policy.h"
+
+namespace guardjit {
+
+struct FunctionStats {
+  int64_t calls = 0;
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t compiles = 0;
+  int64_t recompiles = 0;      // compiles after the first
+  int64_t fallback_calls = 0;  // eager runs past the recompile limit
+  int64_t cache_entries = 0;
+  double compile_ms_total = 0;
+  double guard_ns_mean = 0;    // lookup latency, sampled on hits
+};
+
+// A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no
+// guard state on a hit: it looks up the call signature in the published
+// GuardTable (no lock) and runs the entry. A miss takes the function's
+// compile lock (so concurrent misses compile once), records why it missed,
+// specializes, compiles and publishes a table with the new entry; past the
+// recompile limit the function runs existing entries or the eager fallback.
+class Function {
+ public:
+  static absl::StatusOr<std::unique_ptr<Function>> Create(
+      std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
+      FunctionOptions options);
+  ~Function();
+
+  // `inputs` and `views` describe the same tensors (views carry what the
+  // host said beyond the data: requires_grad). Thread-safe.
+  absl::StatusOr<std::vector<Tensor>> Call(absl::Span<const Tensor> inputs,
+                                           const CallSignature& call);
+
+  FunctionStats stats() const;
+  // torch._dynamo.explain()-style report plus cache state and counters.
+  std::string Explain() const;
+  // Guard dumps of every entry, most recently used first.
+  std::string DumpGuards() const;
+  // Reasons of every recompile so far, oldest first.
+  std::vector<std::string> RecompileReasons() const;
+
+  const Graph& graph() const { return *graph_; }
+  const std::string& name() const { return options_.name; }
+
+ private:
+  Function(std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
+           FunctionOptions options);
+  absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
+                                           const CallSignature& call);
+  std::vector<CacheEntry*> EntriesMostRecentFirst() const;
+
+  const std::shared_ptr<const Graph> graph_;
+  const std::shared_ptr<Compiler> compiler_;
+  const FunctionOptions options_;
+  std::vector<std::string> input_names_;
+
+  std::atomic<const GuardTable*> table_;
+  std::atomic<uint64_t> tick_{0};
+  std::atomic<int64_t> calls_{0}, hits_{0}, misses_{0}, fallback_calls_{0};
+  std::atomic<int64_t> guard_samples_{0}, guard_ns_total_{0};
+
+  mutable std::mutex compile_mu_;  // guards everything below
+  std::vector<std::unique_ptr<CacheEntry>> entries_;
+  std::vector<std::unique_ptr<GuardTable>> tables_;  // kept: readers may hold old ones
+  std::unique_ptr<Executable> fallback_;
+  RecompilePolicy policy_;
+  double compile_ms_total_ = 0;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_FUNCTION_H_

@@ -1,0 +1,28 @@
+#ifndef GUARDJIT_CORE_LOGGING_H_
+#define GUARDJIT_CORE_LOGGING_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace guardjit {
+
+// Topics of GJ_LOGS (comma-separated, like TORCH_LOGS): "guards",
+// "recompiles", "graph_breaks", "codegen", or "all".
+enum class LogTopic { kGuards, kRecompiles, kGraphBreaks, kCodegen, kWarnings };
+
+// Whether `topic` is on (read from GJ_LOGS once; warnings are always on).
+bool LogEnabled(LogTopic topic);
+// Writes "[guardjit:<topic>] <message>" to stderr or the host's sink.
+void Log(LogTopic topic, absl::string_view message);
+
+// Replaces stderr with `sink` (null restores stderr); for hosts and tests.
+using LogSink = std::function<void(LogTopic, absl::string_view)>;
+void SetLogSink(LogSink sink);
+// Overrides GJ_LOGS (tests); the same syntax.
+void SetLogTopics(absl::string_view spec);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_LOGGING_H_

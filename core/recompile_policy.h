@@ -1,0 +1,51 @@
+#ifndef GUARDJIT_CORE_RECOMPILE_POLICY_H_
+#define GUARDJIT_CORE_RECOMPILE_POLICY_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace guardjit {
+
+enum class DynamicMode {
+  kAuto,     // static first; dims whose size changed become symbolic
+  kStatic,   // every size specialized
+  kDynamic,  // every size symbolic from the first compile
+};
+
+struct FunctionOptions {
+  std::string name;
+  int recompile_limit = 8;
+  DynamicMode dynamic = DynamicMode::kAuto;
+};
+
+// Decides, on a miss, whether to compile another entry: TorchDynamo's
+// recompile_limit. Past the limit the function is "run-only": existing
+// entries still serve and other calls run eager, with one warning that names
+// the function and the last reason. Not thread-safe: the Function calls it
+// under its compile lock.
+class RecompilePolicy {
+ public:
+  explicit RecompilePolicy(int limit) : limit_(limit) {}
+
+  // Records a miss with `reason` ("first call" when no entry existed).
+  // Returns true if the caller should compile; false means run eager, and
+  // `warning` is set the first time that happens.
+  bool OnMiss(int num_entries, const std::string& reason,
+              std::optional<std::string>& warning, const std::string& function_name);
+
+  bool run_only() const { return run_only_; }
+  const std::vector<std::string>& recompile_reasons() const { return reasons_; }
+  int limit() const { return limit_; }
+
+ private:
+  int limit_;
+  bool run_only_ = false;
+  std::vector<std::string> reasons_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_RECOMPILE_POLICY_H_

@@ -1,0 +1,69 @@
+// Guard check on a hit (GuardTable::Lookup), next to an empty call measured in
+// the same run. Cases: 2 rank-2 inputs with 1 entry and with 8 entries (the
+// matching one inserted last), and 32 rank-2 inputs with 1 entry.
+
+#include <array>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/guard_table.h"
+
+namespace guardjit {
+namespace {
+
+__attribute__((noinline)) void EmptyFunction(void* p) { benchmark::DoNotOptimize(p); }
+
+void BM_EmptyCall(benchmark::State& state) {
+  int x = 0;
+  for (auto _ : state) EmptyFunction(&x);
+}
+BENCHMARK(BM_EmptyCall);
+
+// `inputs` float32 tensors of [rows, 8], each in its own (fake) buffer.
+struct Call {
+  Call(int inputs, int64_t rows) : sizes(inputs, {rows, 8}), strides(inputs, {8, 1}), bufs(inputs) {
+    for (int i = 0; i < inputs; ++i) {
+      views.push_back({DType::kFloat32, Device::Cpu(), false, 2, sizes[i].data(),
+                       strides[i].data(), &bufs[i]});
+    }
+  }
+  CallSignature sig() const { return {views, {}}; }
+  std::vector<std::array<int64_t, 2>> sizes, strides;
+  std::vector<int> bufs;
+  std::vector<InputView> views;
+};
+
+void RunLookup(benchmark::State& state, int inputs, int entries) {
+  std::deque<Call> calls;
+  std::vector<std::unique_ptr<CacheEntry>> owned;
+  std::vector<CacheEntry*> raw;
+  std::vector<std::string> names;
+  for (int i = 0; i < inputs; ++i) names.push_back("x" + std::to_string(i));
+  for (int e = 0; e < entries; ++e) {
+    calls.emplace_back(inputs, e + 1);
+    owned.push_back(std::make_unique<CacheEntry>(e, GuardTree::Static(names, calls.back().sig()),
+                                                 nullptr));
+    raw.push_back(owned.back().get());
+  }
+  GuardTable table(raw);
+  CallSignature sig = calls.back().sig();
+  for (auto _ : state) {
+    CacheEntry* hit = table.Lookup(sig);
+    benchmark::DoNotOptimize(hit);
+  }
+  if (table.Lookup(sig) != raw.back()) state.SkipWithError("lookup missed");
+}
+
+void BM_GuardCheck_2Inputs_1Entry(benchmark::State& s) { RunLookup(s, 2, 1); }
+void BM_GuardCheck_2Inputs_8Entries(benchmark::State& s) { RunLookup(s, 2, 8); }
+void BM_GuardCheck_32Inputs_1Entry(benchmark::State& s) { RunLookup(s, 32, 1); }
+BENCHMARK(BM_GuardCheck_2Inputs_1Entry);
+BENCHMARK(BM_GuardCheck_2Inputs_8Entries);
+BENCHMARK(BM_GuardCheck_32Inputs_1Entry);
+
+}  // namespace
+}  // namespace guardjit
+
+BENCHMARK_MAIN();

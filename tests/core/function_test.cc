@@ -1,0 +1,215 @@
+#include "core/function.h"
+
+#include <deque>
+#include <set>
+#include <thread>
+
+#include "core/graph_builder.h"
+#include "core/logging.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/toy_ops.h"
+
+namespace guardjit {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A compiler whose executables return their entry number; counts compiles.
+class CountingCompiler : public Compiler {
+ public:
+  class Numbered : public Executable {
+   public:
+    explicit Numbered(int n) : n_(n) {}
+    absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor>) const override {
+      return std::vector<Tensor>{Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64)};
+    }
+    std::string Describe() const override { return "numbered"; }
+
+   private:
+    int n_;
+  };
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const Graph>,
+                                                      const Specialization&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // widen races
+    return std::make_unique<Numbered>(compiles++);
+  }
+  absl::StatusOr<std::unique_ptr<Executable>> Fallback(std::shared_ptr<const Graph>) override {
+    return std::make_unique<Numbered>(-1);
+  }
+  std::string name() const override { return "counting"; }
+  std::atomic<int> compiles{0};
+};
+
+std::shared_ptr<const Graph> AddGraph() {
+  GraphBuilder b("f", ToyOps());
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(b.AddPlaceholder("y").ok());
+  EXPECT_TRUE(b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+// Inputs x, y of float32 [n] in distinct buffers. The views point into the
+// tensors' own size arrays, so an Inputs must not move.
+struct Inputs {
+  Inputs(const Inputs&) = delete;
+  explicit Inputs(int64_t n, DType dtype = DType::kFloat32)
+      : x(*Tensor::Zeros(dtype, {n})), y(*Tensor::Zeros(dtype, {n})) {
+    tensors = {x, y};
+    views = {InputView::Of(x), InputView::Of(y)};
+  }
+  CallSignature sig() const { return {views, ambient}; }
+  Tensor x, y;
+  std::vector<Tensor> tensors;
+  std::vector<InputView> views;
+  AmbientState ambient;
+};
+
+int64_t EntryOf(const absl::StatusOr<std::vector<Tensor>>& out) {
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0].Item().to_int() : -100;
+}
+
+TEST(FunctionTest, HitsMissesAndRecompileReasons) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler, {});
+  Inputs a(3), b(2);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 1);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 1);
+  FunctionStats s = f->stats();
+  EXPECT_EQ(s.calls, 5);
+  EXPECT_EQ(s.hits, 3);
+  EXPECT_EQ(s.misses, 2);
+  EXPECT_EQ(s.recompiles, 1);
+  EXPECT_EQ(s.cache_entries, 2);
+  ASSERT_EQ(f->RecompileReasons().size(), 1u);
+  EXPECT_EQ(f->RecompileReasons()[0], "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2");
+  const std::string explain = f->Explain();
+  EXPECT_THAT(explain, HasSubstr("Graph Count: 1"));
+  EXPECT_THAT(explain, HasSubstr("Op Count: 1"));
+  EXPECT_THAT(explain, HasSubstr("Calls: 5, hits: 3, misses: 2, recompiles: 1"));
+  EXPECT_THAT(explain, HasSubstr("TENSOR_MATCH: check_tensor(x, torch.float32"));
+  EXPECT_THAT(f->DumpGuards(), HasSubstr("size=[2], stride=[1]"));
+}
+
+TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler, {"f", 16, DynamicMode::kStatic});
+  Inputs base(4);
+  ASSERT_EQ(EntryOf(f->Call(base.tensors, base.sig())), 0);
+
+  Inputs dtype(4, DType::kFloat64);
+  Inputs grad(4);
+  grad.views[0].requires_grad = true;
+  Inputs no_grad_mode(4);
+  no_grad_mode.ambient.grad_mode = false;
+  Inputs aliased(4);
+  aliased.tensors[1] = aliased.tensors[0];
+  aliased.views[1] = aliased.views[0];
+  Inputs strided(4);
+  const int64_t stride2[1] = {2};
+  Tensor wide = *Tensor::Zeros(DType::kFloat32, {8});
+  strided.tensors[0] = wide.AsStrided({4}, {2});
+  strided.views[0] = InputView::Of(strided.tensors[0]);
+  (void)stride2;
+  Inputs rank(4);
+  rank.tensors[1] = rank.tensors[1].AsStrided({2, 2}, {2, 1});
+  rank.views[1] = InputView::Of(rank.tensors[1]);
+
+  struct Case {
+    Inputs* in;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {&dtype, "tensor 'x' dtype mismatch. expected float32, actual float64"},
+      {&grad, "tensor 'x' requires_grad mismatch"},
+      {&no_grad_mode, "GLOBAL_STATE changed: grad_mode"},
+      {&aliased, "Duplicate tensors found: 'x' and 'y'"},
+      {&strided, "tensor 'x' stride mismatch at index 0. expected 1, actual 2"},
+      {&rank, "tensor 'y' rank mismatch. expected 1, actual 2"},
+  };
+  int expected_compiles = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    EXPECT_EQ(EntryOf(f->Call(c.in->tensors, c.in->sig())), expected_compiles);
+    EXPECT_EQ(EntryOf(f->Call(c.in->tensors, c.in->sig())), expected_compiles);  // now a hit
+    ++expected_compiles;
+    EXPECT_EQ(compiler->compiles.load(), expected_compiles);
+    EXPECT_THAT(f->RecompileReasons().back(), HasSubstr(c.reason));
+  }
+  // Everything still hits its own entry.
+  EXPECT_EQ(EntryOf(f->Call(base.tensors, base.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(aliased.tensors, aliased.sig())), 4);
+}
+
+TEST(FunctionTest, RecompileLimitThenRunOnlyWithOneWarning) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler, {"limited", 8, DynamicMode::kStatic});
+  std::vector<std::string> warnings;
+  SetLogSink([&](LogTopic topic, absl::string_view m) {
+    if (topic == LogTopic::kWarnings) warnings.emplace_back(m);
+  });
+  std::deque<Inputs> shapes;
+  for (int n = 1; n <= 20; ++n) shapes.emplace_back(n);
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 1; n <= 20; ++n) {
+      const Inputs& in = shapes[n - 1];
+      EXPECT_EQ(EntryOf(f->Call(in.tensors, in.sig())), n <= 8 ? n - 1 : -1);
+    }
+  }
+  SetLogSink(nullptr);
+  EXPECT_EQ(compiler->compiles.load(), 8);
+  FunctionStats s = f->stats();
+  EXPECT_EQ(s.cache_entries, 8);
+  EXPECT_EQ(s.fallback_calls, 24);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("function 'limited' hit the recompile limit (8)"));
+  EXPECT_THAT(warnings[0], HasSubstr("tensor 'x' size mismatch at index 0"));
+  EXPECT_THAT(f->Explain(), HasSubstr("run-only"));
+}
+
+TEST(FunctionTest, ConcurrentMissesCompileOncePerSpecialization) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler, {"mt", 64, DynamicMode::kStatic});
+  std::deque<Inputs> shapes;
+  for (int n = 1; n <= 5; ++n) shapes.emplace_back(n);
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const Inputs& in = shapes[(i * 7 + t) % shapes.size()];
+        auto out = f->Call(in.tensors, in.sig());
+        if (!out.ok()) errors++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(compiler->compiles.load(), 5);
+  FunctionStats s = f->stats();
+  EXPECT_EQ(s.calls, 1600);
+  EXPECT_EQ(s.hits + s.misses, 1600);
+  EXPECT_EQ(s.misses, 5);
+  // Each shape maps to one entry, whatever order the threads compiled them in.
+  std::set<int64_t> seen;
+  for (const Inputs& in : shapes) seen.insert(EntryOf(f->Call(in.tensors, in.sig())));
+  EXPECT_EQ(seen.size(), 5u);
+}
+
+TEST(FunctionTest, RejectsBadOptions) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  EXPECT_EQ(Function::Create(AddGraph(), compiler, {"f", -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Function::Create(nullptr, compiler, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic}).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace guardjit

@@ -1,0 +1,65 @@
+#include "core/guard_table.h"
+
+#include <deque>
+
+#include "gtest/gtest.h"
+
+namespace guardjit {
+namespace {
+
+// Metadata-only inputs: one float32 tensor [n, 4] (data pointers distinct).
+struct Call {
+  explicit Call(int64_t n) : sizes{n, 4}, strides{4, 1} {
+    view = {DType::kFloat32, Device::Cpu(), false, 2, sizes, strides, &sizes};
+  }
+  CallSignature sig() const { return {absl::Span<const InputView>(&view, 1), {}}; }
+  int64_t sizes[2];
+  int64_t strides[2];
+  InputView view;
+};
+
+std::unique_ptr<CacheEntry> Entry(int id, GuardTree guards, uint64_t tick) {
+  auto e = std::make_unique<CacheEntry>(id, std::move(guards), nullptr);
+  e->last_used = tick;
+  return e;
+}
+
+TEST(GuardTableTest, FindsTheMatchingStaticEntryAmongMany) {
+  std::deque<Call> calls;
+  std::vector<std::unique_ptr<CacheEntry>> owned;
+  std::vector<CacheEntry*> entries;
+  for (int i = 0; i < 8; ++i) {
+    calls.emplace_back(i + 1);
+    owned.push_back(Entry(i, GuardTree::Static({"x"}, calls.back().sig()), i));
+    entries.push_back(owned.back().get());
+  }
+  GuardTable table(entries);
+  for (int i = 0; i < 8; ++i) {
+    CacheEntry* hit = table.Lookup(calls[i].sig());
+    ASSERT_NE(hit, nullptr);
+    EXPECT_EQ(hit->id, i);
+  }
+  Call other(42);
+  EXPECT_EQ(table.Lookup(other.sig()), nullptr);
+  EXPECT_EQ(GuardTable().Lookup(other.sig()), nullptr);
+}
+
+TEST(GuardTableTest, PrefersTheMostRecentlyUsedOfSeveralMatches) {
+  Call c(3);
+  GuardTree stat = GuardTree::Static({"x"}, c.sig());
+  std::vector<TensorGuard> dyn_tensors = stat.tensors();
+  dyn_tensors[0].sizes[0] = std::nullopt;
+  dyn_tensors[0].strides[0] = std::nullopt;
+  GuardTree dyn(stat.ambient(), dyn_tensors, stat.alias_of());
+  auto a = Entry(0, stat, 1);
+  auto b = Entry(1, dyn, 2);
+  GuardTable table({a.get(), b.get()});
+  EXPECT_EQ(table.Lookup(c.sig())->id, 1);  // both match; b is more recent
+  a->last_used = 5;
+  EXPECT_EQ(table.Lookup(c.sig())->id, 0);
+  Call bigger(9);
+  EXPECT_EQ(table.Lookup(bigger.sig())->id, 1);  // only the dynamic entry matches
+}
+
+}  // namespace
+}  // namespace guardjit
