@@ -2,11 +2,11 @@
 #define GUARDJIT_CORE_BOUND_ARGS_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include "absl/strings/string_view.h"
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "core/graph.h"
 #include "core/op_schema.h"
 #include "core/scalar.h"
@@ -20,11 +20,12 @@ namespace guardjit {
 template <typename T>
 class BoundArgs {
  public:
-  using Lookup = absl::FunctionRef<T(ValueRef)>;
-  using Wrap = absl::FunctionRef<T(const Scalar&)>;
+  // Held by value: callers pass lambdas as temporaries.
+  using Lookup = std::function<T(ValueRef)>;
+  using Wrap = std::function<T(const Scalar&)>;
 
   BoundArgs(const Node& node, Lookup lookup, Wrap wrap)
-      : node_(node), lookup_(lookup), wrap_(wrap) {}
+      : node_(node), lookup_(std::move(lookup)), wrap_(std::move(wrap)) {}
 
   const Node& node() const { return node_; }
   int size() const { return static_cast<int>(node_.args.size()); }

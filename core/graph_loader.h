@@ -8,12 +8,15 @@
 #include "absl/strings/string_view.h"
 #include "core/graph.h"
 #include "core/graph.pb.h"
+#include "core/op_registry.h"
 
 namespace guardjit {
 
 struct GraphLoadOptions {
   // Directory that relative ExternalData paths resolve against ("" = cwd).
   std::string external_data_dir;
+  // Ops the graph may use; null means OpRegistry::Global().
+  const OpRegistry* registry = nullptr;
 };
 
 // Builds a validated Graph from the protobuf description (core/proto/

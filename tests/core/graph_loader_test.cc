@@ -1,0 +1,154 @@
+#include "core/graph_loader.h"
+
+#include "google/protobuf/text_format.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/toy_ops.h"
+
+namespace guardjit {
+namespace {
+
+using ::testing::HasSubstr;
+
+GraphLoadOptions Toy() {
+  GraphLoadOptions o;
+  o.registry = &ToyOps();
+  return o;
+}
+
+constexpr char kAddGraph[] = R"pb(
+  name: "adder"
+  placeholders { name: "x" meta { dtype: FLOAT32 sizes: [2, 3] } }
+  constants { name: "w" dtype: FLOAT32 sizes: [2] data: "\000\000\200?\000\000\000@" }
+  nodes {
+    name: "add"
+    target: "aten.add.Tensor"
+    args { ref: "x" }
+    args { ref: "w" }
+    kwargs { key: "alpha" value { i: 2 } }
+  }
+  outputs { ref: "add" }
+)pb";
+
+TEST(GraphLoaderTest, LoadsTextFormat) {
+  auto g = LoadGraphFromText(kAddGraph, Toy());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->name(), "adder");
+  ASSERT_EQ((*g)->inputs().size(), 1u);
+  const Node& w = (*g)->node((*g)->FindNode("w"));
+  EXPECT_EQ(w.kind, NodeKind::kConstant);
+  EXPECT_EQ(w.constant.data_as<float>()[0], 1.0f);
+  EXPECT_EQ(w.constant.data_as<float>()[1], 2.0f);
+  const Node& add = (*g)->node((*g)->FindNode("add"));
+  EXPECT_EQ(add.args[2], Arg::Int(2));
+  EXPECT_TRUE((*g)->node(0).meta.has_value());
+}
+
+TEST(GraphLoaderTest, BinaryRoundTrip) {
+  proto::Graph p;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kAddGraph, &p));
+  std::string bytes = p.SerializeAsString();
+  auto g = LoadGraphFromBinary(bytes, Toy());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->num_ops(), 1);
+}
+
+TEST(GraphLoaderTest, MalformedInputsAreInvalidArgument) {
+  auto bad_text = LoadGraphFromText("placeholders { name: ", Toy());
+  EXPECT_EQ(bad_text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad_text.status().message()), HasSubstr("line 1"));
+  auto bad_bytes = LoadGraphFromBinary(std::string("\xff\xff\xff\xff\x0f", 5), Toy());
+  EXPECT_EQ(bad_bytes.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad_bytes.status().message()), HasSubstr("malformed"));
+}
+
+struct BadGraph {
+  const char* text;
+  absl::StatusCode code;
+  const char* message;
+};
+
+TEST(GraphLoaderTest, RejectsBadGraphsNamingTheCulprit) {
+  const BadGraph cases[] = {
+      {R"pb(placeholders { name: "x" }
+            nodes { name: "y" target: "aten.nope.default" args { ref: "x" } }
+            outputs { ref: "y" })pb",
+       absl::StatusCode::kUnimplemented, "node 'y' (aten.nope.default): unknown target"},
+      {R"pb(placeholders { name: "x" }
+            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args { ref: "z" } }
+            nodes { name: "z" target: "aten.add.Tensor" args { ref: "x" } args { ref: "x" } }
+            outputs { ref: "z" })pb",
+       absl::StatusCode::kInvalidArgument, "node 'y' (aten.add.Tensor): argument 'other' refers to 'z'"},
+      {R"pb(placeholders { name: "x" } placeholders { name: "x" } outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument, "duplicate node name 'x'"},
+      {R"pb(placeholders { name: "x" })pb", absl::StatusCode::kInvalidArgument,
+       "has no outputs"},
+      {R"pb(placeholders { name: "x" }
+            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args {} }
+            outputs { ref: "y" })pb",
+       absl::StatusCode::kInvalidArgument, "node 'y': argument 1 has no value"},
+      {R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2, 2] data: "abc" } outputs { ref: "w" })pb",
+       absl::StatusCode::kInvalidArgument, "constant 'w': 3 bytes of data, expected 16 for float32[2, 2]"},
+      {R"pb(constants { name: "w" sizes: [1] data: "a" } outputs { ref: "w" })pb",
+       absl::StatusCode::kInvalidArgument, "constant 'w': dtype is unspecified"},
+      {R"pb(constants { name: "w" dtype: INT8 sizes: [-1] data: "" } outputs { ref: "w" })pb",
+       absl::StatusCode::kInvalidArgument, "constant 'w': negative size"},
+      {R"pb(constants { name: "w" dtype: INT64 sizes: [4611686018427387904, 4] data: "" } outputs { ref: "w" })pb",
+       absl::StatusCode::kOutOfRange, "constant 'w'"},
+      {R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2] external { path: "/nonexistent/w.bin" length: 8 } }
+            outputs { ref: "w" })pb",
+       absl::StatusCode::kNotFound, "constant 'w': cannot open external data"},
+      {R"pb(placeholders { name: "x" }
+            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args { ref: "x" } kwargs { key: "alpha" value { device: "tpu" } } }
+            outputs { ref: "y" })pb",
+       absl::StatusCode::kInvalidArgument, "unknown device 'tpu'"},
+      {R"pb(subgraphs { key: "branch" value { placeholders { name: "a" } } }
+            placeholders { name: "x" } outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument, "subgraph 'branch': graph 'graph' has no outputs"},
+  };
+  for (const BadGraph& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto g = LoadGraphFromText(c.text, Toy());
+    EXPECT_EQ(g.status().code(), c.code) << g.status();
+    EXPECT_THAT(std::string(g.status().message()), HasSubstr(c.message));
+  }
+}
+
+TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
+  auto dir = std::filesystem::temp_directory_path() / "gj_loader_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream bin(dir / "w.bin", std::ios::binary);
+    const float values[] = {7.0f, 1.0f, 2.0f};  // offset 4 skips the 7
+    bin.write(reinterpret_cast<const char*>(values), sizeof(values));
+    std::ofstream txt(dir / "g.pbtxt");
+    txt << R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2] external { path: "w.bin" offset: 4 length: 8 } }
+                outputs { ref: "w" })pb";
+  }
+  auto g = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tensor& w = (*g)->node(0).constant;
+  EXPECT_EQ(w.data_as<float>()[0], 1.0f);
+  EXPECT_EQ(w.data_as<float>()[1], 2.0f);
+
+  {
+    std::ofstream txt(dir / "short.pbtxt");
+    txt << R"pb(constants { name: "w" dtype: FLOAT32 sizes: [4] external { path: "w.bin" offset: 4 length: 16 } }
+                outputs { ref: "w" })pb";
+  }
+  auto short_read = LoadGraphFromFile((dir / "short.pbtxt").string(), Toy());
+  EXPECT_EQ(short_read.status().code(), absl::StatusCode::kDataLoss) << short_read.status();
+  EXPECT_THAT(std::string(short_read.status().message()), HasSubstr("short.pbtxt"));
+
+  auto missing = LoadGraphFromFile((dir / "missing.pbtxt").string(), Toy());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace guardjit
