@@ -164,7 +164,12 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
         DTypeName(dtype)));
   }
   if (*numel == 0) {
-    return Tensor::Borrow(t.data, dtype, sizes, strides);
+    // Hosts may pass NULL data for empty tensors. Nothing is read through
+    // it, but kernels may still hand it to memcpy with a size of 0, which
+    // must not see NULL.
+    alignas(8) static char empty_data[8];
+    return Tensor::Borrow(t.data != nullptr ? t.data : empty_data, dtype, sizes,
+                          strides);
   }
   int64_t lo = 0, hi = 0;
   RETURN_IF_ERROR(ElementSpan(sizes, strides, what, &lo, &hi));
