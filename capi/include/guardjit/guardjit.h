@@ -16,7 +16,9 @@
  * - Options structs start with `size_t struct_size`; call the matching
  *   *_init() to fill defaults. Fields are only ever appended, so a host built
  *   against an older header keeps working (the library reads only the fields
- *   that fit in struct_size). Passing NULL options means defaults.
+ *   that fit in struct_size). Passing NULL options means defaults; a
+ *   struct_size below sizeof(size_t) is an uninitialized struct and fails
+ *   with INVALID_ARGUMENT.
  * - Tensors are borrowed DLTensor (dlpack.h) for the duration of a call
  *   unless a function says otherwise.
  * - Thread safety: handles may be used from any thread. Functions on distinct
@@ -270,11 +272,14 @@ GJ_EXPORT void gj_call_options_init(gj_call_options* options);
 
 /* Runs the function into caller-provided outputs: each DLTensor must have the
  * output's dtype and shape (strides may be NULL for contiguous, or any
- * non-overlapping strides) and must not overlap another output. Inputs and
- * outputs are borrowed for the call. Blocks until the results are written.
+ * non-overlapping strides) and must not overlap another output. An output may
+ * overlap an input. Inputs and outputs are borrowed for the call; their
+ * data + byte_offset must be aligned to the item size. Blocks until the
+ * results are written; on error no output has been written.
  * Errors: INVALID_ARGUMENT naming the input or output (NULL pointer, wrong
- * count, unsupported dtype, negative or overflowing sizes, shapes an op
- * rejects), UNIMPLEMENTED (a device this build cannot run on). */
+ * count, unsupported dtype, negative sizes, shapes an op rejects),
+ * OUT_OF_RANGE (element count or byte extent past int64), UNIMPLEMENTED (a
+ * device this build cannot run on). */
 GJ_EXPORT gj_error* gj_function_call(gj_function* function,
                                      const DLTensor* const* inputs,
                                      size_t num_inputs,
@@ -285,7 +290,9 @@ GJ_EXPORT gj_error* gj_function_call(gj_function* function,
 /* Runs the function and returns library-allocated contiguous outputs: fills
  * out_outputs[0 .. num_outputs) (num_outputs must equal
  * gj_function_num_outputs). The caller owns each DLManagedTensor and releases
- * it with gj_tensor_release (or by calling its deleter). */
+ * it with gj_tensor_release (or by calling its deleter); each has its own
+ * buffer, with explicit row-major strides. On error every entry is NULL.
+ * Errors as gj_function_call. */
 GJ_EXPORT gj_error* gj_function_call_alloc(gj_function* function,
                                            const DLTensor* const* inputs,
                                            size_t num_inputs,

@@ -1,0 +1,269 @@
+// guardjit: validates, prints and runs graphs from the command line. A host
+// program like any other: it uses guardjit only through the C header.
+//
+//   guardjit run GRAPH [--input NAME=DTYPE[d0,...][:random|zeros|ones|v0,v1,...]]...
+//                      [--repeat N] [--seed N] [--print]
+//   guardjit check GRAPH
+//
+// Exit status: 0 success, 1 a guardjit error (printed with its code), 2 a
+// usage error.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bindings/cli/input_spec.h"
+#include "bindings/cli/output_print.h"
+#include "guardjit/guardjit.h"
+
+namespace guardjit_cli {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+constexpr char kUsage[] =
+    "usage: guardjit run GRAPH [--input NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...]]...\n"
+    "                          [--repeat N] [--seed N] [--print]\n"
+    "       guardjit check GRAPH\n"
+    "\n"
+    "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary otherwise.\n"
+    "run    calls the graph on the given inputs (every input needs an --input) and\n"
+    "       prints each output: shape, dtype and values (a summary unless --print),\n"
+    "       then the time per call over --repeat calls (default 1).\n"
+    "check  validates the graph and prints it as torch.fx's print_tabular does.\n"
+    "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8,\n"
+    "       bool. Values default to random (fixed --seed, default 0).\n";
+
+const char* CodeName(gj_error_code code) {
+  static const char* const kNames[] = {
+      "GJ_OK", "GJ_CANCELLED", "GJ_UNKNOWN", "GJ_INVALID_ARGUMENT",
+      "GJ_DEADLINE_EXCEEDED", "GJ_NOT_FOUND", "GJ_ALREADY_EXISTS",
+      "GJ_PERMISSION_DENIED", "GJ_RESOURCE_EXHAUSTED", "GJ_FAILED_PRECONDITION",
+      "GJ_ABORTED", "GJ_OUT_OF_RANGE", "GJ_UNIMPLEMENTED", "GJ_INTERNAL",
+      "GJ_UNAVAILABLE", "GJ_DATA_LOSS", "GJ_UNAUTHENTICATED"};
+  const int c = static_cast<int>(code);
+  return c >= 0 && c <= 16 ? kNames[c] : "GJ_UNKNOWN";
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "guardjit: %s\n(run 'guardjit --help' for usage)\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+// Prints and frees `error`; true if there was one.
+bool Failed(gj_error* error) {
+  if (error == nullptr) return false;
+  std::fprintf(stderr, "guardjit: error: %s: %s\n", CodeName(gj_error_get_code(error)),
+               gj_error_message(error));
+  gj_error_destroy(error);
+  return true;
+}
+
+struct Handles {
+  ~Handles() {
+    gj_function_destroy(function);
+    gj_graph_destroy(graph);
+    gj_context_destroy(context);
+  }
+  gj_context* context = nullptr;
+  gj_graph* graph = nullptr;
+  gj_function* function = nullptr;
+};
+
+// Loads the graph and makes a function of it (which checks every op has a
+// kernel).
+bool Load(const std::string& path, Handles* h) {
+  return !Failed(gj_context_create(nullptr, &h->context)) &&
+         !Failed(gj_graph_from_file(h->context, path.c_str(), nullptr, &h->graph)) &&
+         !Failed(gj_function_create(h->context, h->graph, nullptr, &h->function));
+}
+
+int Check(const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("check takes exactly one GRAPH");
+  Handles h;
+  if (!Load(args[0], &h)) return kExitError;
+  char* table = nullptr;
+  if (Failed(gj_graph_to_tabular(h.graph, &table))) return kExitError;
+  std::printf("%s", table);
+  gj_string_destroy(table);
+  const size_t num_inputs = gj_graph_num_inputs(h.graph);
+  std::string names;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    names += (i > 0 ? ", " : "") + std::string(gj_graph_input_name(h.graph, i));
+  }
+  std::printf("ok: %zu inputs (%s), %zu outputs\n", num_inputs, names.c_str(),
+              gj_graph_num_outputs(h.graph));
+  return 0;
+}
+
+struct RunFlags {
+  std::string graph;
+  std::map<std::string, InputSpec> inputs;
+  long repeat = 1;
+  unsigned long long seed = 0;
+  bool print_all = false;
+};
+
+bool ParseCount(const std::string& text, long min, long* value) {
+  char* end = nullptr;
+  *value = std::strtol(text.c_str(), &end, 10);
+  return !text.empty() && end == text.c_str() + text.size() && *value >= min;
+}
+
+// Returns 0, or the exit status of a usage error.
+int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::string value;
+    const bool takes_value = arg == "--input" || arg == "--repeat" || arg == "--seed";
+    if (takes_value) {
+      if (i + 1 == args.size()) return UsageError(arg + " needs a value");
+      value = args[++i];
+    } else if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+    }
+    if (arg == "--input") {
+      InputSpec spec;
+      std::string error;
+      if (!ParseInputSpec(value, &spec, &error)) return UsageError(error);
+      if (!flags->inputs.emplace(spec.name, spec).second) {
+        return UsageError("input '" + spec.name + "' given twice");
+      }
+    } else if (arg == "--repeat") {
+      if (!ParseCount(value, 1, &flags->repeat)) {
+        return UsageError("--repeat needs a count of 1 or more, got '" + value + "'");
+      }
+    } else if (arg == "--seed") {
+      long seed = 0;
+      if (!ParseCount(value, 0, &seed)) {
+        return UsageError("--seed needs a non-negative integer, got '" + value + "'");
+      }
+      flags->seed = static_cast<unsigned long long>(seed);
+    } else if (arg == "--print") {
+      flags->print_all = true;
+    } else if (arg.rfind("--", 0) == 0) {
+      return UsageError("unknown flag '" + arg + "'");
+    } else if (flags->graph.empty()) {
+      flags->graph = arg;
+    } else {
+      return UsageError("unexpected argument '" + arg + "'");
+    }
+  }
+  if (flags->graph.empty()) return UsageError("run needs a GRAPH");
+  return 0;
+}
+
+double Milliseconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+int Run(const std::vector<std::string>& args) {
+  RunFlags flags;
+  if (int status = ParseRunFlags(args, &flags); status != 0) return status;
+  Handles h;
+  if (!Load(flags.graph, &h)) return kExitError;
+
+  // Inputs in graph order; every placeholder needs a spec and every spec a
+  // placeholder.
+  const size_t num_inputs = gj_graph_num_inputs(h.graph);
+  std::vector<std::string> missing;
+  std::map<std::string, InputSpec> unused = flags.inputs;
+  std::mt19937_64 rng(flags.seed);
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const std::string name = gj_graph_input_name(h.graph, i);
+    auto it = flags.inputs.find(name);
+    if (it == flags.inputs.end()) {
+      missing.push_back(name);
+      continue;
+    }
+    unused.erase(name);
+    tensors.push_back(std::make_unique<HostTensor>(it->second, rng));
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+    return UsageError("no --input for graph input(s): " + names);
+  }
+  if (!unused.empty()) {
+    return UsageError("--input '" + unused.begin()->first +
+                      "' names no input of the graph");
+  }
+  std::vector<const DLTensor*> inputs;
+  for (const auto& t : tensors) inputs.push_back(t->dl());
+
+  const size_t num_outputs = gj_function_num_outputs(h.function);
+  std::vector<DLManagedTensor*> outputs(num_outputs, nullptr);
+  auto release = [&] {
+    for (DLManagedTensor*& t : outputs) {
+      gj_tensor_release(t);
+      t = nullptr;
+    }
+  };
+  std::vector<double> times;
+  for (long call = 0; call < flags.repeat; ++call) {
+    if (call > 0) release();
+    const auto start = std::chrono::steady_clock::now();
+    gj_error* error = gj_function_call_alloc(h.function, inputs.data(), inputs.size(),
+                                             nullptr, outputs.data(), num_outputs);
+    times.push_back(Milliseconds(std::chrono::steady_clock::now() - start));
+    if (Failed(error)) return kExitError;
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    PrintTensor(stdout, "output " + std::to_string(i), outputs[i]->dl_tensor,
+                flags.print_all);
+  }
+  release();
+  if (times.size() == 1) {
+    std::printf("time: %.3f ms (1 call)\n", times[0]);
+  } else {
+    double sum = 0, best = times[1];
+    for (size_t i = 1; i < times.size(); ++i) {
+      sum += times[i];
+      best = std::min(best, times[i]);
+    }
+    std::printf("time: first call %.3f ms; next %zu calls mean %.3f ms, min %.3f ms\n",
+                times[0], times.size() - 1, sum / static_cast<double>(times.size() - 1),
+                best);
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fprintf(stderr, "%s", kUsage);
+    return kExitUsage;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  if (command == "check") return Check(args);
+  if (command == "run") return Run(args);
+  return UsageError("unknown command '" + command + "'");
+}
+
+}  // namespace
+}  // namespace guardjit_cli
+
+int main(int argc, char** argv) {
+  try {
+    return guardjit_cli::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "guardjit: error: out of memory\n");
+    return guardjit_cli::kExitError;
+  }
+}

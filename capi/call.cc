@@ -1,0 +1,238 @@
+// gj_function_call and gj_function_call_alloc: DLPack in, DLPack out, around
+// Function::Run.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "capi/dlpack_convert.h"
+#include "capi/error.h"
+#include "capi/function.h"
+#include "capi/options.h"
+#include "core/status_macros.h"
+#include "core/tensor_meta.h"
+#include "runtime/tensor_copy.h"
+
+namespace guardjit::capi {
+namespace {
+
+absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
+                                          absl::string_view fn) {
+  gj_call_options opts;
+  gj_call_options_init(&opts);
+  if (options != nullptr) {
+    RETURN_IF_ERROR(
+        CheckStructSize(options->struct_size, fn, "options", "gj_call_options_init"));
+    GJ_READ_OPTION(opts, options, grad_mode);
+    GJ_READ_OPTION(opts, options, deterministic);
+  }
+  return CallState{opts.grad_mode != 0, opts.deterministic != 0};
+}
+
+absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
+                                                 const DLTensor* const* inputs,
+                                                 size_t num_inputs,
+                                                 absl::string_view fn) {
+  const Graph& graph = function.graph();
+  if (inputs == nullptr && num_inputs > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": inputs is NULL with num_inputs ", num_inputs));
+  }
+  if (num_inputs != graph.inputs().size()) {
+    std::vector<std::string> names;
+    for (int i : graph.inputs()) names.push_back(graph.node(i).name);
+    return absl::InvalidArgumentError(absl::StrCat(
+        fn, ": function '", function.name(), "' takes ", names.size(),
+        " inputs (", absl::StrJoin(names, ", "), "), got ", num_inputs));
+  }
+  std::vector<Tensor> tensors;
+  tensors.reserve(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    ASSIGN_OR_RETURN(Tensor t, BorrowDLTensor(inputs[i], absl::StrCat(
+                                                  fn, ": ", function.InputLabel(i))));
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
+                              absl::string_view fn) {
+  const size_t expected = function.graph().num_outputs();
+  if (num_outputs != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        fn, ": function '", function.name(), "' returns ", expected,
+        " outputs, got num_outputs ", num_outputs));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> Run(const Function& function,
+                                        absl::Span<const Tensor> inputs,
+                                        const CallState& state,
+                                        absl::string_view fn) {
+  auto results = function.Run(inputs, state);
+  if (!results.ok()) {
+    return absl::Status(results.status().code(),
+                        absl::StrCat(fn, ": function '", function.name(),
+                                     "': ", results.status().message()));
+  }
+  return results;
+}
+
+// Caller-provided outputs: valid DLTensors whose elements are distinct and
+// which share no memory with one another.
+absl::StatusOr<std::vector<Tensor>> BorrowOutputs(const DLTensor* const* outputs,
+                                                  size_t num_outputs,
+                                                  absl::string_view fn) {
+  if (outputs == nullptr && num_outputs > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": outputs is NULL with num_outputs ", num_outputs));
+  }
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    std::string what = absl::StrCat(fn, ": output ", i);
+    ASSIGN_OR_RETURN(Tensor t, BorrowDLTensor(outputs[i], what));
+    if (!IsNonOverlapping(t)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": strides [", absl::StrJoin(t.strides(), ", "),
+          "] for sizes [", absl::StrJoin(t.sizes(), ", "),
+          "] may make elements share memory"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (MemoryRange(tensors[j]).Overlaps(MemoryRange(t))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(fn, ": outputs ", j, " and ", i, " overlap in memory"));
+      }
+    }
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+// A result lives in host memory when it is a view of an input; copying it
+// into an output it overlaps would read values already overwritten.
+absl::Status DetachFromOutputs(std::vector<Tensor>& results,
+                               absl::Span<const Tensor> outputs) {
+  for (Tensor& result : results) {
+    if (result.storage() != nullptr) continue;
+    ByteRange range = MemoryRange(result);
+    for (const Tensor& out : outputs) {
+      if (range.Overlaps(MemoryRange(out))) {
+        ASSIGN_OR_RETURN(result, CopyAs(result, result.dtype()));
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Call(gj_function* function, const DLTensor* const* inputs,
+                  size_t num_inputs, const DLTensor* const* outputs,
+                  size_t num_outputs, const gj_call_options* options) {
+  constexpr absl::string_view kFn = "gj_function_call";
+  if (function == nullptr) return NullArgument(kFn, "function");
+  const Function& f = *function->impl;
+  ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
+  RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, BorrowOutputs(outputs, num_outputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
+  // Check every output before writing any, so a mismatch leaves all untouched.
+  for (size_t i = 0; i < out.size(); ++i) {
+    TensorMeta want = TensorMeta::Of(results[i]);
+    TensorMeta got = TensorMeta::Of(out[i]);
+    if (want.dtype != got.dtype || want.sizes != got.sizes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kFn, ": output ", i, ": expected ", want.ToString(),
+                       ", got ", got.ToString()));
+    }
+  }
+  RETURN_IF_ERROR(DetachFromOutputs(results, out));
+  for (size_t i = 0; i < out.size(); ++i) CopyInto(out[i], results[i]);
+  return absl::OkStatus();
+}
+
+// A result the host may own and write: contiguous, in memory of its own.
+absl::StatusOr<Tensor> OwnedResult(const Function& function, Tensor result,
+                                   absl::flat_hash_set<const Storage*>& handed_out) {
+  if (result.storage() == nullptr || !result.is_contiguous() ||
+      function.AliasesConstant(result) ||
+      handed_out.contains(result.storage().get())) {
+    ASSIGN_OR_RETURN(result, CopyAs(result, result.dtype()));
+  }
+  handed_out.insert(result.storage().get());
+  return result;
+}
+
+absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
+                       size_t num_inputs, const gj_call_options* options,
+                       DLManagedTensor** out_outputs, size_t num_outputs) {
+  constexpr absl::string_view kFn = "gj_function_call_alloc";
+  if (out_outputs == nullptr) return NullArgument(kFn, "out_outputs");
+  if (function == nullptr) return NullArgument(kFn, "function");
+  const Function& f = *function->impl;
+  ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
+  RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
+  absl::flat_hash_set<const Storage*> handed_out;
+  for (Tensor& result : results) {
+    ASSIGN_OR_RETURN(result, OwnedResult(f, std::move(result), handed_out));
+  }
+  // Only allocation can fail from here on; it throws, and
+  // gj_function_call_alloc releases whatever was already exported.
+  for (size_t i = 0; i < num_outputs; ++i) {
+    out_outputs[i] = ExportDLManagedTensor(std::move(results[i]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace guardjit::capi
+
+extern "C" {
+
+void gj_call_options_init(gj_call_options* options) {
+  if (options == nullptr) return;
+  options->struct_size = sizeof(gj_call_options);
+  options->grad_mode = 1;
+  options->deterministic = 0;
+}
+
+gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,
+                           size_t num_inputs, const DLTensor* const* outputs,
+                           size_t num_outputs, const gj_call_options* options) {
+  return guardjit::capi::Guarded([&] {
+    return guardjit::capi::Call(function, inputs, num_inputs, outputs,
+                                num_outputs, options);
+  });
+}
+
+gj_error* gj_function_call_alloc(gj_function* function,
+                                 const DLTensor* const* inputs, size_t num_inputs,
+                                 const gj_call_options* options,
+                                 DLManagedTensor** out_outputs, size_t num_outputs) {
+  if (out_outputs != nullptr) {
+    for (size_t i = 0; i < num_outputs; ++i) out_outputs[i] = nullptr;
+  }
+  gj_error* error = guardjit::capi::Guarded([&] {
+    return guardjit::capi::CallAlloc(function, inputs, num_inputs, options,
+                                     out_outputs, num_outputs);
+  });
+  if (error != nullptr && out_outputs != nullptr) {
+    for (size_t i = 0; i < num_outputs; ++i) {
+      gj_tensor_release(out_outputs[i]);
+      out_outputs[i] = nullptr;
+    }
+  }
+  return error;
+}
+
+void gj_tensor_release(DLManagedTensor* tensor) {
+  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+}
+
+}  // extern "C"

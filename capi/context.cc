@@ -1,0 +1,54 @@
+#include "capi/context.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "capi/error.h"
+#include "capi/options.h"
+#include "core/status_macros.h"
+#include "guardjit/guardjit.h"
+
+extern "C" {
+
+void gj_context_options_init(gj_context_options* options) {
+  if (options == nullptr) return;
+  options->struct_size = sizeof(gj_context_options);
+  options->num_threads = 0;
+}
+
+gj_error* gj_context_create(const gj_context_options* options,
+                            gj_context** out_context) {
+  using guardjit::capi::NullArgument;
+  if (out_context != nullptr) *out_context = nullptr;
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    if (out_context == nullptr) return NullArgument("gj_context_create", "out_context");
+    gj_context_options opts;
+    gj_context_options_init(&opts);
+    if (options != nullptr) {
+      RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
+          options->struct_size, "gj_context_create", "options",
+          "gj_context_options_init"));
+      GJ_READ_OPTION(opts, options, num_threads);
+    }
+    if (opts.num_threads < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gj_context_create: options->num_threads is ",
+                       opts.num_threads, "; expected 0 (all cores) or more"));
+    }
+    auto context = std::make_unique<gj_context>();
+    if (opts.num_threads > 0) {
+      context->num_threads = opts.num_threads;
+    } else {
+      context->num_threads =
+          static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    }
+    *out_context = context.release();
+    return absl::OkStatus();
+  });
+}
+
+void gj_context_destroy(gj_context* context) { delete context; }
+
+}  // extern "C"

@@ -1,0 +1,131 @@
+#include "capi/function.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "capi/error.h"
+#include "capi/graph.h"
+#include "capi/options.h"
+#include "capi/raw_enum.h"
+#include "core/status_macros.h"
+
+namespace guardjit::capi {
+
+Function::Function(std::shared_ptr<const Graph> graph,
+                   std::unique_ptr<EagerInterpreter> interpreter,
+                   FunctionOptions options)
+    : graph_(std::move(graph)),
+      interpreter_(std::move(interpreter)),
+      options_(std::move(options)) {
+  if (options_.name.empty()) options_.name = graph_->name();
+  for (const Node& node : graph_->nodes()) {
+    if (node.kind == NodeKind::kConstant && node.constant.storage() != nullptr) {
+      constant_storage_.insert(node.constant.storage().get());
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Function>> Function::Create(
+    std::shared_ptr<const Graph> graph, FunctionOptions options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<EagerInterpreter> interpreter,
+                   EagerInterpreter::Create(graph));
+  return std::unique_ptr<Function>(
+      new Function(std::move(graph), std::move(interpreter), std::move(options)));
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::Run(absl::Span<const Tensor> inputs,
+                                                  const CallState& state) const {
+  return interpreter_->Run(inputs);
+}
+
+std::string Function::InputLabel(size_t index) const {
+  return absl::StrCat("input ", index, " ('",
+                      graph_->node(graph_->inputs()[index]).name, "')");
+}
+
+bool Function::AliasesConstant(const Tensor& tensor) const {
+  return tensor.storage() != nullptr &&
+         constant_storage_.contains(tensor.storage().get());
+}
+
+namespace {
+
+absl::StatusOr<FunctionOptions> ReadOptions(const gj_function_options* options) {
+  constexpr absl::string_view kFn = "gj_function_create";
+  gj_function_options opts;
+  gj_function_options_init(&opts);
+  if (options != nullptr) {
+    RETURN_IF_ERROR(CheckStructSize(options->struct_size, kFn, "options",
+                                    "gj_function_options_init"));
+    GJ_READ_OPTION(opts, options, name);
+    GJ_READ_OPTION(opts, options, recompile_limit);
+    GJ_READ_OPTION(opts, options, dynamic);
+  }
+  FunctionOptions result;
+  if (opts.name != nullptr) result.name = opts.name;
+  if (opts.recompile_limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kFn, ": options->recompile_limit is ", opts.recompile_limit,
+        "; expected 0 or more"));
+  }
+  result.recompile_limit = opts.recompile_limit;
+  switch (RawEnum(opts.dynamic)) {
+    case GJ_DYNAMIC_AUTO:
+    case GJ_DYNAMIC_STATIC:
+    case GJ_DYNAMIC_DYNAMIC:
+      result.dynamic = opts.dynamic;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(kFn, ": options->dynamic is ", RawEnum(opts.dynamic),
+                       "; expected a gj_dynamic_mode"));
+  }
+  return result;
+}
+
+}  // namespace
+}  // namespace guardjit::capi
+
+extern "C" {
+
+void gj_function_options_init(gj_function_options* options) {
+  if (options == nullptr) return;
+  options->struct_size = sizeof(gj_function_options);
+  options->name = nullptr;
+  options->recompile_limit = 8;
+  options->dynamic = GJ_DYNAMIC_AUTO;
+}
+
+gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
+                             const gj_function_options* options,
+                             gj_function** out_function) {
+  using guardjit::capi::NullArgument;
+  constexpr absl::string_view kFn = "gj_function_create";
+  if (out_function != nullptr) *out_function = nullptr;
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    if (out_function == nullptr) return NullArgument(kFn, "out_function");
+    if (context == nullptr) return NullArgument(kFn, "context");
+    if (graph == nullptr) return NullArgument(kFn, "graph");
+    ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
+                     guardjit::capi::ReadOptions(options));
+    auto function = guardjit::capi::Function::Create(graph->graph, std::move(opts));
+    if (!function.ok()) {
+      return absl::Status(function.status().code(),
+                          absl::StrCat(kFn, ": ", function.status().message()));
+    }
+    *out_function = new gj_function{*std::move(function)};
+    return absl::OkStatus();
+  });
+}
+
+void gj_function_destroy(gj_function* function) { delete function; }
+
+size_t gj_function_num_inputs(const gj_function* function) {
+  return function == nullptr ? 0 : function->impl->graph().inputs().size();
+}
+
+size_t gj_function_num_outputs(const gj_function* function) {
+  return function == nullptr ? 0 : function->impl->graph().num_outputs();
+}
+
+}  // extern "C"

@@ -1,0 +1,69 @@
+#ifndef GUARDJIT_CAPI_FUNCTION_H_
+#define GUARDJIT_CAPI_FUNCTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/graph.h"
+#include "core/tensor.h"
+#include "guardjit/guardjit.h"
+#include "runtime/eager_interpreter.h"
+
+namespace guardjit::capi {
+
+// What gj_function_options says, read and checked.
+struct FunctionOptions {
+  std::string name;  // empty = the graph's name
+  int32_t recompile_limit = 8;
+  gj_dynamic_mode dynamic = GJ_DYNAMIC_AUTO;
+};
+
+// The ambient state a call runs under (what a guard cache will key on).
+struct CallState {
+  bool grad_mode = true;
+  bool deterministic = false;
+};
+
+// A callable graph: the C API's view of a function. Today every call runs the
+// eager interpreter; a guard cache of compiled entries will plug in behind
+// Run() without changing its contract. Thread-safe: Run keeps no state.
+class Function {
+ public:
+  static absl::StatusOr<std::unique_ptr<Function>> Create(
+      std::shared_ptr<const Graph> graph, FunctionOptions options);
+
+  // Runs on validated CPU inputs (borrowed for the call). Results may alias
+  // the inputs, each other, or the graph's constants (see AliasesConstant).
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
+                                          const CallState& state) const;
+
+  const Graph& graph() const { return *graph_; }
+  const std::string& name() const { return options_.name; }
+  // Name of input `index` for messages: "input 1 ('b')".
+  std::string InputLabel(size_t index) const;
+  // True when `tensor` shares memory with a weight of the graph, which a host
+  // must never be handed to write into.
+  bool AliasesConstant(const Tensor& tensor) const;
+
+ private:
+  Function(std::shared_ptr<const Graph> graph,
+           std::unique_ptr<EagerInterpreter> interpreter, FunctionOptions options);
+
+  std::shared_ptr<const Graph> graph_;
+  std::unique_ptr<EagerInterpreter> interpreter_;
+  FunctionOptions options_;
+  absl::flat_hash_set<const Storage*> constant_storage_;
+};
+
+}  // namespace guardjit::capi
+
+struct gj_function {
+  std::unique_ptr<guardjit::capi::Function> impl;
+};
+
+#endif  // GUARDJIT_CAPI_FUNCTION_H_

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Exit codes and messages of the guardjit command line tool.
+#   cli_test.sh path/to/guardjit
+set -u
+cli=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect STATUS PATTERN -- ARGS...: runs the CLI, checks the exit status and
+# that stdout+stderr match the extended regex PATTERN.
+expect() {
+  local want=$1 pattern=$2
+  shift 3
+  local out status
+  out=$("$cli" "$@" 2>&1)
+  status=$?
+  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: guardjit $* -> exit $status (want $want), output:"
+    echo "$out" | sed 's/^/    /'
+    echo "    (wanted /$pattern/)"
+    failures=$((failures + 1))
+  fi
+}
+
+cat >"$tmp/pass.pbtxt" <<'PB'
+name: "pass"
+placeholders { name: "x" }
+placeholders { name: "mask" }
+outputs { ref: "x" }
+outputs { ref: "mask" }
+PB
+printf 'name: "broken"\nplaceholders { name: "x" }\noutputs { ref: "nowhere" }\n' >"$tmp/undefined.pbtxt"
+printf 'name: "g"\nbogus: 1\n' >"$tmp/syntax.pbtxt"
+printf 'name: "g"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.nope.default" args { ref: "x" } }\noutputs { ref: "n" }\n' >"$tmp/unknown.pbtxt"
+
+# Success.
+expect 0 'placeholder +x' -- check "$tmp/pass.pbtxt"
+expect 0 'ok: 2 inputs \(x, mask\), 2 outputs' -- check "$tmp/pass.pbtxt"
+expect 0 'output 0: int64\[2, 2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
+expect 0 'values: \[1, 2, 3, 4\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0' --print
+expect 0 'values: \[True, False\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:true,false'
+expect 0 'min 7  max 7  mean 7' -- run "$tmp/pass.pbtxt" --input=x=float16[3]:7 --input mask=bool[]:zeros
+expect 0 '\.\.\. \(92 more\)' -- run "$tmp/pass.pbtxt" --input 'x=float32[10,10]' --input 'mask=uint8[1]:ones'
+expect 0 'next 4 calls mean' -- run "$tmp/pass.pbtxt" --input 'x=float32[3]' --input 'mask=bool[1]' --repeat 5
+expect 0 'usage: guardjit run' -- --help
+
+# guardjit errors: exit 1 with the error code's name.
+expect 1 'GJ_NOT_FOUND: .*missing\.pbtxt' -- check "$tmp/missing.pbtxt"
+expect 1 'GJ_INVALID_ARGUMENT: .*line 2' -- check "$tmp/syntax.pbtxt"
+expect 1 "GJ_INVALID_ARGUMENT: .*'nowhere'" -- check "$tmp/undefined.pbtxt"
+expect 1 "GJ_UNIMPLEMENTED: .*node 'n'" -- check "$tmp/unknown.pbtxt"
+expect 1 'GJ_NOT_FOUND' -- run "$tmp/missing.pbtxt" --input 'x=float32[1]'
+
+# Usage errors: exit 2.
+expect 2 'usage: guardjit run' --
+expect 2 "unknown command 'frob'" -- frob
+expect 2 'check takes exactly one GRAPH' -- check
+expect 2 'run needs a GRAPH' -- run
+expect 2 "unknown flag '--bogus'" -- run "$tmp/pass.pbtxt" --bogus
+expect 2 'no --input for graph input\(s\): mask' -- run "$tmp/pass.pbtxt" --input 'x=float32[1]'
+expect 2 "names no input of the graph" -- run "$tmp/pass.pbtxt" --input 'x=float32[1]' --input 'mask=bool[1]' --input 'z=float32[1]'
+expect 2 "unknown dtype 'float8'" -- run "$tmp/pass.pbtxt" --input 'x=float8[1]'
+expect 2 "bad size '-1'" -- run "$tmp/pass.pbtxt" --input 'x=float32[-1]'
+expect 2 "bad value '300' for int8" -- run "$tmp/pass.pbtxt" --input 'x=int8[1]:300'
+expect 2 "has 2 elements but 3 values" -- run "$tmp/pass.pbtxt" --input 'x=float32[2]:1,2,3'
+expect 2 "expected NAME=DTYPE" -- run "$tmp/pass.pbtxt" --input 'x'
+expect 2 "given twice" -- run "$tmp/pass.pbtxt" --input 'x=float32[1]' --input 'x=float32[2]'
+expect 2 'repeat needs a count of 1' -- run "$tmp/pass.pbtxt" --repeat 0
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "cli: all checks passed"
