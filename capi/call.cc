@@ -28,8 +28,9 @@ absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
         CheckStructSize(options->struct_size, fn, "options", "gj_call_options_init"));
     GJ_READ_OPTION(opts, options, grad_mode);
     GJ_READ_OPTION(opts, options, deterministic);
+    GJ_READ_OPTION(opts, options, requires_grad);
   }
-  return CallState{opts.grad_mode != 0, opts.deterministic != 0};
+  return CallState{opts.grad_mode != 0, opts.deterministic != 0, opts.requires_grad};
 }
 
 absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
@@ -69,7 +70,7 @@ absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Run(const Function& function,
+absl::StatusOr<std::vector<Tensor>> Run(Function& function,
                                         absl::Span<const Tensor> inputs,
                                         const CallState& state,
                                         absl::string_view fn) {
@@ -134,7 +135,7 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
                   size_t num_outputs, const gj_call_options* options) {
   constexpr absl::string_view kFn = "gj_function_call";
   if (function == nullptr) return NullArgument(kFn, "function");
-  const Function& f = *function->impl;
+  Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
@@ -173,7 +174,7 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
   constexpr absl::string_view kFn = "gj_function_call_alloc";
   if (out_outputs == nullptr) return NullArgument(kFn, "out_outputs");
   if (function == nullptr) return NullArgument(kFn, "function");
-  const Function& f = *function->impl;
+  Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
@@ -200,6 +201,7 @@ void gj_call_options_init(gj_call_options* options) {
   options->struct_size = sizeof(gj_call_options);
   options->grad_mode = 1;
   options->deterministic = 0;
+  options->requires_grad = nullptr;
 }
 
 gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,

@@ -1,4 +1,5 @@
 #include "capi/context.h"
+#include "runtime/eager_compiler.h"
 
 #include <algorithm>
 #include <memory>
@@ -38,6 +39,7 @@ gj_error* gj_context_create(const gj_context_options* options,
                        opts.num_threads, "; expected 0 (all cores) or more"));
     }
     auto context = std::make_unique<gj_context>();
+    context->compiler = std::make_shared<guardjit::EagerCompiler>();
     if (opts.num_threads > 0) {
       context->num_threads = opts.num_threads;
     } else {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "capi/context.h"
 #include "capi/error.h"
 #include "capi/graph.h"
 #include "capi/options.h"
@@ -12,10 +13,10 @@
 namespace guardjit::capi {
 
 Function::Function(std::shared_ptr<const Graph> graph,
-                   std::unique_ptr<EagerInterpreter> interpreter,
+                   std::unique_ptr<guardjit::Function> cache,
                    FunctionOptions options)
     : graph_(std::move(graph)),
-      interpreter_(std::move(interpreter)),
+      cache_(std::move(cache)),
       options_(std::move(options)) {
   if (options_.name.empty()) options_.name = graph_->name();
   for (const Node& node : graph_->nodes()) {
@@ -26,16 +27,41 @@ Function::Function(std::shared_ptr<const Graph> graph,
 }
 
 absl::StatusOr<std::unique_ptr<Function>> Function::Create(
-    std::shared_ptr<const Graph> graph, FunctionOptions options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<EagerInterpreter> interpreter,
-                   EagerInterpreter::Create(graph));
+    std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
+    FunctionOptions options) {
+  // Fail at creation, not on the first call, when an op has no kernel.
+  RETURN_IF_ERROR(compiler->Fallback(graph).status());
+  guardjit::FunctionOptions core_options;
+  core_options.name = options.name.empty() ? graph->name() : options.name;
+  core_options.recompile_limit = options.recompile_limit;
+  core_options.dynamic = options.dynamic == GJ_DYNAMIC_STATIC    ? DynamicMode::kStatic
+                         : options.dynamic == GJ_DYNAMIC_DYNAMIC ? DynamicMode::kDynamic
+                                                                 : DynamicMode::kAuto;
+  ASSIGN_OR_RETURN(std::unique_ptr<guardjit::Function> cache,
+                   guardjit::Function::Create(graph, std::move(compiler), core_options));
   return std::unique_ptr<Function>(
-      new Function(std::move(graph), std::move(interpreter), std::move(options)));
+      new Function(std::move(graph), std::move(cache), std::move(options)));
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::Run(absl::Span<const Tensor> inputs,
-                                                  const CallState& state) const {
-  return interpreter_->Run(inputs);
+                                                  const CallState& state) {
+  // Views into the tensors' own size arrays: no allocation for small calls.
+  constexpr size_t kStack = 8;
+  InputView stack_views[kStack];
+  std::vector<InputView> heap_views;
+  InputView* views = stack_views;
+  if (inputs.size() > kStack) {
+    heap_views.resize(inputs.size());
+    views = heap_views.data();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    views[i] = InputView::Of(inputs[i], state.requires_grad != nullptr &&
+                                            state.requires_grad[i] != 0);
+  }
+  AmbientState ambient;
+  ambient.grad_mode = state.grad_mode;
+  ambient.deterministic_algorithms = state.deterministic;
+  return cache_->Call(inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient});
 }
 
 std::string Function::InputLabel(size_t index) const {
@@ -108,7 +134,8 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     if (graph == nullptr) return NullArgument(kFn, "graph");
     ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
                      guardjit::capi::ReadOptions(options));
-    auto function = guardjit::capi::Function::Create(graph->graph, std::move(opts));
+    auto function =
+        guardjit::capi::Function::Create(graph->graph, context->compiler, std::move(opts));
     if (!function.ok()) {
       return absl::Status(function.status().code(),
                           absl::StrCat(kFn, ": ", function.status().message()));

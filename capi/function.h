@@ -12,7 +12,8 @@
 #include "core/graph.h"
 #include "core/tensor.h"
 #include "guardjit/guardjit.h"
-#include "runtime/eager_interpreter.h"
+#include "core/compiler.h"
+#include "core/function.h"
 
 namespace guardjit::capi {
 
@@ -27,20 +28,23 @@ struct FunctionOptions {
 struct CallState {
   bool grad_mode = true;
   bool deterministic = false;
+  const uint8_t* requires_grad = nullptr;  // per input; null = none
 };
 
-// A callable graph: the C API's view of a function. Today every call runs the
-// eager interpreter; a guard cache of compiled entries will plug in behind
-// Run() without changing its contract. Thread-safe: Run keeps no state.
+// A callable graph: the C API's view of a function, in front of the guard
+// cache (core/function.h) whose entries the context's compiler builds.
+// Thread-safe.
 class Function {
  public:
   static absl::StatusOr<std::unique_ptr<Function>> Create(
-      std::shared_ptr<const Graph> graph, FunctionOptions options);
+      std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
+      FunctionOptions options);
 
   // Runs on validated CPU inputs (borrowed for the call). Results may alias
   // the inputs, each other, or the graph's constants (see AliasesConstant).
   absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
-                                          const CallState& state) const;
+                                          const CallState& state);
+  const guardjit::Function& cache() const { return *cache_; }
 
   const Graph& graph() const { return *graph_; }
   const std::string& name() const { return options_.name; }
@@ -52,10 +56,10 @@ class Function {
 
  private:
   Function(std::shared_ptr<const Graph> graph,
-           std::unique_ptr<EagerInterpreter> interpreter, FunctionOptions options);
+           std::unique_ptr<guardjit::Function> cache, FunctionOptions options);
 
   std::shared_ptr<const Graph> graph_;
-  std::unique_ptr<EagerInterpreter> interpreter_;
+  std::unique_ptr<guardjit::Function> cache_;
   FunctionOptions options_;
   absl::flat_hash_set<const Storage*> constant_storage_;
 };

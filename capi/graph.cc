@@ -1,4 +1,5 @@
 #include "capi/graph.h"
+#include "capi/c_string.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -127,12 +128,8 @@ gj_error* gj_graph_to_tabular(const gj_graph* graph, char** out_text) {
   return guardjit::capi::Guarded([&]() -> absl::Status {
     if (out_text == nullptr) return NullArgument(kFn, "out_text");
     if (graph == nullptr) return NullArgument(kFn, "graph");
-    std::string text = guardjit::FormatTabular(*graph->graph);
-    // Allocated with malloc so that gj_string_destroy (free) releases it.
-    char* copy = static_cast<char*>(std::malloc(text.size() + 1));
-    if (copy == nullptr) return absl::ResourceExhaustedError("out of memory");
-    std::memcpy(copy, text.c_str(), text.size() + 1);
-    *out_text = copy;
+    ASSIGN_OR_RETURN(*out_text, guardjit::capi::NewCString(
+                                    guardjit::FormatTabular(*graph->graph)));
     return absl::OkStatus();
   });
 }

@@ -9,6 +9,7 @@
 namespace guardjit {
 
 void CopyInto(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
   Tensor expanded = ExpandTo(src, dst.sizes());
   if (dst.dtype() == src.dtype() && dst.is_contiguous() &&
       expanded.is_contiguous()) {

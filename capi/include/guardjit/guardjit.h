@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 1
+#define GJ_API_VERSION_MINOR 2
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -266,6 +266,9 @@ typedef struct gj_call_options {
   /* Ambient state the cache guards on (torch.is_grad_enabled(), ...). */
   int32_t grad_mode;              /* default 1 */
   int32_t deterministic;          /* default 0 */
+  /* Since 0.2: per input, nonzero where the host's tensor requires grad
+   * (DLPack does not carry it); NULL = none. Read during the call only. */
+  const uint8_t* requires_grad;
 } gj_call_options;
 
 GJ_EXPORT void gj_call_options_init(gj_call_options* options);
@@ -299,6 +302,36 @@ GJ_EXPORT gj_error* gj_function_call_alloc(gj_function* function,
                                            const gj_call_options* options,
                                            DLManagedTensor** out_outputs,
                                            size_t num_outputs);
+
+/* ------------------------------------------------------------------------ */
+/* Introspection: what the guard cache did and why (since 0.2)               */
+
+typedef struct gj_function_stats {
+  size_t struct_size;
+  int64_t calls;
+  int64_t hits;
+  int64_t misses;
+  int64_t compiles;
+  int64_t recompiles;       /* compiles after the first */
+  int64_t fallback_calls;   /* eager runs past the recompile limit */
+  int64_t cache_entries;
+  double compile_ms_total;
+  double guard_ns_mean;     /* guard lookup on hits, sampled */
+} gj_function_stats;
+
+GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
+/* Fills the fields that fit in stats->struct_size (call _init first). */
+GJ_EXPORT gj_error* gj_function_get_stats(const gj_function* function,
+                                          gj_function_stats* stats);
+/* torch._dynamo.explain()-style text: graph and op counts, ops, guards of
+ * every entry, compile times, cache state, counters, recompile reasons,
+ * guard latency. Free *out_text with gj_string_destroy. */
+GJ_EXPORT gj_error* gj_function_explain(const gj_function* function,
+                                        char** out_text);
+/* The guards of every cache entry in TREE_GUARD_MANAGER form, most recently
+ * used first. Free *out_text with gj_string_destroy. */
+GJ_EXPORT gj_error* gj_function_dump_guards(const gj_function* function,
+                                            char** out_text);
 
 /* Releases an output of gj_function_call_alloc. Accepts NULL. */
 GJ_EXPORT void gj_tensor_release(DLManagedTensor* tensor);
