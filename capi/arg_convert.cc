@@ -19,16 +19,26 @@ absl::Status NullField(absl::string_view what, absl::string_view kind,
 
 std::optional<DType> DTypeFromC(const gj_dtype& dtype) {
   switch (RawEnum(dtype)) {
-    case GJ_DTYPE_FLOAT32: return DType::kFloat32;
-    case GJ_DTYPE_FLOAT64: return DType::kFloat64;
-    case GJ_DTYPE_FLOAT16: return DType::kFloat16;
-    case GJ_DTYPE_BFLOAT16: return DType::kBFloat16;
-    case GJ_DTYPE_INT8: return DType::kInt8;
-    case GJ_DTYPE_UINT8: return DType::kUInt8;
-    case GJ_DTYPE_INT16: return DType::kInt16;
-    case GJ_DTYPE_INT32: return DType::kInt32;
-    case GJ_DTYPE_INT64: return DType::kInt64;
-    case GJ_DTYPE_BOOL: return DType::kBool;
+    case GJ_DTYPE_FLOAT32:
+      return DType::kFloat32;
+    case GJ_DTYPE_FLOAT64:
+      return DType::kFloat64;
+    case GJ_DTYPE_FLOAT16:
+      return DType::kFloat16;
+    case GJ_DTYPE_BFLOAT16:
+      return DType::kBFloat16;
+    case GJ_DTYPE_INT8:
+      return DType::kInt8;
+    case GJ_DTYPE_UINT8:
+      return DType::kUInt8;
+    case GJ_DTYPE_INT16:
+      return DType::kInt16;
+    case GJ_DTYPE_INT32:
+      return DType::kInt32;
+    case GJ_DTYPE_INT64:
+      return DType::kInt64;
+    case GJ_DTYPE_BOOL:
+      return DType::kBool;
   }
   return std::nullopt;
 }
@@ -46,8 +56,9 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
       return Arg::Float(arg.f);
     case GJ_ARG_BOOL:
       if (arg.i != 0 && arg.i != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, ": GJ_ARG_BOOL argument with i = ", arg.i, "; expected 0 or 1"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": GJ_ARG_BOOL argument with i = ", arg.i,
+                         "; expected 0 or 1"));
       }
       return Arg::Bool(arg.i == 1);
     case GJ_ARG_STRING:
@@ -56,9 +67,9 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
     case GJ_ARG_DTYPE: {
       std::optional<DType> dtype = DTypeFromC(arg.dtype);
       if (!dtype.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, ": GJ_ARG_DTYPE argument with unknown dtype ",
-            RawEnum(arg.dtype)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": GJ_ARG_DTYPE argument with unknown dtype ",
+                         RawEnum(arg.dtype)));
       }
       return Arg::OfDType(*dtype);
     }
@@ -66,8 +77,9 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
       if (arg.str == nullptr) return NullField(what, "GJ_ARG_DEVICE", "str");
       std::optional<Device> device = Device::Parse(arg.str);
       if (!device.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, ": unknown device '", arg.str, "'; expected \"cpu\" or \"cuda:N\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": unknown device '", arg.str,
+                         "'; expected \"cpu\" or \"cuda:N\""));
       }
       return Arg::OfDevice(*device);
     }
@@ -76,7 +88,8 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
         return NullField(what, "GJ_ARG_INT_LIST", "ints");
       }
       Arg::List items;
-      for (size_t k = 0; k < arg.len; ++k) items.push_back(Arg::Int(arg.ints[k]));
+      for (size_t k = 0; k < arg.len; ++k)
+        items.push_back(Arg::Int(arg.ints[k]));
       return Arg::OfList(std::move(items));
     }
     case GJ_ARG_FLOAT_LIST: {
@@ -84,7 +97,8 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
         return NullField(what, "GJ_ARG_FLOAT_LIST", "floats");
       }
       Arg::List items;
-      for (size_t k = 0; k < arg.len; ++k) items.push_back(Arg::Float(arg.floats[k]));
+      for (size_t k = 0; k < arg.len; ++k)
+        items.push_back(Arg::Float(arg.floats[k]));
       return Arg::OfList(std::move(items));
     }
     case GJ_ARG_REF_LIST: {
@@ -94,7 +108,8 @@ absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
       Arg::List items;
       for (size_t k = 0; k < arg.len; ++k) {
         if (arg.refs[k] == nullptr) {
-          return NullField(what, "GJ_ARG_REF_LIST", absl::StrCat("refs[", k, "]"));
+          return NullField(what, "GJ_ARG_REF_LIST",
+                           absl::StrCat("refs[", k, "]"));
         }
         items.push_back(Arg::Ref(arg.refs[k]));
       }

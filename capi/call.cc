@@ -24,13 +24,14 @@ absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
   gj_call_options opts;
   gj_call_options_init(&opts);
   if (options != nullptr) {
-    RETURN_IF_ERROR(
-        CheckStructSize(options->struct_size, fn, "options", "gj_call_options_init"));
+    RETURN_IF_ERROR(CheckStructSize(options->struct_size, fn, "options",
+                                    "gj_call_options_init"));
     GJ_READ_OPTION(opts, options, grad_mode);
     GJ_READ_OPTION(opts, options, deterministic);
     GJ_READ_OPTION(opts, options, requires_grad);
   }
-  return CallState{opts.grad_mode != 0, opts.deterministic != 0, opts.requires_grad};
+  return CallState{opts.grad_mode != 0, opts.deterministic != 0,
+                   opts.requires_grad};
 }
 
 absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
@@ -52,8 +53,10 @@ absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
   std::vector<Tensor> tensors;
   tensors.reserve(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
-    ASSIGN_OR_RETURN(Tensor t, BorrowDLTensor(inputs[i], absl::StrCat(
-                                                  fn, ": ", function.InputLabel(i))));
+    ASSIGN_OR_RETURN(
+        Tensor t,
+        BorrowDLTensor(inputs[i],
+                       absl::StrCat(fn, ": ", function.InputLabel(i))));
     tensors.push_back(std::move(t));
   }
   return tensors;
@@ -63,9 +66,9 @@ absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
                               absl::string_view fn) {
   const size_t expected = function.graph().num_outputs();
   if (num_outputs != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        fn, ": function '", function.name(), "' returns ", expected,
-        " outputs, got num_outputs ", num_outputs));
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": function '", function.name(), "' returns ",
+                     expected, " outputs, got num_outputs ", num_outputs));
   }
   return absl::OkStatus();
 }
@@ -85,9 +88,8 @@ absl::StatusOr<std::vector<Tensor>> Run(Function& function,
 
 // Caller-provided outputs: valid DLTensors whose elements are distinct and
 // which share no memory with one another.
-absl::StatusOr<std::vector<Tensor>> BorrowOutputs(const DLTensor* const* outputs,
-                                                  size_t num_outputs,
-                                                  absl::string_view fn) {
+absl::StatusOr<std::vector<Tensor>> BorrowOutputs(
+    const DLTensor* const* outputs, size_t num_outputs, absl::string_view fn) {
   if (outputs == nullptr && num_outputs > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(fn, ": outputs is NULL with num_outputs ", num_outputs));
@@ -97,15 +99,15 @@ absl::StatusOr<std::vector<Tensor>> BorrowOutputs(const DLTensor* const* outputs
     std::string what = absl::StrCat(fn, ": output ", i);
     ASSIGN_OR_RETURN(Tensor t, BorrowDLTensor(outputs[i], what));
     if (!IsNonOverlapping(t)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": strides [", absl::StrJoin(t.strides(), ", "),
-          "] for sizes [", absl::StrJoin(t.sizes(), ", "),
-          "] may make elements share memory"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": strides [", absl::StrJoin(t.strides(), ", "),
+                       "] for sizes [", absl::StrJoin(t.sizes(), ", "),
+                       "] may make elements share memory"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (MemoryRange(tensors[j]).Overlaps(MemoryRange(t))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(fn, ": outputs ", j, " and ", i, " overlap in memory"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            fn, ": outputs ", j, " and ", i, " overlap in memory"));
       }
     }
     tensors.push_back(std::move(t));
@@ -137,9 +139,11 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   if (function == nullptr) return NullArgument(kFn, "function");
   Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> in,
+                   BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> out, BorrowOutputs(outputs, num_outputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                   BorrowOutputs(outputs, num_outputs, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
   // Check every output before writing any, so a mismatch leaves all untouched.
   for (size_t i = 0; i < out.size(); ++i) {
@@ -157,8 +161,9 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
 }
 
 // A result the host may own and write: contiguous, in memory of its own.
-absl::StatusOr<Tensor> OwnedResult(const Function& function, Tensor result,
-                                   absl::flat_hash_set<const Storage*>& handed_out) {
+absl::StatusOr<Tensor> OwnedResult(
+    const Function& function, Tensor result,
+    absl::flat_hash_set<const Storage*>& handed_out) {
   if (result.storage() == nullptr || !result.is_contiguous() ||
       function.AliasesConstant(result) ||
       handed_out.contains(result.storage().get())) {
@@ -176,7 +181,8 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
   if (function == nullptr) return NullArgument(kFn, "function");
   Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> in, BorrowInputs(f, inputs, num_inputs, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> in,
+                   BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
   absl::flat_hash_set<const Storage*> handed_out;
@@ -214,9 +220,11 @@ gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,
 }
 
 gj_error* gj_function_call_alloc(gj_function* function,
-                                 const DLTensor* const* inputs, size_t num_inputs,
+                                 const DLTensor* const* inputs,
+                                 size_t num_inputs,
                                  const gj_call_options* options,
-                                 DLManagedTensor** out_outputs, size_t num_outputs) {
+                                 DLManagedTensor** out_outputs,
+                                 size_t num_outputs) {
   if (out_outputs != nullptr) {
     for (size_t i = 0; i < num_outputs; ++i) out_outputs[i] = nullptr;
   }

@@ -1,5 +1,4 @@
 #include "capi/context.h"
-#include "runtime/eager_compiler.h"
 
 #include <algorithm>
 #include <memory>
@@ -10,6 +9,7 @@
 #include "capi/options.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
+#include "runtime/eager_compiler.h"
 
 extern "C" {
 
@@ -24,7 +24,8 @@ gj_error* gj_context_create(const gj_context_options* options,
   using guardjit::capi::NullArgument;
   if (out_context != nullptr) *out_context = nullptr;
   return guardjit::capi::Guarded([&]() -> absl::Status {
-    if (out_context == nullptr) return NullArgument("gj_context_create", "out_context");
+    if (out_context == nullptr)
+      return NullArgument("gj_context_create", "out_context");
     gj_context_options opts;
     gj_context_options_init(&opts);
     if (options != nullptr) {
@@ -43,8 +44,8 @@ gj_error* gj_context_create(const gj_context_options* options,
     if (opts.num_threads > 0) {
       context->num_threads = opts.num_threads;
     } else {
-      context->num_threads =
-          static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+      context->num_threads = static_cast<int32_t>(
+          std::max(1u, std::thread::hardware_concurrency()));
     }
     *out_context = context.release();
     return absl::OkStatus();

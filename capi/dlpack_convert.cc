@@ -20,27 +20,38 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 const char* DeviceTypeName(DLDeviceType type) {
   switch (type) {
-    case kDLCPU: return "CPU";
-    case kDLCUDA: return "CUDA";
-    case kDLCUDAHost: return "CUDAHost";
-    case kDLOpenCL: return "OpenCL";
-    case kDLVulkan: return "Vulkan";
-    case kDLMetal: return "Metal";
-    case kDLVPI: return "VPI";
-    case kDLROCM: return "ROCM";
-    case kDLROCMHost: return "ROCMHost";
-    case kDLExtDev: return "ExtDev";
-    case kDLCUDAManaged: return "CUDAManaged";
+    case kDLCPU:
+      return "CPU";
+    case kDLCUDA:
+      return "CUDA";
+    case kDLCUDAHost:
+      return "CUDAHost";
+    case kDLOpenCL:
+      return "OpenCL";
+    case kDLVulkan:
+      return "Vulkan";
+    case kDLMetal:
+      return "Metal";
+    case kDLVPI:
+      return "VPI";
+    case kDLROCM:
+      return "ROCM";
+    case kDLROCMHost:
+      return "ROCMHost";
+    case kDLExtDev:
+      return "ExtDev";
+    case kDLCUDAManaged:
+      return "CUDAManaged";
   }
   return "unknown";
 }
 
 absl::Status CheckDevice(DLDevice device, absl::string_view what) {
   if (device.device_type == kDLCPU) return absl::OkStatus();
-  std::string where =
-      absl::StrCat(what, ": tensor is on device ", DeviceTypeName(device.device_type),
-                   " (type ", static_cast<int>(device.device_type), ", id ",
-                   device.device_id, ")");
+  std::string where = absl::StrCat(
+      what, ": tensor is on device ", DeviceTypeName(device.device_type),
+      " (type ", static_cast<int>(device.device_type), ", id ",
+      device.device_id, ")");
   if (device.device_type == kDLCUDA) {
     return absl::UnimplementedError(
         absl::StrCat(where, "; this version runs on CPU tensors only"));
@@ -75,16 +86,21 @@ absl::Status ElementSpan(absl::Span<const int64_t> sizes,
 DLDataType ToDLDataType(DType dtype) {
   const uint8_t bits = static_cast<uint8_t>(ItemSize(dtype) * 8);
   switch (dtype) {
-    case DType::kBool: return {GJ_DL_BOOL, 8, 1};
-    case DType::kUInt8: return {kDLUInt, bits, 1};
+    case DType::kBool:
+      return {GJ_DL_BOOL, 8, 1};
+    case DType::kUInt8:
+      return {kDLUInt, bits, 1};
     case DType::kInt8:
     case DType::kInt16:
     case DType::kInt32:
-    case DType::kInt64: return {kDLInt, bits, 1};
-    case DType::kBFloat16: return {kDLBfloat, bits, 1};
+    case DType::kInt64:
+      return {kDLInt, bits, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, bits, 1};
     case DType::kFloat16:
     case DType::kFloat32:
-    case DType::kFloat64: return {kDLFloat, bits, 1};
+    case DType::kFloat64:
+      return {kDLFloat, bits, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -121,7 +137,8 @@ absl::StatusOr<DType> FromDLDataType(DLDataType type, absl::string_view what) {
       ", bits ", static_cast<int>(type.bits), ", lanes ",
       static_cast<int>(type.lanes),
       "); supported: float16/32/64, bfloat16, int8/16/32/64, uint8, bool "
-      "(code ", GJ_DL_BOOL, ", bits 8), all with lanes 1"));
+      "(code ",
+      GJ_DL_BOOL, ", bits 8), all with lanes 1"));
 }
 
 absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
@@ -131,8 +148,8 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   }
   const DLTensor& t = *tensor;
   if (t.ndim < 0 || t.ndim > kMaxRank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ndim is ", t.ndim, "; expected 0 to ", kMaxRank));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ndim is ", t.ndim, "; expected 0 to ", kMaxRank));
   }
   if (t.shape == nullptr && t.ndim > 0) {
     return absl::InvalidArgumentError(
@@ -141,9 +158,9 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   const IntSpan sizes(t.shape, t.ndim);
   for (int d = 0; d < t.ndim; ++d) {
     if (sizes[d] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": negative size ", sizes[d], " at dim ", d, " of shape [",
-          absl::StrJoin(sizes, ", "), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": negative size ", sizes[d], " at dim ", d,
+                       " of shape [", absl::StrJoin(sizes, ", "), "]"));
     }
   }
   ASSIGN_OR_RETURN(DType dtype, FromDLDataType(t.dtype, what));
@@ -158,10 +175,10 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
                             ? ContiguousStrides(sizes)
                             : Shape(t.strides, t.strides + t.ndim);
   if (t.byte_offset % item_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": byte_offset ", t.byte_offset,
-        " is not a multiple of the item size ", item_size, " of ",
-        DTypeName(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": byte_offset ", t.byte_offset,
+                     " is not a multiple of the item size ", item_size, " of ",
+                     DTypeName(dtype)));
   }
   if (*numel == 0) {
     // Hosts may pass NULL data for empty tensors. Nothing is read through
@@ -179,11 +196,11 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   __int128 end = static_cast<__int128>(t.byte_offset) +
                  (static_cast<__int128>(hi) + 1) * item_size;
   if (extent > kInt64Max || end > kInt64Max) {
-    return absl::OutOfRangeError(absl::StrCat(
-        what, ": ", DTypeName(dtype), " tensor of shape [",
-        absl::StrJoin(sizes, ", "), "] with strides [",
-        absl::StrJoin(strides, ", "), "] and byte_offset ", t.byte_offset,
-        " spans more than 2^63 bytes"));
+    return absl::OutOfRangeError(
+        absl::StrCat(what, ": ", DTypeName(dtype), " tensor of shape [",
+                     absl::StrJoin(sizes, ", "), "] with strides [",
+                     absl::StrJoin(strides, ", "), "] and byte_offset ",
+                     t.byte_offset, " spans more than 2^63 bytes"));
   }
   if (t.data == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -191,16 +208,18 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   }
   const uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset;
   if (first < reinterpret_cast<uintptr_t>(t.data) ||
-      static_cast<__int128>(first) + static_cast<__int128>(lo) * item_size < 0 ||
-      static_cast<__int128>(first) + (static_cast<__int128>(hi) + 1) * item_size >
+      static_cast<__int128>(first) + static_cast<__int128>(lo) * item_size <
+          0 ||
+      static_cast<__int128>(first) +
+              (static_cast<__int128>(hi) + 1) * item_size >
           static_cast<__int128>(std::numeric_limits<uintptr_t>::max())) {
     return absl::OutOfRangeError(
         absl::StrCat(what, ": elements lie outside the address space"));
   }
   if (first % item_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": data + byte_offset is not aligned to the ", item_size,
-        "-byte item size of ", DTypeName(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": data + byte_offset is not aligned to the ",
+                     item_size, "-byte item size of ", DTypeName(dtype)));
   }
   return Tensor::Borrow(reinterpret_cast<void*>(first), dtype, sizes, strides);
 }
@@ -224,8 +243,9 @@ bool IsNonOverlapping(const Tensor& tensor) {
   for (int d = 0; d < tensor.dim(); ++d) {
     if (tensor.size(d) <= 1) continue;
     int64_t s = tensor.stride(d);
-    dims.push_back({s < 0 ? 0 - static_cast<uint64_t>(s) : static_cast<uint64_t>(s),
-                    tensor.size(d)});
+    dims.push_back(
+        {s < 0 ? 0 - static_cast<uint64_t>(s) : static_cast<uint64_t>(s),
+         tensor.size(d)});
   }
   std::sort(dims.begin(), dims.end());
   // The validated extent stays below 2^63, so the span cannot overflow.

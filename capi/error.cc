@@ -26,7 +26,8 @@ gj_error* ToError(const absl::Status& status) {
 bool IsStaticError(const gj_error* error) { return error == &kOutOfMemory; }
 
 absl::Status NullArgument(absl::string_view function, absl::string_view param) {
-  return absl::InvalidArgumentError(absl::StrCat(function, ": ", param, " is NULL"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(function, ": ", param, " is NULL"));
 }
 
 }  // namespace guardjit::capi

@@ -20,7 +20,8 @@ Function::Function(std::shared_ptr<const Graph> graph,
       options_(std::move(options)) {
   if (options_.name.empty()) options_.name = graph_->name();
   for (const Node& node : graph_->nodes()) {
-    if (node.kind == NodeKind::kConstant && node.constant.storage() != nullptr) {
+    if (node.kind == NodeKind::kConstant &&
+        node.constant.storage() != nullptr) {
       constant_storage_.insert(node.constant.storage().get());
     }
   }
@@ -34,17 +35,19 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
   guardjit::FunctionOptions core_options;
   core_options.name = options.name.empty() ? graph->name() : options.name;
   core_options.recompile_limit = options.recompile_limit;
-  core_options.dynamic = options.dynamic == GJ_DYNAMIC_STATIC    ? DynamicMode::kStatic
-                         : options.dynamic == GJ_DYNAMIC_DYNAMIC ? DynamicMode::kDynamic
-                                                                 : DynamicMode::kAuto;
-  ASSIGN_OR_RETURN(std::unique_ptr<guardjit::Function> cache,
-                   guardjit::Function::Create(graph, std::move(compiler), core_options));
+  core_options.dynamic =
+      options.dynamic == GJ_DYNAMIC_STATIC    ? DynamicMode::kStatic
+      : options.dynamic == GJ_DYNAMIC_DYNAMIC ? DynamicMode::kDynamic
+                                              : DynamicMode::kAuto;
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<guardjit::Function> cache,
+      guardjit::Function::Create(graph, std::move(compiler), core_options));
   return std::unique_ptr<Function>(
       new Function(std::move(graph), std::move(cache), std::move(options)));
 }
 
-absl::StatusOr<std::vector<Tensor>> Function::Run(absl::Span<const Tensor> inputs,
-                                                  const CallState& state) {
+absl::StatusOr<std::vector<Tensor>> Function::Run(
+    absl::Span<const Tensor> inputs, const CallState& state) {
   // Views into the tensors' own size arrays: no allocation for small calls.
   constexpr size_t kStack = 8;
   InputView stack_views[kStack];
@@ -61,7 +64,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(absl::Span<const Tensor> input
   AmbientState ambient;
   ambient.grad_mode = state.grad_mode;
   ambient.deterministic_algorithms = state.deterministic;
-  return cache_->Call(inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient});
+  return cache_->Call(
+      inputs,
+      CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient});
 }
 
 std::string Function::InputLabel(size_t index) const {
@@ -76,7 +81,8 @@ bool Function::AliasesConstant(const Tensor& tensor) const {
 
 namespace {
 
-absl::StatusOr<FunctionOptions> ReadOptions(const gj_function_options* options) {
+absl::StatusOr<FunctionOptions> ReadOptions(
+    const gj_function_options* options) {
   constexpr absl::string_view kFn = "gj_function_create";
   gj_function_options opts;
   gj_function_options_init(&opts);
@@ -90,9 +96,9 @@ absl::StatusOr<FunctionOptions> ReadOptions(const gj_function_options* options) 
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
   if (opts.recompile_limit < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kFn, ": options->recompile_limit is ", opts.recompile_limit,
-        "; expected 0 or more"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": options->recompile_limit is ",
+                     opts.recompile_limit, "; expected 0 or more"));
   }
   result.recompile_limit = opts.recompile_limit;
   switch (RawEnum(opts.dynamic)) {
@@ -134,8 +140,8 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     if (graph == nullptr) return NullArgument(kFn, "graph");
     ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
                      guardjit::capi::ReadOptions(options));
-    auto function =
-        guardjit::capi::Function::Create(graph->graph, context->compiler, std::move(opts));
+    auto function = guardjit::capi::Function::Create(
+        graph->graph, context->compiler, std::move(opts));
     if (!function.ok()) {
       return absl::Status(function.status().code(),
                           absl::StrCat(kFn, ": ", function.status().message()));

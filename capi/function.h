@@ -9,11 +9,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/compiler.h"
+#include "core/function.h"
 #include "core/graph.h"
 #include "core/tensor.h"
 #include "guardjit/guardjit.h"
-#include "core/compiler.h"
-#include "core/function.h"
 
 namespace guardjit::capi {
 

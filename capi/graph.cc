@@ -1,5 +1,4 @@
 #include "capi/graph.h"
-#include "capi/c_string.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "capi/c_string.h"
 #include "capi/error.h"
 #include "capi/options.h"
 #include "core/graph_loader.h"
@@ -17,8 +17,8 @@
 namespace guardjit::capi {
 namespace {
 
-absl::StatusOr<GraphLoadOptions> ReadLoadOptions(const gj_graph_load_options* options,
-                                                 absl::string_view fn) {
+absl::StatusOr<GraphLoadOptions> ReadLoadOptions(
+    const gj_graph_load_options* options, absl::string_view fn) {
   gj_graph_load_options opts;
   gj_graph_load_options_init(&opts);
   if (options != nullptr) {
@@ -27,7 +27,8 @@ absl::StatusOr<GraphLoadOptions> ReadLoadOptions(const gj_graph_load_options* op
     GJ_READ_OPTION(opts, options, external_data_dir);
   }
   GraphLoadOptions result;
-  if (opts.external_data_dir != nullptr) result.external_data_dir = opts.external_data_dir;
+  if (opts.external_data_dir != nullptr)
+    result.external_data_dir = opts.external_data_dir;
   return result;
 }
 
@@ -62,8 +63,8 @@ void gj_graph_load_options_init(gj_graph_load_options* options) {
   options->external_data_dir = nullptr;
 }
 
-gj_error* gj_graph_from_proto(gj_context* context, const void* data, size_t size,
-                              const gj_graph_load_options* options,
+gj_error* gj_graph_from_proto(gj_context* context, const void* data,
+                              size_t size, const gj_graph_load_options* options,
                               gj_graph** out_graph) {
   constexpr absl::string_view kFn = "gj_graph_from_proto";
   return guardjit::capi::LoadGraph(
@@ -71,7 +72,8 @@ gj_error* gj_graph_from_proto(gj_context* context, const void* data, size_t size
       [&](const guardjit::GraphLoadOptions& opts)
           -> absl::StatusOr<std::unique_ptr<guardjit::Graph>> {
         if (data == nullptr && size > 0) {
-          return absl::InvalidArgumentError(absl::StrCat("data is NULL with size ", size));
+          return absl::InvalidArgumentError(
+              absl::StrCat("data is NULL with size ", size));
         }
         return guardjit::LoadGraphFromBinary(
             absl::string_view(static_cast<const char*>(data), size), opts);
@@ -87,7 +89,8 @@ gj_error* gj_graph_from_text(gj_context* context, const char* text, size_t size,
       [&](const guardjit::GraphLoadOptions& opts)
           -> absl::StatusOr<std::unique_ptr<guardjit::Graph>> {
         if (text == nullptr && size > 0) {
-          return absl::InvalidArgumentError(absl::StrCat("text is NULL with size ", size));
+          return absl::InvalidArgumentError(
+              absl::StrCat("text is NULL with size ", size));
         }
         return guardjit::LoadGraphFromText(absl::string_view(text, size), opts);
       });
@@ -117,7 +120,8 @@ size_t gj_graph_num_outputs(const gj_graph* graph) {
 }
 
 const char* gj_graph_input_name(const gj_graph* graph, size_t index) {
-  if (graph == nullptr || index >= graph->graph->inputs().size()) return nullptr;
+  if (graph == nullptr || index >= graph->graph->inputs().size())
+    return nullptr;
   return graph->graph->node(graph->graph->inputs()[index]).name.c_str();
 }
 

@@ -1,3 +1,5 @@
+#include "core/graph_builder.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -8,7 +10,6 @@
 #include "capi/dlpack_convert.h"
 #include "capi/error.h"
 #include "capi/graph.h"
-#include "core/graph_builder.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
 #include "runtime/tensor_copy.h"
@@ -23,7 +24,8 @@ struct gj_graph_builder {
 namespace guardjit::capi {
 namespace {
 
-absl::Status CheckBuilder(const gj_graph_builder* builder, absl::string_view function) {
+absl::Status CheckBuilder(const gj_graph_builder* builder,
+                          absl::string_view function) {
   if (builder == nullptr) return NullArgument(function, "builder");
   if (builder->finished) {
     return absl::FailedPreconditionError(
@@ -35,7 +37,8 @@ absl::Status CheckBuilder(const gj_graph_builder* builder, absl::string_view fun
 // Prefixes the C function so a host sees where a builder error came from.
 absl::Status Prefixed(absl::string_view function, const absl::Status& status) {
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(function, ": ", status.message()));
+  return absl::Status(status.code(),
+                      absl::StrCat(function, ": ", status.message()));
 }
 
 absl::Status AddNode(gj_graph_builder* builder, const char* name,
@@ -45,8 +48,9 @@ absl::Status AddNode(gj_graph_builder* builder, const char* name,
   if (name == nullptr) return NullArgument(kFn, "name");
   if (target == nullptr) return NullArgument(kFn, "target");
   if (args == nullptr && num_args > 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kFn, ": args is NULL with num_args ", num_args, " (node '", name, "')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": args is NULL with num_args ", num_args, " (node '",
+                     name, "')"));
   }
   std::vector<Arg> positional;
   Kwargs kwargs;
@@ -55,7 +59,8 @@ absl::Status AddNode(gj_graph_builder* builder, const char* name,
     std::string what =
         a.name == nullptr
             ? absl::StrCat(kFn, ": node '", name, "': args[", k, "]")
-            : absl::StrCat(kFn, ": node '", name, "': args[", k, "] ('", a.name, "')");
+            : absl::StrCat(kFn, ": node '", name, "': args[", k, "] ('", a.name,
+                           "')");
     ASSIGN_OR_RETURN(Arg arg, ArgFromC(a, what));
     if (a.name == nullptr) {
       positional.push_back(std::move(arg));
@@ -63,10 +68,10 @@ absl::Status AddNode(gj_graph_builder* builder, const char* name,
       kwargs.emplace_back(a.name, std::move(arg));
     }
   }
-  return Prefixed(kFn, builder->builder
-                           .AddNode(name, target, std::move(positional),
-                                    std::move(kwargs))
-                           .status());
+  return Prefixed(
+      kFn, builder->builder
+               .AddNode(name, target, std::move(positional), std::move(kwargs))
+               .status());
 }
 
 absl::Status AddConstant(gj_graph_builder* builder, const char* name,
@@ -75,11 +80,14 @@ absl::Status AddConstant(gj_graph_builder* builder, const char* name,
   RETURN_IF_ERROR(CheckBuilder(builder, kFn));
   if (name == nullptr) return NullArgument(kFn, "name");
   if (value == nullptr) return NullArgument(kFn, "value");
-  ASSIGN_OR_RETURN(Tensor borrowed,
-                   BorrowDLTensor(value, absl::StrCat(kFn, ": constant '", name, "'")));
-  ASSIGN_OR_RETURN(Tensor owned, Tensor::Empty(borrowed.dtype(), borrowed.sizes()));
+  ASSIGN_OR_RETURN(
+      Tensor borrowed,
+      BorrowDLTensor(value, absl::StrCat(kFn, ": constant '", name, "'")));
+  ASSIGN_OR_RETURN(Tensor owned,
+                   Tensor::Empty(borrowed.dtype(), borrowed.sizes()));
   CopyInto(owned, borrowed);
-  return Prefixed(kFn, builder->builder.AddConstant(name, std::move(owned)).status());
+  return Prefixed(
+      kFn, builder->builder.AddConstant(name, std::move(owned)).status());
 }
 
 absl::Status SetOutputs(gj_graph_builder* builder, const char* const* names,
@@ -92,7 +100,8 @@ absl::Status SetOutputs(gj_graph_builder* builder, const char* const* names,
   }
   std::vector<Arg> outputs;
   for (size_t k = 0; k < num_outputs; ++k) {
-    if (names[k] == nullptr) return NullArgument(kFn, absl::StrCat("names[", k, "]"));
+    if (names[k] == nullptr)
+      return NullArgument(kFn, absl::StrCat("names[", k, "]"));
     outputs.push_back(Arg::Ref(names[k]));
   }
   return Prefixed(kFn, builder->builder.SetOutputs(std::move(outputs)));
@@ -130,18 +139,21 @@ gj_error* gj_graph_builder_create(gj_context* context, const char* name,
 
 void gj_graph_builder_destroy(gj_graph_builder* builder) { delete builder; }
 
-gj_error* gj_graph_builder_add_input(gj_graph_builder* builder, const char* name) {
+gj_error* gj_graph_builder_add_input(gj_graph_builder* builder,
+                                     const char* name) {
   using guardjit::capi::NullArgument;
   constexpr absl::string_view kFn = "gj_graph_builder_add_input";
   return guardjit::capi::Guarded([&]() -> absl::Status {
     RETURN_IF_ERROR(guardjit::capi::CheckBuilder(builder, kFn));
     if (name == nullptr) return NullArgument(kFn, "name");
-    return guardjit::capi::Prefixed(kFn, builder->builder.AddPlaceholder(name).status());
+    return guardjit::capi::Prefixed(
+        kFn, builder->builder.AddPlaceholder(name).status());
   });
 }
 
 gj_error* gj_graph_builder_add_constant(gj_graph_builder* builder,
-                                        const char* name, const DLTensor* value) {
+                                        const char* name,
+                                        const DLTensor* value) {
   return guardjit::capi::Guarded(
       [&] { return guardjit::capi::AddConstant(builder, name, value); });
 }
@@ -161,7 +173,8 @@ gj_error* gj_graph_builder_set_outputs(gj_graph_builder* builder,
       [&] { return guardjit::capi::SetOutputs(builder, names, num_outputs); });
 }
 
-gj_error* gj_graph_builder_finish(gj_graph_builder* builder, gj_graph** out_graph) {
+gj_error* gj_graph_builder_finish(gj_graph_builder* builder,
+                                  gj_graph** out_graph) {
   if (out_graph != nullptr) *out_graph = nullptr;
   return guardjit::capi::Guarded(
       [&] { return guardjit::capi::Finish(builder, out_graph); });

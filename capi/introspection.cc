@@ -14,8 +14,8 @@ namespace guardjit::capi {
 namespace {
 
 template <typename Render>
-gj_error* TextOf(const gj_function* function, char** out_text, absl::string_view fn,
-                 Render render) {
+gj_error* TextOf(const gj_function* function, char** out_text,
+                 absl::string_view fn, Render render) {
   if (out_text != nullptr) *out_text = nullptr;
   return Guarded([&]() -> absl::Status {
     if (out_text == nullptr) return NullArgument(fn, "out_text");
@@ -36,14 +36,15 @@ void gj_function_stats_init(gj_function_stats* stats) {
   stats->struct_size = sizeof(gj_function_stats);
 }
 
-gj_error* gj_function_get_stats(const gj_function* function, gj_function_stats* stats) {
+gj_error* gj_function_get_stats(const gj_function* function,
+                                gj_function_stats* stats) {
   using guardjit::capi::NullArgument;
   constexpr absl::string_view kFn = "gj_function_get_stats";
   return guardjit::capi::Guarded([&]() -> absl::Status {
     if (stats == nullptr) return NullArgument(kFn, "stats");
     if (function == nullptr) return NullArgument(kFn, "function");
-    RETURN_IF_ERROR(guardjit::capi::CheckStructSize(stats->struct_size, kFn, "stats",
-                                                    "gj_function_stats_init"));
+    RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
+        stats->struct_size, kFn, "stats", "gj_function_stats_init"));
     const guardjit::FunctionStats s = function->impl->cache().stats();
     gj_function_stats full;
     gj_function_stats_init(&full);
@@ -57,7 +58,8 @@ gj_error* gj_function_get_stats(const gj_function* function, gj_function_stats* 
     full.compile_ms_total = s.compile_ms_total;
     full.guard_ns_mean = s.guard_ns_mean;
     // An older host's struct is shorter: write only what it has.
-    const size_t size = stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);
+    const size_t size =
+        stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);
     full.struct_size = stats->struct_size;
     std::memcpy(stats, &full, size);
     return absl::OkStatus();
@@ -65,13 +67,16 @@ gj_error* gj_function_get_stats(const gj_function* function, gj_function_stats* 
 }
 
 gj_error* gj_function_explain(const gj_function* function, char** out_text) {
-  return guardjit::capi::TextOf(function, out_text, "gj_function_explain",
-                                [](const guardjit::Function& f) { return f.Explain(); });
+  return guardjit::capi::TextOf(
+      function, out_text, "gj_function_explain",
+      [](const guardjit::Function& f) { return f.Explain(); });
 }
 
-gj_error* gj_function_dump_guards(const gj_function* function, char** out_text) {
-  return guardjit::capi::TextOf(function, out_text, "gj_function_dump_guards",
-                                [](const guardjit::Function& f) { return f.DumpGuards(); });
+gj_error* gj_function_dump_guards(const gj_function* function,
+                                  char** out_text) {
+  return guardjit::capi::TextOf(
+      function, out_text, "gj_function_dump_guards",
+      [](const guardjit::Function& f) { return f.DumpGuards(); });
 }
 
 }  // extern "C"

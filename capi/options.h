@@ -14,7 +14,8 @@ namespace guardjit::capi {
 // Options structs grow by appending fields; a host built against an older
 // header passes a smaller struct_size. Anything shorter than the size field
 // itself is an uninitialized struct, not an old one.
-inline absl::Status CheckStructSize(size_t struct_size, absl::string_view function,
+inline absl::Status CheckStructSize(size_t struct_size,
+                                    absl::string_view function,
                                     absl::string_view param,
                                     absl::string_view init) {
   if (struct_size < sizeof(size_t)) {
@@ -30,13 +31,14 @@ inline absl::Status CheckStructSize(size_t struct_size, absl::string_view functi
 // dst.field = src->field when the whole field lies inside the host's
 // struct_size; otherwise dst keeps its default. Copied as bytes: an enum
 // field may hold any int a C host stored, which C++ must not load as the enum.
-#define GJ_READ_OPTION(dst, src, field)                                      \
-  do {                                                                       \
-    using GjOptionsT_ = std::remove_cv_t<std::remove_pointer_t<decltype(src)>>; \
-    if (offsetof(GjOptionsT_, field) + sizeof((src)->field) <=               \
-        (src)->struct_size) {                                                \
-      std::memcpy(&(dst).field, &(src)->field, sizeof((src)->field));         \
-    }                                                                        \
+#define GJ_READ_OPTION(dst, src, field)                               \
+  do {                                                                \
+    using GjOptionsT_ =                                               \
+        std::remove_cv_t<std::remove_pointer_t<decltype(src)>>;       \
+    if (offsetof(GjOptionsT_, field) + sizeof((src)->field) <=        \
+        (src)->struct_size) {                                         \
+      std::memcpy(&(dst).field, &(src)->field, sizeof((src)->field)); \
+    }                                                                 \
   } while (0)
 
 #endif  // GUARDJIT_CAPI_OPTIONS_H_

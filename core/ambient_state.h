@@ -20,7 +20,8 @@ struct AmbientState {
   uint64_t Bits() const {
     return (grad_mode ? 1u : 0u) | (deterministic_algorithms ? 2u : 0u) |
            (static_cast<uint64_t>(default_device.type) << 8) |
-           (static_cast<uint64_t>(static_cast<uint32_t>(default_device.index)) << 16);
+           (static_cast<uint64_t>(static_cast<uint32_t>(default_device.index))
+            << 16);
   }
   friend bool operator==(const AmbientState& a, const AmbientState& b) {
     return a.Bits() == b.Bits();

@@ -58,7 +58,9 @@ class Arg {
   static Arg OfDevice(Device v) { return Arg(v); }
   static Arg OfList(List v) { return Arg(std::move(v)); }
   static Arg Value(ValueRef v) { return Arg(v); }
-  static Arg Subgraph(std::string name) { return Arg(SubgraphRef{std::move(name)}); }
+  static Arg Subgraph(std::string name) {
+    return Arg(SubgraphRef{std::move(name)});
+  }
   static Arg Ref(std::string name) { return Arg(NameRef{std::move(name)}); }
 
   bool is_none() const { return std::holds_alternative<NoneArg>(v_); }
@@ -83,7 +85,9 @@ class Arg {
   const List& as_list() const { return std::get<List>(v_); }
   List& mutable_list() { return std::get<List>(v_); }
   ValueRef as_value() const { return std::get<ValueRef>(v_); }
-  const std::string& as_subgraph() const { return std::get<SubgraphRef>(v_).name; }
+  const std::string& as_subgraph() const {
+    return std::get<SubgraphRef>(v_).name;
+  }
   const std::string& as_name_ref() const { return std::get<NameRef>(v_).name; }
 
   // A number literal as an ATen Scalar. Requires is_number().
@@ -102,8 +106,8 @@ class Arg {
   template <typename T>
   explicit Arg(T v) : v_(std::move(v)) {}
 
-  std::variant<NoneArg, int64_t, double, bool, std::string, DType, Device,
-               List, ValueRef, SubgraphRef, NameRef>
+  std::variant<NoneArg, int64_t, double, bool, std::string, DType, Device, List,
+               ValueRef, SubgraphRef, NameRef>
       v_;
 };
 

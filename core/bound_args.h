@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "core/graph.h"
 #include "core/op_schema.h"
 #include "core/scalar.h"
@@ -53,7 +53,8 @@ class BoundArgs {
     const Arg& a = raw(i);
     if (a.is_int()) return {a.as_int()};
     std::vector<int64_t> out;
-    for (const Arg& item : a.as_list()) out.push_back(item.as_scalar().to_int());
+    for (const Arg& item : a.as_list())
+      out.push_back(item.as_scalar().to_int());
     return out;
   }
   std::optional<std::vector<int64_t>> optional_int_list(int i) const {

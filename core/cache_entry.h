@@ -20,7 +20,7 @@ struct CacheEntry {
   const int id;
   const GuardTree guards;
   const std::unique_ptr<Executable> executable;
-  std::string reason;       // what compiled it: "first call" or the guard failure
+  std::string reason;  // what compiled it: "first call" or the guard failure
   double compile_ms = 0;
   std::atomic<int64_t> hits{0};
   std::atomic<uint64_t> last_used{0};  // a Function-wide tick, for MRU order

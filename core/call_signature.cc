@@ -16,12 +16,14 @@ int FirstAlias(absl::Span<const InputView> inputs, size_t i) {
   return static_cast<int>(i);
 }
 
-void ComputeAliasing(absl::Span<const InputView> inputs, std::vector<int>& alias_of) {
+void ComputeAliasing(absl::Span<const InputView> inputs,
+                     std::vector<int>& alias_of) {
   alias_of.resize(inputs.size());
   ComputeAliasingInto(inputs, absl::MakeSpan(alias_of));
 }
 
-void ComputeAliasingInto(absl::Span<const InputView> inputs, absl::Span<int> alias_of) {
+void ComputeAliasingInto(absl::Span<const InputView> inputs,
+                         absl::Span<int> alias_of) {
   // Inputs that cannot alias get a null key, so the inner loop only compares
   // pointers.
   constexpr size_t kStack = 64;

@@ -32,8 +32,8 @@ struct InputView {
     return false;
   }
   static InputView Of(const Tensor& t, bool requires_grad = false) {
-    return {t.dtype(),         t.device(),         requires_grad, t.dim(),
-            t.sizes().data(),  t.strides().data(), t.data()};
+    return {t.dtype(),        t.device(),         requires_grad, t.dim(),
+            t.sizes().data(), t.strides().data(), t.data()};
   }
 };
 
@@ -50,9 +50,11 @@ int FirstAlias(absl::Span<const InputView> inputs, size_t i);
 // Inputs that share their first element's address with an earlier input:
 // alias_of[i] is the first such input, or i itself. Empty tensors never alias.
 // (TorchDynamo's NO_TENSOR_ALIASING / duplicate-input guards.)
-void ComputeAliasing(absl::Span<const InputView> inputs, std::vector<int>& alias_of);
+void ComputeAliasing(absl::Span<const InputView> inputs,
+                     std::vector<int>& alias_of);
 // The same into caller-provided storage of inputs.size() (no allocation).
-void ComputeAliasingInto(absl::Span<const InputView> inputs, absl::Span<int> alias_of);
+void ComputeAliasingInto(absl::Span<const InputView> inputs,
+                         absl::Span<int> alias_of);
 // The same check against a recorded pattern, without allocating.
 bool AliasingMatches(absl::Span<const InputView> inputs,
                      absl::Span<const int> alias_of);

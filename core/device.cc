@@ -1,8 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "core/device.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace guardjit {
 

@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "core/dtype.h"
 
 #include <array>
+
+#include "absl/strings/string_view.h"
 
 namespace guardjit {
 namespace {

@@ -17,7 +17,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kGuardSamplePeriod = 64;
 
 double MillisSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
 }
 
 }  // namespace
@@ -29,12 +30,13 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     return absl::InvalidArgumentError("function needs a graph and a compiler");
   }
   if (options.recompile_limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("recompile_limit must be >= 0, got ", options.recompile_limit));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "recompile_limit must be >= 0, got ", options.recompile_limit));
   }
   if (options.dynamic == DynamicMode::kDynamic) {
     return absl::UnimplementedError(
-        "dynamic=dynamic needs symbolic shapes, which are not implemented yet; use auto or "
+        "dynamic=dynamic needs symbolic shapes, which are not implemented yet; "
+        "use auto or "
         "static");
   }
   if (options.name.empty()) options.name = graph->name();
@@ -42,8 +44,8 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
       new Function(std::move(graph), std::move(compiler), std::move(options)));
 }
 
-Function::Function(std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
-                   FunctionOptions options)
+Function::Function(std::shared_ptr<const Graph> graph,
+                   std::shared_ptr<Compiler> compiler, FunctionOptions options)
     : graph_(std::move(graph)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
@@ -55,15 +57,17 @@ Function::Function(std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler>
 
 Function::~Function() = default;
 
-absl::StatusOr<std::vector<Tensor>> Function::Call(absl::Span<const Tensor> inputs,
-                                                   const CallSignature& call) {
+absl::StatusOr<std::vector<Tensor>> Function::Call(
+    absl::Span<const Tensor> inputs, const CallSignature& call) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
   const GuardTable* table = table_.load(std::memory_order_acquire);
   CacheEntry* entry;
   if (n % kGuardSamplePeriod == 0) {
     auto start = Clock::now();
     entry = table->Lookup(call);
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  Clock::now() - start)
+                  .count();
     if (entry != nullptr) {
       guard_samples_.fetch_add(1, std::memory_order_relaxed);
       guard_ns_total_.fetch_add(ns, std::memory_order_relaxed);
@@ -79,11 +83,12 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(absl::Span<const Tensor> inpu
   return entry->executable->Run(inputs);
 }
 
-absl::StatusOr<std::vector<Tensor>> Function::Miss(absl::Span<const Tensor> inputs,
-                                                   const CallSignature& call) {
+absl::StatusOr<std::vector<Tensor>> Function::Miss(
+    absl::Span<const Tensor> inputs, const CallSignature& call) {
   std::unique_lock<std::mutex> lock(compile_mu_);
   // Another thread may have compiled this specialization while we waited.
-  if (CacheEntry* entry = table_.load(std::memory_order_acquire)->Lookup(call)) {
+  if (CacheEntry* entry =
+          table_.load(std::memory_order_acquire)->Lookup(call)) {
     lock.unlock();
     hits_.fetch_add(1, std::memory_order_relaxed);
     entry->hits.fetch_add(1, std::memory_order_relaxed);
@@ -96,9 +101,11 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(absl::Span<const Tensor> inpu
       failures.push_back(absl::StrCat("0/", e->id, ": ", *why));
     }
   }
-  const std::string reason = failures.empty() ? "first call" : absl::StrJoin(failures, "; ");
+  const std::string reason =
+      failures.empty() ? "first call" : absl::StrJoin(failures, "; ");
   std::optional<std::string> warning;
-  if (!policy_.OnMiss(static_cast<int>(entries_.size()), reason, warning, options_.name)) {
+  if (!policy_.OnMiss(static_cast<int>(entries_.size()), reason, warning,
+                      options_.name)) {
     if (warning) Log(LogTopic::kWarnings, *warning);
     if (fallback_ == nullptr) {
       ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
@@ -110,25 +117,28 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(absl::Span<const Tensor> inpu
   }
   if (!entries_.empty() && LogEnabled(LogTopic::kRecompiles)) {
     Log(LogTopic::kRecompiles,
-        absl::StrCat("Recompiling function ", options_.name,
-                     "\n    triggered by the following guard failure(s):\n    - ",
-                     absl::StrJoin(failures, "\n    - ")));
+        absl::StrCat(
+            "Recompiling function ", options_.name,
+            "\n    triggered by the following guard failure(s):\n    - ",
+            absl::StrJoin(failures, "\n    - ")));
   }
 
   Specialization spec;
   for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
   auto start = Clock::now();
-  ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, compiler_->Compile(graph_, spec));
-  auto entry = std::make_unique<CacheEntry>(static_cast<int>(entries_.size()),
-                                            GuardTree::Static(input_names_, call),
-                                            std::move(executable));
+  ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
+                   compiler_->Compile(graph_, spec));
+  auto entry = std::make_unique<CacheEntry>(
+      static_cast<int>(entries_.size()), GuardTree::Static(input_names_, call),
+      std::move(executable));
   entry->compile_ms = MillisSince(start);
   entry->reason = reason;
   entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1);
   compile_ms_total_ += entry->compile_ms;
   if (LogEnabled(LogTopic::kGuards)) {
-    Log(LogTopic::kGuards, absl::StrCat("GUARDS for ", options_.name, " entry ", entry->id, ":\n",
-                                        entry->guards.Dump()));
+    Log(LogTopic::kGuards,
+        absl::StrCat("GUARDS for ", options_.name, " entry ", entry->id, ":\n",
+                     entry->guards.Dump()));
   }
   CacheEntry* raw = entry.get();
   entries_.push_back(std::move(entry));
@@ -143,10 +153,11 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(absl::Span<const Tensor> inpu
 std::vector<CacheEntry*> Function::EntriesMostRecentFirst() const {
   std::vector<CacheEntry*> out;
   for (const auto& e : entries_) out.push_back(e.get());
-  std::stable_sort(out.begin(), out.end(), [](const CacheEntry* a, const CacheEntry* b) {
-    return a->last_used.load(std::memory_order_relaxed) >
-           b->last_used.load(std::memory_order_relaxed);
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CacheEntry* a, const CacheEntry* b) {
+                     return a->last_used.load(std::memory_order_relaxed) >
+                            b->last_used.load(std::memory_order_relaxed);
+                   });
   return out;
 }
 
@@ -157,7 +168,8 @@ FunctionStats Function::stats() const {
   s.misses = misses_.load();
   s.fallback_calls = fallback_calls_.load();
   const int64_t samples = guard_samples_.load();
-  s.guard_ns_mean = samples ? static_cast<double>(guard_ns_total_.load()) / samples : 0;
+  s.guard_ns_mean =
+      samples ? static_cast<double>(guard_ns_total_.load()) / samples : 0;
   std::lock_guard<std::mutex> lock(compile_mu_);
   s.compiles = static_cast<int64_t>(entries_.size());
   s.recompiles = s.compiles > 0 ? s.compiles - 1 : 0;
@@ -175,7 +187,8 @@ std::string Function::DumpGuards() const {
   std::lock_guard<std::mutex> lock(compile_mu_);
   std::string out;
   for (const CacheEntry* e : EntriesMostRecentFirst()) {
-    absl::StrAppend(&out, "entry ", e->id, " (", e->hits.load(), " hits):\n", e->guards.Dump());
+    absl::StrAppend(&out, "entry ", e->id, " (", e->hits.load(), " hits):\n",
+                    e->guards.Dump());
   }
   return out;
 }
@@ -187,34 +200,43 @@ std::string Function::Explain() const {
   std::string out;
   // What torch._dynamo.explain() prints. One graph and no breaks until graph
   // breaks exist.
-  absl::StrAppend(&out, "Graph Count: 1\nGraph Break Count: 0\nOp Count: ", g.num_ops(),
-                  "\nBreak Reasons:\nOps per Graph:\n  Ops 1:\n");
+  absl::StrAppend(&out, "Graph Count: 1\nGraph Break Count: 0\nOp Count: ",
+                  g.num_ops(), "\nBreak Reasons:\nOps per Graph:\n  Ops 1:\n");
   for (const Node& node : g.nodes()) {
-    if (node.kind == NodeKind::kCallFunction) absl::StrAppend(&out, "    ", node.target, "\n");
+    if (node.kind == NodeKind::kCallFunction)
+      absl::StrAppend(&out, "    ", node.target, "\n");
   }
   absl::StrAppend(&out, "Out Guards:\n");
   for (const CacheEntry* e : EntriesMostRecentFirst()) {
     absl::StrAppend(&out, "  entry ", e->id, ":\n");
-    for (absl::string_view line : absl::StrSplit(e->guards.Dump(), '\n', absl::SkipEmpty())) {
+    for (absl::string_view line :
+         absl::StrSplit(e->guards.Dump(), '\n', absl::SkipEmpty())) {
       absl::StrAppend(&out, "    ", line, "\n");
     }
   }
   absl::StrAppend(&out, "Compile Times:\n");
   for (const auto& e : entries_) {
-    absl::StrAppend(&out, absl::StrFormat("  entry %d: %.3f ms (%s) - %s\n", e->id, e->compile_ms,
-                                          e->executable->Describe(), e->reason));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  entry %d: %.3f ms (%s) - %s\n", e->id, e->compile_ms,
+                        e->executable->Describe(), e->reason));
   }
-  absl::StrAppend(&out, absl::StrFormat(
-                            "Cache: %d entries (recompile_limit %d)%s, backend %s\n",
-                            static_cast<int>(entries_.size()), policy_.limit(),
-                            policy_.run_only() ? ", run-only" : "", compiler_->name()));
-  absl::StrAppend(&out, absl::StrFormat(
-                            "Calls: %d, hits: %d, misses: %d, recompiles: %d, eager fallback: %d\n",
-                            s.calls, s.hits, s.misses, s.recompiles, s.fallback_calls));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "Cache: %d entries (recompile_limit %d)%s, backend %s\n",
+                static_cast<int>(entries_.size()), policy_.limit(),
+                policy_.run_only() ? ", run-only" : "", compiler_->name()));
+  absl::StrAppend(&out, absl::StrFormat("Calls: %d, hits: %d, misses: %d, "
+                                        "recompiles: %d, eager fallback: %d\n",
+                                        s.calls, s.hits, s.misses, s.recompiles,
+                                        s.fallback_calls));
   absl::StrAppend(&out, "Recompile Reasons:\n");
-  for (const std::string& r : policy_.recompile_reasons()) absl::StrAppend(&out, "  ", r, "\n");
-  absl::StrAppend(&out, absl::StrFormat("Guard Check Latency: %.0f ns (mean of sampled hits)\n",
-                                        s.guard_ns_mean));
+  for (const std::string& r : policy_.recompile_reasons())
+    absl::StrAppend(&out, "  ", r, "\n");
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("Guard Check Latency: %.0f ns (mean of sampled hits)\n",
+                      s.guard_ns_mean));
   return out;
 }
 

@@ -28,7 +28,7 @@ struct FunctionStats {
   int64_t fallback_calls = 0;  // eager runs past the recompile limit
   int64_t cache_entries = 0;
   double compile_ms_total = 0;
-  double guard_ns_mean = 0;    // lookup latency, sampled on hits
+  double guard_ns_mean = 0;  // lookup latency, sampled on hits
 };
 
 // A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no
@@ -61,8 +61,8 @@ class Function {
   const std::string& name() const { return options_.name; }
 
  private:
-  Function(std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
-           FunctionOptions options);
+  Function(std::shared_ptr<const Graph> graph,
+           std::shared_ptr<Compiler> compiler, FunctionOptions options);
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call);
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
@@ -79,7 +79,8 @@ class Function {
 
   mutable std::mutex compile_mu_;  // guards everything below
   std::vector<std::unique_ptr<CacheEntry>> entries_;
-  std::vector<std::unique_ptr<GuardTable>> tables_;  // kept: readers may hold old ones
+  std::vector<std::unique_ptr<GuardTable>>
+      tables_;  // kept: readers may hold old ones
   std::unique_ptr<Executable> fallback_;
   RecompilePolicy policy_;
   double compile_ms_total_ = 0;

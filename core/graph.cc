@@ -1,17 +1,22 @@
-#include "absl/strings/string_view.h"
 #include "core/graph.h"
 
+#include "absl/strings/string_view.h"
 #include "core/op_registry.h"
 
 namespace guardjit {
 
 const char* NodeKindName(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kPlaceholder: return "placeholder";
-    case NodeKind::kConstant: return "get_attr";
-    case NodeKind::kCallFunction: return "call_function";
-    case NodeKind::kGetItem: return "call_function";
-    case NodeKind::kOutput: return "output";
+    case NodeKind::kPlaceholder:
+      return "placeholder";
+    case NodeKind::kConstant:
+      return "get_attr";
+    case NodeKind::kCallFunction:
+      return "call_function";
+    case NodeKind::kGetItem:
+      return "call_function";
+    case NodeKind::kOutput:
+      return "output";
   }
   return "?";
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "core/arg_value.h"
 #include "core/tensor.h"
 #include "core/tensor_meta.h"
@@ -31,8 +31,8 @@ const char* NodeKindName(NodeKind kind);  // FX spelling: "call_function", ...
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::kCallFunction;
-  std::string target;          // "aten.add.Tensor"; "getitem"; "output"
-  const OpDef* op = nullptr;   // set for kCallFunction
+  std::string target;         // "aten.add.Tensor"; "getitem"; "output"
+  const OpDef* op = nullptr;  // set for kCallFunction
   // Arguments bound to op->schema: one per schema argument, in schema order,
   // defaults filled in. For getitem: {value, index}; for output: the values.
   std::vector<Arg> args;
@@ -58,7 +58,9 @@ class Graph {
   // Indices of placeholder nodes, in input order.
   const std::vector<int>& inputs() const { return inputs_; }
   const Node& output_node() const { return nodes_.back(); }
-  int num_outputs() const { return static_cast<int>(output_node().args.size()); }
+  int num_outputs() const {
+    return static_cast<int>(output_node().args.size());
+  }
   const Graph* subgraph(const std::string& name) const;
   const std::map<std::string, std::unique_ptr<Graph>>& subgraphs() const {
     return subgraphs_;

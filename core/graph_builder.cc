@@ -1,7 +1,7 @@
-#include "absl/strings/string_view.h"
 #include "core/graph_builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 
@@ -39,7 +39,8 @@ GraphBuilder::GraphBuilder(std::string name, const OpRegistry& registry)
 }
 
 absl::Status GraphBuilder::CheckNewName(const std::string& name) const {
-  if (name.empty()) return absl::InvalidArgumentError("a node has an empty name");
+  if (name.empty())
+    return absl::InvalidArgumentError("a node has an empty name");
   if (outputs_set_) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot add '", name, "' after the outputs were set"));
@@ -143,8 +144,9 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
         schema.type == ArgType::kMemoryFormat) {
       return absl::OkStatus();
     }
-    return ArgError(node, what, absl::StrCat("expected ", ArgTypeName(schema.type),
-                                             ", got None"));
+    return ArgError(
+        node, what,
+        absl::StrCat("expected ", ArgTypeName(schema.type), ", got None"));
   }
   switch (schema.type) {
     case ArgType::kTensor:
@@ -155,8 +157,9 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
       if (!arg.is_list()) return expected("Tensor[]");
       for (const Arg& item : arg.as_list()) {
         if (!item.is_value()) {
-          return ArgError(node, what, absl::StrCat("expected Tensor[] elements, got ",
-                                                   item.kind_name()));
+          return ArgError(node, what,
+                          absl::StrCat("expected Tensor[] elements, got ",
+                                       item.kind_name()));
         }
         RETURN_IF_ERROR(CheckTensorRef(node, what, item));
       }
@@ -187,7 +190,8 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
           arg = Arg::OfDType(*d);
           return absl::OkStatus();
         }
-        return ArgError(node, what, absl::StrCat("unknown dtype '", arg.as_string(), "'"));
+        return ArgError(node, what,
+                        absl::StrCat("unknown dtype '", arg.as_string(), "'"));
       }
       return expected("dtype");
     case ArgType::kDevice:
@@ -197,7 +201,8 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
           arg = Arg::OfDevice(*d);
           return absl::OkStatus();
         }
-        return ArgError(node, what, absl::StrCat("unknown device '", arg.as_string(), "'"));
+        return ArgError(node, what,
+                        absl::StrCat("unknown device '", arg.as_string(), "'"));
       }
       return expected("Device");
     case ArgType::kIntList:
@@ -245,14 +250,18 @@ absl::Status GraphBuilder::BindCall(Node& node, std::vector<Arg> args,
   int max_positional = 0;
   for (const ArgSchema& a : schema.args) max_positional += a.kwarg_only ? 0 : 1;
   if (static_cast<int>(args.size()) > max_positional) {
-    return NodeError(absl::StatusCode::kInvalidArgument, node,
-                     absl::StrCat("takes at most ", max_positional,
-                                  " positional arguments but ", args.size(),
-                                  " were given (schema: ", schema.ToString(), ")"));
+    return NodeError(
+        absl::StatusCode::kInvalidArgument, node,
+        absl::StrCat("takes at most ", max_positional,
+                     " positional arguments but ", args.size(),
+                     " were given (schema: ", schema.ToString(), ")"));
   }
   std::vector<std::optional<Arg>> bound(schema.args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    ASSIGN_OR_RETURN(bound[i], Resolve(node, absl::StrCat("argument '", schema.args[i].name, "'"), args[i]));
+    ASSIGN_OR_RETURN(
+        bound[i],
+        Resolve(node, absl::StrCat("argument '", schema.args[i].name, "'"),
+                args[i]));
   }
   for (auto& [name, value] : kwargs) {
     int index = schema.ArgIndex(name);
@@ -262,10 +271,13 @@ absl::Status GraphBuilder::BindCall(Node& node, std::vector<Arg> args,
                                     "' (schema: ", schema.ToString(), ")"));
     }
     if (bound[index].has_value()) {
-      return NodeError(absl::StatusCode::kInvalidArgument, node,
-                       absl::StrCat("got multiple values for argument '", name, "'"));
+      return NodeError(
+          absl::StatusCode::kInvalidArgument, node,
+          absl::StrCat("got multiple values for argument '", name, "'"));
     }
-    ASSIGN_OR_RETURN(bound[index], Resolve(node, absl::StrCat("argument '", name, "'"), value));
+    ASSIGN_OR_RETURN(
+        bound[index],
+        Resolve(node, absl::StrCat("argument '", name, "'"), value));
   }
   node.args.clear();
   for (size_t i = 0; i < schema.args.size(); ++i) {
@@ -303,16 +315,18 @@ absl::StatusOr<ValueRef> GraphBuilder::AddNode(std::string name,
     }
     ASSIGN_OR_RETURN(Arg source, Resolve(node, "argument 0", args[0]));
     if (!source.is_value()) {
-      return ArgError(node, "0", absl::StrCat("expected a node, got ", source.kind_name()));
+      return ArgError(
+          node, "0", absl::StrCat("expected a node, got ", source.kind_name()));
     }
     const Node& producer = graph_->nodes_[source.as_value().node];
     int64_t index = args[1].as_int();
     int n = producer.num_outputs;
     if (n == 1 || index < 0 || (n > 0 && index >= n)) {
-      return ArgError(node, "1",
-                      absl::StrCat("index ", index, " out of range for '",
-                                   producer.name, "', which returns ",
-                                   n < 0 ? "a list" : absl::StrCat(n, " value(s)")));
+      return ArgError(
+          node, "1",
+          absl::StrCat("index ", index, " out of range for '", producer.name,
+                       "', which returns ",
+                       n < 0 ? "a list" : absl::StrCat(n, " value(s)")));
     }
     node.args = {source, args[1]};
   } else {
@@ -323,7 +337,8 @@ absl::StatusOr<ValueRef> GraphBuilder::AddNode(std::string name,
                        absl::StrCat("unknown target '", node.target, "'"));
     }
     RETURN_IF_ERROR(BindCall(node, std::move(args), std::move(kwargs)));
-    node.num_outputs = node.op->schema.returns_list ? -1 : node.op->schema.num_returns;
+    node.num_outputs =
+        node.op->schema.returns_list ? -1 : node.op->schema.num_returns;
   }
   int index = static_cast<int>(graph_->nodes_.size());
   graph_->index_[node.name] = index;
@@ -334,9 +349,11 @@ absl::StatusOr<ValueRef> GraphBuilder::AddNode(std::string name,
 absl::Status GraphBuilder::AddSubgraph(std::string name,
                                        std::unique_ptr<Graph> graph) {
   if (graph == nullptr) return absl::InvalidArgumentError("subgraph is null");
-  auto [it, inserted] = graph_->subgraphs_.try_emplace(std::move(name), std::move(graph));
+  auto [it, inserted] =
+      graph_->subgraphs_.try_emplace(std::move(name), std::move(graph));
   if (!inserted) {
-    return absl::InvalidArgumentError(absl::StrCat("duplicate subgraph '", it->first, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("duplicate subgraph '", it->first, "'"));
   }
   return absl::OkStatus();
 }
@@ -356,9 +373,9 @@ absl::Status GraphBuilder::SetOutputs(std::vector<Arg> outputs) {
     std::string what = absl::StrCat("output ", i);
     ASSIGN_OR_RETURN(Arg out, Resolve(node, what, outputs[i]));
     if (!out.is_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "graph '", graph_->name_, "': ", what, " must refer to a value, got ",
-          out.kind_name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph '", graph_->name_, "': ", what,
+                       " must refer to a value, got ", out.kind_name()));
     }
     RETURN_IF_ERROR(CheckTensorRef(node, what, out));
     node.args.push_back(std::move(out));

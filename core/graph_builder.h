@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/graph.h"
 #include "core/op_registry.h"
 
@@ -48,7 +48,8 @@ class GraphBuilder {
   absl::StatusOr<Arg> Resolve(const Node& node, absl::string_view what,
                               const Arg& arg) const;
   absl::Status BindCall(Node& node, std::vector<Arg> args, Kwargs kwargs) const;
-  absl::Status CheckArg(const Node& node, const ArgSchema& schema, Arg& arg) const;
+  absl::Status CheckArg(const Node& node, const ArgSchema& schema,
+                        Arg& arg) const;
   absl::Status CheckTensorRef(const Node& node, absl::string_view what,
                               const Arg& arg) const;
 

@@ -18,31 +18,50 @@ namespace {
 
 absl::StatusOr<DType> FromProtoDType(proto::DType d, absl::string_view what) {
   switch (d) {
-    case proto::FLOAT32: return DType::kFloat32;
-    case proto::FLOAT64: return DType::kFloat64;
-    case proto::FLOAT16: return DType::kFloat16;
-    case proto::BFLOAT16: return DType::kBFloat16;
-    case proto::INT8: return DType::kInt8;
-    case proto::UINT8: return DType::kUInt8;
-    case proto::INT16: return DType::kInt16;
-    case proto::INT32: return DType::kInt32;
-    case proto::INT64: return DType::kInt64;
-    case proto::BOOL: return DType::kBool;
+    case proto::FLOAT32:
+      return DType::kFloat32;
+    case proto::FLOAT64:
+      return DType::kFloat64;
+    case proto::FLOAT16:
+      return DType::kFloat16;
+    case proto::BFLOAT16:
+      return DType::kBFloat16;
+    case proto::INT8:
+      return DType::kInt8;
+    case proto::UINT8:
+      return DType::kUInt8;
+    case proto::INT16:
+      return DType::kInt16;
+    case proto::INT32:
+      return DType::kInt32;
+    case proto::INT64:
+      return DType::kInt64;
+    case proto::BOOL:
+      return DType::kBool;
     default:
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": dtype is unspecified or unknown (", static_cast<int>(d), ")"));
+          absl::StrCat(what, ": dtype is unspecified or unknown (",
+                       static_cast<int>(d), ")"));
   }
 }
 
-absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a, absl::string_view what) {
+absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a,
+                                 absl::string_view what) {
   switch (a.value_case()) {
-    case proto::Argument::kRef: return Arg::Ref(a.ref());
-    case proto::Argument::kI: return Arg::Int(a.i());
-    case proto::Argument::kF: return Arg::Float(a.f());
-    case proto::Argument::kB: return Arg::Bool(a.b());
-    case proto::Argument::kS: return Arg::String(a.s());
-    case proto::Argument::kNone: return Arg::None();
-    case proto::Argument::kSubgraph: return Arg::Subgraph(a.subgraph());
+    case proto::Argument::kRef:
+      return Arg::Ref(a.ref());
+    case proto::Argument::kI:
+      return Arg::Int(a.i());
+    case proto::Argument::kF:
+      return Arg::Float(a.f());
+    case proto::Argument::kB:
+      return Arg::Bool(a.b());
+    case proto::Argument::kS:
+      return Arg::String(a.s());
+    case proto::Argument::kNone:
+      return Arg::None();
+    case proto::Argument::kSubgraph:
+      return Arg::Subgraph(a.subgraph());
     case proto::Argument::kDtype: {
       ASSIGN_OR_RETURN(DType d, FromProtoDType(a.dtype(), what));
       return Arg::OfDType(d);
@@ -58,7 +77,9 @@ absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a, absl::string_view wha
     case proto::Argument::kList: {
       Arg::List items;
       for (int i = 0; i < a.list().items_size(); ++i) {
-        ASSIGN_OR_RETURN(Arg item, FromProtoArg(a.list().items(i), absl::StrCat(what, "[", i, "]")));
+        ASSIGN_OR_RETURN(
+            Arg item,
+            FromProtoArg(a.list().items(i), absl::StrCat(what, "[", i, "]")));
         items.push_back(std::move(item));
       }
       return Arg::OfList(std::move(items));
@@ -73,11 +94,12 @@ absl::StatusOr<std::string> ReadExternal(const proto::ExternalData& ext,
                                          const std::string& dir,
                                          absl::string_view what) {
   std::filesystem::path path(ext.path());
-  if (path.is_relative() && !dir.empty()) path = std::filesystem::path(dir) / path;
+  if (path.is_relative() && !dir.empty())
+    path = std::filesystem::path(dir) / path;
   std::ifstream file(path, std::ios::binary);
   if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat(what, ": cannot open external data '", path.string(), "'"));
+    return absl::NotFoundError(absl::StrCat(
+        what, ": cannot open external data '", path.string(), "'"));
   }
   if (ext.offset() < 0 || ext.length() < 0) {
     return absl::InvalidArgumentError(
@@ -95,47 +117,55 @@ absl::StatusOr<std::string> ReadExternal(const proto::ExternalData& ext,
 }
 
 absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
-                                     const GraphLoadOptions& options) {
+                                    const GraphLoadOptions& options) {
   std::string what = absl::StrCat("constant '", c.name(), "'");
   ASSIGN_OR_RETURN(DType dtype, FromProtoDType(c.dtype(), what));
   Shape sizes(c.sizes().begin(), c.sizes().end());
   auto numel = CheckedNumel(sizes);
   if (!numel.ok()) {
-    return absl::Status(numel.status().code(), absl::StrCat(what, ": ", numel.status().message()));
+    return absl::Status(numel.status().code(),
+                        absl::StrCat(what, ": ", numel.status().message()));
   }
   int64_t expected;
-  if (__builtin_mul_overflow(*numel, static_cast<int64_t>(ItemSize(dtype)), &expected)) {
-    return absl::OutOfRangeError(absl::StrCat(what, ": byte size overflows int64"));
+  if (__builtin_mul_overflow(*numel, static_cast<int64_t>(ItemSize(dtype)),
+                             &expected)) {
+    return absl::OutOfRangeError(
+        absl::StrCat(what, ": byte size overflows int64"));
   }
   std::string external;
   const std::string* bytes = &c.data();
   if (c.payload_case() == proto::Constant::kExternal) {
     if (c.external().length() != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": external data length ", c.external().length(), " does not match ",
-          DTypeName(dtype), absl::StrCat("[", absl::StrJoin(sizes, ", "), "]"), " (",
-          expected, " bytes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": external data length ", c.external().length(),
+                       " does not match ", DTypeName(dtype),
+                       absl::StrCat("[", absl::StrJoin(sizes, ", "), "]"), " (",
+                       expected, " bytes)"));
     }
-    ASSIGN_OR_RETURN(external, ReadExternal(c.external(), options.external_data_dir, what));
+    ASSIGN_OR_RETURN(
+        external, ReadExternal(c.external(), options.external_data_dir, what));
     bytes = &external;
   }
   if (static_cast<int64_t>(bytes->size()) != expected) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ", bytes->size(), " bytes of data, expected ", expected, " for ",
-        DTypeName(dtype), "[", absl::StrJoin(sizes, ", "), "]"));
+        what, ": ", bytes->size(), " bytes of data, expected ", expected,
+        " for ", DTypeName(dtype), "[", absl::StrJoin(sizes, ", "), "]"));
   }
   auto tensor = Tensor::Empty(dtype, sizes);
   if (!tensor.ok()) {
-    return absl::Status(tensor.status().code(), absl::StrCat(what, ": ", tensor.status().message()));
+    return absl::Status(tensor.status().code(),
+                        absl::StrCat(what, ": ", tensor.status().message()));
   }
-  if (!bytes->empty()) std::memcpy(tensor->data(), bytes->data(), bytes->size());
+  if (!bytes->empty())
+    std::memcpy(tensor->data(), bytes->data(), bytes->size());
   return tensor;
 }
 
 class CollectErrors : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
-    errors_.push_back(absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message));
+    errors_.push_back(absl::StrCat("line ", line + 1, ", column ", column + 1,
+                                   ": ", message));
   }
   void AddWarning(int, int, const std::string&) override {}
   std::string ToString() const { return absl::StrJoin(errors_, "; "); }
@@ -146,10 +176,11 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
-                                                 const GraphLoadOptions& options) {
-  GraphBuilder builder(graph.name().empty() ? "graph" : graph.name(),
-                       options.registry ? *options.registry : OpRegistry::Global());
+absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
+    const proto::Graph& graph, const GraphLoadOptions& options) {
+  GraphBuilder builder(
+      graph.name().empty() ? "graph" : graph.name(),
+      options.registry ? *options.registry : OpRegistry::Global());
   // Subgraphs first, so control-flow nodes can name them. Sorted for
   // deterministic error messages.
   std::vector<std::string> names;
@@ -158,8 +189,9 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
   for (const std::string& name : names) {
     auto sub = LoadGraph(graph.subgraphs().at(name), options);
     if (!sub.ok()) {
-      return absl::Status(sub.status().code(),
-                          absl::StrCat("subgraph '", name, "': ", sub.status().message()));
+      return absl::Status(
+          sub.status().code(),
+          absl::StrCat("subgraph '", name, "': ", sub.status().message()));
     }
     RETURN_IF_ERROR(builder.AddSubgraph(name, *std::move(sub)));
   }
@@ -167,8 +199,10 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
     std::optional<TensorMeta> meta;
     if (p.has_meta() && p.meta().dtype() != proto::DTYPE_UNSPECIFIED) {
       ASSIGN_OR_RETURN(DType d, FromProtoDType(p.meta().dtype(),
-                                               absl::StrCat("placeholder '", p.name(), "'")));
-      meta = TensorMeta{d, Shape(p.meta().sizes().begin(), p.meta().sizes().end())};
+                                               absl::StrCat("placeholder '",
+                                                            p.name(), "'")));
+      meta = TensorMeta{
+          d, Shape(p.meta().sizes().begin(), p.meta().sizes().end())};
     }
     RETURN_IF_ERROR(builder.AddPlaceholder(p.name(), std::move(meta)).status());
   }
@@ -179,22 +213,30 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
   for (const proto::Node& n : graph.nodes()) {
     std::vector<Arg> args;
     for (int i = 0; i < n.args_size(); ++i) {
-      ASSIGN_OR_RETURN(Arg a, FromProtoArg(n.args(i), absl::StrCat("node '", n.name(), "': argument ", i)));
+      ASSIGN_OR_RETURN(
+          Arg a, FromProtoArg(n.args(i), absl::StrCat("node '", n.name(),
+                                                      "': argument ", i)));
       args.push_back(std::move(a));
     }
     // Protobuf maps are unordered; sort kwargs so printing is stable.
     Kwargs kwargs;
     for (const auto& [name, value] : n.kwargs()) {
-      ASSIGN_OR_RETURN(Arg a, FromProtoArg(value, absl::StrCat("node '", n.name(), "': argument '", name, "'")));
+      ASSIGN_OR_RETURN(
+          Arg a, FromProtoArg(value, absl::StrCat("node '", n.name(),
+                                                  "': argument '", name, "'")));
       kwargs.emplace_back(name, std::move(a));
     }
     std::sort(kwargs.begin(), kwargs.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    RETURN_IF_ERROR(builder.AddNode(n.name(), n.target(), std::move(args), std::move(kwargs)).status());
+    RETURN_IF_ERROR(
+        builder
+            .AddNode(n.name(), n.target(), std::move(args), std::move(kwargs))
+            .status());
   }
   std::vector<Arg> outputs;
   for (int i = 0; i < graph.outputs_size(); ++i) {
-    ASSIGN_OR_RETURN(Arg a, FromProtoArg(graph.outputs(i), absl::StrCat("output ", i)));
+    ASSIGN_OR_RETURN(
+        Arg a, FromProtoArg(graph.outputs(i), absl::StrCat("output ", i)));
     outputs.push_back(std::move(a));
   }
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
@@ -204,7 +246,8 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
 absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
     absl::string_view bytes, const GraphLoadOptions& options) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return absl::InvalidArgumentError("graph protobuf larger than 2 GiB; use external data");
+    return absl::InvalidArgumentError(
+        "graph protobuf larger than 2 GiB; use external data");
   }
   proto::Graph graph;
   if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -230,11 +273,13 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromText(
 absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromFile(
     const std::string& path, GraphLoadOptions options) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  if (!file)
+    return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
   std::stringstream content;
   content << file.rdbuf();
   if (options.external_data_dir.empty()) {
-    options.external_data_dir = std::filesystem::path(path).parent_path().string();
+    options.external_data_dir =
+        std::filesystem::path(path).parent_path().string();
   }
   const std::string ext = std::filesystem::path(path).extension().string();
   auto graph = (ext == ".pbtxt" || ext == ".txt")

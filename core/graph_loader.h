@@ -23,8 +23,8 @@ struct GraphLoadOptions {
 // graph.proto) through GraphBuilder, so every error names its node:
 // INVALID_ARGUMENT for malformed graphs, UNIMPLEMENTED for unknown targets,
 // NOT_FOUND / DATA_LOSS for external data that is missing or short.
-absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(const proto::Graph& graph,
-                                                 const GraphLoadOptions& options);
+absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
+    const proto::Graph& graph, const GraphLoadOptions& options);
 // From serialized binary protobuf.
 absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
     absl::string_view bytes, const GraphLoadOptions& options);

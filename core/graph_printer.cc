@@ -35,8 +35,9 @@ std::string FormatArg(const Graph& graph, const Arg& a) {
   if (a.is_dtype()) return absl::StrCat("torch.", DTypeName(a.as_dtype()));
   if (a.is_device()) {
     const Device& d = a.as_device();
-    return d.is_cpu() ? "device(type='cpu')"
-                      : absl::StrCat("device(type='cuda', index=", d.index, ")");
+    return d.is_cpu()
+               ? "device(type='cpu')"
+               : absl::StrCat("device(type='cuda', index=", d.index, ")");
   }
   if (a.is_name_ref()) return a.as_name_ref();
   if (a.is_value()) return graph.node(a.as_value().node).name;
@@ -53,7 +54,8 @@ std::string FormatTabular(const Graph& graph) {
     Row row;
     row[0] = NodeKindName(node.kind);
     row[1] = node.name;
-    row[2] = node.kind == NodeKind::kGetItem ? "<built-in function getitem>" : node.target;
+    row[2] = node.kind == NodeKind::kGetItem ? "<built-in function getitem>"
+                                             : node.target;
     switch (node.kind) {
       case NodeKind::kPlaceholder:
       case NodeKind::kConstant:
@@ -66,7 +68,9 @@ std::string FormatTabular(const Graph& graph) {
                      : absl::StrCat("(", FormatTuple(graph, node.args), ",)");
         break;
       default:
-        row[3] = node.written_args.empty() ? "()" : FormatTuple(graph, node.written_args);
+        row[3] = node.written_args.empty()
+                     ? "()"
+                     : FormatTuple(graph, node.written_args);
     }
     std::vector<std::string> kwargs;
     for (const auto& [name, value] : node.written_kwargs) {

@@ -7,7 +7,8 @@ namespace {
 
 constexpr int kMaxRank = 64;
 
-void StaticDims(const GuardTree& guards, std::vector<int>& sizes, std::vector<int>& strides) {
+void StaticDims(const GuardTree& guards, std::vector<int>& sizes,
+                std::vector<int>& strides) {
   for (size_t i = 0; i < guards.tensors().size(); ++i) {
     const TensorGuard& t = guards.tensors()[i];
     for (int d = 0; d < t.rank(); ++d) {
@@ -17,17 +18,23 @@ void StaticDims(const GuardTree& guards, std::vector<int>& sizes, std::vector<in
   }
 }
 
-uint64_t HashGuardValues(const GuardTree& guards, const std::vector<int>& size_dims,
+uint64_t HashGuardValues(const GuardTree& guards,
+                         const std::vector<int>& size_dims,
                          const std::vector<int>& stride_dims) {
   uint64_t h = 0;
-  for (int k : size_dims) h = HashMix(h, static_cast<uint64_t>(*guards.tensors()[k / kMaxRank].sizes[k % kMaxRank]));
-  for (int k : stride_dims) h = HashMix(h, static_cast<uint64_t>(*guards.tensors()[k / kMaxRank].strides[k % kMaxRank]));
+  for (int k : size_dims)
+    h = HashMix(h, static_cast<uint64_t>(
+                       *guards.tensors()[k / kMaxRank].sizes[k % kMaxRank]));
+  for (int k : stride_dims)
+    h = HashMix(h, static_cast<uint64_t>(
+                       *guards.tensors()[k / kMaxRank].strides[k % kMaxRank]));
   return h;
 }
 
 }  // namespace
 
-GuardTable::GuardTable(std::vector<CacheEntry*> entries) : entries_(std::move(entries)) {
+GuardTable::GuardTable(std::vector<CacheEntry*> entries)
+    : entries_(std::move(entries)) {
   for (CacheEntry* e : entries_) {
     std::vector<int> size_dims, stride_dims;
     StaticDims(e->guards, size_dims, stride_dims);
@@ -40,15 +47,19 @@ GuardTable::GuardTable(std::vector<CacheEntry*> entries) : entries_(std::move(en
       groups.push_back(Group{size_dims, stride_dims, {}});
       group = &groups.back();
     }
-    group->by_values[HashGuardValues(e->guards, size_dims, stride_dims)].push_back(e);
+    group->by_values[HashGuardValues(e->guards, size_dims, stride_dims)]
+        .push_back(e);
   }
 }
 
 uint64_t GuardTable::HashValues(const Group& group, const CallSignature& call) {
   uint64_t h = 0;
-  for (int k : group.size_dims) h = HashMix(h, static_cast<uint64_t>(call.inputs[k / kMaxRank].sizes[k % kMaxRank]));
+  for (int k : group.size_dims)
+    h = HashMix(h, static_cast<uint64_t>(
+                       call.inputs[k / kMaxRank].sizes[k % kMaxRank]));
   for (int k : group.stride_dims) {
-    h = HashMix(h, static_cast<uint64_t>(call.inputs[k / kMaxRank].strides[k % kMaxRank]));
+    h = HashMix(h, static_cast<uint64_t>(
+                       call.inputs[k / kMaxRank].strides[k % kMaxRank]));
   }
   return h;
 }
@@ -78,7 +89,8 @@ CacheEntry* GuardTable::Lookup(const CallSignature& call) const {
     if (candidates == group.by_values.end()) continue;
     for (CacheEntry* e : candidates->second) {
       uint64_t tick = e->last_used.load(std::memory_order_relaxed);
-      if ((best == nullptr || tick > best_tick) && e->guards.CheckWithAliasing(call, alias_of)) {
+      if ((best == nullptr || tick > best_tick) &&
+          e->guards.CheckWithAliasing(call, alias_of)) {
         best = e;
         best_tick = tick;
       }

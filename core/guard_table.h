@@ -30,7 +30,8 @@ class GuardTable {
  private:
   // Entries sharing a static key and the same set of static dims.
   struct Group {
-    std::vector<int> size_dims;    // flattened (input, dim) pairs, as input*64+dim
+    std::vector<int>
+        size_dims;  // flattened (input, dim) pairs, as input*64+dim
     std::vector<int> stride_dims;
     absl::flat_hash_map<uint64_t, std::vector<CacheEntry*>> by_values;
   };

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/hash_mix.h"
 #include "absl/strings/str_join.h"
+#include "core/hash_mix.h"
 
 namespace guardjit {
 namespace {
@@ -12,10 +12,13 @@ namespace {
 uint64_t Mix(uint64_t h, uint64_t v) { return HashMix(h, v); }
 
 // What TENSOR_MATCH checks exactly in every entry, packed into one word.
-uint64_t InputKey(DType dtype, const Device& device, bool requires_grad, int rank) {
-  return static_cast<uint64_t>(dtype) | (static_cast<uint64_t>(device.type) << 8) |
+uint64_t InputKey(DType dtype, const Device& device, bool requires_grad,
+                  int rank) {
+  return static_cast<uint64_t>(dtype) |
+         (static_cast<uint64_t>(device.type) << 8) |
          (static_cast<uint64_t>(static_cast<uint32_t>(device.index)) << 16) |
-         (static_cast<uint64_t>(requires_grad) << 32) | (static_cast<uint64_t>(rank) << 40);
+         (static_cast<uint64_t>(requires_grad) << 32) |
+         (static_cast<uint64_t>(rank) << 40);
 }
 
 std::string OptionalList(const std::vector<std::optional<int64_t>>& dims) {
@@ -30,7 +33,9 @@ const char* PyBool(bool b) { return b ? "True" : "False"; }
 
 GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
                      std::vector<int> alias_of)
-    : ambient_(ambient), tensors_(std::move(tensors)), alias_of_(std::move(alias_of)) {
+    : ambient_(ambient),
+      tensors_(std::move(tensors)),
+      alias_of_(std::move(alias_of)) {
   uint64_t h = Mix(0, ambient_.Bits());
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
@@ -40,7 +45,8 @@ GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
   static_key_ = h;
 }
 
-uint64_t GuardTree::StaticKeyOf(const CallSignature& call, absl::Span<const int> alias_of) {
+uint64_t GuardTree::StaticKeyOf(const CallSignature& call,
+                                absl::Span<const int> alias_of) {
   uint64_t h = Mix(0, call.ambient.Bits());
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const InputView& v = call.inputs[i];
@@ -92,49 +98,59 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
     }
   }
   // An empty span means the caller checks aliasing itself (Check()).
-  return alias_of.empty() || std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin());
+  return alias_of.empty() ||
+         std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin());
 }
 
-std::optional<std::string> GuardTree::FailureReason(const CallSignature& call) const {
+std::optional<std::string> GuardTree::FailureReason(
+    const CallSignature& call) const {
   if (call.ambient.grad_mode != ambient_.grad_mode) {
     return absl::StrCat("GLOBAL_STATE changed: grad_mode. expected ",
-                        PyBool(ambient_.grad_mode), ", actual ", PyBool(call.ambient.grad_mode));
+                        PyBool(ambient_.grad_mode), ", actual ",
+                        PyBool(call.ambient.grad_mode));
   }
-  if (call.ambient.deterministic_algorithms != ambient_.deterministic_algorithms) {
-    return absl::StrCat("GLOBAL_STATE changed: deterministic_algorithms. expected ",
-                        PyBool(ambient_.deterministic_algorithms), ", actual ",
-                        PyBool(call.ambient.deterministic_algorithms));
+  if (call.ambient.deterministic_algorithms !=
+      ambient_.deterministic_algorithms) {
+    return absl::StrCat(
+        "GLOBAL_STATE changed: deterministic_algorithms. expected ",
+        PyBool(ambient_.deterministic_algorithms), ", actual ",
+        PyBool(call.ambient.deterministic_algorithms));
   }
   if (!(call.ambient.default_device == ambient_.default_device)) {
-    return absl::StrCat("DEFAULT_DEVICE changed. expected ", ambient_.default_device.ToString(),
-                        ", actual ", call.ambient.default_device.ToString());
+    return absl::StrCat("DEFAULT_DEVICE changed. expected ",
+                        ambient_.default_device.ToString(), ", actual ",
+                        call.ambient.default_device.ToString());
   }
   if (call.inputs.size() != tensors_.size()) {
-    return absl::StrCat("expected ", tensors_.size(), " inputs, got ", call.inputs.size());
+    return absl::StrCat("expected ", tensors_.size(), " inputs, got ",
+                        call.inputs.size());
   }
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
     const InputView& v = call.inputs[i];
     const std::string who = absl::StrCat("tensor '", t.name, "'");
     if (v.dtype != t.dtype) {
-      return absl::StrCat(who, " dtype mismatch. expected ", DTypeName(t.dtype), ", actual ",
-                          DTypeName(v.dtype));
+      return absl::StrCat(who, " dtype mismatch. expected ", DTypeName(t.dtype),
+                          ", actual ", DTypeName(v.dtype));
     }
     if (!(v.device == t.device)) {
-      return absl::StrCat(who, " device mismatch. expected ", t.device.ToString(), ", actual ",
+      return absl::StrCat(who, " device mismatch. expected ",
+                          t.device.ToString(), ", actual ",
                           v.device.ToString());
     }
     if (v.requires_grad != t.requires_grad) {
-      return absl::StrCat(who, " requires_grad mismatch. expected requires_grad=",
+      return absl::StrCat(who,
+                          " requires_grad mismatch. expected requires_grad=",
                           t.requires_grad ? 1 : 0);
     }
     if (v.rank != t.rank()) {
-      return absl::StrCat(who, " rank mismatch. expected ", t.rank(), ", actual ", v.rank);
+      return absl::StrCat(who, " rank mismatch. expected ", t.rank(),
+                          ", actual ", v.rank);
     }
     for (int d = 0; d < v.rank; ++d) {
       if (t.sizes[d] && *t.sizes[d] != v.sizes[d]) {
-        return absl::StrCat(who, " size mismatch at index ", d, ". expected ", *t.sizes[d],
-                            ", actual ", v.sizes[d]);
+        return absl::StrCat(who, " size mismatch at index ", d, ". expected ",
+                            *t.sizes[d], ", actual ", v.sizes[d]);
       }
     }
     for (int d = 0; d < v.rank; ++d) {
@@ -149,10 +165,12 @@ std::optional<std::string> GuardTree::FailureReason(const CallSignature& call) c
   for (size_t i = 0; i < alias_of.size(); ++i) {
     if (alias_of[i] == alias_of_[i]) continue;
     if (alias_of[i] != static_cast<int>(i)) {
-      return absl::StrCat("Duplicate tensors found: '", tensors_[alias_of[i]].name, "' and '",
+      return absl::StrCat("Duplicate tensors found: '",
+                          tensors_[alias_of[i]].name, "' and '",
                           tensors_[i].name, "' (NO_TENSOR_ALIASING)");
     }
-    return absl::StrCat("tensor '", tensors_[i].name, "' is no longer the same tensor as '",
+    return absl::StrCat("tensor '", tensors_[i].name,
+                        "' is no longer the same tensor as '",
                         tensors_[alias_of_[i]].name, "'");
   }
   return std::nullopt;
@@ -172,15 +190,18 @@ std::string GuardTree::Dump() const {
                   PyBool(ambient_.deterministic_algorithms), ")\n");
   std::vector<std::string> distinct;
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    if (alias_of_[i] == static_cast<int>(i)) distinct.push_back(tensors_[i].name);
+    if (alias_of_[i] == static_cast<int>(i))
+      distinct.push_back(tensors_[i].name);
   }
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
-    absl::StrAppend(&out, "| +- GuardManager: source=", t.name, ", accessed_by=InputAccessor(", i,
-                    ")\n");
-    absl::StrAppend(&out, "| | +- TENSOR_MATCH: check_tensor(", t.name, ", torch.",
-                    DTypeName(t.dtype), ", device=", t.device.ToString(),
-                    ", requires_grad=", PyBool(t.requires_grad), ", size=", OptionalList(t.sizes),
+    absl::StrAppend(&out, "| +- GuardManager: source=", t.name,
+                    ", accessed_by=InputAccessor(", i, ")\n");
+    absl::StrAppend(&out, "| | +- TENSOR_MATCH: check_tensor(", t.name,
+                    ", torch.", DTypeName(t.dtype),
+                    ", device=", t.device.ToString(),
+                    ", requires_grad=", PyBool(t.requires_grad),
+                    ", size=", OptionalList(t.sizes),
                     ", stride=", OptionalList(t.strides), ")\n");
     if (alias_of_[i] != static_cast<int>(i)) {
       absl::StrAppend(&out, "| | +- DUPLICATE_INPUT: ", t.name, " is ",

@@ -43,7 +43,8 @@ class GuardTree {
   bool Check(const CallSignature& call) const;
   // Check() with the call's aliasing already computed (ComputeAliasing), so a
   // lookup trying several entries computes it once.
-  bool CheckWithAliasing(const CallSignature& call, absl::Span<const int> alias_of) const;
+  bool CheckWithAliasing(const CallSignature& call,
+                         absl::Span<const int> alias_of) const;
 
   // The first failing guard in Dynamo's words ("tensor 'x' size mismatch at
   // index 0. expected 3, actual 2"), or nullopt if every guard passes.
@@ -56,7 +57,8 @@ class GuardTree {
   // per input dtype, device, requires_grad, rank, aliasing): entries that
   // could accept a call share it, so lookup only looks at those.
   uint64_t StaticKey() const { return static_key_; }
-  static uint64_t StaticKeyOf(const CallSignature& call, absl::Span<const int> alias_of);
+  static uint64_t StaticKeyOf(const CallSignature& call,
+                              absl::Span<const int> alias_of);
 
   const AmbientState& ambient() const { return ambient_; }
   const std::vector<TensorGuard>& tensors() const { return tensors_; }

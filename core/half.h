@@ -27,10 +27,12 @@ inline uint16_t FloatToHalfBits(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+    return static_cast<uint16_t>(sign | 0x7c00u |
+                                 (abs > 0x7f800000u ? 0x200u : 0u));
   }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow
-  if (abs < 0x38800000u) {  // subnormal or zero in half
+  if (abs >= 0x477ff000u)
+    return static_cast<uint16_t>(sign | 0x7c00u);  // overflow
+  if (abs < 0x38800000u) {                         // subnormal or zero in half
     // Scale so that the half subnormal unit becomes 1 and let float rounding
     // (round-to-nearest-even) do the work.
     float scaled = BitsToFloat(abs) * 16777216.0f;  // 2^24
@@ -56,7 +58,8 @@ inline float HalfBitsToFloat(uint16_t h) {
 
 inline uint16_t FloatToBFloat16Bits(float f) {
   uint32_t x = FloatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);
   uint32_t rounding_bias = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding_bias) >> 16);
 }
@@ -68,7 +71,8 @@ inline float BFloat16BitsToFloat(uint16_t b) {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) : bits(FloatToHalfBits(f)) {}  // NOLINT: implicit like c10::Half
+  Half(float f)
+      : bits(FloatToHalfBits(f)) {}  // NOLINT: implicit like c10::Half
   operator float() const { return HalfBitsToFloat(bits); }  // NOLINT
   static Half FromBits(uint16_t b) {
     Half h;
@@ -80,7 +84,7 @@ struct Half {
 struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
-  BFloat16(float f) : bits(FloatToBFloat16Bits(f)) {}  // NOLINT
+  BFloat16(float f) : bits(FloatToBFloat16Bits(f)) {}           // NOLINT
   operator float() const { return BFloat16BitsToFloat(bits); }  // NOLINT
   static BFloat16 FromBits(uint16_t b) {
     BFloat16 h;

@@ -46,11 +46,16 @@ Sink& GlobalSink() {
 
 const char* TopicName(LogTopic t) {
   switch (t) {
-    case LogTopic::kGuards: return "guards";
-    case LogTopic::kRecompiles: return "recompiles";
-    case LogTopic::kGraphBreaks: return "graph_breaks";
-    case LogTopic::kCodegen: return "codegen";
-    case LogTopic::kWarnings: return "warning";
+    case LogTopic::kGuards:
+      return "guards";
+    case LogTopic::kRecompiles:
+      return "recompiles";
+    case LogTopic::kGraphBreaks:
+      return "graph_breaks";
+    case LogTopic::kCodegen:
+      return "codegen";
+    case LogTopic::kWarnings:
+      return "warning";
   }
   return "?";
 }

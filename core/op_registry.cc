@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "core/op_registry.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/ops/register_ops.h"
 #include "core/status_macros.h"
 
@@ -28,7 +28,8 @@ const OpRegistry& OpRegistry::Global() {
 
 absl::Status OpRegistry::Register(absl::string_view schema_text, MetaFn meta) {
   ASSIGN_OR_RETURN(OpSchema schema, ParseOpSchema(schema_text));
-  return RegisterWithTarget(schema.QualifiedName(), schema_text, std::move(meta));
+  return RegisterWithTarget(schema.QualifiedName(), schema_text,
+                            std::move(meta));
 }
 
 absl::Status OpRegistry::RegisterWithTarget(absl::string_view target,
@@ -41,7 +42,8 @@ absl::Status OpRegistry::RegisterWithTarget(absl::string_view target,
   def->meta = std::move(meta);
   auto [it, inserted] = ops_.try_emplace(def->target, std::move(def));
   if (!inserted) {
-    return absl::AlreadyExistsError(absl::StrCat("op '", target, "' registered twice"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("op '", target, "' registered twice"));
   }
   return absl::OkStatus();
 }
@@ -54,8 +56,9 @@ const OpDef* OpRegistry::Find(absl::string_view target) const {
 std::vector<const OpDef*> OpRegistry::All() const {
   std::vector<const OpDef*> all;
   for (const auto& [name, def] : ops_) all.push_back(def.get());
-  std::sort(all.begin(), all.end(),
-            [](const OpDef* a, const OpDef* b) { return a->target < b->target; });
+  std::sort(all.begin(), all.end(), [](const OpDef* a, const OpDef* b) {
+    return a->target < b->target;
+  });
   return all;
 }
 

@@ -4,11 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/bound_args.h"
 #include "core/op_schema.h"
 #include "core/tensor_meta.h"

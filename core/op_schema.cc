@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "core/op_schema.h"
 
 #include <cctype>
@@ -8,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
 
@@ -51,7 +51,8 @@ std::string StripAlias(absl::string_view type) {
       skip_depth += c == '(' ? 1 : c == ')' ? -1 : 0;
       continue;
     }
-    if (c == '(' && !out.empty() && std::isalnum(static_cast<unsigned char>(out.back()))) {
+    if (c == '(' && !out.empty() &&
+        std::isalnum(static_cast<unsigned char>(out.back()))) {
       skip_depth = 1;
       continue;
     }
@@ -70,7 +71,8 @@ absl::StatusOr<Arg> ParseLiteral(absl::string_view text) {
   }
   if (text.size() >= 2 && text.front() == '[') {
     Arg::List items;
-    for (absl::string_view item : SplitTopLevel(text.substr(1, text.size() - 2))) {
+    for (absl::string_view item :
+         SplitTopLevel(text.substr(1, text.size() - 2))) {
       ASSIGN_OR_RETURN(Arg a, ParseLiteral(item));
       items.push_back(std::move(a));
     }
@@ -100,7 +102,8 @@ absl::StatusOr<TypeInfo> ParseType(absl::string_view text,
   }
   bool is_list = false;
   if (size_t lb = t.find('['); lb != std::string::npos) {
-    absl::string_view n = absl::string_view(t).substr(lb + 1, t.size() - lb - 2);
+    absl::string_view n =
+        absl::string_view(t).substr(lb + 1, t.size() - lb - 2);
     if (!n.empty() && !absl::SimpleAtoi(n, &info.fixed_list_size)) {
       return SchemaError(schema, absl::StrCat("bad list type '", text, "'"));
     }
@@ -142,23 +145,40 @@ absl::StatusOr<TypeInfo> ParseType(absl::string_view text,
 
 const char* ArgTypeName(ArgType type) {
   switch (type) {
-    case ArgType::kTensor: return "Tensor";
-    case ArgType::kTensorList: return "Tensor[]";
-    case ArgType::kScalar: return "Scalar";
-    case ArgType::kInt: return "int";
-    case ArgType::kIntList: return "int[]";
-    case ArgType::kFloat: return "float";
-    case ArgType::kFloatList: return "float[]";
-    case ArgType::kBool: return "bool";
-    case ArgType::kBoolList: return "bool[]";
-    case ArgType::kString: return "str";
-    case ArgType::kScalarType: return "ScalarType";
-    case ArgType::kDevice: return "Device";
-    case ArgType::kLayout: return "Layout";
-    case ArgType::kMemoryFormat: return "MemoryFormat";
-    case ArgType::kGenerator: return "Generator";
-    case ArgType::kGraph: return "Graph";
-    case ArgType::kAny: return "Any";
+    case ArgType::kTensor:
+      return "Tensor";
+    case ArgType::kTensorList:
+      return "Tensor[]";
+    case ArgType::kScalar:
+      return "Scalar";
+    case ArgType::kInt:
+      return "int";
+    case ArgType::kIntList:
+      return "int[]";
+    case ArgType::kFloat:
+      return "float";
+    case ArgType::kFloatList:
+      return "float[]";
+    case ArgType::kBool:
+      return "bool";
+    case ArgType::kBoolList:
+      return "bool[]";
+    case ArgType::kString:
+      return "str";
+    case ArgType::kScalarType:
+      return "ScalarType";
+    case ArgType::kDevice:
+      return "Device";
+    case ArgType::kLayout:
+      return "Layout";
+    case ArgType::kMemoryFormat:
+      return "MemoryFormat";
+    case ArgType::kGenerator:
+      return "Generator";
+    case ArgType::kGraph:
+      return "Graph";
+    case ArgType::kAny:
+      return "Any";
   }
   return "?";
 }
@@ -184,15 +204,22 @@ std::string OpSchema::ToString() const {
     }
     std::string type = ArgTypeName(a.type);
     if (a.fixed_list_size > 0) {
-      type = absl::StrCat(type.substr(0, type.size() - 2), "[", a.fixed_list_size, "]");
+      type = absl::StrCat(type.substr(0, type.size() - 2), "[",
+                          a.fixed_list_size, "]");
     }
     parts.push_back(absl::StrCat(type, a.optional ? "?" : "", " ", a.name));
   }
-  std::string ret = returns_list ? "Tensor[]"
-                    : num_returns == 1
-                        ? "Tensor"
-                        : absl::StrCat("(", absl::StrJoin(std::vector<std::string>(num_returns, "Tensor"), ", "), ")");
-  return absl::StrCat(name, overload == "default" ? "" : absl::StrCat(".", overload),
+  std::string ret =
+      returns_list ? "Tensor[]"
+      : num_returns == 1
+          ? "Tensor"
+          : absl::StrCat(
+                "(",
+                absl::StrJoin(std::vector<std::string>(num_returns, "Tensor"),
+                              ", "),
+                ")");
+  return absl::StrCat(name,
+                      overload == "default" ? "" : absl::StrCat(".", overload),
                       "(", absl::StrJoin(parts, ", "), ") -> ", ret);
 }
 
@@ -234,7 +261,8 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
     }
     size_t space = decl.rfind(' ');
     if (space == absl::string_view::npos) {
-      return SchemaError(text, absl::StrCat("argument '", part, "' has no name"));
+      return SchemaError(text,
+                         absl::StrCat("argument '", part, "' has no name"));
     }
     arg.name = std::string(decl.substr(space + 1));
     ASSIGN_OR_RETURN(TypeInfo type, ParseType(decl.substr(0, space), text));
@@ -250,14 +278,15 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
     }
     schema.args.push_back(std::move(arg));
   }
-  std::string ret_text = StripAlias(absl::StripAsciiWhitespace(text.substr(arrow + 2)));
+  std::string ret_text =
+      StripAlias(absl::StripAsciiWhitespace(text.substr(arrow + 2)));
   absl::string_view ret = ret_text;
   if (ret == "Tensor[]") {
     schema.returns_list = true;
     schema.num_returns = 0;
   } else if (!ret.empty() && ret.front() == '(') {
-    schema.num_returns = static_cast<int>(
-        SplitTopLevel(ret.substr(1, ret.size() - 2)).size());
+    schema.num_returns =
+        static_cast<int>(SplitTopLevel(ret.substr(1, ret.size() - 2)).size());
   } else if (ret == "()") {
     schema.num_returns = 0;
   } else {

@@ -3,10 +3,10 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/arg_value.h"
 
 namespace guardjit {
@@ -37,9 +37,9 @@ const char* ArgTypeName(ArgType type);
 struct ArgSchema {
   std::string name;
   ArgType type = ArgType::kTensor;
-  bool optional = false;      // `Tensor?`: None accepted
-  bool kwarg_only = false;    // after `*`
-  int fixed_list_size = 0;    // N of `int[N]`: a single int is broadcast
+  bool optional = false;    // `Tensor?`: None accepted
+  bool kwarg_only = false;  // after `*`
+  int fixed_list_size = 0;  // N of `int[N]`: a single int is broadcast
   std::optional<Arg> default_value;
 };
 
@@ -50,7 +50,8 @@ struct OpSchema {
   std::string overload;  // "Tensor" ("default" when the schema has none)
   std::vector<ArgSchema> args;
   int num_returns = 1;
-  bool returns_list = false;  // `-> Tensor[]`: number of outputs set at run time
+  bool returns_list =
+      false;  // `-> Tensor[]`: number of outputs set at run time
 
   // "aten.add.Tensor": the target a graph node names.
   std::string QualifiedName(absl::string_view ns = "aten") const;

@@ -14,9 +14,10 @@ bool RecompilePolicy::OnMiss(int num_entries, const std::string& reason,
   }
   if (!run_only_) {
     run_only_ = true;
-    warning = absl::StrCat("function '", function_name, "' hit the recompile limit (", limit_,
-                           "); running existing entries and eager for the rest. last reason: ",
-                           reason);
+    warning = absl::StrCat(
+        "function '", function_name, "' hit the recompile limit (", limit_,
+        "); running existing entries and eager for the rest. last reason: ",
+        reason);
   }
   return false;
 }

@@ -34,7 +34,8 @@ class RecompilePolicy {
   // Returns true if the caller should compile; false means run eager, and
   // `warning` is set the first time that happens.
   bool OnMiss(int num_entries, const std::string& reason,
-              std::optional<std::string>& warning, const std::string& function_name);
+              std::optional<std::string>& warning,
+              const std::string& function_name);
 
   bool run_only() const { return run_only_; }
   const std::vector<std::string>& recompile_reasons() const { return reasons_; }

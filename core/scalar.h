@@ -24,7 +24,9 @@ class Scalar {
   bool is_float() const { return std::holds_alternative<double>(value_); }
 
   DType dtype() const {
-    return is_bool() ? DType::kBool : is_int() ? DType::kInt64 : DType::kFloat64;
+    return is_bool()  ? DType::kBool
+           : is_int() ? DType::kInt64
+                      : DType::kFloat64;
   }
 
   double to_double() const {

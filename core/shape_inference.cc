@@ -20,7 +20,8 @@ absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
   MetaArgs args(
       node, [&](ValueRef v) { return values[v.node][v.index]; },
       [](const Scalar& s) {
-        return TensorMeta{s.dtype(), {}, Device::Cpu(), /*wrapped_number=*/true};
+        return TensorMeta{
+            s.dtype(), {}, Device::Cpu(), /*wrapped_number=*/true};
       });
   auto out = node.op->meta(args);
   if (!out.ok()) {
@@ -53,9 +54,9 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
         const auto& source = values[node.args[0].as_value().node];
         int64_t index = node.args[1].as_int();
         if (index >= static_cast<int64_t>(source.size())) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "node '", node.name, "' (getitem): index ", index,
-              " out of range for a list of ", source.size()));
+          return absl::InvalidArgumentError(
+              absl::StrCat("node '", node.name, "' (getitem): index ", index,
+                           " out of range for a list of ", source.size()));
         }
         values[i] = {source[index]};
         break;

@@ -55,8 +55,8 @@ absl::StatusOr<std::vector<bool>> ReductionMask(
     if (!n.ok()) return n.status();
     if (rank == 0) continue;
     if (mask[*n]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dim ", *n, " appears multiple times in the list of dims"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim ", *n, " appears multiple times in the list of dims"));
     }
     mask[*n] = true;
   }
@@ -93,7 +93,8 @@ std::optional<DType> Combine(std::optional<DType> higher,
                              std::optional<DType> lower) {
   if (!higher.has_value()) return lower;
   if (!lower.has_value()) return higher;
-  if (Category(*lower) > Category(*higher)) return PromoteTypes(*higher, *lower);
+  if (Category(*lower) > Category(*higher))
+    return PromoteTypes(*higher, *lower);
   return higher;
 }
 

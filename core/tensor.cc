@@ -34,8 +34,9 @@ absl::StatusOr<int64_t> CheckedNumel(IntSpan sizes) {
           absl::StrCat("negative size ", sizes[i], " at dim ", i));
     }
     if (__builtin_mul_overflow(n, sizes[i], &n)) {
-      return absl::OutOfRangeError(absl::StrCat(
-          "shape [", absl::StrJoin(sizes, ", "), "] has more than 2^63 elements"));
+      return absl::OutOfRangeError(
+          absl::StrCat("shape [", absl::StrJoin(sizes, ", "),
+                       "] has more than 2^63 elements"));
     }
   }
   return n;
@@ -62,9 +63,9 @@ absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
   int64_t nbytes;
   if (__builtin_mul_overflow(*numel, static_cast<int64_t>(ItemSize(dtype)),
                              &nbytes)) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "shape [", absl::StrJoin(sizes, ", "), "] of ", DTypeName(dtype),
-        " overflows the address space"));
+    return absl::OutOfRangeError(
+        absl::StrCat("shape [", absl::StrJoin(sizes, ", "), "] of ",
+                     DTypeName(dtype), " overflows the address space"));
   }
   auto storage = Storage::Allocate(static_cast<size_t>(nbytes));
   if (!storage.ok()) return storage.status();
@@ -122,16 +123,36 @@ Tensor Tensor::FromScalar(const Scalar& value, DType dtype) {
   Tensor t = *Empty(dtype, {});
   void* p = t.data();
   switch (dtype) {
-    case DType::kBool: StoreScalar<bool>(p, value); break;
-    case DType::kUInt8: StoreScalar<uint8_t>(p, value); break;
-    case DType::kInt8: StoreScalar<int8_t>(p, value); break;
-    case DType::kInt16: StoreScalar<int16_t>(p, value); break;
-    case DType::kInt32: StoreScalar<int32_t>(p, value); break;
-    case DType::kInt64: StoreScalar<int64_t>(p, value); break;
-    case DType::kFloat16: StoreScalar<Half>(p, value); break;
-    case DType::kBFloat16: StoreScalar<BFloat16>(p, value); break;
-    case DType::kFloat32: StoreScalar<float>(p, value); break;
-    case DType::kFloat64: StoreScalar<double>(p, value); break;
+    case DType::kBool:
+      StoreScalar<bool>(p, value);
+      break;
+    case DType::kUInt8:
+      StoreScalar<uint8_t>(p, value);
+      break;
+    case DType::kInt8:
+      StoreScalar<int8_t>(p, value);
+      break;
+    case DType::kInt16:
+      StoreScalar<int16_t>(p, value);
+      break;
+    case DType::kInt32:
+      StoreScalar<int32_t>(p, value);
+      break;
+    case DType::kInt64:
+      StoreScalar<int64_t>(p, value);
+      break;
+    case DType::kFloat16:
+      StoreScalar<Half>(p, value);
+      break;
+    case DType::kBFloat16:
+      StoreScalar<BFloat16>(p, value);
+      break;
+    case DType::kFloat32:
+      StoreScalar<float>(p, value);
+      break;
+    case DType::kFloat64:
+      StoreScalar<double>(p, value);
+      break;
   }
   return t;
 }
@@ -167,25 +188,36 @@ Tensor Tensor::AsStrided(IntSpan sizes, IntSpan strides, int64_t offset) const {
 Scalar Tensor::Item() const {
   const void* p = data_;
   switch (dtype_) {
-    case DType::kBool: return Scalar(*static_cast<const bool*>(p));
-    case DType::kUInt8: return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
-    case DType::kInt8: return Scalar(int64_t{*static_cast<const int8_t*>(p)});
-    case DType::kInt16: return Scalar(int64_t{*static_cast<const int16_t*>(p)});
-    case DType::kInt32: return Scalar(int64_t{*static_cast<const int32_t*>(p)});
-    case DType::kInt64: return Scalar(*static_cast<const int64_t*>(p));
+    case DType::kBool:
+      return Scalar(*static_cast<const bool*>(p));
+    case DType::kUInt8:
+      return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
+    case DType::kInt8:
+      return Scalar(int64_t{*static_cast<const int8_t*>(p)});
+    case DType::kInt16:
+      return Scalar(int64_t{*static_cast<const int16_t*>(p)});
+    case DType::kInt32:
+      return Scalar(int64_t{*static_cast<const int32_t*>(p)});
+    case DType::kInt64:
+      return Scalar(*static_cast<const int64_t*>(p));
     case DType::kFloat16:
       return Scalar(double{static_cast<float>(*static_cast<const Half*>(p))});
     case DType::kBFloat16:
-      return Scalar(double{static_cast<float>(*static_cast<const BFloat16*>(p))});
-    case DType::kFloat32: return Scalar(double{*static_cast<const float*>(p)});
-    case DType::kFloat64: return Scalar(*static_cast<const double*>(p));
+      return Scalar(
+          double{static_cast<float>(*static_cast<const BFloat16*>(p))});
+    case DType::kFloat32:
+      return Scalar(double{*static_cast<const float*>(p)});
+    case DType::kFloat64:
+      return Scalar(*static_cast<const double*>(p));
   }
   return Scalar();
 }
 
 std::string Tensor::DebugString() const {
-  std::string s = absl::StrCat(DTypeName(dtype_), "[", absl::StrJoin(sizes_, ", "), "]");
-  if (!is_contiguous()) absl::StrAppend(&s, " strides [", absl::StrJoin(strides_, ", "), "]");
+  std::string s =
+      absl::StrCat(DTypeName(dtype_), "[", absl::StrJoin(sizes_, ", "), "]");
+  if (!is_contiguous())
+    absl::StrAppend(&s, " strides [", absl::StrJoin(strides_, ", "), "]");
   return s;
 }
 

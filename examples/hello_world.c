@@ -2,10 +2,9 @@
  * guardjit hello world: build relu(a + b) with the graph builder, call it on
  * two small tensors and print the result. Every call is checked.
  */
+#include <guardjit/guardjit.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <guardjit/guardjit.h>
 
 /* Prints and frees `error`; returns 1 if there was one. */
 static int failed(gj_error* error, const char* what) {
@@ -44,7 +43,8 @@ int main(void) {
   if (failed(gj_context_create(NULL, &context), "gj_context_create")) goto done;
 
   /* relu(a + b): inputs a and b, nodes add and relu, output relu. */
-  if (failed(gj_graph_builder_create(context, "hello", &builder), "builder_create") ||
+  if (failed(gj_graph_builder_create(context, "hello", &builder),
+             "builder_create") ||
       failed(gj_graph_builder_add_input(builder, "a"), "add_input a") ||
       failed(gj_graph_builder_add_input(builder, "b"), "add_input b")) {
     goto done;
@@ -56,16 +56,20 @@ int main(void) {
     add_args[0] = gj_arg_ref("a");
     add_args[1] = gj_arg_ref("b");
     relu_args[0] = gj_arg_ref("add");
-    if (failed(gj_graph_builder_add_node(builder, "add", "aten.add.Tensor", add_args, 2),
+    if (failed(gj_graph_builder_add_node(builder, "add", "aten.add.Tensor",
+                                         add_args, 2),
                "add_node add") ||
-        failed(gj_graph_builder_add_node(builder, "relu", "aten.relu.default", relu_args, 1),
+        failed(gj_graph_builder_add_node(builder, "relu", "aten.relu.default",
+                                         relu_args, 1),
                "add_node relu") ||
-        failed(gj_graph_builder_set_outputs(builder, outputs, 1), "set_outputs") ||
+        failed(gj_graph_builder_set_outputs(builder, outputs, 1),
+               "set_outputs") ||
         failed(gj_graph_builder_finish(builder, &graph), "finish")) {
       goto done;
     }
   }
-  if (failed(gj_function_create(context, graph, NULL, &function), "gj_function_create")) {
+  if (failed(gj_function_create(context, graph, NULL, &function),
+             "gj_function_create")) {
     goto done;
   }
 

@@ -1,9 +1,9 @@
-#include "absl/strings/string_view.h"
 #include "jit/orc_jit.h"
 
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/Error.h"
@@ -28,11 +28,13 @@ absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
   });
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) return ToStatus(jtmb.takeError(), "detecting the host CPU");
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
   if (!jit) return ToStatus(jit.takeError(), "creating the ORC LLJIT");
   // Runtime helpers and libm resolve against the host process.
-  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
   if (!generator) return ToStatus(generator.takeError(), "process symbols");
   (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
   return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit)));
@@ -48,7 +50,8 @@ absl::Status OrcJit::AddModule(llvm::orc::ThreadSafeModule module) {
 absl::StatusOr<void*> OrcJit::Lookup(absl::string_view name) {
   auto address = jit_->lookup(llvm::StringRef(name.data(), name.size()));
   if (!address) {
-    return ToStatus(address.takeError(), absl::StrCat("looking up '", name, "'"));
+    return ToStatus(address.takeError(),
+                    absl::StrCat("looking up '", name, "'"));
   }
   return address->toPtr<void*>();
 }

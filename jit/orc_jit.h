@@ -3,9 +3,9 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 
@@ -26,7 +26,8 @@ class OrcJit {
   std::string TargetDescription() const;
 
  private:
-  explicit OrcJit(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}
+  explicit OrcJit(std::unique_ptr<llvm::orc::LLJIT> jit)
+      : jit_(std::move(jit)) {}
   std::unique_ptr<llvm::orc::LLJIT> jit_;
 };
 

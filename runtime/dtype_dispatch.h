@@ -15,20 +15,31 @@ struct TypeTag {
 };
 
 // Calls `f(TypeTag<T>{})` with the C++ type of `dtype`:
-//   VisitDType(t.dtype(), [&](auto tag) { using T = typename decltype(tag)::type; ... });
+//   VisitDType(t.dtype(), [&](auto tag) { using T = typename
+//   decltype(tag)::type; ... });
 template <typename F>
 decltype(auto) VisitDType(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kBool: return f(TypeTag<bool>{});
-    case DType::kUInt8: return f(TypeTag<uint8_t>{});
-    case DType::kInt8: return f(TypeTag<int8_t>{});
-    case DType::kInt16: return f(TypeTag<int16_t>{});
-    case DType::kInt32: return f(TypeTag<int32_t>{});
-    case DType::kInt64: return f(TypeTag<int64_t>{});
-    case DType::kFloat16: return f(TypeTag<Half>{});
-    case DType::kBFloat16: return f(TypeTag<BFloat16>{});
-    case DType::kFloat32: return f(TypeTag<float>{});
-    case DType::kFloat64: return f(TypeTag<double>{});
+    case DType::kBool:
+      return f(TypeTag<bool>{});
+    case DType::kUInt8:
+      return f(TypeTag<uint8_t>{});
+    case DType::kInt8:
+      return f(TypeTag<int8_t>{});
+    case DType::kInt16:
+      return f(TypeTag<int16_t>{});
+    case DType::kInt32:
+      return f(TypeTag<int32_t>{});
+    case DType::kInt64:
+      return f(TypeTag<int64_t>{});
+    case DType::kFloat16:
+      return f(TypeTag<Half>{});
+    case DType::kBFloat16:
+      return f(TypeTag<BFloat16>{});
+    case DType::kFloat32:
+      return f(TypeTag<float>{});
+    case DType::kFloat64:
+      return f(TypeTag<double>{});
   }
   return f(TypeTag<float>{});
 }

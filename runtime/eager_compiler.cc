@@ -18,7 +18,8 @@ class EagerPlan : public Executable {
     return interpreter_->Run(inputs, &planned_);
   }
   std::string Describe() const override {
-    return absl::StrCat("eager plan, ", interpreter_->graph().num_ops(), " kernels");
+    return absl::StrCat("eager plan, ", interpreter_->graph().num_ops(),
+                        " kernels");
   }
 
  private:
@@ -46,13 +47,16 @@ class EagerFallback : public Executable {
 absl::StatusOr<std::unique_ptr<Executable>> EagerCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
   ASSIGN_OR_RETURN(GraphMeta planned, InferShapes(*graph, spec.inputs));
-  ASSIGN_OR_RETURN(auto interpreter, EagerInterpreter::Create(std::move(graph)));
-  return std::make_unique<EagerPlan>(std::move(interpreter), std::move(planned));
+  ASSIGN_OR_RETURN(auto interpreter,
+                   EagerInterpreter::Create(std::move(graph)));
+  return std::make_unique<EagerPlan>(std::move(interpreter),
+                                     std::move(planned));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> EagerCompiler::Fallback(
     std::shared_ptr<const Graph> graph) {
-  ASSIGN_OR_RETURN(auto interpreter, EagerInterpreter::Create(std::move(graph)));
+  ASSIGN_OR_RETURN(auto interpreter,
+                   EagerInterpreter::Create(std::move(graph)));
   return std::make_unique<EagerFallback>(std::move(interpreter));
 }
 

@@ -24,9 +24,9 @@ absl::Status CheckKernelOutputs(const Node& node,
                                 const std::vector<TensorMeta>& expected,
                                 const std::vector<Tensor>& got) {
   if (expected.size() != got.size()) {
-    return absl::InternalError(absl::StrCat(
-        Label(node), ": kernel returned ", got.size(), " outputs, shape rule ",
-        expected.size()));
+    return absl::InternalError(absl::StrCat(Label(node), ": kernel returned ",
+                                            got.size(), " outputs, shape rule ",
+                                            expected.size()));
   }
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i].dtype() != expected[i].dtype ||
@@ -110,9 +110,9 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
             [](const Scalar& s) { return Tensor::WrappedNumber(s); });
         auto result = (*kernels_[i])(args, metas[i]);
         if (!result.ok()) {
-          return absl::Status(result.status().code(),
-                              absl::StrCat(Label(node), ": ",
-                                           result.status().message()));
+          return absl::Status(
+              result.status().code(),
+              absl::StrCat(Label(node), ": ", result.status().message()));
         }
         RETURN_IF_ERROR(CheckKernelOutputs(node, metas[i], *result));
         values[i] = *std::move(result);

@@ -28,8 +28,9 @@ class EagerInterpreter {
   // `planned` is every node's output metadata for inputs of exactly these
   // dtypes and shapes (InferShapes), saving shape inference per call; the
   // caller guarantees the inputs match it.
-  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
-                                          const GraphMeta* planned = nullptr) const;
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Tensor> inputs,
+      const GraphMeta* planned = nullptr) const;
 
   const Graph& graph() const { return *graph_; }
 

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "runtime/kernel_registry.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "runtime/kernels/register_kernels.h"
 
 namespace guardjit {
@@ -15,7 +15,8 @@ const KernelRegistry& KernelRegistry::Global() {
     auto* r = new KernelRegistry();
     absl::Status s = RegisterAllKernels(*r);
     if (!s.ok()) {
-      std::fprintf(stderr, "guardjit: kernel registry: %s\n", s.ToString().c_str());
+      std::fprintf(stderr, "guardjit: kernel registry: %s\n",
+                   s.ToString().c_str());
       std::abort();
     }
     return r;
@@ -24,9 +25,11 @@ const KernelRegistry& KernelRegistry::Global() {
 }
 
 absl::Status KernelRegistry::Register(absl::string_view target, KernelFn fn) {
-  auto [it, inserted] = kernels_.try_emplace(std::string(target), std::move(fn));
+  auto [it, inserted] =
+      kernels_.try_emplace(std::string(target), std::move(fn));
   if (!inserted) {
-    return absl::AlreadyExistsError(absl::StrCat("kernel '", target, "' registered twice"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("kernel '", target, "' registered twice"));
   }
   return absl::OkStatus();
 }

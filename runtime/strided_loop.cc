@@ -4,9 +4,10 @@
 
 namespace guardjit {
 
-void ForEachRun(IntSpan shape, absl::Span<char* const> bases,
-                absl::Span<const IntSpan> byte_strides,
-                absl::FunctionRef<void(char**, const int64_t*, int64_t)> inner) {
+void ForEachRun(
+    IntSpan shape, absl::Span<char* const> bases,
+    absl::Span<const IntSpan> byte_strides,
+    absl::FunctionRef<void(char**, const int64_t*, int64_t)> inner) {
   const size_t n = bases.size();
   for (int64_t s : shape) {
     if (s == 0) return;

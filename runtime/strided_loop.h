@@ -16,11 +16,11 @@ namespace guardjit {
 // bytes, 0 for broadcast dims), calling `inner(ptrs, byte_strides, count)`
 // once per run along the innermost dim. Dims are coalesced first, so a
 // contiguous or fully broadcast operand set runs as one long run.
-void ForEachRun(IntSpan shape, absl::Span<char* const> bases,
-                absl::Span<const IntSpan> byte_strides,
-                absl::FunctionRef<void(char** ptrs, const int64_t* strides,
-                                       int64_t count)>
-                    inner);
+void ForEachRun(
+    IntSpan shape, absl::Span<char* const> bases,
+    absl::Span<const IntSpan> byte_strides,
+    absl::FunctionRef<void(char** ptrs, const int64_t* strides, int64_t count)>
+        inner);
 
 // `t` viewed with `shape` by broadcasting (stride 0 on new or size-1 dims).
 // The caller has checked that the shapes broadcast.
@@ -41,15 +41,17 @@ void MapElements(const Tensor& out, F&& f, const Ts&... in) {
   std::array<Shape, kN> strides = {ByteStrides(out), ByteStrides(in)...};
   std::array<IntSpan, kN> spans;
   for (size_t i = 0; i < kN; ++i) spans[i] = strides[i];
-  ForEachRun(out.sizes(), bases, spans,
-             [&](char** p, const int64_t* s, int64_t count) {
-               [&]<size_t... I>(std::index_sequence<I...>) {
-                 for (int64_t j = 0; j < count; ++j) {
-                   *reinterpret_cast<Out*>(p[0] + j * s[0]) =
-                       f(*reinterpret_cast<const In*>(p[I + 1] + j * s[I + 1])...);
-                 }
-               }(std::index_sequence_for<In...>{});
-             });
+  ForEachRun(
+      out.sizes(), bases, spans,
+      [&](char** p, const int64_t* s, int64_t count) {
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          for (int64_t j = 0; j < count; ++j) {
+            *reinterpret_cast<Out*>(p[0] + j * s[0]) =
+                f(*reinterpret_cast<const In*>(p[I + 1] + j * s[I + 1])...);
+          }
+        }
+        (std::index_sequence_for<In...>{});
+      });
 }
 
 }  // namespace guardjit

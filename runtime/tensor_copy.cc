@@ -21,7 +21,8 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
     using Out = typename decltype(out_tag)::type;
     VisitDType(src.dtype(), [&](auto in_tag) {
       using In = typename decltype(in_tag)::type;
-      MapElements<Out, In>(dst, [](In v) { return Convert<Out>(v); }, expanded);
+      MapElements<Out, In>(
+          dst, [](In v) { return Convert<Out>(v); }, expanded);
     });
   });
 }

@@ -11,11 +11,13 @@
 
 namespace guardjit::testing {
 
-Tensor MakeTensor(DType dtype, IntSpan sizes, const std::vector<double>& values) {
+Tensor MakeTensor(DType dtype, IntSpan sizes,
+                  const std::vector<double>& values) {
   Tensor f64 = *Tensor::Empty(DType::kFloat64, sizes);
   EXPECT_EQ(static_cast<int64_t>(values.size()), f64.numel())
       << "MakeTensor: value count does not match the shape";
-  for (int64_t i = 0; i < f64.numel() && i < static_cast<int64_t>(values.size()); ++i) {
+  for (int64_t i = 0;
+       i < f64.numel() && i < static_cast<int64_t>(values.size()); ++i) {
     f64.data_as<double>()[i] = values[i];
   }
   return *CopyAs(f64, dtype);
@@ -23,17 +25,21 @@ Tensor MakeTensor(DType dtype, IntSpan sizes, const std::vector<double>& values)
 
 std::vector<double> ToDoubles(const Tensor& t) {
   Tensor f64 = *CopyAs(t, DType::kFloat64);
-  return std::vector<double>(f64.data_as<double>(), f64.data_as<double>() + f64.numel());
+  return std::vector<double>(f64.data_as<double>(),
+                             f64.data_as<double>() + f64.numel());
 }
 
-Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo, double hi) {
+Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo,
+                    double hi) {
   std::mt19937_64 rng(seed);
   Tensor f64 = *Tensor::Empty(DType::kFloat64, sizes);
   std::uniform_real_distribution<double> uni(lo, hi);
   for (int64_t i = 0; i < f64.numel(); ++i) {
     double v = uni(rng);
-    if (dtype == DType::kBool) v = v > (lo + hi) / 2 ? 1 : 0;
-    else if (IsIntegral(dtype, false)) v = std::floor(v);
+    if (dtype == DType::kBool)
+      v = v > (lo + hi) / 2 ? 1 : 0;
+    else if (IsIntegral(dtype, false))
+      v = std::floor(v);
     if (dtype == DType::kUInt8) v = std::fabs(v);
     f64.data_as<double>()[i] = v;
   }
@@ -106,7 +112,8 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
     if (!arg.ok()) return arg.status();
     node_kwargs.emplace_back(name, *std::move(arg));
   }
-  auto node = builder.AddNode("op", target, std::move(node_args), std::move(node_kwargs));
+  auto node = builder.AddNode("op", target, std::move(node_args),
+                              std::move(node_kwargs));
   if (!node.ok()) return node.status();
   const OpDef* def = OpRegistry::Global().Find(target);
   int n = def->schema.returns_list ? num_list_outputs : def->schema.num_returns;
@@ -116,7 +123,8 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
   } else {
     for (int i = 0; i < n; ++i) {
       std::string name = absl::StrCat("op_", i);
-      auto item = builder.AddNode(name, "getitem", {Arg::Ref("op"), Arg::Int(i)});
+      auto item =
+          builder.AddNode(name, "getitem", {Arg::Ref("op"), Arg::Int(i)});
       if (!item.ok()) return item.status();
       outputs.push_back(Arg::Ref(name));
     }
@@ -125,7 +133,8 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
   if (!status.ok()) return status;
   auto graph = builder.Finish();
   if (!graph.ok()) return graph.status();
-  auto interp = EagerInterpreter::Create(std::shared_ptr<const Graph>(*std::move(graph)));
+  auto interp =
+      EagerInterpreter::Create(std::shared_ptr<const Graph>(*std::move(graph)));
   if (!interp.ok()) return interp.status();
   return (*interp)->Run(inputs);
 }
@@ -140,7 +149,8 @@ Tensor RunOp1(const std::string& target, std::vector<OpArg> args,
 }
 
 void ExpectTensor(const Tensor& actual, DType dtype, IntSpan sizes,
-                  const std::vector<double>& expected, double atol, double rtol) {
+                  const std::vector<double>& expected, double atol,
+                  double rtol) {
   EXPECT_EQ(DTypeName(actual.dtype()), DTypeName(dtype));
   ASSERT_EQ(Shape(actual.sizes().begin(), actual.sizes().end()),
             Shape(sizes.begin(), sizes.end()));

@@ -21,7 +21,8 @@ namespace guardjit::testing {
 
 // A contiguous tensor of `dtype` holding `values` (converted as PyTorch
 // would) in row-major order.
-Tensor MakeTensor(DType dtype, IntSpan sizes, const std::vector<double>& values);
+Tensor MakeTensor(DType dtype, IntSpan sizes,
+                  const std::vector<double>& values);
 // Values of any tensor (any strides) in row-major order, as double.
 std::vector<double> ToDoubles(const Tensor& t);
 // Uniform values in [lo, hi) (integers for integral dtypes, 0/1 for bool).
@@ -35,19 +36,21 @@ Tensor NonContiguousCopy(const Tensor& t);
 // or a literal.
 class OpArg {
  public:
-  OpArg(Tensor t) : v_(std::move(t)) {}                       // NOLINT
-  OpArg(std::vector<Tensor> ts) : v_(std::move(ts)) {}        // NOLINT
-  OpArg(Arg a) : v_(std::move(a)) {}                          // NOLINT
-  OpArg(int v) : v_(Arg::Int(v)) {}                           // NOLINT
-  OpArg(int64_t v) : v_(Arg::Int(v)) {}                       // NOLINT
-  OpArg(double v) : v_(Arg::Float(v)) {}                      // NOLINT
-  OpArg(bool v) : v_(Arg::Bool(v)) {}                         // NOLINT
-  OpArg(DType d) : v_(Arg::OfDType(d)) {}                     // NOLINT
-  OpArg(const char* s) : v_(Arg::String(s)) {}                // NOLINT
-  OpArg(std::initializer_list<int64_t> ints);                 // int list
-  OpArg(const std::vector<int64_t>& ints);                    // NOLINT
+  OpArg(Tensor t) : v_(std::move(t)) {}                 // NOLINT
+  OpArg(std::vector<Tensor> ts) : v_(std::move(ts)) {}  // NOLINT
+  OpArg(Arg a) : v_(std::move(a)) {}                    // NOLINT
+  OpArg(int v) : v_(Arg::Int(v)) {}                     // NOLINT
+  OpArg(int64_t v) : v_(Arg::Int(v)) {}                 // NOLINT
+  OpArg(double v) : v_(Arg::Float(v)) {}                // NOLINT
+  OpArg(bool v) : v_(Arg::Bool(v)) {}                   // NOLINT
+  OpArg(DType d) : v_(Arg::OfDType(d)) {}               // NOLINT
+  OpArg(const char* s) : v_(Arg::String(s)) {}          // NOLINT
+  OpArg(std::initializer_list<int64_t> ints);           // int list
+  OpArg(const std::vector<int64_t>& ints);              // NOLINT
 
-  const std::variant<Tensor, std::vector<Tensor>, Arg>& value() const { return v_; }
+  const std::variant<Tensor, std::vector<Tensor>, Arg>& value() const {
+    return v_;
+  }
 
  private:
   std::variant<Tensor, std::vector<Tensor>, Arg> v_;

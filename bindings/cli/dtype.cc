@@ -49,7 +49,8 @@ float HalfToFloat(uint16_t h) {
     float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
     return sign ? -magnitude : magnitude;
   }
-  return BitsFloat(sign | static_cast<uint32_t>(exponent + 112) << 23 | mantissa << 13);
+  return BitsFloat(sign | static_cast<uint32_t>(exponent + 112) << 23 |
+                   mantissa << 13);
 }
 
 // Round to nearest even, as a cast in PyTorch does.
@@ -60,14 +61,17 @@ uint16_t FloatToHalf(float f) {
   if (std::isnan(f)) return sign | 0x7e00;
   if (magnitude >= 65520.0f) return sign | 0x7c00;  // rounds to infinity
   if (magnitude < 6.103515625e-05f) {               // subnormal half
-    return sign | static_cast<uint16_t>(std::nearbyint(magnitude * 16777216.0f));
+    return sign |
+           static_cast<uint16_t>(std::nearbyint(magnitude * 16777216.0f));
   }
   uint32_t bits = FloatBits(magnitude);
   bits += 0xfff + ((bits >> 13) & 1);
   return sign | static_cast<uint16_t>((bits >> 13) - (112 << 10));
 }
 
-float BFloat16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+float BFloat16ToFloat(uint16_t b) {
+  return BitsFloat(static_cast<uint32_t>(b) << 16);
+}
 
 uint16_t FloatToBFloat16(float f) {
   if (std::isnan(f)) return static_cast<uint16_t>((FloatBits(f) >> 16) | 0x40);
@@ -79,7 +83,8 @@ uint16_t FloatToBFloat16(float f) {
 template <typename T>
 T Load(const void* data, int64_t index) {
   T v;
-  std::memcpy(&v, static_cast<const char*>(data) + index * sizeof(T), sizeof(T));
+  std::memcpy(&v, static_cast<const char*>(data) + index * sizeof(T),
+              sizeof(T));
   return v;
 }
 
@@ -147,15 +152,18 @@ double LoadElement(const void* data, int64_t index, DLDataType type) {
 void StoreElement(void* data, int64_t index, DLDataType type, double value) {
   switch (type.code) {
     case kDLFloat:
-      if (type.bits == 16) return Store(data, index, FloatToHalf(static_cast<float>(value)));
+      if (type.bits == 16)
+        return Store(data, index, FloatToHalf(static_cast<float>(value)));
       if (type.bits == 32) return Store(data, index, static_cast<float>(value));
       return Store(data, index, value);
     case kDLBfloat:
       return Store(data, index, FloatToBFloat16(static_cast<float>(value)));
     case kDLInt:
       if (type.bits == 8) return Store(data, index, static_cast<int8_t>(value));
-      if (type.bits == 16) return Store(data, index, static_cast<int16_t>(value));
-      if (type.bits == 32) return Store(data, index, static_cast<int32_t>(value));
+      if (type.bits == 16)
+        return Store(data, index, static_cast<int16_t>(value));
+      if (type.bits == 32)
+        return Store(data, index, static_cast<int32_t>(value));
       return Store(data, index, static_cast<int64_t>(value));
     case kDLUInt:
       return Store(data, index, static_cast<uint8_t>(value));

@@ -54,14 +54,16 @@ bool Representable(double v, const DTypeInfo& dtype) {
 
 }  // namespace
 
-bool ParseInputSpec(const std::string& text, InputSpec* spec, std::string* error) {
+bool ParseInputSpec(const std::string& text, InputSpec* spec,
+                    std::string* error) {
   const size_t eq = text.find('=');
   const size_t open = text.find('[', eq == std::string::npos ? 0 : eq);
   const size_t close = text.find(']', open == std::string::npos ? 0 : open);
   if (eq == std::string::npos || eq == 0 || open == std::string::npos ||
       close == std::string::npos) {
-    *error = "expected NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...], got '" +
-             text + "'";
+    *error =
+        "expected NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...], got '" +
+        text + "'";
     return false;
   }
   spec->name = text.substr(0, eq);
@@ -74,10 +76,12 @@ bool ParseInputSpec(const std::string& text, InputSpec* spec, std::string* error
   }
   spec->shape.clear();
   int64_t numel = 1;
-  for (const std::string& dim : SplitCommas(text.substr(open + 1, close - open - 1))) {
+  for (const std::string& dim :
+       SplitCommas(text.substr(open + 1, close - open - 1))) {
     int64_t size = 0;
     if (!ParseInt64(dim, &size) || size < 0) {
-      *error = "bad size '" + dim + "' in the shape of input '" + spec->name + "'";
+      *error =
+          "bad size '" + dim + "' in the shape of input '" + spec->name + "'";
       return false;
     }
     // 8 bytes per element at most: keep the byte count in range too.
@@ -88,7 +92,8 @@ bool ParseInputSpec(const std::string& text, InputSpec* spec, std::string* error
     numel *= size;
     spec->shape.push_back(size);
   }
-  std::string fill = close + 1 == text.size() ? "random" : text.substr(close + 1);
+  std::string fill =
+      close + 1 == text.size() ? "random" : text.substr(close + 1);
   if (close + 1 < text.size()) {
     if (fill[0] != ':') {
       *error = "expected ':' after the shape of input '" + spec->name + "'";
@@ -108,13 +113,14 @@ bool ParseInputSpec(const std::string& text, InputSpec* spec, std::string* error
     for (const std::string& item : SplitCommas(fill)) {
       double v = 0;
       if (!ParseDouble(item, &v) || !Representable(v, *spec->dtype)) {
-        *error = "bad value '" + item + "' for " + spec->dtype->name + " input '" +
-                 spec->name + "'";
+        *error = "bad value '" + item + "' for " + spec->dtype->name +
+                 " input '" + spec->name + "'";
         return false;
       }
       spec->values.push_back(v);
     }
-    if (spec->values.size() != 1 && static_cast<int64_t>(spec->values.size()) != numel) {
+    if (spec->values.size() != 1 &&
+        static_cast<int64_t>(spec->values.size()) != numel) {
       *error = "input '" + spec->name + "' has " + std::to_string(numel) +
                " elements but " + std::to_string(spec->values.size()) +
                " values were given (give one value to fill them all)";
@@ -139,10 +145,16 @@ HostTensor::HostTensor(const InputSpec& spec, std::mt19937_64& rng)
     double v = 0;
     switch (spec.fill) {
       case InputSpec::Fill::kRandom:
-        v = spec.dtype->is_float ? real(rng) : spec.dtype->is_bool ? coin(rng) : integer(rng);
+        v = spec.dtype->is_float  ? real(rng)
+            : spec.dtype->is_bool ? coin(rng)
+                                  : integer(rng);
         break;
-      case InputSpec::Fill::kZeros: v = 0; break;
-      case InputSpec::Fill::kOnes: v = 1; break;
+      case InputSpec::Fill::kZeros:
+        v = 0;
+        break;
+      case InputSpec::Fill::kOnes:
+        v = 1;
+        break;
       case InputSpec::Fill::kValues:
         v = spec.values.size() == 1 ? spec.values[0] : spec.values[i];
         break;

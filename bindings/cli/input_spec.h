@@ -24,7 +24,8 @@ struct InputSpec {
 };
 
 // Parses `text`; on failure returns false with `*error` saying what is wrong.
-bool ParseInputSpec(const std::string& text, InputSpec* spec, std::string* error);
+bool ParseInputSpec(const std::string& text, InputSpec* spec,
+                    std::string* error);
 
 // A contiguous CPU tensor the CLI owns, filled as its spec says.
 class HostTensor {

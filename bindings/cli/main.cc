@@ -1,7 +1,8 @@
 // guardjit: validates, prints and runs graphs from the command line. A host
 // program like any other: it uses guardjit only through the C header.
 //
-//   guardjit run GRAPH [--input NAME=DTYPE[d0,...][:random|zeros|ones|v0,v1,...]]...
+//   guardjit run GRAPH [--input
+//   NAME=DTYPE[d0,...][:random|zeros|ones|v0,v1,...]]...
 //                      [--repeat N] [--seed N] [--print]
 //   guardjit check GRAPH
 //
@@ -30,25 +31,42 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
 constexpr char kUsage[] =
-    "usage: guardjit run GRAPH [--input NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...]]...\n"
+    "usage: guardjit run GRAPH [--input "
+    "NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...]]...\n"
     "                          [--repeat N] [--seed N] [--print]\n"
     "       guardjit check GRAPH\n"
     "\n"
-    "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary otherwise.\n"
-    "run    calls the graph on the given inputs (every input needs an --input) and\n"
-    "       prints each output: shape, dtype and values (a summary unless --print),\n"
+    "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary "
+    "otherwise.\n"
+    "run    calls the graph on the given inputs (every input needs an --input) "
+    "and\n"
+    "       prints each output: shape, dtype and values (a summary unless "
+    "--print),\n"
     "       then the time per call over --repeat calls (default 1).\n"
-    "check  validates the graph and prints it as torch.fx's print_tabular does.\n"
-    "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8,\n"
+    "check  validates the graph and prints it as torch.fx's print_tabular "
+    "does.\n"
+    "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, "
+    "uint8,\n"
     "       bool. Values default to random (fixed --seed, default 0).\n";
 
 const char* CodeName(gj_error_code code) {
-  static const char* const kNames[] = {
-      "GJ_OK", "GJ_CANCELLED", "GJ_UNKNOWN", "GJ_INVALID_ARGUMENT",
-      "GJ_DEADLINE_EXCEEDED", "GJ_NOT_FOUND", "GJ_ALREADY_EXISTS",
-      "GJ_PERMISSION_DENIED", "GJ_RESOURCE_EXHAUSTED", "GJ_FAILED_PRECONDITION",
-      "GJ_ABORTED", "GJ_OUT_OF_RANGE", "GJ_UNIMPLEMENTED", "GJ_INTERNAL",
-      "GJ_UNAVAILABLE", "GJ_DATA_LOSS", "GJ_UNAUTHENTICATED"};
+  static const char* const kNames[] = {"GJ_OK",
+                                       "GJ_CANCELLED",
+                                       "GJ_UNKNOWN",
+                                       "GJ_INVALID_ARGUMENT",
+                                       "GJ_DEADLINE_EXCEEDED",
+                                       "GJ_NOT_FOUND",
+                                       "GJ_ALREADY_EXISTS",
+                                       "GJ_PERMISSION_DENIED",
+                                       "GJ_RESOURCE_EXHAUSTED",
+                                       "GJ_FAILED_PRECONDITION",
+                                       "GJ_ABORTED",
+                                       "GJ_OUT_OF_RANGE",
+                                       "GJ_UNIMPLEMENTED",
+                                       "GJ_INTERNAL",
+                                       "GJ_UNAVAILABLE",
+                                       "GJ_DATA_LOSS",
+                                       "GJ_UNAUTHENTICATED"};
   const int c = static_cast<int>(code);
   return c >= 0 && c <= 16 ? kNames[c] : "GJ_UNKNOWN";
 }
@@ -62,8 +80,8 @@ int UsageError(const std::string& message) {
 // Prints and frees `error`; true if there was one.
 bool Failed(gj_error* error) {
   if (error == nullptr) return false;
-  std::fprintf(stderr, "guardjit: error: %s: %s\n", CodeName(gj_error_get_code(error)),
-               gj_error_message(error));
+  std::fprintf(stderr, "guardjit: error: %s: %s\n",
+               CodeName(gj_error_get_code(error)), gj_error_message(error));
   gj_error_destroy(error);
   return true;
 }
@@ -83,8 +101,10 @@ struct Handles {
 // kernel).
 bool Load(const std::string& path, Handles* h) {
   return !Failed(gj_context_create(nullptr, &h->context)) &&
-         !Failed(gj_graph_from_file(h->context, path.c_str(), nullptr, &h->graph)) &&
-         !Failed(gj_function_create(h->context, h->graph, nullptr, &h->function));
+         !Failed(gj_graph_from_file(h->context, path.c_str(), nullptr,
+                                    &h->graph)) &&
+         !Failed(
+             gj_function_create(h->context, h->graph, nullptr, &h->function));
 }
 
 int Check(const std::vector<std::string>& args) {
@@ -124,7 +144,8 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     std::string value;
-    const bool takes_value = arg == "--input" || arg == "--repeat" || arg == "--seed";
+    const bool takes_value =
+        arg == "--input" || arg == "--repeat" || arg == "--seed";
     if (takes_value) {
       if (i + 1 == args.size()) return UsageError(arg + " needs a value");
       value = args[++i];
@@ -141,12 +162,14 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
       }
     } else if (arg == "--repeat") {
       if (!ParseCount(value, 1, &flags->repeat)) {
-        return UsageError("--repeat needs a count of 1 or more, got '" + value + "'");
+        return UsageError("--repeat needs a count of 1 or more, got '" + value +
+                          "'");
       }
     } else if (arg == "--seed") {
       long seed = 0;
       if (!ParseCount(value, 0, &seed)) {
-        return UsageError("--seed needs a non-negative integer, got '" + value + "'");
+        return UsageError("--seed needs a non-negative integer, got '" + value +
+                          "'");
       }
       flags->seed = static_cast<unsigned long long>(seed);
     } else if (arg == "--print") {
@@ -192,7 +215,8 @@ int Run(const std::vector<std::string>& args) {
   }
   if (!missing.empty()) {
     std::string names;
-    for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+    for (const std::string& name : missing)
+      names += (names.empty() ? "" : ", ") + name;
     return UsageError("no --input for graph input(s): " + names);
   }
   if (!unused.empty()) {
@@ -214,8 +238,9 @@ int Run(const std::vector<std::string>& args) {
   for (long call = 0; call < flags.repeat; ++call) {
     if (call > 0) release();
     const auto start = std::chrono::steady_clock::now();
-    gj_error* error = gj_function_call_alloc(h.function, inputs.data(), inputs.size(),
-                                             nullptr, outputs.data(), num_outputs);
+    gj_error* error =
+        gj_function_call_alloc(h.function, inputs.data(), inputs.size(),
+                               nullptr, outputs.data(), num_outputs);
     times.push_back(Milliseconds(std::chrono::steady_clock::now() - start));
     if (Failed(error)) return kExitError;
   }
@@ -232,9 +257,10 @@ int Run(const std::vector<std::string>& args) {
       sum += times[i];
       best = std::min(best, times[i]);
     }
-    std::printf("time: first call %.3f ms; next %zu calls mean %.3f ms, min %.3f ms\n",
-                times[0], times.size() - 1, sum / static_cast<double>(times.size() - 1),
-                best);
+    std::printf(
+        "time: first call %.3f ms; next %zu calls mean %.3f ms, min %.3f ms\n",
+        times[0], times.size() - 1, sum / static_cast<double>(times.size() - 1),
+        best);
   }
   return 0;
 }

@@ -28,7 +28,8 @@ std::vector<double> Values(const DLTensor& t) {
       contiguous *= t.shape[d];
     }
     values.push_back(LoadElement(base, offset, t.dtype));
-    for (int d = t.ndim - 1; d >= 0 && ++index[d] == t.shape[d]; --d) index[d] = 0;
+    for (int d = t.ndim - 1; d >= 0 && ++index[d] == t.shape[d]; --d)
+      index[d] = 0;
   }
   return values;
 }
@@ -58,8 +59,8 @@ std::string Describe(const DLTensor& tensor) {
   return text + "]";
 }
 
-void PrintTensor(std::FILE* out, const std::string& label, const DLTensor& tensor,
-                 bool all) {
+void PrintTensor(std::FILE* out, const std::string& label,
+                 const DLTensor& tensor, bool all) {
   std::fprintf(out, "%s: %s\n", label.c_str(), Describe(tensor).c_str());
   const std::vector<double> values = Values(tensor);
   const int64_t n = static_cast<int64_t>(values.size());

@@ -13,8 +13,8 @@ std::string Describe(const DLTensor& tensor);
 
 // Prints `label`, dtype and shape, then every value (`all`) or the first few
 // with min / max / mean. Reads any strides.
-void PrintTensor(std::FILE* out, const std::string& label, const DLTensor& tensor,
-                 bool all);
+void PrintTensor(std::FILE* out, const std::string& label,
+                 const DLTensor& tensor, bool all);
 
 }  // namespace guardjit_cli
 

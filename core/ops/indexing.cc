@@ -63,7 +63,8 @@ absl::StatusOr<std::vector<TensorMeta>> EmbeddingMeta(const MetaArgs& args) {
   RETURN_IF_ERROR(CheckIndexDType("indices", indices));
   Shape sizes = indices.sizes;
   sizes.push_back(weight.sizes[1]);
-  return std::vector<TensorMeta>{TensorMeta{weight.dtype, sizes, weight.device}};
+  return std::vector<TensorMeta>{
+      TensorMeta{weight.dtype, sizes, weight.device}};
 }
 
 absl::StatusOr<std::vector<TensorMeta>> GatherMeta(const MetaArgs& args) {
@@ -76,9 +77,8 @@ absl::StatusOr<std::vector<TensorMeta>> GatherMeta(const MetaArgs& args) {
     // A 0-dim tensor counts as 1-D of size 1 here.
     const int rank = std::max(self.dim(), 1);
     if (std::max(index.dim(), 1) != rank) {
-      return ArgError("index",
-                      absl::StrCat("expected as many dims as self (", rank,
-                                   "), got ", index.dim()));
+      return ArgError("index", absl::StrCat("expected as many dims as self (",
+                                            rank, "), got ", index.dim()));
     }
     for (int d = 0; d < rank; ++d) {
       const int64_t index_size = index.dim() == 0 ? 1 : index.sizes[d];
@@ -87,8 +87,8 @@ absl::StatusOr<std::vector<TensorMeta>> GatherMeta(const MetaArgs& args) {
         return ArgError(
             "index",
             absl::StrCat("size ", index_size, " at dimension ", d,
-                         " exceeds self's size ", self_size,
-                         " (index ", ShapeToString(index.sizes), ", self ",
+                         " exceeds self's size ", self_size, " (index ",
+                         ShapeToString(index.sizes), ", self ",
                          ShapeToString(self.sizes), ", dim ", dim, ")"));
       }
     }

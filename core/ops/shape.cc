@@ -43,11 +43,10 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
                                    ") cannot be concatenated"));
     }
     if (!(tensors[i].device == tensors[0].device)) {
-      return ArgError("tensors",
-                      absl::StrCat("expected all tensors on ",
-                                   tensors[0].device.ToString(),
-                                   ", but tensor ", i, " is on ",
-                                   tensors[i].device.ToString()));
+      return ArgError(
+          "tensors", absl::StrCat("expected all tensors on ",
+                                  tensors[0].device.ToString(), ", but tensor ",
+                                  i, " is on ", tensors[i].device.ToString()));
     }
   }
   const DType dtype = ResultType(tensors);
@@ -83,8 +82,8 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
             "tensors",
             absl::StrCat("sizes of tensors must match except in dimension ",
                          dim, ". Expected size ", first->sizes[d],
-                         " but got size ", t.sizes[d], " for tensor number ",
-                         i, " in the list"));
+                         " but got size ", t.sizes[d], " for tensor number ", i,
+                         " in the list"));
       }
     }
     sizes[dim] += t.sizes[dim];
@@ -101,8 +100,8 @@ absl::StatusOr<std::vector<TensorMeta>> CloneMeta(const MetaArgs& args) {
 absl::StatusOr<std::vector<TensorMeta>> ToCopyMeta(const MetaArgs& args) {
   TensorMeta self = args.tensor(0);
   constexpr int kDType = 1, kDevice = 3;
-  Device device = args.is_none(kDevice) ? self.device
-                                        : args.raw(kDevice).as_device();
+  Device device =
+      args.is_none(kDevice) ? self.device : args.raw(kDevice).as_device();
   return std::vector<TensorMeta>{TensorMeta{
       args.optional_dtype(kDType).value_or(self.dtype), self.sizes, device}};
 }
@@ -110,10 +109,10 @@ absl::StatusOr<std::vector<TensorMeta>> ToCopyMeta(const MetaArgs& args) {
 absl::StatusOr<std::vector<TensorMeta>> SplitWithSizesMeta(
     const MetaArgs& args) {
   TensorMeta self = args.tensor(0);
-  ASSIGN_OR_RETURN(std::vector<ViewGeometry> splits,
-                   SplitWithSizesGeometry(self.sizes,
-                                          ContiguousStrides(self.sizes),
-                                          args.int_list(1), args.int_arg(2)));
+  ASSIGN_OR_RETURN(
+      std::vector<ViewGeometry> splits,
+      SplitWithSizesGeometry(self.sizes, ContiguousStrides(self.sizes),
+                             args.int_list(1), args.int_arg(2)));
   std::vector<TensorMeta> out;
   for (ViewGeometry& g : splits) {
     out.push_back(TensorMeta{self.dtype, std::move(g.sizes), self.device});
@@ -144,24 +143,30 @@ bool ScalarFits(const Scalar& v, DType dtype) {
   // Integer limits compare exactly with int64 values below 2^53 and with the
   // double bounds PyTorch uses above; int64 takes every int64.
   switch (dtype) {
-    case DType::kBool: return InRange<bool>(0, 1, v);
-    case DType::kUInt8: return InRange<uint8_t>(0, 255, v);
-    case DType::kInt8: return InRange<int8_t>(-128, 127, v);
-    case DType::kInt16: return InRange<int16_t>(-32768, 32767, v);
+    case DType::kBool:
+      return InRange<bool>(0, 1, v);
+    case DType::kUInt8:
+      return InRange<uint8_t>(0, 255, v);
+    case DType::kInt8:
+      return InRange<int8_t>(-128, 127, v);
+    case DType::kInt16:
+      return InRange<int16_t>(-32768, 32767, v);
     case DType::kInt32:
       return InRange<int32_t>(-2147483648.0, 2147483647.0, v);
     case DType::kInt64:
       return v.is_float() ? InRange<int64_t>(-9.2233720368547758e18,
                                              9.2233720368547758e18, v)
                           : true;
-    case DType::kFloat16: return InRange<Half>(-65504.0, 65504.0, v);
+    case DType::kFloat16:
+      return InRange<Half>(-65504.0, 65504.0, v);
     case DType::kBFloat16:
       return InRange<BFloat16>(-3.3895313892515355e38, 3.3895313892515355e38,
                                v);
     case DType::kFloat32:
       return InRange<float>(-std::numeric_limits<float>::max(),
                             std::numeric_limits<float>::max(), v);
-    case DType::kFloat64: return true;
+    case DType::kFloat64:
+      return true;
   }
   return true;
 }
@@ -170,8 +175,8 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
   TensorMeta self = args.tensor(0);
   std::vector<int64_t> pad = args.int_list(1);
   if (pad.size() % 2 != 0) {
-    return ArgError("pad", absl::StrCat("length of pad must be even, got ",
-                                        pad.size()));
+    return ArgError(
+        "pad", absl::StrCat("length of pad must be even, got ", pad.size()));
   }
   const int rank = self.dim();
   const int padded_dims = static_cast<int>(pad.size() / 2);
@@ -187,16 +192,17 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
   bool any_positive = false;
   Shape sizes = self.sizes;
   for (int d = rank - padded_dims; d < rank; ++d) {
-    const int64_t lo = pad[2 * (rank - d - 1)], hi = pad[2 * (rank - d - 1) + 1];
+    const int64_t lo = pad[2 * (rank - d - 1)],
+                  hi = pad[2 * (rank - d - 1) + 1];
     int64_t cropped = self.sizes[d];
     for (int64_t p : {lo, hi}) {
       any_positive = any_positive || p > 0;
-      if (p < 0 && (__builtin_add_overflow(cropped, p, &cropped) ||
-                    cropped < 0)) {
-        return ArgError("pad", absl::StrCat("pads (", lo, ", ", hi,
-                                             ") crop more than the size ",
-                                             self.sizes[d], " of dimension ",
-                                             d));
+      if (p < 0 &&
+          (__builtin_add_overflow(cropped, p, &cropped) || cropped < 0)) {
+        return ArgError(
+            "pad",
+            absl::StrCat("pads (", lo, ", ", hi, ") crop more than the size ",
+                         self.sizes[d], " of dimension ", d));
       }
     }
     if (__builtin_add_overflow(self.sizes[d], lo, &sizes[d]) ||
@@ -212,11 +218,10 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
       if (sizes[d] <= 0) {
         return ArgError(
             "pad",
-            absl::StrCat("the input size ", self.sizes[d], " plus pads (",
-                         pad[2 * (rank - d - 1)], ", ",
-                         pad[2 * (rank - d - 1) + 1],
-                         ") gives a non-positive output size at dimension ",
-                         d));
+            absl::StrCat(
+                "the input size ", self.sizes[d], " plus pads (",
+                pad[2 * (rank - d - 1)], ", ", pad[2 * (rank - d - 1) + 1],
+                ") gives a non-positive output size at dimension ", d));
       }
     }
     const Scalar value = args.scalar(2);

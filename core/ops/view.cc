@@ -21,8 +21,8 @@ using GeometryFn = absl::StatusOr<ViewGeometry> (*)(const MetaArgs& args,
 
 // A shape rule that returns the view of argument 0 that `geometry` computes.
 MetaFn ViewMeta(GeometryFn geometry) {
-  return [geometry](const MetaArgs& args)
-             -> absl::StatusOr<std::vector<TensorMeta>> {
+  return [geometry](
+             const MetaArgs& args) -> absl::StatusOr<std::vector<TensorMeta>> {
     TensorMeta self = args.tensor(0);
     ASSIGN_OR_RETURN(ViewGeometry g,
                      geometry(args, self.sizes, ContiguousStrides(self.sizes)));
@@ -34,10 +34,9 @@ MetaFn ViewMeta(GeometryFn geometry) {
 }  // namespace
 
 absl::Status RegisterViewOps(OpRegistry& registry) {
-  auto view = ViewMeta(
-      [](const MetaArgs& a, IntSpan sizes, IntSpan strides) {
-        return ViewAsGeometry(sizes, strides, a.int_list(1));
-      });
+  auto view = ViewMeta([](const MetaArgs& a, IntSpan sizes, IntSpan strides) {
+    return ViewAsGeometry(sizes, strides, a.int_list(1));
+  });
   RETURN_IF_ERROR(registry.Register(
       "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view));
   RETURN_IF_ERROR(registry.Register(

@@ -34,7 +34,8 @@ absl::StatusOr<Shape> InferViewSize(IntSpan size, int64_t numel) {
       }
       infer_dim = d;
     } else if (size[d] < 0) {
-      return ArgError("size", absl::StrCat("invalid shape dimension ", size[d]));
+      return ArgError("size",
+                      absl::StrCat("invalid shape dimension ", size[d]));
     }
     has_zero = has_zero || size[d] == 0;
   }
@@ -50,13 +51,12 @@ absl::StatusOr<Shape> InferViewSize(IntSpan size, int64_t numel) {
   if (has_zero) known = 0;
   Shape out(size.begin(), size.end());
   const bool fits =
-      !overflow &&
-      (numel == known || (infer_dim.has_value() && known > 0 &&
-                          numel % known == 0));
+      !overflow && (numel == known ||
+                    (infer_dim.has_value() && known > 0 && numel % known == 0));
   if (!fits) {
-    return ArgError("size", absl::StrCat("shape '", ShapeToString(size),
-                                         "' is invalid for input of size ",
-                                         numel));
+    return ArgError("size",
+                    absl::StrCat("shape '", ShapeToString(size),
+                                 "' is invalid for input of size ", numel));
   }
   if (infer_dim.has_value()) {
     if (known == 0) {
@@ -175,11 +175,11 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
   const int64_t ndim = static_cast<int64_t>(target.size());
   const int64_t tensor_dim = static_cast<int64_t>(sizes.size());
   if (ndim < tensor_dim) {
-    return ArgError(
-        "size", absl::StrCat("the number of sizes provided (", ndim,
-                             ") must be greater or equal to the number of "
-                             "dimensions in the tensor (",
-                             tensor_dim, ")"));
+    return ArgError("size",
+                    absl::StrCat("the number of sizes provided (", ndim,
+                                 ") must be greater or equal to the number of "
+                                 "dimensions in the tensor (",
+                                 tensor_dim, ")"));
   }
   ViewGeometry g;
   g.sizes.resize(ndim);
@@ -189,7 +189,7 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
     int64_t size = dim >= 0 ? sizes[dim] : 1;
     // A new leading dim of size 1 steps over everything inside it, as in
     // PyTorch; its stride is never used to address memory.
-    int64_t stride = dim >= 0   ? strides[dim]
+    int64_t stride = dim >= 0       ? strides[dim]
                      : i + 1 < ndim ? g.sizes[i + 1] * g.strides[i + 1]
                                     : 1;
     int64_t target_size = target[i];
@@ -213,9 +213,9 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
             "size",
             absl::StrCat("the expanded size of the tensor (", target_size,
                          ") must match the existing size (", size,
-                         ") at non-singleton dimension ", i, ". Target sizes: ",
-                         ShapeToString(target), ". Tensor sizes: ",
-                         ShapeToString(sizes)));
+                         ") at non-singleton dimension ", i,
+                         ". Target sizes: ", ShapeToString(target),
+                         ". Tensor sizes: ", ShapeToString(sizes)));
       }
       size = target_size;
       stride = 0;
@@ -289,8 +289,7 @@ absl::StatusOr<ViewGeometry> SliceGeometry(IntSpan sizes, IntSpan strides,
   end_val = std::clamp<int64_t>(end_val, start_val, size);
   const int64_t len = end_val - start_val;
   ViewGeometry g{Shape(sizes.begin(), sizes.end()),
-                 Shape(strides.begin(), strides.end()),
-                 start_val * strides[d]};
+                 Shape(strides.begin(), strides.end()), start_val * strides[d]};
   g.sizes[d] = len == 0 ? 0 : 1 + (len - 1) / step;
   g.strides[d] = strides[d] * step;
   return g;

@@ -13,7 +13,9 @@
 namespace guardjit {
 namespace {
 
-__attribute__((noinline)) void EmptyFunction(void* p) { benchmark::DoNotOptimize(p); }
+__attribute__((noinline)) void EmptyFunction(void* p) {
+  benchmark::DoNotOptimize(p);
+}
 
 void BM_EmptyCall(benchmark::State& state) {
   int x = 0;
@@ -23,10 +25,11 @@ BENCHMARK(BM_EmptyCall);
 
 // `inputs` float32 tensors of [rows, 8], each in its own (fake) buffer.
 struct Call {
-  Call(int inputs, int64_t rows) : sizes(inputs, {rows, 8}), strides(inputs, {8, 1}), bufs(inputs) {
+  Call(int inputs, int64_t rows)
+      : sizes(inputs, {rows, 8}), strides(inputs, {8, 1}), bufs(inputs) {
     for (int i = 0; i < inputs; ++i) {
-      views.push_back({DType::kFloat32, Device::Cpu(), false, 2, sizes[i].data(),
-                       strides[i].data(), &bufs[i]});
+      views.push_back({DType::kFloat32, Device::Cpu(), false, 2,
+                       sizes[i].data(), strides[i].data(), &bufs[i]});
     }
   }
   CallSignature sig() const { return {views, {}}; }
@@ -43,8 +46,8 @@ void RunLookup(benchmark::State& state, int inputs, int entries) {
   for (int i = 0; i < inputs; ++i) names.push_back("x" + std::to_string(i));
   for (int e = 0; e < entries; ++e) {
     calls.emplace_back(inputs, e + 1);
-    owned.push_back(std::make_unique<CacheEntry>(e, GuardTree::Static(names, calls.back().sig()),
-                                                 nullptr));
+    owned.push_back(std::make_unique<CacheEntry>(
+        e, GuardTree::Static(names, calls.back().sig()), nullptr));
     raw.push_back(owned.back().get());
   }
   GuardTable table(raw);

@@ -1,8 +1,9 @@
 // Eager interpreter costs, each next to its baseline in the same run:
 //   BM_EmptyCall            an opaque empty function call (dispatch floor)
-//   BM_EagerTinyGraph       a 3-op graph on 1-element tensors (per-call overhead)
-//   BM_Memcpy               memcpy of 16M float32 (bandwidth floor)
-//   BM_EagerAdd16M          aten.add.Tensor over 16M float32 (reads 2, writes 1)
+//   BM_EagerTinyGraph       a 3-op graph on 1-element tensors (per-call
+//   overhead) BM_Memcpy               memcpy of 16M float32 (bandwidth floor)
+//   BM_EagerAdd16M          aten.add.Tensor over 16M float32 (reads 2, writes
+//   1)
 // Compare bytes_per_second of BM_EagerAdd16M with BM_Memcpy, and the time of
 // BM_EagerTinyGraph with BM_EmptyCall.
 
@@ -17,7 +18,9 @@
 namespace guardjit {
 namespace {
 
-__attribute__((noinline)) void EmptyFunction(void* p) { benchmark::DoNotOptimize(p); }
+__attribute__((noinline)) void EmptyFunction(void* p) {
+  benchmark::DoNotOptimize(p);
+}
 
 void BM_EmptyCall(benchmark::State& state) {
   int x = 0;
@@ -31,7 +34,8 @@ std::unique_ptr<EagerInterpreter> TinyGraph() {
   (void)b.AddPlaceholder("y");
   (void)b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
   (void)b.AddNode("relu", "aten.relu.default", {Arg::Ref("add")});
-  (void)b.AddNode("mul", "aten.mul.Tensor", {Arg::Ref("relu"), Arg::Float(2.0)});
+  (void)b.AddNode("mul", "aten.mul.Tensor",
+                  {Arg::Ref("relu"), Arg::Float(2.0)});
   (void)b.SetOutputs({Arg::Ref("mul")});
   return *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
 }
@@ -66,7 +70,8 @@ void BM_EagerAdd16M(benchmark::State& state) {
   (void)b.AddPlaceholder("y");
   (void)b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
   (void)b.SetOutputs({Arg::Ref("add")});
-  auto interp = *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
+  auto interp =
+      *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
   std::vector<Tensor> inputs = {*Tensor::Zeros(DType::kFloat32, {kBig}),
                                 *Tensor::Zeros(DType::kFloat32, {kBig})};
   for (auto _ : state) {

@@ -20,8 +20,8 @@ namespace {
 // each checked to lie in [0, size): PyTorch's gathering ops do not wrap
 // negative indices.
 absl::StatusOr<std::vector<int64_t>> LoadIndices(const Tensor& index,
-                                                 absl::string_view arg,
-                                                 int dim, int64_t size) {
+                                                 absl::string_view arg, int dim,
+                                                 int64_t size) {
   ASSIGN_OR_RETURN(Tensor values, CopyAs(index, DType::kInt64));
   const int64_t* p = values.data_as<int64_t>();
   std::vector<int64_t> out(p, p + values.numel());
@@ -110,7 +110,8 @@ absl::StatusOr<std::vector<Tensor>> GatherKernel(
   int64_t base = 0;  // offset in self of pos, dim excluded
   for (int64_t n = 0; n < out.numel(); ++n) {
     const int64_t offset = base + indices[n] * self.stride(dim);
-    std::memcpy(dst + n * item, src + offset * static_cast<int64_t>(item), item);
+    std::memcpy(dst + n * item, src + offset * static_cast<int64_t>(item),
+                item);
     for (int d = rank - 1; d >= 0; --d) {
       const int64_t step = d == dim ? 0 : self.stride(d);
       if (++pos[d] < shape[d]) {

@@ -43,9 +43,9 @@ absl::StatusOr<std::vector<Tensor>> CatKernel(
 absl::StatusOr<std::vector<Tensor>> CopyKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out) {
   if (!out[0].device.is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "argument 'device': copying to ", out[0].device.ToString(),
-        " is not supported; the reference kernels run on cpu"));
+    return absl::UnimplementedError(
+        absl::StrCat("argument 'device': copying to ", out[0].device.ToString(),
+                     " is not supported; the reference kernels run on cpu"));
   }
   ASSIGN_OR_RETURN(Tensor copy, CopyAs(args.tensor(0), out[0].dtype));
   return std::vector<Tensor>{copy};
@@ -67,9 +67,9 @@ absl::StatusOr<std::vector<Tensor>> SplitWithSizesKernel(
 void Fill(const Tensor& out, const Scalar& value) {
   VisitDType(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T v = value.is_float()  ? Convert<T>(value.to_double())
-                : value.is_int()  ? Convert<T>(value.to_int())
-                                  : Convert<T>(value.to_bool());
+    const T v = value.is_float() ? Convert<T>(value.to_double())
+                : value.is_int() ? Convert<T>(value.to_int())
+                                 : Convert<T>(value.to_bool());
     MapElements<T>(out, [v] { return v; });
   });
 }
@@ -86,7 +86,8 @@ absl::StatusOr<std::vector<Tensor>> ConstantPadKernel(
   Shape out_start(rank, 0);
   bool any_positive = false;
   for (int d = rank - padded_dims; d < rank; ++d) {
-    const int64_t lo = pad[2 * (rank - d - 1)], hi = pad[2 * (rank - d - 1) + 1];
+    const int64_t lo = pad[2 * (rank - d - 1)],
+                  hi = pad[2 * (rank - d - 1) + 1];
     in_offset += std::max<int64_t>(-lo, 0) * self.stride(d);
     kept[d] += std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0);
     out_start[d] = std::max<int64_t>(lo, 0);
@@ -112,8 +113,8 @@ absl::Status RegisterShapeKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(registry.Register("aten.cat.default", CatKernel));
   RETURN_IF_ERROR(registry.Register("aten.clone.default", CopyKernel));
   RETURN_IF_ERROR(registry.Register("aten._to_copy.default", CopyKernel));
-  RETURN_IF_ERROR(registry.Register("aten.split_with_sizes.default",
-                                    SplitWithSizesKernel));
+  RETURN_IF_ERROR(
+      registry.Register("aten.split_with_sizes.default", SplitWithSizesKernel));
   RETURN_IF_ERROR(
       registry.Register("aten.constant_pad_nd.default", ConstantPadKernel));
   return absl::OkStatus();

@@ -30,12 +30,16 @@ class CapiOpsTest : public ::testing::Test {
     return gjtest::BuildGraph(
         context_.get(), "add_relu_mul", {"a", "b"},
         [](gj_graph_builder* b) {
-          gj_arg add[] = {gj_arg_ref("a"), gj_arg_ref("b"), gj_kwarg("alpha", gj_arg_int(2))};
-          EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", add, 3)));
+          gj_arg add[] = {gj_arg_ref("a"), gj_arg_ref("b"),
+                          gj_kwarg("alpha", gj_arg_int(2))};
+          EXPECT_TRUE(Ok(
+              gj_graph_builder_add_node(b, "add", "aten.add.Tensor", add, 3)));
           gj_arg relu[] = {gj_arg_ref("add")};
-          EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "relu", "aten.relu.default", relu, 1)));
+          EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+              b, "relu", "aten.relu.default", relu, 1)));
           gj_arg mul[] = {gj_arg_ref("relu"), gj_arg_int(3)};
-          EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
+          EXPECT_TRUE(Ok(
+              gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
         },
         {"mul"});
   }
@@ -45,7 +49,8 @@ class CapiOpsTest : public ::testing::Test {
                           std::vector<int64_t>* shape = nullptr) {
     std::vector<const DLTensor*> in(inputs.begin(), inputs.end());
     DLManagedTensor* out = nullptr;
-    EXPECT_TRUE(Ok(gj_function_call_alloc(function, in.data(), in.size(), nullptr, &out, 1)));
+    EXPECT_TRUE(Ok(gj_function_call_alloc(function, in.data(), in.size(),
+                                          nullptr, &out, 1)));
     if (out == nullptr) return {};
     ManagedPtr owned(out);
     if (shape != nullptr) *shape = gjtest::Shape(out->dl_tensor);
@@ -72,10 +77,12 @@ TEST_F(CapiOpsTest, StridedInputsAndStridedOutput) {
   // a = [[1, -5], [3, 0]] column-major; b = [1, 1] with stride 2.
   HostTensor<float> a({2, 2}, {1, 3, -5, 0}, {1, 2});
   HostTensor<float> b({2}, {1, 99, 1}, {2});
-  HostTensor<float> out({2, 2}, std::vector<float>(6, -1), {3, 1});  // padded rows
+  HostTensor<float> out({2, 2}, std::vector<float>(6, -1),
+                        {3, 1});  // padded rows
   const DLTensor* inputs[] = {a.dl(), b.dl()};
   const DLTensor* outputs[] = {out.dl()};
-  ASSERT_TRUE(Ok(gj_function_call(function.get(), inputs, 2, outputs, 1, nullptr)));
+  ASSERT_TRUE(
+      Ok(gj_function_call(function.get(), inputs, 2, outputs, 1, nullptr)));
   EXPECT_EQ(out.buffer(), (std::vector<float>{9, 0, -1, 15, 6, -1}));
 }
 
@@ -85,11 +92,14 @@ TEST_F(CapiOpsTest, CatSumAndMm) {
       [](gj_graph_builder* b) {
         const char* parts[] = {"x", "y"};
         gj_arg cat[] = {gj_arg_refs(parts, 2), gj_arg_int(0)};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "cat", "aten.cat.default", cat, 2)));
+        EXPECT_TRUE(Ok(
+            gj_graph_builder_add_node(b, "cat", "aten.cat.default", cat, 2)));
         gj_arg sum[] = {gj_arg_ref("cat")};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "sum", "aten.sum.default", sum, 1)));
+        EXPECT_TRUE(Ok(
+            gj_graph_builder_add_node(b, "sum", "aten.sum.default", sum, 1)));
         gj_arg mm[] = {gj_arg_ref("cat"), gj_arg_ref("m")};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "mm", "aten.mm.default", mm, 2)));
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "mm", "aten.mm.default", mm, 2)));
       },
       {"cat", "sum", "mm"});
   FunctionPtr function = gjtest::MakeFunction(context_.get(), graph.get());
@@ -98,7 +108,8 @@ TEST_F(CapiOpsTest, CatSumAndMm) {
   HostTensor<float> m({2, 1}, {1, -1});
   const DLTensor* inputs[] = {x.dl(), y.dl(), m.dl()};
   DLManagedTensor* out[3] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), inputs, 3, nullptr, out, 3)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function.get(), inputs, 3, nullptr, out, 3)));
   ManagedPtr cat(out[0]), sum(out[1]), mm(out[2]);
   EXPECT_EQ(gjtest::Shape(out[0]->dl_tensor), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(Floats(out[0]->dl_tensor), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -108,18 +119,20 @@ TEST_F(CapiOpsTest, CatSumAndMm) {
 }
 
 TEST_F(CapiOpsTest, IntegerSumKeepsInt64) {
-  GraphPtr graph = gjtest::BuildGraph(
-      context_.get(), "isum", {"x"},
-      [](gj_graph_builder* b) {
-        gj_arg sum[] = {gj_arg_ref("x")};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "sum", "aten.sum.default", sum, 1)));
-      },
-      {"sum"});
+  GraphPtr graph =
+      gjtest::BuildGraph(context_.get(), "isum", {"x"},
+                         [](gj_graph_builder* b) {
+                           gj_arg sum[] = {gj_arg_ref("x")};
+                           EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                               b, "sum", "aten.sum.default", sum, 1)));
+                         },
+                         {"sum"});
   FunctionPtr function = gjtest::MakeFunction(context_.get(), graph.get());
   HostTensor<int32_t> x({3}, {1, 2, 3});
   const DLTensor* inputs[] = {x.dl()};
   DLManagedTensor* out = nullptr;
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), inputs, 1, nullptr, &out, 1)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function.get(), inputs, 1, nullptr, &out, 1)));
   ManagedPtr owned(out);
   EXPECT_EQ(out->dl_tensor.dtype.code, kDLInt);
   EXPECT_EQ(out->dl_tensor.dtype.bits, 64);
@@ -133,25 +146,34 @@ TEST_F(CapiOpsTest, BindingErrorsNameNodeAndArgument) {
   gj_graph_builder* b = builder.get();
   ASSERT_TRUE(Ok(gj_graph_builder_add_input(b, "x")));
   gj_arg undefined[] = {gj_arg_ref("x"), gj_arg_ref("nope")};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", undefined, 2),
-                      GJ_INVALID_ARGUMENT, {"node 'add'", "'nope'", "not defined"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "add", "aten.add.Tensor", undefined, 2),
+      GJ_INVALID_ARGUMENT, {"node 'add'", "'nope'", "not defined"}));
   gj_arg wrong_kind[] = {gj_arg_ref("x"), gj_arg_string("two")};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", wrong_kind, 2),
-                      GJ_INVALID_ARGUMENT, {"node 'add'", "argument 'other'", "str"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "add", "aten.add.Tensor", wrong_kind, 2),
+      GJ_INVALID_ARGUMENT, {"node 'add'", "argument 'other'", "str"}));
   gj_arg missing[] = {gj_arg_ref("x")};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", missing, 1),
-                      GJ_INVALID_ARGUMENT, {"node 'add'", "missing", "'other'"}));
-  gj_arg bad_kwarg[] = {gj_arg_ref("x"), gj_arg_ref("x"), gj_kwarg("beta", gj_arg_int(1))};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", bad_kwarg, 3),
-                      GJ_INVALID_ARGUMENT, {"node 'add'", "'beta'"}));
-  gj_arg too_many[] = {gj_arg_ref("x"), gj_arg_ref("x"), gj_arg_ref("x"), gj_arg_ref("x")};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", too_many, 4),
-                      GJ_INVALID_ARGUMENT, {"node 'add'", "positional"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "add", "aten.add.Tensor", missing, 1),
+      GJ_INVALID_ARGUMENT, {"node 'add'", "missing", "'other'"}));
+  gj_arg bad_kwarg[] = {gj_arg_ref("x"), gj_arg_ref("x"),
+                        gj_kwarg("beta", gj_arg_int(1))};
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "add", "aten.add.Tensor", bad_kwarg, 3),
+      GJ_INVALID_ARGUMENT, {"node 'add'", "'beta'"}));
+  gj_arg too_many[] = {gj_arg_ref("x"), gj_arg_ref("x"), gj_arg_ref("x"),
+                       gj_arg_ref("x")};
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "add", "aten.add.Tensor", too_many, 4),
+      GJ_INVALID_ARGUMENT, {"node 'add'", "positional"}));
   // The failures left no trace: the same name is still free.
   gj_arg good[] = {gj_arg_ref("x"), gj_arg_ref("x")};
-  EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", good, 2)));
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", good, 2),
-                      GJ_INVALID_ARGUMENT, {"duplicate", "'add'"}));
+  EXPECT_TRUE(
+      Ok(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", good, 2)));
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", good, 2),
+              GJ_INVALID_ARGUMENT, {"duplicate", "'add'"}));
 }
 
 TEST_F(CapiOpsTest, OpShapeErrorNamesTheNode) {
@@ -161,9 +183,10 @@ TEST_F(CapiOpsTest, OpShapeErrorNamesTheNode) {
   HostTensor<float> b({3}, {1, 2, 3});
   const DLTensor* inputs[] = {a.dl(), b.dl()};
   DLManagedTensor* out = reinterpret_cast<DLManagedTensor*>(0x1);
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function.get(), inputs, 2, nullptr, &out, 1),
-                      GJ_INVALID_ARGUMENT,
-                      {"gj_function_call_alloc", "'add_relu_mul'", "node 'add'"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function.get(), inputs, 2, nullptr, &out, 1),
+      GJ_INVALID_ARGUMENT,
+      {"gj_function_call_alloc", "'add_relu_mul'", "node 'add'"}));
   EXPECT_EQ(out, nullptr);
 }
 
@@ -190,7 +213,8 @@ TEST_F(CapiOpsTest, EightThreadsOnOneFunction) {
         HostTensor<float> out({n}, std::vector<float>(n));
         const DLTensor* inputs[] = {a.dl(), b.dl()};
         const DLTensor* outputs[] = {out.dl()};
-        gj_error* error = gj_function_call(function.get(), inputs, 2, outputs, 1, nullptr);
+        gj_error* error =
+            gj_function_call(function.get(), inputs, 2, outputs, 1, nullptr);
         if (error != nullptr || out.buffer() != want) ++wrong[t];
         gj_error_destroy(error);
       }

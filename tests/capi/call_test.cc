@@ -38,7 +38,8 @@ class CapiCallTest : public ::testing::Test {
   gj_error* CallWithB(const DLTensor* b) {
     const DLTensor* inputs[] = {a_.dl(), b};
     DLManagedTensor* out[2] = {};
-    gj_error* error = gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2);
+    gj_error* error =
+        gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2);
     gj_tensor_release(out[0]);
     gj_tensor_release(out[1]);
     return error;
@@ -52,22 +53,27 @@ class CapiCallTest : public ::testing::Test {
 
 TEST_F(CapiCallTest, NullFunction) {
   DLManagedTensor* out[2] = {};
-  EXPECT_TRUE(IsError(gj_function_call(nullptr, nullptr, 0, nullptr, 0, nullptr),
-                      GJ_INVALID_ARGUMENT, {"gj_function_call", "function is NULL"}));
-  EXPECT_TRUE(IsError(gj_function_call_alloc(nullptr, nullptr, 0, nullptr, out, 2),
-                      GJ_INVALID_ARGUMENT, {"gj_function_call_alloc", "function is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(nullptr, nullptr, 0, nullptr, 0, nullptr),
+              GJ_INVALID_ARGUMENT, {"gj_function_call", "function is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(nullptr, nullptr, 0, nullptr, out, 2),
+      GJ_INVALID_ARGUMENT, {"gj_function_call_alloc", "function is NULL"}));
 }
 
 TEST_F(CapiCallTest, InputArrayAndCount) {
   DLManagedTensor* out[2] = {};
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), nullptr, 2, nullptr, out, 2),
-                      GJ_INVALID_ARGUMENT, {"inputs is NULL with num_inputs 2"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function_.get(), nullptr, 2, nullptr, out, 2),
+      GJ_INVALID_ARGUMENT, {"inputs is NULL with num_inputs 2"}));
   const DLTensor* one[] = {a_.dl()};
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), one, 1, nullptr, out, 2),
-                      GJ_INVALID_ARGUMENT, {"takes 2 inputs (a, b), got 1"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call_alloc(function_.get(), one, 1, nullptr, out, 2),
+              GJ_INVALID_ARGUMENT, {"takes 2 inputs (a, b), got 1"}));
   const DLTensor* with_null[] = {a_.dl(), nullptr};
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), with_null, 2, nullptr, out, 2),
-                      GJ_INVALID_ARGUMENT, {"input 1 ('b') is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function_.get(), with_null, 2, nullptr, out, 2),
+      GJ_INVALID_ARGUMENT, {"input 1 ('b') is NULL"}));
 }
 
 TEST_F(CapiCallTest, RankAndShapeValidation) {
@@ -76,7 +82,8 @@ TEST_F(CapiCallTest, RankAndShapeValidation) {
   EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
                       {"input 1 ('b')", "ndim is -1"}));
   b.dl()->ndim = 65;
-  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT, {"ndim is 65", "64"}));
+  EXPECT_TRUE(
+      IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT, {"ndim is 65", "64"}));
   b.dl()->ndim = 1;
   b.dl()->shape = nullptr;
   EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
@@ -98,14 +105,16 @@ TEST_F(CapiCallTest, OverflowIsOutOfRange) {
   int64_t huge_bytes[] = {int64_t{1} << 62};
   b.dl()->ndim = 1;
   b.dl()->shape = huge_bytes;
-  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_OUT_OF_RANGE, {"input 1 ('b')", "2^63 bytes"}));
+  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_OUT_OF_RANGE,
+                      {"input 1 ('b')", "2^63 bytes"}));
   // Few elements, but strides that reach past 2^63.
   int64_t shape[] = {3, 3};
   int64_t strides[] = {kInt64Max / 2, 1};
   b.dl()->ndim = 2;
   b.dl()->shape = shape;
   b.dl()->strides = strides;
-  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_OUT_OF_RANGE, {"input 1 ('b')", "strides"}));
+  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_OUT_OF_RANGE,
+                      {"input 1 ('b')", "strides"}));
 }
 
 TEST_F(CapiCallTest, NullDataOnlyForEmptyTensors) {
@@ -118,7 +127,8 @@ TEST_F(CapiCallTest, NullDataOnlyForEmptyTensors) {
   b.dl()->shape = empty;
   const DLTensor* inputs[] = {a_.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
   ManagedPtr out0(out[0]), out1(out[1]);
   EXPECT_EQ(gjtest::Shape(out[1]->dl_tensor), (std::vector<int64_t>{0, 5}));
 }
@@ -126,10 +136,10 @@ TEST_F(CapiCallTest, NullDataOnlyForEmptyTensors) {
 TEST_F(CapiCallTest, UnsupportedDTypes) {
   HostTensor<float> b({2}, {1, 2});
   const DLDataType unsupported[] = {
-      {kDLFloat, 32, 4},   {kDLComplex, 64, 1}, {kDLOpaqueHandle, 64, 1},
-      {kDLFloat, 8, 1},    {kDLFloat, 128, 1},  {kDLUInt, 16, 1},
-      {kDLUInt, 64, 1},    {kDLInt, 4, 1},      {kDLBfloat, 32, 1},
-      {GJ_DL_BOOL, 1, 1},  {GJ_DL_BOOL, 8, 2},  {42, 32, 1}};
+      {kDLFloat, 32, 4},  {kDLComplex, 64, 1}, {kDLOpaqueHandle, 64, 1},
+      {kDLFloat, 8, 1},   {kDLFloat, 128, 1},  {kDLUInt, 16, 1},
+      {kDLUInt, 64, 1},   {kDLInt, 4, 1},      {kDLBfloat, 32, 1},
+      {GJ_DL_BOOL, 1, 1}, {GJ_DL_BOOL, 8, 2},  {42, 32, 1}};
   for (DLDataType type : unsupported) {
     b.dl()->dtype = type;
     EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
@@ -139,19 +149,22 @@ TEST_F(CapiCallTest, UnsupportedDTypes) {
 }
 
 TEST_F(CapiCallTest, EverySupportedDTypeRoundTrips) {
-  const DLDataType supported[] = {
-      {kDLFloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}, {kDLBfloat, 16, 1},
-      {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},   {kDLInt, 64, 1},
-      {kDLUInt, 8, 1},   {GJ_DL_BOOL, 8, 1}};
+  const DLDataType supported[] = {{kDLFloat, 16, 1}, {kDLFloat, 32, 1},
+                                  {kDLFloat, 64, 1}, {kDLBfloat, 16, 1},
+                                  {kDLInt, 8, 1},    {kDLInt, 16, 1},
+                                  {kDLInt, 32, 1},   {kDLInt, 64, 1},
+                                  {kDLUInt, 8, 1},   {GJ_DL_BOOL, 8, 1}};
   for (DLDataType type : supported) {
     const int bytes = type.bits / 8;
     std::vector<uint8_t> buffer(3 * bytes);
-    for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = i % bytes == 0 ? 1 : 0;
+    for (size_t i = 0; i < buffer.size(); ++i)
+      buffer[i] = i % bytes == 0 ? 1 : 0;
     HostTensor<uint8_t> b({3}, buffer);
     b.dl()->dtype = type;
     const DLTensor* inputs[] = {a_.dl(), b.dl()};
     DLManagedTensor* out[2] = {};
-    ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)))
+    ASSERT_TRUE(
+        Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)))
         << int{type.code} << "/" << int{type.bits};
     ManagedPtr out0(out[0]), out1(out[1]);
     const DLTensor& result = out[1]->dl_tensor;
@@ -182,7 +195,8 @@ TEST_F(CapiCallTest, ByteOffsetMustBeWholeItemsAndIsApplied) {
   b.dl()->byte_offset = 8;
   const DLTensor* inputs[] = {a_.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
   ManagedPtr out0(out[0]), out1(out[1]);
   EXPECT_EQ(Floats(out[1]->dl_tensor), (std::vector<float>{7, 8}));
 }
@@ -203,7 +217,8 @@ TEST_F(CapiCallTest, StridedAndNegativeStridedInputs) {
   a.dl()->byte_offset = 2 * sizeof(float);
   const DLTensor* inputs[] = {a.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
   ManagedPtr out0(out[0]), out1(out[1]);
   EXPECT_EQ(Floats(out[0]->dl_tensor), (std::vector<float>{30, 20, 10}));
   EXPECT_EQ(Floats(out[1]->dl_tensor), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -213,14 +228,16 @@ TEST_F(CapiCallTest, CallAllocOutputsAreOwnedContiguousAndReleasable) {
   HostTensor<float> b({2, 2}, {1, 2, 3, 4});
   const DLTensor* inputs[] = {a_.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
   ASSERT_NE(out[0], nullptr);
   ASSERT_NE(out[1], nullptr);
   const DLTensor& t = out[1]->dl_tensor;
   EXPECT_EQ(t.device.device_type, kDLCPU);
   EXPECT_EQ(t.byte_offset, 0u);
   ASSERT_NE(t.strides, nullptr);
-  EXPECT_EQ(std::vector<int64_t>(t.strides, t.strides + 2), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(std::vector<int64_t>(t.strides, t.strides + 2),
+            (std::vector<int64_t>{2, 1}));
   // The results do not borrow the inputs.
   EXPECT_NE(t.data, b.buffer().data());
   b.buffer()[0] = 100;
@@ -234,13 +251,15 @@ TEST_F(CapiCallTest, CallAllocArgumentErrorsLeaveOutputsNull) {
   const DLTensor* inputs[] = {a_.dl(), a_.dl()};
   DLManagedTensor* out[3];
   std::memset(out, 0xab, sizeof(out));
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 3),
-                      GJ_INVALID_ARGUMENT, {"returns 2 outputs", "num_outputs 3"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 3),
+      GJ_INVALID_ARGUMENT, {"returns 2 outputs", "num_outputs 3"}));
   EXPECT_EQ(out[0], nullptr);
   EXPECT_EQ(out[1], nullptr);
   EXPECT_EQ(out[2], nullptr);
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), inputs, 2, nullptr, nullptr, 2),
-                      GJ_INVALID_ARGUMENT, {"out_outputs is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function_.get(), inputs, 2, nullptr, nullptr, 2),
+      GJ_INVALID_ARGUMENT, {"out_outputs is NULL"}));
 }
 
 TEST_F(CapiCallTest, CallOptions) {
@@ -255,11 +274,13 @@ TEST_F(CapiCallTest, CallOptions) {
   const DLTensor* inputs[] = {a_.dl(), a_.dl()};
   DLManagedTensor* out[2] = {};
   options.struct_size = 1;
-  EXPECT_TRUE(IsError(gj_function_call_alloc(function_.get(), inputs, 2, &options, out, 2),
-                      GJ_INVALID_ARGUMENT, {"struct_size", "gj_call_options_init"}));
+  EXPECT_TRUE(IsError(
+      gj_function_call_alloc(function_.get(), inputs, 2, &options, out, 2),
+      GJ_INVALID_ARGUMENT, {"struct_size", "gj_call_options_init"}));
   // An older host that knew only grad_mode.
   options.struct_size = offsetof(gj_call_options, deterministic);
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function_.get(), inputs, 2, &options, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function_.get(), inputs, 2, &options, out, 2)));
   gj_tensor_release(out[0]);
   gj_tensor_release(out[1]);
 }
@@ -271,7 +292,8 @@ TEST_F(CapiCallTest, AliasedResultsGetSeparateBuffers) {
   FunctionPtr function = gjtest::MakeFunction(context_.get(), graph.get());
   const DLTensor* inputs[] = {a_.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), inputs, 1, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function.get(), inputs, 1, nullptr, out, 2)));
   ManagedPtr out0(out[0]), out1(out[1]);
   EXPECT_NE(out[0]->dl_tensor.data, out[1]->dl_tensor.data);
   EXPECT_EQ(Floats(out[0]->dl_tensor), Floats(out[1]->dl_tensor));
@@ -308,22 +330,27 @@ TEST_F(CapiCallOutputsTest, StridedOutputKeepsItsPadding) {
 TEST_F(CapiCallOutputsTest, OutputArrayCountAndNulls) {
   HostTensor<float> o0({2}, {0, 0});
   const DLTensor* inputs[] = {a_.dl(), b_.dl()};
-  EXPECT_TRUE(IsError(gj_function_call(function_.get(), inputs, 2, nullptr, 2, nullptr),
-                      GJ_INVALID_ARGUMENT, {"outputs is NULL with num_outputs 2"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(function_.get(), inputs, 2, nullptr, 2, nullptr),
+              GJ_INVALID_ARGUMENT, {"outputs is NULL with num_outputs 2"}));
   const DLTensor* one[] = {o0.dl()};
-  EXPECT_TRUE(IsError(gj_function_call(function_.get(), inputs, 2, one, 1, nullptr),
-                      GJ_INVALID_ARGUMENT, {"returns 2 outputs", "num_outputs 1"}));
-  EXPECT_TRUE(IsError(Call(o0.dl(), nullptr), GJ_INVALID_ARGUMENT, {"output 1 is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(function_.get(), inputs, 2, one, 1, nullptr),
+              GJ_INVALID_ARGUMENT, {"returns 2 outputs", "num_outputs 1"}));
+  EXPECT_TRUE(IsError(Call(o0.dl(), nullptr), GJ_INVALID_ARGUMENT,
+                      {"output 1 is NULL"}));
 }
 
 TEST_F(CapiCallOutputsTest, WrongDTypeOrShapeNamesTheOutput) {
   HostTensor<float> o0({2}, {0, 0});
   HostTensor<double> wrong_dtype({2, 3}, std::vector<double>(6));
-  EXPECT_TRUE(IsError(Call(o0.dl(), wrong_dtype.dl()), GJ_INVALID_ARGUMENT,
-                      {"output 1", "expected float32[2, 3]", "got float64[2, 3]"}));
+  EXPECT_TRUE(
+      IsError(Call(o0.dl(), wrong_dtype.dl()), GJ_INVALID_ARGUMENT,
+              {"output 1", "expected float32[2, 3]", "got float64[2, 3]"}));
   HostTensor<float> wrong_shape({3, 2}, std::vector<float>(6));
-  EXPECT_TRUE(IsError(Call(o0.dl(), wrong_shape.dl()), GJ_INVALID_ARGUMENT,
-                      {"output 1", "expected float32[2, 3]", "got float32[3, 2]"}));
+  EXPECT_TRUE(
+      IsError(Call(o0.dl(), wrong_shape.dl()), GJ_INVALID_ARGUMENT,
+              {"output 1", "expected float32[2, 3]", "got float32[3, 2]"}));
   // Nothing was written: the check happens before any output is.
   EXPECT_EQ(o0.buffer(), (std::vector<float>{0, 0}));
   HostTensor<float> o1({2, 3}, std::vector<float>(6));
@@ -358,7 +385,8 @@ TEST_F(CapiCallOutputsTest, OutputMayAliasAnInput) {
   out.strides = transposed;
   const DLTensor* inputs[] = {x.dl()};
   const DLTensor* outputs[] = {&out};
-  ASSERT_TRUE(Ok(gj_function_call(function.get(), inputs, 1, outputs, 1, nullptr)));
+  ASSERT_TRUE(
+      Ok(gj_function_call(function.get(), inputs, 1, outputs, 1, nullptr)));
   EXPECT_EQ(x.buffer(), (std::vector<float>{1, 3, 2, 4}));
 }
 
@@ -377,8 +405,10 @@ TEST_F(CapiCallTest, ConcurrentCallsOnOneFunction) {
         HostTensor<float> o1({1}, {0});
         const DLTensor* inputs[] = {a.dl(), b.dl()};
         const DLTensor* outputs[] = {o0.dl(), o1.dl()};
-        gj_error* error = gj_function_call(function_.get(), inputs, 2, outputs, 2, nullptr);
-        if (error != nullptr || o0.buffer() != a.buffer() || o1.buffer()[0] != -v) {
+        gj_error* error =
+            gj_function_call(function_.get(), inputs, 2, outputs, 2, nullptr);
+        if (error != nullptr || o0.buffer() != a.buffer() ||
+            o1.buffer()[0] != -v) {
           ++failures[t];
         }
         gj_error_destroy(error);
@@ -386,7 +416,8 @@ TEST_F(CapiCallTest, ConcurrentCallsOnOneFunction) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
 }  // namespace

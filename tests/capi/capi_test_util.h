@@ -37,11 +37,23 @@ using FunctionPtr = std::unique_ptr<gj_function, FunctionDeleter>;
 using ManagedPtr = std::unique_ptr<DLManagedTensor, TensorDeleter>;
 
 inline const char* CodeName(gj_error_code code) {
-  static const char* const kNames[] = {
-      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-      "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   int c = static_cast<int>(code);
   return c >= 0 && c <= 16 ? kNames[c] : "?";
 }
@@ -59,24 +71,25 @@ inline ::testing::AssertionResult Ok(gj_error* error) {
 
 // `error` has `code` and a message containing every one of `parts`. Takes
 // ownership of `error`.
-inline ::testing::AssertionResult IsError(gj_error* error, gj_error_code code,
-                                          std::initializer_list<std::string> parts) {
+inline ::testing::AssertionResult IsError(
+    gj_error* error, gj_error_code code,
+    std::initializer_list<std::string> parts) {
   if (error == nullptr) {
-    return ::testing::AssertionFailure() << "succeeded; expected "
-                                         << CodeName(code);
+    return ::testing::AssertionFailure()
+           << "succeeded; expected " << CodeName(code);
   }
   const gj_error_code got = gj_error_get_code(error);
   const std::string message = gj_error_message(error);
   gj_error_destroy(error);
   if (got != code) {
-    return ::testing::AssertionFailure() << "got " << CodeName(got) << " ("
-                                         << message << "), expected "
-                                         << CodeName(code);
+    return ::testing::AssertionFailure()
+           << "got " << CodeName(got) << " (" << message << "), expected "
+           << CodeName(code);
   }
   for (const std::string& part : parts) {
     if (message.find(part) == std::string::npos) {
-      return ::testing::AssertionFailure() << "message \"" << message
-                                           << "\" lacks \"" << part << "\"";
+      return ::testing::AssertionFailure()
+             << "message \"" << message << "\" lacks \"" << part << "\"";
     }
   }
   return ::testing::AssertionSuccess() << message;
@@ -91,13 +104,34 @@ inline ContextPtr MakeContext() {
 
 template <typename T>
 DLDataType DLTypeOf();
-template <> inline DLDataType DLTypeOf<float>() { return {kDLFloat, 32, 1}; }
-template <> inline DLDataType DLTypeOf<double>() { return {kDLFloat, 64, 1}; }
-template <> inline DLDataType DLTypeOf<int8_t>() { return {kDLInt, 8, 1}; }
-template <> inline DLDataType DLTypeOf<int16_t>() { return {kDLInt, 16, 1}; }
-template <> inline DLDataType DLTypeOf<int32_t>() { return {kDLInt, 32, 1}; }
-template <> inline DLDataType DLTypeOf<int64_t>() { return {kDLInt, 64, 1}; }
-template <> inline DLDataType DLTypeOf<uint8_t>() { return {kDLUInt, 8, 1}; }
+template <>
+inline DLDataType DLTypeOf<float>() {
+  return {kDLFloat, 32, 1};
+}
+template <>
+inline DLDataType DLTypeOf<double>() {
+  return {kDLFloat, 64, 1};
+}
+template <>
+inline DLDataType DLTypeOf<int8_t>() {
+  return {kDLInt, 8, 1};
+}
+template <>
+inline DLDataType DLTypeOf<int16_t>() {
+  return {kDLInt, 16, 1};
+}
+template <>
+inline DLDataType DLTypeOf<int32_t>() {
+  return {kDLInt, 32, 1};
+}
+template <>
+inline DLDataType DLTypeOf<int64_t>() {
+  return {kDLInt, 64, 1};
+}
+template <>
+inline DLDataType DLTypeOf<uint8_t>() {
+  return {kDLUInt, 8, 1};
+}
 
 // A DLTensor over a buffer the test owns. `strides` empty = NULL strides
 // (contiguous); otherwise the buffer is what the caller passes, any layout.
@@ -106,7 +140,8 @@ class HostTensor {
  public:
   HostTensor(std::vector<int64_t> shape, std::vector<T> buffer,
              std::vector<int64_t> strides = {})
-      : shape_(std::move(shape)), strides_(std::move(strides)),
+      : shape_(std::move(shape)),
+        strides_(std::move(strides)),
         buffer_(std::move(buffer)) {
     dl_.data = buffer_.data();
     dl_.device = {kDLCPU, 0};
@@ -155,8 +190,8 @@ GraphPtr BuildGraph(gj_context* context, const char* name,
     EXPECT_TRUE(Ok(gj_graph_builder_add_input(builder.get(), input)));
   }
   build(builder.get());
-  EXPECT_TRUE(
-      Ok(gj_graph_builder_set_outputs(builder.get(), outputs.data(), outputs.size())));
+  EXPECT_TRUE(Ok(gj_graph_builder_set_outputs(builder.get(), outputs.data(),
+                                              outputs.size())));
   gj_graph* graph = nullptr;
   EXPECT_TRUE(Ok(gj_graph_builder_finish(builder.get(), &graph)));
   return GraphPtr(graph);
@@ -165,8 +200,9 @@ GraphPtr BuildGraph(gj_context* context, const char* name,
 // A graph returning its inputs unchanged: runs without any op kernel.
 inline GraphPtr IdentityGraph(gj_context* context,
                               std::initializer_list<const char*> inputs) {
-  return BuildGraph(context, "identity", inputs, [](gj_graph_builder*) {},
-                    std::vector<const char*>(inputs));
+  return BuildGraph(
+      context, "identity", inputs, [](gj_graph_builder*) {},
+      std::vector<const char*>(inputs));
 }
 
 inline FunctionPtr MakeFunction(gj_context* context, const gj_graph* graph) {

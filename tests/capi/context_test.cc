@@ -44,8 +44,8 @@ TEST(CapiContextTest, NegativeThreadsRejectedAndOutZeroed) {
   gj_context_options_init(&options);
   options.num_threads = -1;
   gj_context* context = reinterpret_cast<gj_context*>(0x1);
-  EXPECT_TRUE(IsError(gj_context_create(&options, &context), GJ_INVALID_ARGUMENT,
-                      {"num_threads", "-1"}));
+  EXPECT_TRUE(IsError(gj_context_create(&options, &context),
+                      GJ_INVALID_ARGUMENT, {"num_threads", "-1"}));
   EXPECT_EQ(context, nullptr);
 }
 
@@ -54,7 +54,8 @@ TEST(CapiContextTest, UninitializedStructSizeRejected) {
   gj_context_options_init(&options);
   options.struct_size = 0;
   gj_context* context = nullptr;
-  EXPECT_TRUE(IsError(gj_context_create(&options, &context), GJ_INVALID_ARGUMENT,
+  EXPECT_TRUE(IsError(gj_context_create(&options, &context),
+                      GJ_INVALID_ARGUMENT,
                       {"struct_size", "gj_context_options_init"}));
 }
 

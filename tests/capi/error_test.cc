@@ -19,14 +19,17 @@ TEST(CapiErrorTest, NullErrorMeansSuccess) {
 
 TEST(CapiErrorTest, CodesAreAbslCanonicalCodes) {
   EXPECT_EQ(GJ_CANCELLED, static_cast<int>(absl::StatusCode::kCancelled));
-  EXPECT_EQ(GJ_INVALID_ARGUMENT, static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(GJ_INVALID_ARGUMENT,
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(GJ_NOT_FOUND, static_cast<int>(absl::StatusCode::kNotFound));
   EXPECT_EQ(GJ_FAILED_PRECONDITION,
             static_cast<int>(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(GJ_OUT_OF_RANGE, static_cast<int>(absl::StatusCode::kOutOfRange));
-  EXPECT_EQ(GJ_UNIMPLEMENTED, static_cast<int>(absl::StatusCode::kUnimplemented));
+  EXPECT_EQ(GJ_UNIMPLEMENTED,
+            static_cast<int>(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(GJ_DATA_LOSS, static_cast<int>(absl::StatusCode::kDataLoss));
-  EXPECT_EQ(GJ_UNAUTHENTICATED, static_cast<int>(absl::StatusCode::kUnauthenticated));
+  EXPECT_EQ(GJ_UNAUTHENTICATED,
+            static_cast<int>(absl::StatusCode::kUnauthenticated));
 }
 
 TEST(CapiErrorTest, ErrorCarriesCodeAndMessageUntilDestroyed) {

@@ -41,13 +41,16 @@ TEST_F(CapiFunctionTest, OptionsInitFillsDefaults) {
 
 TEST_F(CapiFunctionTest, CreateNullParameters) {
   gj_function* function = reinterpret_cast<gj_function*>(0x1);
-  EXPECT_TRUE(IsError(gj_function_create(nullptr, graph_.get(), nullptr, &function),
-                      GJ_INVALID_ARGUMENT, {"gj_function_create", "context is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_function_create(nullptr, graph_.get(), nullptr, &function),
+              GJ_INVALID_ARGUMENT, {"gj_function_create", "context is NULL"}));
   EXPECT_EQ(function, nullptr);
-  EXPECT_TRUE(IsError(gj_function_create(context_.get(), nullptr, nullptr, &function),
-                      GJ_INVALID_ARGUMENT, {"graph is NULL"}));
-  EXPECT_TRUE(IsError(gj_function_create(context_.get(), graph_.get(), nullptr, nullptr),
-                      GJ_INVALID_ARGUMENT, {"out_function is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_function_create(context_.get(), nullptr, nullptr, &function),
+              GJ_INVALID_ARGUMENT, {"graph is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_function_create(context_.get(), graph_.get(), nullptr, nullptr),
+      GJ_INVALID_ARGUMENT, {"out_function is NULL"}));
   gj_function_destroy(nullptr);
   EXPECT_EQ(gj_function_num_inputs(nullptr), 0u);
   EXPECT_EQ(gj_function_num_outputs(nullptr), 0u);
@@ -64,17 +67,20 @@ TEST_F(CapiFunctionTest, InvalidOptionsRejected) {
   gj_function_options_init(&options);
   options.recompile_limit = -1;
   gj_function* function = nullptr;
-  EXPECT_TRUE(IsError(gj_function_create(context_.get(), graph_.get(), &options, &function),
-                      GJ_INVALID_ARGUMENT, {"recompile_limit", "-1"}));
+  EXPECT_TRUE(IsError(
+      gj_function_create(context_.get(), graph_.get(), &options, &function),
+      GJ_INVALID_ARGUMENT, {"recompile_limit", "-1"}));
   gj_function_options_init(&options);
   int raw_mode = 7;
   std::memcpy(&options.dynamic, &raw_mode, sizeof(raw_mode));
-  EXPECT_TRUE(IsError(gj_function_create(context_.get(), graph_.get(), &options, &function),
-                      GJ_INVALID_ARGUMENT, {"dynamic", "7"}));
+  EXPECT_TRUE(IsError(
+      gj_function_create(context_.get(), graph_.get(), &options, &function),
+      GJ_INVALID_ARGUMENT, {"dynamic", "7"}));
   gj_function_options_init(&options);
   options.struct_size = 3;
-  EXPECT_TRUE(IsError(gj_function_create(context_.get(), graph_.get(), &options, &function),
-                      GJ_INVALID_ARGUMENT, {"struct_size", "gj_function_options_init"}));
+  EXPECT_TRUE(IsError(
+      gj_function_create(context_.get(), graph_.get(), &options, &function),
+      GJ_INVALID_ARGUMENT, {"struct_size", "gj_function_options_init"}));
   EXPECT_EQ(function, nullptr);
 }
 
@@ -82,19 +88,22 @@ TEST_F(CapiFunctionTest, InvalidOptionsRejected) {
 // the graph's name.
 TEST_F(CapiFunctionTest, NameFromOptionsOrGraph) {
   FunctionPtr unnamed = gjtest::MakeFunction(context_.get(), graph_.get());
-  EXPECT_TRUE(IsError(gj_function_call(unnamed.get(), nullptr, 0, nullptr, 0, nullptr),
-                      GJ_INVALID_ARGUMENT, {"function 'identity'", "takes 2 inputs"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(unnamed.get(), nullptr, 0, nullptr, 0, nullptr),
+              GJ_INVALID_ARGUMENT, {"function 'identity'", "takes 2 inputs"}));
 
   gj_function_options options;
   gj_function_options_init(&options);
   std::string name = "my_fn";
   options.name = name.c_str();
   gj_function* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_function_create(context_.get(), graph_.get(), &options, &raw)));
+  ASSERT_TRUE(
+      Ok(gj_function_create(context_.get(), graph_.get(), &options, &raw)));
   FunctionPtr named(raw);
   name = "overwritten";  // the option was copied
-  EXPECT_TRUE(IsError(gj_function_call(named.get(), nullptr, 0, nullptr, 0, nullptr),
-                      GJ_INVALID_ARGUMENT, {"function 'my_fn'"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(named.get(), nullptr, 0, nullptr, 0, nullptr),
+              GJ_INVALID_ARGUMENT, {"function 'my_fn'"}));
 }
 
 // A host built against a header where gj_function_options ended after
@@ -109,10 +118,12 @@ TEST_F(CapiFunctionTest, OlderHostStructReadsOnlyItsFields) {
   int raw_mode = 55;
   std::memcpy(&options.dynamic, &raw_mode, sizeof(raw_mode));
   gj_function* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_function_create(context_.get(), graph_.get(), &options, &raw)));
+  ASSERT_TRUE(
+      Ok(gj_function_create(context_.get(), graph_.get(), &options, &raw)));
   FunctionPtr function(raw);
-  EXPECT_TRUE(IsError(gj_function_call(function.get(), nullptr, 0, nullptr, 0, nullptr),
-                      GJ_INVALID_ARGUMENT, {"function 'old_host'"}));
+  EXPECT_TRUE(
+      IsError(gj_function_call(function.get(), nullptr, 0, nullptr, 0, nullptr),
+              GJ_INVALID_ARGUMENT, {"function 'old_host'"}));
 }
 
 TEST_F(CapiFunctionTest, OutlivesItsGraphHandle) {
@@ -122,7 +133,8 @@ TEST_F(CapiFunctionTest, OutlivesItsGraphHandle) {
   HostTensor<float> b({1}, {3});
   const DLTensor* inputs[] = {a.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
-  ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), inputs, 2, nullptr, out, 2)));
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(function.get(), inputs, 2, nullptr, out, 2)));
   gjtest::ManagedPtr out0(out[0]), out1(out[1]);
   EXPECT_EQ(gjtest::Floats(out[0]->dl_tensor), (std::vector<float>{1, 2}));
   EXPECT_EQ(gjtest::Floats(out[1]->dl_tensor), (std::vector<float>{3}));

@@ -41,10 +41,12 @@ class CapiGraphBuilderTest : public ::testing::Test {
 TEST_F(CapiGraphBuilderTest, CreateNullParameters) {
   gj_graph_builder* builder = reinterpret_cast<gj_graph_builder*>(0x1);
   EXPECT_TRUE(IsError(gj_graph_builder_create(nullptr, "g", &builder),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_builder_create", "context"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_builder_create", "context"}));
   EXPECT_EQ(builder, nullptr);
-  EXPECT_TRUE(IsError(gj_graph_builder_create(context_.get(), nullptr, &builder),
-                      GJ_INVALID_ARGUMENT, {"name"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_create(context_.get(), nullptr, &builder),
+              GJ_INVALID_ARGUMENT, {"name"}));
   EXPECT_TRUE(IsError(gj_graph_builder_create(context_.get(), "g", nullptr),
                       GJ_INVALID_ARGUMENT, {"out_builder"}));
   gj_graph_builder_destroy(nullptr);
@@ -55,38 +57,45 @@ TEST_F(CapiGraphBuilderTest, NullBuilderEverywhere) {
   gj_arg arg = gj_arg_int(1);
   const char* name = "x";
   gj_graph* graph = nullptr;
-  EXPECT_TRUE(IsError(gj_graph_builder_add_input(nullptr, "x"), GJ_INVALID_ARGUMENT,
+  EXPECT_TRUE(IsError(gj_graph_builder_add_input(nullptr, "x"),
+                      GJ_INVALID_ARGUMENT,
                       {"gj_graph_builder_add_input", "builder is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_builder_add_constant(nullptr, "w", &t),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_builder_add_constant", "builder"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_builder_add_constant", "builder"}));
   EXPECT_TRUE(IsError(gj_graph_builder_add_node(nullptr, "n", "t", &arg, 1),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_builder_add_node", "builder"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_builder_add_node", "builder"}));
   EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(nullptr, &name, 1),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_builder_set_outputs", "builder"}));
-  EXPECT_TRUE(IsError(gj_graph_builder_finish(nullptr, &graph), GJ_INVALID_ARGUMENT,
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_builder_set_outputs", "builder"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_finish(nullptr, &graph),
+                      GJ_INVALID_ARGUMENT,
                       {"gj_graph_builder_finish", "builder"}));
 }
 
 TEST_F(CapiGraphBuilderTest, NullNamesAndArrays) {
   gj_graph_builder* b = builder_.get();
-  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, nullptr), GJ_INVALID_ARGUMENT,
-                      {"name is NULL"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, nullptr),
+                      GJ_INVALID_ARGUMENT, {"name is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_builder_add_constant(b, nullptr, nullptr),
                       GJ_INVALID_ARGUMENT, {"name is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_builder_add_constant(b, "w", nullptr),
                       GJ_INVALID_ARGUMENT, {"value is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, nullptr, "aten.relu.default", nullptr, 0),
-                      GJ_INVALID_ARGUMENT, {"name is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, nullptr, "aten.relu.default", nullptr, 0),
+      GJ_INVALID_ARGUMENT, {"name is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "n", nullptr, nullptr, 0),
                       GJ_INVALID_ARGUMENT, {"target is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "n", "aten.relu.default", nullptr, 2),
-                      GJ_INVALID_ARGUMENT, {"args is NULL", "node 'n'"}));
-  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, nullptr, 1), GJ_INVALID_ARGUMENT,
-                      {"names is NULL"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_node(b, "n", "aten.relu.default", nullptr, 2),
+      GJ_INVALID_ARGUMENT, {"args is NULL", "node 'n'"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, nullptr, 1),
+                      GJ_INVALID_ARGUMENT, {"names is NULL"}));
   ASSERT_TRUE(Ok(gj_graph_builder_add_input(b, "x")));
   const char* names[] = {"x", nullptr};
-  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, names, 2), GJ_INVALID_ARGUMENT,
-                      {"names[1] is NULL"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, names, 2),
+                      GJ_INVALID_ARGUMENT, {"names[1] is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_builder_finish(b, nullptr), GJ_INVALID_ARGUMENT,
                       {"out_graph is NULL"}));
 }
@@ -106,9 +115,10 @@ TEST_F(CapiGraphBuilderTest, DuplicateAndEmptyNames) {
 TEST_F(CapiGraphBuilderTest, UnknownTargetIsUnimplementedNamingTheNode) {
   ASSERT_TRUE(Ok(gj_graph_builder_add_input(builder_.get(), "x")));
   gj_arg args[] = {gj_arg_ref("x")};
-  EXPECT_TRUE(IsError(
-      gj_graph_builder_add_node(builder_.get(), "mystery", "aten.not_an_op.default", args, 1),
-      GJ_UNIMPLEMENTED, {"node 'mystery'", "aten.not_an_op.default"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_add_node(builder_.get(), "mystery",
+                                        "aten.not_an_op.default", args, 1),
+              GJ_UNIMPLEMENTED, {"node 'mystery'", "aten.not_an_op.default"}));
 }
 
 TEST_F(CapiGraphBuilderTest, MalformedArgumentsNameNodeAndIndex) {
@@ -126,17 +136,21 @@ TEST_F(CapiGraphBuilderTest, MalformedArgumentsNameNodeAndIndex) {
   gj_arg bad_kind = gj_arg_int(0);
   int raw_kind = 42;
   std::memcpy(&bad_kind.kind, &raw_kind, sizeof(raw_kind));
-  EXPECT_TRUE(IsError(add(bad_kind), GJ_INVALID_ARGUMENT, {"args[1]", "unknown kind 42"}));
+  EXPECT_TRUE(IsError(add(bad_kind), GJ_INVALID_ARGUMENT,
+                      {"args[1]", "unknown kind 42"}));
   gj_arg bad_bool = gj_arg_bool(1);
   bad_bool.i = 2;
-  EXPECT_TRUE(IsError(add(bad_bool), GJ_INVALID_ARGUMENT, {"GJ_ARG_BOOL", "0 or 1"}));
+  EXPECT_TRUE(
+      IsError(add(bad_bool), GJ_INVALID_ARGUMENT, {"GJ_ARG_BOOL", "0 or 1"}));
   gj_arg bad_dtype = gj_arg_dtype(GJ_DTYPE_FLOAT32);
   int raw_dtype = 99;
   std::memcpy(&bad_dtype.dtype, &raw_dtype, sizeof(raw_dtype));
-  EXPECT_TRUE(IsError(add(bad_dtype), GJ_INVALID_ARGUMENT, {"unknown dtype 99"}));
+  EXPECT_TRUE(
+      IsError(add(bad_dtype), GJ_INVALID_ARGUMENT, {"unknown dtype 99"}));
   gj_arg device = gj_arg_string("tpu:3");
   device.kind = GJ_ARG_DEVICE;
-  EXPECT_TRUE(IsError(add(device), GJ_INVALID_ARGUMENT, {"unknown device 'tpu:3'"}));
+  EXPECT_TRUE(
+      IsError(add(device), GJ_INVALID_ARGUMENT, {"unknown device 'tpu:3'"}));
   EXPECT_TRUE(IsError(add(gj_arg_ints(nullptr, 3)), GJ_INVALID_ARGUMENT,
                       {"GJ_ARG_INT_LIST", "ints NULL"}));
   gj_arg floats = gj_arg_none();
@@ -146,28 +160,29 @@ TEST_F(CapiGraphBuilderTest, MalformedArgumentsNameNodeAndIndex) {
   const char* refs[] = {"x", nullptr};
   EXPECT_TRUE(IsError(add(gj_arg_refs(refs, 2)), GJ_INVALID_ARGUMENT,
                       {"GJ_ARG_REF_LIST", "refs[1] NULL"}));
-  EXPECT_TRUE(IsError(add(gj_kwarg("alpha", gj_arg_ref(nullptr))), GJ_INVALID_ARGUMENT,
-                      {"args[1] ('alpha')"}));
+  EXPECT_TRUE(IsError(add(gj_kwarg("alpha", gj_arg_ref(nullptr))),
+                      GJ_INVALID_ARGUMENT, {"args[1] ('alpha')"}));
 }
 
 TEST_F(CapiGraphBuilderTest, OutputsMustBeSetAndDefined) {
   gj_graph_builder* b = builder_.get();
   ASSERT_TRUE(Ok(gj_graph_builder_add_input(b, "x")));
   GraphPtr graph;
-  EXPECT_TRUE(IsError(Finish(&graph), GJ_INVALID_ARGUMENT, {"'g'", "no outputs"}));
+  EXPECT_TRUE(
+      IsError(Finish(&graph), GJ_INVALID_ARGUMENT, {"'g'", "no outputs"}));
   EXPECT_EQ(graph, nullptr);
-  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, nullptr, 0), GJ_INVALID_ARGUMENT,
-                      {"no outputs"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, nullptr, 0),
+                      GJ_INVALID_ARGUMENT, {"no outputs"}));
   const char* undefined[] = {"nowhere"};
-  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, undefined, 1), GJ_INVALID_ARGUMENT,
-                      {"'nowhere'", "not defined"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, undefined, 1),
+                      GJ_INVALID_ARGUMENT, {"'nowhere'", "not defined"}));
   // Every failure above left the builder usable.
   const char* outputs[] = {"x"};
   ASSERT_TRUE(Ok(gj_graph_builder_set_outputs(b, outputs, 1)));
   EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, outputs, 1),
                       GJ_FAILED_PRECONDITION, {"already set"}));
-  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, "late"), GJ_FAILED_PRECONDITION,
-                      {"'late'", "after the outputs"}));
+  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, "late"),
+                      GJ_FAILED_PRECONDITION, {"'late'", "after the outputs"}));
   ASSERT_TRUE(Ok(Finish(&graph)));
   EXPECT_EQ(gj_graph_num_inputs(graph.get()), 1u);
   EXPECT_EQ(gj_graph_num_outputs(graph.get()), 1u);
@@ -185,11 +200,12 @@ TEST_F(CapiGraphBuilderTest, FinishedBuilderOnlyAcceptsDestroy) {
   GraphPtr again;
   EXPECT_TRUE(IsError(Finish(&again), GJ_FAILED_PRECONDITION, {"finished"}));
   EXPECT_EQ(again, nullptr);
-  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, "y"), GJ_FAILED_PRECONDITION,
-                      {"finished"}));
-  gj_arg args[] = {gj_arg_ref("x")};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_node(b, "r", "aten.relu.default", args, 1),
+  EXPECT_TRUE(IsError(gj_graph_builder_add_input(b, "y"),
                       GJ_FAILED_PRECONDITION, {"finished"}));
+  gj_arg args[] = {gj_arg_ref("x")};
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_add_node(b, "r", "aten.relu.default", args, 1),
+              GJ_FAILED_PRECONDITION, {"finished"}));
   EXPECT_TRUE(IsError(gj_graph_builder_set_outputs(b, outputs, 1),
                       GJ_FAILED_PRECONDITION, {"finished"}));
   HostTensor<float> w({1}, {1});
@@ -200,12 +216,14 @@ TEST_F(CapiGraphBuilderTest, FinishedBuilderOnlyAcceptsDestroy) {
 TEST_F(CapiGraphBuilderTest, ConstantIsValidatedAndNamed) {
   HostTensor<float> w({2}, {1, 2});
   w.dl()->dtype = {kDLComplex, 64, 1};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
-                      GJ_INVALID_ARGUMENT, {"constant 'w'", "unsupported dtype"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
+              GJ_INVALID_ARGUMENT, {"constant 'w'", "unsupported dtype"}));
   w.dl()->dtype = {kDLFloat, 32, 1};
   w.dl()->device = {kDLCUDA, 0};
-  EXPECT_TRUE(IsError(gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
-                      GJ_UNIMPLEMENTED, {"constant 'w'", "CUDA"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
+              GJ_UNIMPLEMENTED, {"constant 'w'", "CUDA"}));
 }
 
 // A strided constant is copied in row-major order when added; the host's
@@ -223,7 +241,8 @@ TEST_F(CapiGraphBuilderTest, ConstantIsCopiedFromAnyStrides) {
   FunctionPtr function = gjtest::MakeFunction(context_.get(), graph.get());
   for (int call = 0; call < 2; ++call) {
     DLManagedTensor* out = nullptr;
-    ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), nullptr, 0, nullptr, &out, 1)));
+    ASSERT_TRUE(Ok(
+        gj_function_call_alloc(function.get(), nullptr, 0, nullptr, &out, 1)));
     ManagedPtr owned(out);
     EXPECT_EQ(gjtest::Shape(out->dl_tensor), (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(Floats(out->dl_tensor), (std::vector<float>{1, 2, 3, 4, 5, 6}));

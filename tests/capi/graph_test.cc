@@ -26,7 +26,10 @@ using gjtest::Ok;
 // Two inputs and a float32 [2] weight `w` = {1.5, -2}, all returned as is.
 constexpr char kGraphText[] = R"pb(
   name: "passthrough"
-  placeholders { name: "x" meta { dtype: FLOAT32 sizes: 2 } }
+  placeholders {
+    name: "x"
+    meta { dtype: FLOAT32 sizes: 2 }
+  }
   placeholders { name: "y" }
   constants {
     name: "w"
@@ -57,8 +60,8 @@ class CapiGraphTest : public ::testing::Test {
   gj_error* FromText(const std::string& text, GraphPtr* graph,
                      const gj_graph_load_options* options = nullptr) {
     gj_graph* raw = nullptr;
-    gj_error* error =
-        gj_graph_from_text(context_.get(), text.data(), text.size(), options, &raw);
+    gj_error* error = gj_graph_from_text(context_.get(), text.data(),
+                                         text.size(), options, &raw);
     graph->reset(raw);
     return error;
   }
@@ -75,7 +78,8 @@ class CapiGraphTest : public ::testing::Test {
     HostTensor<float> y({3}, {7, 8, 9});
     const DLTensor* inputs[] = {x.dl(), y.dl()};
     DLManagedTensor* out[2] = {};
-    ASSERT_TRUE(Ok(gj_function_call_alloc(function.get(), inputs, 2, nullptr, out, 2)));
+    ASSERT_TRUE(
+        Ok(gj_function_call_alloc(function.get(), inputs, 2, nullptr, out, 2)));
     ManagedPtr out0(out[0]), out1(out[1]);
     EXPECT_EQ(Floats(out[0]->dl_tensor), (std::vector<float>{7, 8, 9}));
     EXPECT_EQ(Floats(out[1]->dl_tensor), (std::vector<float>{1.5f, -2.0f}));
@@ -103,38 +107,44 @@ TEST_F(CapiGraphTest, FromFileByExtension) {
   for (const char* name : {"g.pbtxt", "g.txt"}) {
     std::string path = WriteFile(name, kGraphText);
     gj_graph* raw = nullptr;
-    ASSERT_TRUE(Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
+    ASSERT_TRUE(
+        Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
     GraphPtr graph(raw);
     ExpectPassthrough(graph.get());
   }
   std::string path = WriteFile("g.pb", ToBinary(kGraphText));
   gj_graph* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
+  ASSERT_TRUE(
+      Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
   GraphPtr graph(raw);
   ExpectPassthrough(graph.get());
   // Text under a binary name is not parsed as text.
   path = WriteFile("text_as.pb", kGraphText);
-  EXPECT_TRUE(IsError(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_from_file", "text_as.pb"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"gj_graph_from_file", "text_as.pb"}));
 }
 
 TEST_F(CapiGraphTest, MissingFileIsNotFound) {
   gj_graph* raw = reinterpret_cast<gj_graph*>(0x1);
-  EXPECT_TRUE(IsError(gj_graph_from_file(context_.get(), "/nonexistent/g.pbtxt",
-                                         nullptr, &raw),
-                      GJ_NOT_FOUND, {"/nonexistent/g.pbtxt"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_from_file(context_.get(), "/nonexistent/g.pbtxt", nullptr, &raw),
+      GJ_NOT_FOUND, {"/nonexistent/g.pbtxt"}));
   EXPECT_EQ(raw, nullptr);
 }
 
 TEST_F(CapiGraphTest, ExternalDataResolvesAgainstFileDirOrOption) {
   const float w[] = {1.5f, -2.0f};
-  WriteFile("w.bin", std::string("pad") + std::string(reinterpret_cast<const char*>(w), 8));
+  WriteFile("w.bin", std::string("pad") +
+                         std::string(reinterpret_cast<const char*>(w), 8));
   const std::string text = R"pb(
     name: "passthrough"
     placeholders { name: "x" }
     placeholders { name: "y" }
     constants {
-      name: "w" dtype: FLOAT32 sizes: 2
+      name: "w"
+      dtype: FLOAT32
+      sizes: 2
       external { path: "w.bin" offset: 3 length: 8 }
     }
     outputs { ref: "y" }
@@ -142,7 +152,8 @@ TEST_F(CapiGraphTest, ExternalDataResolvesAgainstFileDirOrOption) {
   )pb";
   std::string path = WriteFile("ext.pbtxt", text);
   gj_graph* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
+  ASSERT_TRUE(
+      Ok(gj_graph_from_file(context_.get(), path.c_str(), nullptr, &raw)));
   GraphPtr from_file(raw);
   ExpectPassthrough(from_file.get());
 
@@ -167,25 +178,32 @@ TEST_F(CapiGraphTest, LoadErrorsNameTheCulprit) {
                       GJ_INVALID_ARGUMENT, {"gj_graph_from_text", "line 2"}));
   EXPECT_EQ(graph, nullptr);
   EXPECT_TRUE(IsError(FromText(R"pb(
-                        placeholders { name: "x" }
-                        nodes { name: "n" target: "aten.no_such_op.default" args { ref: "x" } }
-                        outputs { ref: "n" })pb",
+                                 placeholders { name: "x" }
+                                 nodes {
+                                   name: "n"
+                                   target: "aten.no_such_op.default"
+                                   args { ref: "x" }
+                                 }
+                                 outputs { ref: "n" })pb",
                                &graph),
-                      GJ_UNIMPLEMENTED, {"node 'n'", "aten.no_such_op.default"}));
+                      GJ_UNIMPLEMENTED,
+                      {"node 'n'", "aten.no_such_op.default"}));
   EXPECT_TRUE(IsError(FromText(R"pb(placeholders { name: "x" }
                                     outputs { ref: "z" })pb",
                                &graph),
                       GJ_INVALID_ARGUMENT, {"'z'", "not defined"}));
   EXPECT_TRUE(IsError(FromText(R"pb(placeholders { name: "x" })pb", &graph),
                       GJ_INVALID_ARGUMENT, {"no outputs"}));
-  EXPECT_TRUE(IsError(FromText(R"pb(constants { name: "w" dtype: FLOAT32 sizes: 3 data: "abc" }
-                                    outputs { ref: "w" })pb",
-                               &graph),
-                      GJ_INVALID_ARGUMENT, {"constant 'w'", "3 bytes", "expected 12"}));
+  EXPECT_TRUE(IsError(
+      FromText(R"pb(constants { name: "w" dtype: FLOAT32 sizes: 3 data: "abc" }
+                    outputs { ref: "w" })pb",
+               &graph),
+      GJ_INVALID_ARGUMENT, {"constant 'w'", "3 bytes", "expected 12"}));
   const char garbage[] = "\xff\xff\xff\xff";
   gj_graph* raw = nullptr;
-  EXPECT_TRUE(IsError(gj_graph_from_proto(context_.get(), garbage, 4, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_from_proto", "malformed"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_proto(context_.get(), garbage, 4, nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"gj_graph_from_proto", "malformed"}));
 }
 
 TEST_F(CapiGraphTest, NullParameters) {
@@ -193,27 +211,37 @@ TEST_F(CapiGraphTest, NullParameters) {
   const char* text = kGraphText;
   const size_t size = std::strlen(text);
   EXPECT_TRUE(IsError(gj_graph_from_text(nullptr, text, size, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_from_text", "context is NULL"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_from_text", "context is NULL"}));
   EXPECT_EQ(raw, nullptr);
-  EXPECT_TRUE(IsError(gj_graph_from_text(context_.get(), text, size, nullptr, nullptr),
-                      GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_from_text(context_.get(), nullptr, 5, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"text is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_text(context_.get(), text, size, nullptr, nullptr),
+              GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_text(context_.get(), nullptr, 5, nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"text is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_from_proto(nullptr, text, size, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_from_proto", "context is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_from_proto(context_.get(), nullptr, 5, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"data is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_from_proto(context_.get(), text, size, nullptr, nullptr),
-                      GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_from_proto", "context is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_proto(context_.get(), nullptr, 5, nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"data is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_proto(context_.get(), text, size, nullptr, nullptr),
+              GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
   EXPECT_TRUE(IsError(gj_graph_from_file(nullptr, "g.pbtxt", nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"gj_graph_from_file", "context is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_from_file(context_.get(), nullptr, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"path is NULL"}));
-  EXPECT_TRUE(IsError(gj_graph_from_file(context_.get(), "g.pbtxt", nullptr, nullptr),
-                      GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_from_file", "context is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_file(context_.get(), nullptr, nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"path is NULL"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_file(context_.get(), "g.pbtxt", nullptr, nullptr),
+              GJ_INVALID_ARGUMENT, {"out_graph is NULL"}));
   // Empty input is an empty (output-less) graph, not a NULL-pointer error.
-  EXPECT_TRUE(IsError(gj_graph_from_proto(context_.get(), nullptr, 0, nullptr, &raw),
-                      GJ_INVALID_ARGUMENT, {"no outputs"}));
+  EXPECT_TRUE(
+      IsError(gj_graph_from_proto(context_.get(), nullptr, 0, nullptr, &raw),
+              GJ_INVALID_ARGUMENT, {"no outputs"}));
   gj_graph_load_options_init(nullptr);
   gj_graph_destroy(nullptr);
   EXPECT_EQ(gj_graph_num_inputs(nullptr), 0u);
@@ -226,7 +254,8 @@ TEST_F(CapiGraphTest, LoadOptionsStructSize) {
   gj_graph_load_options_init(&options);
   options.struct_size = 0;
   GraphPtr graph;
-  EXPECT_TRUE(IsError(FromText(kGraphText, &graph, &options), GJ_INVALID_ARGUMENT,
+  EXPECT_TRUE(IsError(FromText(kGraphText, &graph, &options),
+                      GJ_INVALID_ARGUMENT,
                       {"struct_size", "gj_graph_load_options_init"}));
   // A host whose struct ends before external_data_dir: the garbage there is
   // never read.
@@ -244,10 +273,12 @@ TEST_F(CapiGraphTest, Tabular) {
   ASSERT_NE(text, nullptr);
   const std::string table = text;
   gj_string_destroy(text);
-  for (const char* part : {"opcode", "placeholder", "get_attr", "output", "x", "w"}) {
+  for (const char* part :
+       {"opcode", "placeholder", "get_attr", "output", "x", "w"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << " in\n" << table;
   }
-  EXPECT_TRUE(IsError(gj_graph_to_tabular(graph.get(), nullptr), GJ_INVALID_ARGUMENT,
+  EXPECT_TRUE(IsError(gj_graph_to_tabular(graph.get(), nullptr),
+                      GJ_INVALID_ARGUMENT,
                       {"gj_graph_to_tabular", "out_text is NULL"}));
   text = reinterpret_cast<char*>(0x1);
   EXPECT_TRUE(IsError(gj_graph_to_tabular(nullptr, &text), GJ_INVALID_ARGUMENT,

@@ -17,19 +17,20 @@ using ::testing::HasSubstr;
 
 // f(x, y) = x * y + 1
 GraphPtr MulAddGraph(gj_context* ctx) {
-  return BuildGraph(
-      ctx, "muladd", {"x", "y"},
-      [](gj_graph_builder* b) {
-        gj_arg mul[] = {gj_arg_ref("x"), gj_arg_ref("y")};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
-        gj_arg add[] = {gj_arg_ref("mul"), gj_arg_float(1.0)};
-        EXPECT_TRUE(Ok(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", add, 2)));
-      },
-      {"add"});
+  return BuildGraph(ctx, "muladd", {"x", "y"},
+                    [](gj_graph_builder* b) {
+                      gj_arg mul[] = {gj_arg_ref("x"), gj_arg_ref("y")};
+                      EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                          b, "mul", "aten.mul.Tensor", mul, 2)));
+                      gj_arg add[] = {gj_arg_ref("mul"), gj_arg_float(1.0)};
+                      EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                          b, "add", "aten.add.Tensor", add, 2)));
+                    },
+                    {"add"});
 }
 
-FunctionPtr MakeFunction(gj_context* ctx, const gj_graph* graph, gj_dynamic_mode mode,
-                         int32_t limit) {
+FunctionPtr MakeFunction(gj_context* ctx, const gj_graph* graph,
+                         gj_dynamic_mode mode, int32_t limit) {
   gj_function_options options;
   gj_function_options_init(&options);
   options.dynamic = mode;
@@ -46,7 +47,8 @@ gj_function_stats Stats(const gj_function* f) {
   return s;
 }
 
-std::string Text(gj_error* (*fn)(const gj_function*, char**), const gj_function* f) {
+std::string Text(gj_error* (*fn)(const gj_function*, char**),
+                 const gj_function* f) {
   char* text = nullptr;
   EXPECT_TRUE(Ok(fn(f, &text)));
   std::string out = text ? text : "";
@@ -63,12 +65,15 @@ void CallAndCheck(gj_function* f, DLTensor* x, DLTensor* y,
   ManagedPtr owned(out);
   int64_t n = 1;
   for (int d = 0; d < x->ndim; ++d) n *= x->shape[d];
-  ASSERT_EQ(Shape(out->dl_tensor), std::vector<int64_t>(x->shape, x->shape + x->ndim));
+  ASSERT_EQ(Shape(out->dl_tensor),
+            std::vector<int64_t>(x->shape, x->shape + x->ndim));
   std::vector<float> got = Floats(out->dl_tensor);
   // Inputs are contiguous in these tests unless strides say otherwise.
   for (int64_t i = 0; i < n; ++i) {
     int64_t xo = i, yo = i;
-    if (x->strides != nullptr && x->ndim == 2) xo = (i / x->shape[1]) * x->strides[0] + (i % x->shape[1]) * x->strides[1];
+    if (x->strides != nullptr && x->ndim == 2)
+      xo =
+          (i / x->shape[1]) * x->strides[0] + (i % x->shape[1]) * x->strides[1];
     float xv = static_cast<const float*>(x->data)[xo];
     float yv = static_cast<const float*>(y->data)[yo];
     EXPECT_FLOAT_EQ(got[i], xv * yv + 1) << "at " << i;
@@ -103,7 +108,10 @@ TEST(IntrospectionTest, StatsExplainAndGuardsAfterHitsAndAMiss) {
   EXPECT_THAT(explain, HasSubstr("Graph Break Count: 0"));
   EXPECT_THAT(explain, HasSubstr("Op Count: 2"));
   EXPECT_THAT(explain, HasSubstr("aten.mul.Tensor"));
-  EXPECT_THAT(explain, HasSubstr("0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2"));
+  EXPECT_THAT(
+      explain,
+      HasSubstr(
+          "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2"));
   EXPECT_THAT(explain, HasSubstr("eager plan, 2 kernels"));
   const std::string guards = Text(gj_function_dump_guards, f.get());
   EXPECT_THAT(guards, HasSubstr("TREE_GUARD_MANAGER"));
@@ -133,19 +141,22 @@ TEST(IntrospectionTest, EachChangeRecompilesOnceWithItsReason) {
   grad.requires_grad = rg;
   CallAndCheck(f.get(), x.dl(), y.dl(), &grad);
   CallAndCheck(f.get(), x.dl(), y.dl(), &grad);
-  expect_one_recompile("tensor 'x' requires_grad mismatch. expected requires_grad=0");
+  expect_one_recompile(
+      "tensor 'x' requires_grad mismatch. expected requires_grad=0");
   // Grad mode off.
   gj_call_options no_grad;
   gj_call_options_init(&no_grad);
   no_grad.grad_mode = 0;
   CallAndCheck(f.get(), x.dl(), y.dl(), &no_grad);
   CallAndCheck(f.get(), x.dl(), y.dl(), &no_grad);
-  expect_one_recompile("GLOBAL_STATE changed: grad_mode. expected True, actual False");
+  expect_one_recompile(
+      "GLOBAL_STATE changed: grad_mode. expected True, actual False");
   // A transposed x (same shape, strides [1, 2]).
   HostTensor<float> xt({2, 2}, Iota(4), {1, 2});
   CallAndCheck(f.get(), xt.dl(), y.dl());
   CallAndCheck(f.get(), xt.dl(), y.dl());
-  expect_one_recompile("tensor 'x' stride mismatch at index 0. expected 2, actual 1");
+  expect_one_recompile(
+      "tensor 'x' stride mismatch at index 0. expected 2, actual 1");
   // The same buffer twice.
   CallAndCheck(f.get(), x.dl(), x.dl());
   CallAndCheck(f.get(), x.dl(), x.dl());
@@ -165,7 +176,8 @@ TEST(IntrospectionTest, EachChangeRecompilesOnceWithItsReason) {
     const double* p = static_cast<const double*>(out->dl_tensor.data);
     EXPECT_EQ(std::vector<double>(p, p + 4), (std::vector<double>{3, 5, 7, 9}));
   }
-  expect_one_recompile("tensor 'x' dtype mismatch. expected float32, actual float64");
+  expect_one_recompile(
+      "tensor 'x' dtype mismatch. expected float32, actual float64");
   // Every earlier specialization still hits.
   CallAndCheck(f.get(), x.dl(), y.dl());
   CallAndCheck(f.get(), xt.dl(), y.dl());
@@ -195,10 +207,13 @@ TEST(IntrospectionTest, NullArgumentsAndOldStructs) {
   GraphPtr graph = MulAddGraph(ctx.get());
   FunctionPtr f = MakeFunction(ctx.get(), graph.get(), GJ_DYNAMIC_STATIC, 8);
   char* text = reinterpret_cast<char*>(1);
-  EXPECT_TRUE(IsError(gj_function_explain(nullptr, &text), GJ_INVALID_ARGUMENT, {"function"}));
+  EXPECT_TRUE(IsError(gj_function_explain(nullptr, &text), GJ_INVALID_ARGUMENT,
+                      {"function"}));
   EXPECT_EQ(text, nullptr);
-  EXPECT_TRUE(IsError(gj_function_dump_guards(f.get(), nullptr), GJ_INVALID_ARGUMENT, {"out_text"}));
-  EXPECT_TRUE(IsError(gj_function_get_stats(f.get(), nullptr), GJ_INVALID_ARGUMENT, {"stats"}));
+  EXPECT_TRUE(IsError(gj_function_dump_guards(f.get(), nullptr),
+                      GJ_INVALID_ARGUMENT, {"out_text"}));
+  EXPECT_TRUE(IsError(gj_function_get_stats(f.get(), nullptr),
+                      GJ_INVALID_ARGUMENT, {"stats"}));
   // A host built when the struct ended after `misses` gets just those fields.
   HostTensor<float> x({2}, Iota(2)), y({2}, Iota(2));
   CallAndCheck(f.get(), x.dl(), y.dl());
@@ -216,8 +231,9 @@ TEST(IntrospectionTest, NullArgumentsAndOldStructs) {
   gj_function_options_init(&options);
   options.dynamic = GJ_DYNAMIC_DYNAMIC;
   gj_function* dyn = nullptr;
-  EXPECT_TRUE(IsError(gj_function_create(ctx.get(), graph.get(), &options, &dyn),
-                      GJ_UNIMPLEMENTED, {"symbolic shapes"}));
+  EXPECT_TRUE(
+      IsError(gj_function_create(ctx.get(), graph.get(), &options, &dyn),
+              GJ_UNIMPLEMENTED, {"symbolic shapes"}));
   EXPECT_EQ(dyn, nullptr);
 }
 

@@ -21,20 +21,23 @@ class CountingCompiler : public Compiler {
   class Numbered : public Executable {
    public:
     explicit Numbered(int n) : n_(n) {}
-    absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor>) const override {
-      return std::vector<Tensor>{Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64)};
+    absl::StatusOr<std::vector<Tensor>> Run(
+        absl::Span<const Tensor>) const override {
+      return std::vector<Tensor>{
+          Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64)};
     }
     std::string Describe() const override { return "numbered"; }
 
    private:
     int n_;
   };
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const Graph>,
-                                                      const Specialization&) override {
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const Graph>, const Specialization&) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));  // widen races
     return std::make_unique<Numbered>(compiles++);
   }
-  absl::StatusOr<std::unique_ptr<Executable>> Fallback(std::shared_ptr<const Graph>) override {
+  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
+      std::shared_ptr<const Graph>) override {
     return std::make_unique<Numbered>(-1);
   }
   std::string name() const override { return "counting"; }
@@ -45,7 +48,8 @@ std::shared_ptr<const Graph> AddGraph() {
   GraphBuilder b("f", ToyOps());
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
+  EXPECT_TRUE(
+      b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
   return std::shared_ptr<const Graph>(*b.Finish());
 }
@@ -87,18 +91,22 @@ TEST(FunctionTest, HitsMissesAndRecompileReasons) {
   EXPECT_EQ(s.recompiles, 1);
   EXPECT_EQ(s.cache_entries, 2);
   ASSERT_EQ(f->RecompileReasons().size(), 1u);
-  EXPECT_EQ(f->RecompileReasons()[0], "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2");
+  EXPECT_EQ(f->RecompileReasons()[0],
+            "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2");
   const std::string explain = f->Explain();
   EXPECT_THAT(explain, HasSubstr("Graph Count: 1"));
   EXPECT_THAT(explain, HasSubstr("Op Count: 1"));
-  EXPECT_THAT(explain, HasSubstr("Calls: 5, hits: 3, misses: 2, recompiles: 1"));
-  EXPECT_THAT(explain, HasSubstr("TENSOR_MATCH: check_tensor(x, torch.float32"));
+  EXPECT_THAT(explain,
+              HasSubstr("Calls: 5, hits: 3, misses: 2, recompiles: 1"));
+  EXPECT_THAT(explain,
+              HasSubstr("TENSOR_MATCH: check_tensor(x, torch.float32"));
   EXPECT_THAT(f->DumpGuards(), HasSubstr("size=[2], stride=[1]"));
 }
 
 TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, {"f", 16, DynamicMode::kStatic});
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 16, DynamicMode::kStatic});
   Inputs base(4);
   ASSERT_EQ(EntryOf(f->Call(base.tensors, base.sig())), 0);
 
@@ -136,7 +144,8 @@ TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.reason);
     EXPECT_EQ(EntryOf(f->Call(c.in->tensors, c.in->sig())), expected_compiles);
-    EXPECT_EQ(EntryOf(f->Call(c.in->tensors, c.in->sig())), expected_compiles);  // now a hit
+    EXPECT_EQ(EntryOf(f->Call(c.in->tensors, c.in->sig())),
+              expected_compiles);  // now a hit
     ++expected_compiles;
     EXPECT_EQ(compiler->compiles.load(), expected_compiles);
     EXPECT_THAT(f->RecompileReasons().back(), HasSubstr(c.reason));
@@ -148,7 +157,8 @@ TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
 
 TEST(FunctionTest, RecompileLimitThenRunOnlyWithOneWarning) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, {"limited", 8, DynamicMode::kStatic});
+  auto f = *Function::Create(AddGraph(), compiler,
+                             {"limited", 8, DynamicMode::kStatic});
   std::vector<std::string> warnings;
   SetLogSink([&](LogTopic topic, absl::string_view m) {
     if (topic == LogTopic::kWarnings) warnings.emplace_back(m);
@@ -167,14 +177,16 @@ TEST(FunctionTest, RecompileLimitThenRunOnlyWithOneWarning) {
   EXPECT_EQ(s.cache_entries, 8);
   EXPECT_EQ(s.fallback_calls, 24);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_THAT(warnings[0], HasSubstr("function 'limited' hit the recompile limit (8)"));
+  EXPECT_THAT(warnings[0],
+              HasSubstr("function 'limited' hit the recompile limit (8)"));
   EXPECT_THAT(warnings[0], HasSubstr("tensor 'x' size mismatch at index 0"));
   EXPECT_THAT(f->Explain(), HasSubstr("run-only"));
 }
 
 TEST(FunctionTest, ConcurrentMissesCompileOncePerSpecialization) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, {"mt", 64, DynamicMode::kStatic});
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"mt", 64, DynamicMode::kStatic});
   std::deque<Inputs> shapes;
   for (int n = 1; n <= 5; ++n) shapes.emplace_back(n);
   std::vector<std::thread> threads;
@@ -197,7 +209,8 @@ TEST(FunctionTest, ConcurrentMissesCompileOncePerSpecialization) {
   EXPECT_EQ(s.misses, 5);
   // Each shape maps to one entry, whatever order the threads compiled them in.
   std::set<int64_t> seen;
-  for (const Inputs& in : shapes) seen.insert(EntryOf(f->Call(in.tensors, in.sig())));
+  for (const Inputs& in : shapes)
+    seen.insert(EntryOf(f->Call(in.tensors, in.sig())));
   EXPECT_EQ(seen.size(), 5u);
 }
 
@@ -207,8 +220,11 @@ TEST(FunctionTest, RejectsBadOptions) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Function::Create(nullptr, compiler, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic}).status().code(),
-            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(
+      Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic})
+          .status()
+          .code(),
+      absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

@@ -16,8 +16,9 @@ TEST(GraphBuilderTest, BindsPositionalKeywordAndDefaults) {
   auto add = b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")},
                        {{"alpha", Arg::Int(2)}});
   ASSERT_TRUE(add.ok()) << add.status();
-  auto pool = b.AddNode("pool", "aten.pool.default", {Arg::Ref("add"), Arg::Int(3)},
-                        {{"dtype", Arg::String("float16")}});
+  auto pool =
+      b.AddNode("pool", "aten.pool.default", {Arg::Ref("add"), Arg::Int(3)},
+                {{"dtype", Arg::String("float16")}});
   ASSERT_TRUE(pool.ok()) << pool.status();
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("pool")}).ok());
   auto g = b.Finish();
@@ -27,9 +28,10 @@ TEST(GraphBuilderTest, BindsPositionalKeywordAndDefaults) {
   EXPECT_EQ(n.args[2], Arg::Int(2));
   EXPECT_EQ(n.args[0].as_value().node, 0);
   const Node& p = (*g)->node((*g)->FindNode("pool"));
-  EXPECT_EQ(p.args[1], Arg::OfList({Arg::Int(3), Arg::Int(3)}));  // int[2] broadcast
+  EXPECT_EQ(p.args[1],
+            Arg::OfList({Arg::Int(3), Arg::Int(3)}));  // int[2] broadcast
   EXPECT_EQ(p.args[2], Arg::OfList({Arg::Int(1), Arg::Int(1)}));  // default
-  EXPECT_EQ(p.args[3], Arg::OfDType(DType::kFloat16));          // dtype by name
+  EXPECT_EQ(p.args[3], Arg::OfDType(DType::kFloat16));  // dtype by name
   EXPECT_TRUE(p.args[4].is_none());
   EXPECT_EQ((*g)->inputs().size(), 2u);
   EXPECT_EQ((*g)->num_ops(), 2);
@@ -46,88 +48,158 @@ struct BadCase {
 TEST(GraphBuilderTest, RejectsBadNodesWithPreciseErrors) {
   const std::vector<BadCase> cases = {
       {"unknown target",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.frobnicate.default", {Arg::Ref("x")}).status(); },
-       absl::StatusCode::kUnimplemented, "node 'n' (aten.frobnicate.default): unknown target"},
+       [](GraphBuilder& b) {
+         return b.AddNode("n", "aten.frobnicate.default", {Arg::Ref("x")})
+             .status();
+       },
+       absl::StatusCode::kUnimplemented,
+       "node 'n' (aten.frobnicate.default): unknown target"},
       {"too many positional",
        [](GraphBuilder& b) {
-         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x"), Arg::Int(1)}).status();
+         return b
+             .AddNode("n", "aten.add.Tensor",
+                      {Arg::Ref("x"), Arg::Ref("x"), Arg::Int(1)})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "takes at most 2 positional arguments but 3 were given"},
+       absl::StatusCode::kInvalidArgument,
+       "takes at most 2 positional arguments but 3 were given"},
       {"missing argument",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x")}).status(); },
+       [](GraphBuilder& b) {
+         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x")}).status();
+       },
        absl::StatusCode::kInvalidArgument, "missing required argument 'other'"},
       {"unknown kwarg",
        [](GraphBuilder& b) {
-         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")}, {{"beta", Arg::Int(1)}}).status();
+         return b
+             .AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")},
+                      {{"beta", Arg::Int(1)}})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "unexpected keyword argument 'beta'"},
+       absl::StatusCode::kInvalidArgument,
+       "unexpected keyword argument 'beta'"},
       {"duplicate value",
        [](GraphBuilder& b) {
-         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")}, {{"other", Arg::Ref("x")}}).status();
+         return b
+             .AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")},
+                      {{"other", Arg::Ref("x")}})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "multiple values for argument 'other'"},
+       absl::StatusCode::kInvalidArgument,
+       "multiple values for argument 'other'"},
       {"wrong kind",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::String("hi")}).status(); },
-       absl::StatusCode::kInvalidArgument, "argument 'other': expected Tensor, got str"},
+       [](GraphBuilder& b) {
+         return b
+             .AddNode("n", "aten.add.Tensor",
+                      {Arg::Ref("x"), Arg::String("hi")})
+             .status();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "argument 'other': expected Tensor, got str"},
       {"none for tensor",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::None()}).status(); },
-       absl::StatusCode::kInvalidArgument, "argument 'other': expected Tensor, got None"},
+       [](GraphBuilder& b) {
+         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::None()})
+             .status();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "argument 'other': expected Tensor, got None"},
       {"undefined ref",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("later")}).status(); },
-       absl::StatusCode::kInvalidArgument, "refers to 'later', which is not defined before it"},
+       [](GraphBuilder& b) {
+         return b
+             .AddNode("n", "aten.add.Tensor",
+                      {Arg::Ref("x"), Arg::Ref("later")})
+             .status();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "refers to 'later', which is not defined before it"},
       {"self reference",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("n"), Arg::Ref("x")}).status(); },
-       absl::StatusCode::kInvalidArgument, "refers to 'n', which is not defined before it"},
+       [](GraphBuilder& b) {
+         return b
+             .AddNode("n", "aten.add.Tensor", {Arg::Ref("n"), Arg::Ref("x")})
+             .status();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "refers to 'n', which is not defined before it"},
       {"duplicate name",
-       [](GraphBuilder& b) { return b.AddNode("x", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")}).status(); },
+       [](GraphBuilder& b) {
+         return b
+             .AddNode("x", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")})
+             .status();
+       },
        absl::StatusCode::kInvalidArgument, "duplicate node name 'x'"},
       {"empty name",
        [](GraphBuilder& b) { return b.AddPlaceholder("").status(); },
        absl::StatusCode::kInvalidArgument, "empty name"},
       {"wrong list length",
        [](GraphBuilder& b) {
-         return b.AddNode("n", "aten.pool.default", {Arg::Ref("x"), Arg::OfList({Arg::Int(1), Arg::Int(2), Arg::Int(3)})}).status();
+         return b
+             .AddNode("n", "aten.pool.default",
+                      {Arg::Ref("x"),
+                       Arg::OfList({Arg::Int(1), Arg::Int(2), Arg::Int(3)})})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "argument 'kernel': expected 2 values, got 3"},
+       absl::StatusCode::kInvalidArgument,
+       "argument 'kernel': expected 2 values, got 3"},
       {"bad dtype name",
        [](GraphBuilder& b) {
-         return b.AddNode("n", "aten.pool.default", {Arg::Ref("x"), Arg::Int(1)}, {{"dtype", Arg::String("float7")}}).status();
+         return b
+             .AddNode("n", "aten.pool.default", {Arg::Ref("x"), Arg::Int(1)},
+                      {{"dtype", Arg::String("float7")}})
+             .status();
        },
        absl::StatusCode::kInvalidArgument, "unknown dtype 'float7'"},
       {"tensor list of ints",
-       [](GraphBuilder& b) { return b.AddNode("n", "aten.cat.default", {Arg::OfList({Arg::Int(1)})}).status(); },
-       absl::StatusCode::kInvalidArgument, "expected Tensor[] elements, got int"},
+       [](GraphBuilder& b) {
+         return b.AddNode("n", "aten.cat.default", {Arg::OfList({Arg::Int(1)})})
+             .status();
+       },
+       absl::StatusCode::kInvalidArgument,
+       "expected Tensor[] elements, got int"},
       {"multi-output used directly",
        [](GraphBuilder& b) {
-         if (auto s = b.AddNode("t", "aten.trio.default", {Arg::Ref("x")}); !s.ok()) return s.status();
-         return b.AddNode("n", "aten.add.Tensor", {Arg::Ref("t"), Arg::Ref("x")}).status();
+         if (auto s = b.AddNode("t", "aten.trio.default", {Arg::Ref("x")});
+             !s.ok())
+           return s.status();
+         return b
+             .AddNode("n", "aten.add.Tensor", {Arg::Ref("t"), Arg::Ref("x")})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "'t' returns several values; select one with a getitem node"},
+       absl::StatusCode::kInvalidArgument,
+       "'t' returns several values; select one with a getitem node"},
       {"getitem out of range",
        [](GraphBuilder& b) {
-         if (auto s = b.AddNode("t", "aten.trio.default", {Arg::Ref("x")}); !s.ok()) return s.status();
-         return b.AddNode("g", "getitem", {Arg::Ref("t"), Arg::Int(3)}).status();
+         if (auto s = b.AddNode("t", "aten.trio.default", {Arg::Ref("x")});
+             !s.ok())
+           return s.status();
+         return b.AddNode("g", "getitem", {Arg::Ref("t"), Arg::Int(3)})
+             .status();
        },
-       absl::StatusCode::kInvalidArgument, "index 3 out of range for 't', which returns 3 value(s)"},
+       absl::StatusCode::kInvalidArgument,
+       "index 3 out of range for 't', which returns 3 value(s)"},
       {"getitem of single output",
-       [](GraphBuilder& b) { return b.AddNode("g", "getitem", {Arg::Ref("x"), Arg::Int(0)}).status(); },
+       [](GraphBuilder& b) {
+         return b.AddNode("g", "getitem", {Arg::Ref("x"), Arg::Int(0)})
+             .status();
+       },
        absl::StatusCode::kInvalidArgument, "out of range for 'x'"},
-      {"no outputs",
-       [](GraphBuilder& b) { return b.Finish().status(); },
+      {"no outputs", [](GraphBuilder& b) { return b.Finish().status(); },
        absl::StatusCode::kInvalidArgument, "graph 'g' has no outputs"},
       {"output literal",
        [](GraphBuilder& b) { return b.SetOutputs({Arg::Int(3)}); },
-       absl::StatusCode::kInvalidArgument, "output 0 must refer to a value, got int"},
+       absl::StatusCode::kInvalidArgument,
+       "output 0 must refer to a value, got int"},
       {"output undefined",
        [](GraphBuilder& b) { return b.SetOutputs({Arg::Ref("nope")}); },
        absl::StatusCode::kInvalidArgument, "output 0 refers to 'nope'"},
       {"shape rule error at finish",
        [](GraphBuilder& b) {
-         if (auto s = b.AddNode("p", "aten.picky.default", {Arg::Ref("x")}); !s.ok()) return s.status();
+         if (auto s = b.AddNode("p", "aten.picky.default", {Arg::Ref("x")});
+             !s.ok())
+           return s.status();
          if (auto s = b.SetOutputs({Arg::Ref("p")}); !s.ok()) return s;
          return b.Finish().status();
        },
-       absl::StatusCode::kInvalidArgument, "node 'p' (aten.picky.default): argument 'self': too picky"},
+       absl::StatusCode::kInvalidArgument,
+       "node 'p' (aten.picky.default): argument 'self': too picky"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.label);
@@ -143,7 +215,8 @@ TEST(GraphBuilderTest, FailedAddLeavesBuilderUsable) {
   GraphBuilder b("g", ToyOps());
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_FALSE(b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x")}).ok());
-  EXPECT_TRUE(b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Float(1.5)}).ok());
+  EXPECT_TRUE(
+      b.AddNode("n", "aten.add.Tensor", {Arg::Ref("x"), Arg::Float(1.5)}).ok());
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("n")}).ok());
   EXPECT_TRUE(b.Finish().ok());
 }

@@ -1,12 +1,11 @@
 #include "core/graph_loader.h"
 
-#include "google/protobuf/text_format.h"
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/core/toy_ops.h"
 
@@ -23,14 +22,28 @@ GraphLoadOptions Toy() {
 
 constexpr char kAddGraph[] = R"pb(
   name: "adder"
-  placeholders { name: "x" meta { dtype: FLOAT32 sizes: [2, 3] } }
-  constants { name: "w" dtype: FLOAT32 sizes: [2] data: "\000\000\200?\000\000\000@" }
+  placeholders {
+    name: "x"
+    meta {
+      dtype: FLOAT32
+      sizes: [ 2, 3 ]
+    }
+  }
+  constants {
+    name: "w"
+    dtype: FLOAT32
+    sizes: [ 2 ]
+    data: "\000\000\200?\000\000\000@"
+  }
   nodes {
     name: "add"
     target: "aten.add.Tensor"
     args { ref: "x" }
     args { ref: "w" }
-    kwargs { key: "alpha" value { i: 2 } }
+    kwargs {
+      key: "alpha"
+      value { i: 2 }
+    }
   }
   outputs { ref: "add" }
 )pb";
@@ -62,9 +75,11 @@ TEST(GraphLoaderTest, MalformedInputsAreInvalidArgument) {
   auto bad_text = LoadGraphFromText("placeholders { name: ", Toy());
   EXPECT_EQ(bad_text.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad_text.status().message()), HasSubstr("line 1"));
-  auto bad_bytes = LoadGraphFromBinary(std::string("\xff\xff\xff\xff\x0f", 5), Toy());
+  auto bad_bytes =
+      LoadGraphFromBinary(std::string("\xff\xff\xff\xff\x0f", 5), Toy());
   EXPECT_EQ(bad_bytes.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad_bytes.status().message()), HasSubstr("malformed"));
+  EXPECT_THAT(std::string(bad_bytes.status().message()),
+              HasSubstr("malformed"));
 }
 
 struct BadGraph {
@@ -76,40 +91,107 @@ struct BadGraph {
 TEST(GraphLoaderTest, RejectsBadGraphsNamingTheCulprit) {
   const BadGraph cases[] = {
       {R"pb(placeholders { name: "x" }
-            nodes { name: "y" target: "aten.nope.default" args { ref: "x" } }
+            nodes {
+              name: "y"
+              target: "aten.nope.default"
+              args { ref: "x" }
+            }
             outputs { ref: "y" })pb",
-       absl::StatusCode::kUnimplemented, "node 'y' (aten.nope.default): unknown target"},
+       absl::StatusCode::kUnimplemented,
+       "node 'y' (aten.nope.default): unknown target"},
       {R"pb(placeholders { name: "x" }
-            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args { ref: "z" } }
-            nodes { name: "z" target: "aten.add.Tensor" args { ref: "x" } args { ref: "x" } }
+            nodes {
+              name: "y"
+              target: "aten.add.Tensor"
+              args { ref: "x" }
+              args { ref: "z" }
+            }
+            nodes {
+              name: "z"
+              target: "aten.add.Tensor"
+              args { ref: "x" }
+              args { ref: "x" }
+            }
             outputs { ref: "z" })pb",
-       absl::StatusCode::kInvalidArgument, "node 'y' (aten.add.Tensor): argument 'other' refers to 'z'"},
-      {R"pb(placeholders { name: "x" } placeholders { name: "x" } outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "node 'y' (aten.add.Tensor): argument 'other' refers to 'z'"},
+      {R"pb(placeholders { name: "x" }
+            placeholders { name: "x" }
+            outputs { ref: "x" })pb",
        absl::StatusCode::kInvalidArgument, "duplicate node name 'x'"},
       {R"pb(placeholders { name: "x" })pb", absl::StatusCode::kInvalidArgument,
        "has no outputs"},
       {R"pb(placeholders { name: "x" }
-            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args {} }
+            nodes {
+              name: "y"
+              target: "aten.add.Tensor"
+              args { ref: "x" }
+              args {}
+            }
             outputs { ref: "y" })pb",
        absl::StatusCode::kInvalidArgument, "node 'y': argument 1 has no value"},
-      {R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2, 2] data: "abc" } outputs { ref: "w" })pb",
-       absl::StatusCode::kInvalidArgument, "constant 'w': 3 bytes of data, expected 16 for float32[2, 2]"},
-      {R"pb(constants { name: "w" sizes: [1] data: "a" } outputs { ref: "w" })pb",
-       absl::StatusCode::kInvalidArgument, "constant 'w': dtype is unspecified"},
-      {R"pb(constants { name: "w" dtype: INT8 sizes: [-1] data: "" } outputs { ref: "w" })pb",
+      {R"pb(constants {
+              name: "w"
+              dtype: FLOAT32
+              sizes: [ 2, 2 ]
+              data: "abc"
+            }
+            outputs { ref: "w" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "constant 'w': 3 bytes of data, expected 16 for float32[2, 2]"},
+      {R"pb(constants {
+              name: "w"
+              sizes: [ 1 ]
+              data: "a"
+            }
+            outputs { ref: "w" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "constant 'w': dtype is unspecified"},
+      {R"pb(constants {
+              name: "w"
+              dtype: INT8
+              sizes: [ -1 ]
+              data: ""
+            }
+            outputs { ref: "w" })pb",
        absl::StatusCode::kInvalidArgument, "constant 'w': negative size"},
-      {R"pb(constants { name: "w" dtype: INT64 sizes: [4611686018427387904, 4] data: "" } outputs { ref: "w" })pb",
+      {R"pb(constants {
+              name: "w"
+              dtype: INT64
+              sizes: [ 4611686018427387904, 4 ]
+              data: ""
+            }
+            outputs { ref: "w" })pb",
        absl::StatusCode::kOutOfRange, "constant 'w'"},
-      {R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2] external { path: "/nonexistent/w.bin" length: 8 } }
+      {R"pb(constants {
+              name: "w"
+              dtype: FLOAT32
+              sizes: [ 2 ]
+              external { path: "/nonexistent/w.bin" length: 8 }
+            }
             outputs { ref: "w" })pb",
        absl::StatusCode::kNotFound, "constant 'w': cannot open external data"},
       {R"pb(placeholders { name: "x" }
-            nodes { name: "y" target: "aten.add.Tensor" args { ref: "x" } args { ref: "x" } kwargs { key: "alpha" value { device: "tpu" } } }
+            nodes {
+              name: "y"
+              target: "aten.add.Tensor"
+              args { ref: "x" }
+              args { ref: "x" }
+              kwargs {
+                key: "alpha"
+                value { device: "tpu" }
+              }
+            }
             outputs { ref: "y" })pb",
        absl::StatusCode::kInvalidArgument, "unknown device 'tpu'"},
-      {R"pb(subgraphs { key: "branch" value { placeholders { name: "a" } } }
-            placeholders { name: "x" } outputs { ref: "x" })pb",
-       absl::StatusCode::kInvalidArgument, "subgraph 'branch': graph 'graph' has no outputs"},
+      {R"pb(subgraphs {
+              key: "branch"
+              value { placeholders { name: "a" } }
+            }
+            placeholders { name: "x" }
+            outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "subgraph 'branch': graph 'graph' has no outputs"},
   };
   for (const BadGraph& c : cases) {
     SCOPED_TRACE(c.text);
@@ -127,7 +209,12 @@ TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
     const float values[] = {7.0f, 1.0f, 2.0f};  // offset 4 skips the 7
     bin.write(reinterpret_cast<const char*>(values), sizeof(values));
     std::ofstream txt(dir / "g.pbtxt");
-    txt << R"pb(constants { name: "w" dtype: FLOAT32 sizes: [2] external { path: "w.bin" offset: 4 length: 8 } }
+    txt << R"pb(constants {
+                  name: "w"
+                  dtype: FLOAT32
+                  sizes: [ 2 ]
+                  external { path: "w.bin" offset: 4 length: 8 }
+                }
                 outputs { ref: "w" })pb";
   }
   auto g = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
@@ -138,12 +225,19 @@ TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
 
   {
     std::ofstream txt(dir / "short.pbtxt");
-    txt << R"pb(constants { name: "w" dtype: FLOAT32 sizes: [4] external { path: "w.bin" offset: 4 length: 16 } }
+    txt << R"pb(constants {
+                  name: "w"
+                  dtype: FLOAT32
+                  sizes: [ 4 ]
+                  external { path: "w.bin" offset: 4 length: 16 }
+                }
                 outputs { ref: "w" })pb";
   }
   auto short_read = LoadGraphFromFile((dir / "short.pbtxt").string(), Toy());
-  EXPECT_EQ(short_read.status().code(), absl::StatusCode::kDataLoss) << short_read.status();
-  EXPECT_THAT(std::string(short_read.status().message()), HasSubstr("short.pbtxt"));
+  EXPECT_EQ(short_read.status().code(), absl::StatusCode::kDataLoss)
+      << short_read.status();
+  EXPECT_THAT(std::string(short_read.status().message()),
+              HasSubstr("short.pbtxt"));
 
   auto missing = LoadGraphFromFile((dir / "missing.pbtxt").string(), Toy());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);

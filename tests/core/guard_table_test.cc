@@ -12,7 +12,9 @@ struct Call {
   explicit Call(int64_t n) : sizes{n, 4}, strides{4, 1} {
     view = {DType::kFloat32, Device::Cpu(), false, 2, sizes, strides, &sizes};
   }
-  CallSignature sig() const { return {absl::Span<const InputView>(&view, 1), {}}; }
+  CallSignature sig() const {
+    return {absl::Span<const InputView>(&view, 1), {}};
+  }
   int64_t sizes[2];
   int64_t strides[2];
   InputView view;
@@ -58,7 +60,8 @@ TEST(GuardTableTest, PrefersTheMostRecentlyUsedOfSeveralMatches) {
   a->last_used = 5;
   EXPECT_EQ(table.Lookup(c.sig())->id, 0);
   Call bigger(9);
-  EXPECT_EQ(table.Lookup(bigger.sig())->id, 1);  // only the dynamic entry matches
+  EXPECT_EQ(table.Lookup(bigger.sig())->id,
+            1);  // only the dynamic entry matches
 }
 
 }  // namespace

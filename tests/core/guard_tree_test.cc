@@ -50,22 +50,32 @@ TEST(GuardTreeTest, EachMismatchFailsWithDynamoReason) {
     std::function<void(Call&)> change;
   };
   const Case cases[] = {
-      {"tensor 'x' size mismatch at index 0. expected 3, actual 2", [](Call& c) { c.xs[0] = 2; }},
+      {"tensor 'x' size mismatch at index 0. expected 3, actual 2",
+       [](Call& c) { c.xs[0] = 2; }},
       {"tensor 'x' stride mismatch at index 0. expected 2, actual 1",
-       [](Call& c) { c.xst[0] = 1; c.xst[1] = 3; }},
+       [](Call& c) {
+         c.xst[0] = 1;
+         c.xst[1] = 3;
+       }},
       {"tensor 'y' dtype mismatch. expected float32, actual int64",
        [](Call& c) { c.in[1].dtype = DType::kInt64; }},
       {"tensor 'y' device mismatch. expected cpu, actual cuda:0",
-       [](Call& c) { c.in[1].device = Device{DeviceType::kCUDA, 0}; }},
+       [](Call& c) {
+         c.in[1].device = Device{DeviceType::kCUDA, 0};
+       }},
       {"tensor 'x' requires_grad mismatch. expected requires_grad=0",
        [](Call& c) { c.in[0].requires_grad = true; }},
       {"tensor 'y' rank mismatch. expected 1, actual 2",
-       [](Call& c) { c.in[1] = c.in[0]; c.in[1].data = c.ybuf; }},
+       [](Call& c) {
+         c.in[1] = c.in[0];
+         c.in[1].data = c.ybuf;
+       }},
       {"GLOBAL_STATE changed: grad_mode. expected True, actual False",
        [](Call& c) { c.ambient.grad_mode = false; }},
       {"GLOBAL_STATE changed: deterministic_algorithms",
        [](Call& c) { c.ambient.deterministic_algorithms = true; }},
-      {"Duplicate tensors found: 'x' and 'y'", [](Call& c) {
+      {"Duplicate tensors found: 'x' and 'y'",
+       [](Call& c) {
          c.in[1] = c.in[0];  // same buffer twice
          c.in[1].rank = 1;
          c.in[1].sizes = c.ys;
@@ -125,13 +135,16 @@ TEST(GuardTreeTest, DumpLooksLikeDynamo) {
             "TREE_GUARD_MANAGER:\n"
             "+- RootGuardManager\n"
             "| +- DEFAULT_DEVICE: utils_device.CURRENT_DEVICE == cpu\n"
-            "| +- GLOBAL_STATE: ___check_global_state(grad_mode=True, deterministic_algorithms=False)\n"
+            "| +- GLOBAL_STATE: ___check_global_state(grad_mode=True, "
+            "deterministic_algorithms=False)\n"
             "| +- GuardManager: source=x, accessed_by=InputAccessor(0)\n"
-            "| | +- TENSOR_MATCH: check_tensor(x, torch.float32, device=cpu, requires_grad=False, "
+            "| | +- TENSOR_MATCH: check_tensor(x, torch.float32, device=cpu, "
+            "requires_grad=False, "
             "size=[3, 2], stride=[2, 1])\n"
             "| | +- NO_TENSOR_ALIASING: check_no_aliasing(x, y)\n"
             "| +- GuardManager: source=y, accessed_by=InputAccessor(1)\n"
-            "| | +- TENSOR_MATCH: check_tensor(y, torch.float32, device=cpu, requires_grad=False, "
+            "| | +- TENSOR_MATCH: check_tensor(y, torch.float32, device=cpu, "
+            "requires_grad=False, "
             "size=[2], stride=[1])\n"
             "| | +- NO_TENSOR_ALIASING: check_no_aliasing(x, y)\n");
 }

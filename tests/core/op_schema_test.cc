@@ -6,7 +6,8 @@ namespace guardjit {
 namespace {
 
 TEST(OpSchemaTest, ParsesAddTensor) {
-  auto s = ParseOpSchema("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  auto s = ParseOpSchema(
+      "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->QualifiedName(), "aten.add.Tensor");
   ASSERT_EQ(s->args.size(), 3u);
@@ -16,12 +17,14 @@ TEST(OpSchemaTest, ParsesAddTensor) {
   EXPECT_EQ(s->args[2].type, ArgType::kScalar);
   EXPECT_EQ(*s->args[2].default_value, Arg::Int(1));
   EXPECT_EQ(s->num_returns, 1);
-  EXPECT_EQ(s->ToString(), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha) -> Tensor");
+  EXPECT_EQ(s->ToString(),
+            "add.Tensor(Tensor self, Tensor other, *, Scalar alpha) -> Tensor");
 }
 
 TEST(OpSchemaTest, ParsesListsOptionalsAliasesAndTuples) {
   auto s = ParseOpSchema(
-      "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+      "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
+      "weight, "
       "Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->overload, "default");
@@ -31,7 +34,8 @@ TEST(OpSchemaTest, ParsesListsOptionalsAliasesAndTuples) {
 
   auto conv = ParseOpSchema(
       "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, "
-      "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, "
+      "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] "
+      "output_padding, "
       "SymInt groups) -> Tensor");
   ASSERT_TRUE(conv.ok()) << conv.status();
   EXPECT_EQ(conv->args.size(), 9u);
@@ -40,22 +44,31 @@ TEST(OpSchemaTest, ParsesListsOptionalsAliasesAndTuples) {
   ASSERT_TRUE(view.ok()) << view.status();
   EXPECT_EQ(view->args[0].type, ArgType::kTensor);
 
-  auto pad = ParseOpSchema("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0) -> Tensor");
+  auto pad = ParseOpSchema(
+      "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+      "padding=0) -> Tensor");
   ASSERT_TRUE(pad.ok()) << pad.status();
   EXPECT_EQ(pad->args[1].fixed_list_size, 2);
-  EXPECT_EQ(*pad->args[3].default_value, Arg::OfList({Arg::Int(0), Arg::Int(0)}));
+  EXPECT_EQ(*pad->args[3].default_value,
+            Arg::OfList({Arg::Int(0), Arg::Int(0)}));
 
-  auto split = ParseOpSchema("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
+  auto split = ParseOpSchema(
+      "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) "
+      "-> Tensor(a)[]");
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_TRUE(split->returns_list);
 
-  auto div = ParseOpSchema("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
+  auto div = ParseOpSchema(
+      "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> "
+      "Tensor");
   ASSERT_TRUE(div.ok());
   EXPECT_EQ(div->args[2].type, ArgType::kString);
   EXPECT_TRUE(div->args[2].optional);
   EXPECT_FALSE(div->args[2].default_value.has_value());
 
-  auto eps = ParseOpSchema("f(Tensor x, float eps=1e-05, bool keepdim=False, ScalarType? dtype=None) -> Tensor");
+  auto eps = ParseOpSchema(
+      "f(Tensor x, float eps=1e-05, bool keepdim=False, ScalarType? "
+      "dtype=None) -> Tensor");
   ASSERT_TRUE(eps.ok());
   EXPECT_EQ(*eps->args[1].default_value, Arg::Float(1e-5));
   EXPECT_EQ(*eps->args[2].default_value, Arg::Bool(false));

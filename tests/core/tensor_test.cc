@@ -23,12 +23,15 @@ TEST(TensorTest, EmptyIsContiguousAndAligned) {
 TEST(TensorTest, RejectsBadShapes) {
   EXPECT_EQ(Tensor::Empty(DType::kFloat32, {-1}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Tensor::Empty(DType::kFloat32, {1LL << 40, 1LL << 40}).status().code(),
-            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(
+      Tensor::Empty(DType::kFloat32, {1LL << 40, 1LL << 40}).status().code(),
+      absl::StatusCode::kOutOfRange);
   // numel fits int64 but bytes do not.
   EXPECT_EQ(Tensor::Empty(DType::kFloat64, {1LL << 61}).status().code(),
             absl::StatusCode::kOutOfRange);
-  EXPECT_EQ(Tensor::Empty(DType::kFloat32, {2}, Device{DeviceType::kCUDA, 0}).status().code(),
+  EXPECT_EQ(Tensor::Empty(DType::kFloat32, {2}, Device{DeviceType::kCUDA, 0})
+                .status()
+                .code(),
             absl::StatusCode::kUnimplemented);
 }
 

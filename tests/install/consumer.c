@@ -5,10 +5,9 @@
  * (so protobuf is linked), builds relu(a + b) (so op kernels are linked) and
  * checks the values.
  */
+#include <guardjit/guardjit.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <guardjit/guardjit.h>
 
 static const char kGraph[] =
     "name: \"pass\"\n"
@@ -17,8 +16,8 @@ static const char kGraph[] =
 
 static int check(gj_error* error, const char* what) {
   if (error == NULL) return 1;
-  fprintf(stderr, "consumer: %s: code %d: %s\n", what, (int)gj_error_get_code(error),
-          gj_error_message(error));
+  fprintf(stderr, "consumer: %s: code %d: %s\n", what,
+          (int)gj_error_get_code(error), gj_error_message(error));
   gj_error_destroy(error);
   return 0;
 }
@@ -57,26 +56,34 @@ int main(void) {
   add_args[0] = gj_arg_ref("a");
   add_args[1] = gj_arg_ref("b");
   relu_args[0] = gj_arg_ref("add");
-  if (gj_api_version() != ((GJ_API_VERSION_MAJOR << 16) | GJ_API_VERSION_MINOR)) {
+  if (gj_api_version() !=
+      ((GJ_API_VERSION_MAJOR << 16) | GJ_API_VERSION_MINOR)) {
     fprintf(stderr, "consumer: header and library versions differ\n");
     return 1;
   }
   if (check(gj_context_create(NULL, &context), "context") &&
-      check(gj_graph_from_text(context, kGraph, strlen(kGraph), NULL, &loaded), "text") &&
-      check(gj_graph_builder_create(context, "relu_add", &builder), "builder") &&
+      check(gj_graph_from_text(context, kGraph, strlen(kGraph), NULL, &loaded),
+            "text") &&
+      check(gj_graph_builder_create(context, "relu_add", &builder),
+            "builder") &&
       check(gj_graph_builder_add_input(builder, "a"), "input a") &&
       check(gj_graph_builder_add_input(builder, "b"), "input b") &&
-      check(gj_graph_builder_add_node(builder, "add", "aten.add.Tensor", add_args, 2), "add") &&
-      check(gj_graph_builder_add_node(builder, "relu", "aten.relu.default", relu_args, 1),
+      check(gj_graph_builder_add_node(builder, "add", "aten.add.Tensor",
+                                      add_args, 2),
+            "add") &&
+      check(gj_graph_builder_add_node(builder, "relu", "aten.relu.default",
+                                      relu_args, 1),
             "relu") &&
       check(gj_graph_builder_set_outputs(builder, outputs, 1), "outputs") &&
       check(gj_graph_builder_finish(builder, &graph), "finish") &&
       check(gj_function_create(context, graph, NULL, &function), "function") &&
-      check(gj_function_call_alloc(function, inputs, 2, NULL, &out, 1), "call")) {
+      check(gj_function_call_alloc(function, inputs, 2, NULL, &out, 1),
+            "call")) {
     const float* r = (const float*)out->dl_tensor.data;
-    ok = gj_graph_num_inputs(loaded) == 1 && r[0] == 2 && r[1] == 0 && r[2] == 0;
-    printf("guardjit %s: relu(a + b) = [%g, %g, %g] %s\n", gj_version(), r[0], r[1], r[2],
-           ok ? "ok" : "WRONG");
+    ok =
+        gj_graph_num_inputs(loaded) == 1 && r[0] == 2 && r[1] == 0 && r[2] == 0;
+    printf("guardjit %s: relu(a + b) = [%g, %g, %g] %s\n", gj_version(), r[0],
+           r[1], r[2], ok ? "ok" : "WRONG");
   }
   gj_tensor_release(out);
   gj_function_destroy(function);

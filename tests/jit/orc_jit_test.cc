@@ -34,7 +34,8 @@ TEST(OrcJitTest, CompilesAndRunsOneFunction) {
   ASSERT_TRUE((*jit)->AddModule(BuildAxpyModule()).ok());
   auto address = (*jit)->Lookup("gj_smoke_axpy");
   ASSERT_TRUE(address.ok()) << address.status();
-  auto* axpy = reinterpret_cast<int64_t (*)(int64_t, int64_t, int64_t)>(*address);
+  auto* axpy =
+      reinterpret_cast<int64_t (*)(int64_t, int64_t, int64_t)>(*address);
   EXPECT_EQ(axpy(3, 7, 5), 26);
   EXPECT_EQ(axpy(-2, 1 << 20, 1), -(2 << 20) + 1);
   EXPECT_NE((*jit)->TargetDescription().find("x86_64"), std::string::npos);

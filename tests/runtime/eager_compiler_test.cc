@@ -14,9 +14,14 @@ using testing::ToDoubles;
 std::shared_ptr<const Graph> Graph3() {
   GraphBuilder b("g");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(b.AddNode("t", "aten.permute.default", {Arg::Ref("x"), Arg::OfList({Arg::Int(1), Arg::Int(0)})}).ok());
+  EXPECT_TRUE(
+      b.AddNode("t", "aten.permute.default",
+                {Arg::Ref("x"), Arg::OfList({Arg::Int(1), Arg::Int(0)})})
+          .ok());
   EXPECT_TRUE(b.AddNode("e", "aten.exp.default", {Arg::Ref("t")}).ok());
-  EXPECT_TRUE(b.AddNode("s", "aten.sum.dim_IntList", {Arg::Ref("e"), Arg::OfList({Arg::Int(0)})}).ok());
+  EXPECT_TRUE(b.AddNode("s", "aten.sum.dim_IntList",
+                        {Arg::Ref("e"), Arg::OfList({Arg::Int(0)})})
+                  .ok());
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("s"), Arg::Ref("t")}).ok());
   return std::shared_ptr<const Graph>(*b.Finish());
 }
@@ -40,9 +45,11 @@ TEST(EagerCompilerTest, PlanMatchesTheInterpreter) {
 
 TEST(EagerCompilerTest, CompileReportsShapeErrorsNamingTheNode) {
   EagerCompiler compiler;
-  auto plan = compiler.Compile(Graph3(), Specialization{{TensorMeta{DType::kFloat32, {3}}}});
+  auto plan = compiler.Compile(
+      Graph3(), Specialization{{TensorMeta{DType::kFloat32, {3}}}});
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find("node 't' (aten.permute.default)"), absl::string_view::npos)
+  EXPECT_NE(plan.status().message().find("node 't' (aten.permute.default)"),
+            absl::string_view::npos)
       << plan.status();
 }
 

@@ -24,24 +24,31 @@ const KernelRegistry& ToyKernels() {
       for (size_t i = 0; i < v.size(); ++i) out.data_as<double>()[i] = k * v[i];
       return out;
     };
-    EXPECT_TRUE(reg->Register("aten.add.Tensor",
-                              [](const KernelArgs& a, absl::Span<const TensorMeta>)
-                                  -> absl::StatusOr<std::vector<Tensor>> {
-                                std::vector<double> x = ToDoubles(a.tensor(0));
-                                std::vector<double> y = ToDoubles(a.tensor(1));
-                                double alpha = a.scalar(2).to_double();
-                                Tensor out = *Tensor::Empty(DType::kFloat64, a.tensor(0).sizes());
-                                for (size_t i = 0; i < x.size(); ++i) {
-                                  out.data_as<double>()[i] = x[i] + alpha * y[y.size() == 1 ? 0 : i];
-                                }
-                                return std::vector<Tensor>{out};
-                              }).ok());
+    EXPECT_TRUE(
+        reg->Register("aten.add.Tensor",
+                      [](const KernelArgs& a, absl::Span<const TensorMeta>)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+                        std::vector<double> x = ToDoubles(a.tensor(0));
+                        std::vector<double> y = ToDoubles(a.tensor(1));
+                        double alpha = a.scalar(2).to_double();
+                        Tensor out = *Tensor::Empty(DType::kFloat64,
+                                                    a.tensor(0).sizes());
+                        for (size_t i = 0; i < x.size(); ++i) {
+                          out.data_as<double>()[i] =
+                              x[i] + alpha * y[y.size() == 1 ? 0 : i];
+                        }
+                        return std::vector<Tensor>{out};
+                      })
+            .ok());
     EXPECT_TRUE(reg->Register("aten.trio.default",
-                              [scaled](const KernelArgs& a, absl::Span<const TensorMeta>)
+                              [scaled](const KernelArgs& a,
+                                       absl::Span<const TensorMeta>)
                                   -> absl::StatusOr<std::vector<Tensor>> {
                                 Tensor x = a.tensor(0);
-                                return std::vector<Tensor>{scaled(x, 1), scaled(x, 2), scaled(x, 3)};
-                              }).ok());
+                                return std::vector<Tensor>{
+                                    scaled(x, 1), scaled(x, 2), scaled(x, 3)};
+                              })
+                    .ok());
     return reg;
   }();
   return *r;
@@ -51,10 +58,14 @@ std::shared_ptr<const Graph> BuildGraph() {
   GraphBuilder b("g", ToyOps());
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(b.AddNode("s", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}, {{"alpha", Arg::Int(10)}}).ok());
+  EXPECT_TRUE(b.AddNode("s", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")},
+                        {{"alpha", Arg::Int(10)}})
+                  .ok());
   EXPECT_TRUE(b.AddNode("t", "aten.trio.default", {Arg::Ref("s")}).ok());
   EXPECT_TRUE(b.AddNode("t2", "getitem", {Arg::Ref("t"), Arg::Int(2)}).ok());
-  EXPECT_TRUE(b.AddNode("plus1", "aten.add.Tensor", {Arg::Ref("t2"), Arg::Float(1.0)}).ok());
+  EXPECT_TRUE(
+      b.AddNode("plus1", "aten.add.Tensor", {Arg::Ref("t2"), Arg::Float(1.0)})
+          .ok());
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("plus1"), Arg::Ref("s")}).ok());
   return std::shared_ptr<const Graph>(*b.Finish());
 }
@@ -77,21 +88,27 @@ TEST(EagerInterpreterTest, ErrorsNameTheNodeOrInput) {
   Tensor x = MakeTensor(DType::kFloat64, {1}, {1});
   auto wrong_count = (*interp)->Run({x});
   EXPECT_EQ(wrong_count.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(wrong_count.status().message()), HasSubstr("takes 2 inputs, got 1"));
-  Tensor on_gpu = Tensor::Borrow(x.data(), DType::kFloat64, {1}, {1}, Device{DeviceType::kCUDA, 0});
+  EXPECT_THAT(std::string(wrong_count.status().message()),
+              HasSubstr("takes 2 inputs, got 1"));
+  Tensor on_gpu = Tensor::Borrow(x.data(), DType::kFloat64, {1}, {1},
+                                 Device{DeviceType::kCUDA, 0});
   auto gpu = (*interp)->Run({x, on_gpu});
   EXPECT_EQ(gpu.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(gpu.status().message()), HasSubstr("input 'y' is on cuda:0"));
+  EXPECT_THAT(std::string(gpu.status().message()),
+              HasSubstr("input 'y' is on cuda:0"));
 }
 
 TEST(EagerInterpreterTest, MissingKernelIsUnimplementedAtCreate) {
   GraphBuilder b("g", ToyOps());
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
-  ASSERT_TRUE(b.AddNode("p", "aten.pool.default", {Arg::Ref("x"), Arg::Int(2)}).ok());
+  ASSERT_TRUE(
+      b.AddNode("p", "aten.pool.default", {Arg::Ref("x"), Arg::Int(2)}).ok());
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("p")}).ok());
-  auto interp = EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()), ToyKernels());
+  auto interp = EagerInterpreter::Create(
+      std::shared_ptr<const Graph>(*b.Finish()), ToyKernels());
   EXPECT_EQ(interp.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(interp.status().message()), HasSubstr("node 'p' (aten.pool.default): no reference kernel"));
+  EXPECT_THAT(std::string(interp.status().message()),
+              HasSubstr("node 'p' (aten.pool.default): no reference kernel"));
 }
 
 TEST(EagerInterpreterTest, ShapeRuleErrorsNameTheNode) {
@@ -100,13 +117,21 @@ TEST(EagerInterpreterTest, ShapeRuleErrorsNameTheNode) {
   ASSERT_TRUE(b.AddNode("pk", "aten.picky.default", {Arg::Ref("x")}).ok());
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("pk")}).ok());
   KernelRegistry kernels;
-  ASSERT_TRUE(kernels.Register("aten.picky.default", [](const KernelArgs&, absl::Span<const TensorMeta>)
-                                   -> absl::StatusOr<std::vector<Tensor>> { return std::vector<Tensor>{}; }).ok());
-  auto interp = EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()), kernels);
+  ASSERT_TRUE(kernels
+                  .Register("aten.picky.default",
+                            [](const KernelArgs&, absl::Span<const TensorMeta>)
+                                -> absl::StatusOr<std::vector<Tensor>> {
+                              return std::vector<Tensor>{};
+                            })
+                  .ok());
+  auto interp = EagerInterpreter::Create(
+      std::shared_ptr<const Graph>(*b.Finish()), kernels);
   ASSERT_TRUE(interp.ok());
   auto out = (*interp)->Run({MakeTensor(DType::kFloat32, {1}, {1})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node 'pk' (aten.picky.default): argument 'self': too picky"));
+  EXPECT_THAT(
+      std::string(out.status().message()),
+      HasSubstr("node 'pk' (aten.picky.default): argument 'self': too picky"));
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ TEST(StridedLoopTest, VisitsEveryElementOfStridedAndBroadcastOperands) {
   Tensor row = MakeTensor(DType::kFloat64, {3}, {10, 20, 30});
   Tensor out = *Tensor::Empty(DType::kFloat64, {2, 3});
   MapElements<double, double, double>(
-      out, [](double x, double y) { return x + y; }, a_nc, ExpandTo(row, out.sizes()));
+      out, [](double x, double y) { return x + y; }, a_nc,
+      ExpandTo(row, out.sizes()));
   EXPECT_EQ(ToDoubles(out), (std::vector<double>{11, 22, 33, 14, 25, 36}));
 }
 
@@ -44,13 +45,15 @@ TEST(StridedLoopTest, EmptyShapesRunNothingAndScalarsRunOnce) {
   Shape s = ByteStrides(e);
   std::vector<char*> b = {static_cast<char*>(e.data())};
   std::vector<IntSpan> sp = {s};
-  ForEachRun(e.sizes(), b, sp, [&](char**, const int64_t*, int64_t) { ++calls; });
+  ForEachRun(e.sizes(), b, sp,
+             [&](char**, const int64_t*, int64_t) { ++calls; });
   EXPECT_EQ(calls, 0);
   Tensor z = *Tensor::Empty(DType::kInt32, {});
   Shape zs = ByteStrides(z);
   std::vector<char*> zb = {static_cast<char*>(z.data())};
   std::vector<IntSpan> zsp = {zs};
-  ForEachRun(z.sizes(), zb, zsp, [&](char**, const int64_t*, int64_t n) { calls += n; });
+  ForEachRun(z.sizes(), zb, zsp,
+             [&](char**, const int64_t*, int64_t n) { calls += n; });
   EXPECT_EQ(calls, 1);
 }
 

@@ -19,7 +19,8 @@ TEST(TensorCopyTest, ConvertsEveryDtypePair) {
   for (int i = 0; i < kNumDTypes; ++i) {
     for (int j = 0; j < kNumDTypes; ++j) {
       DType from = static_cast<DType>(i), to = static_cast<DType>(j);
-      SCOPED_TRACE(std::string(DTypeName(from)) + " -> " + std::string(DTypeName(to)));
+      SCOPED_TRACE(std::string(DTypeName(from)) + " -> " +
+                   std::string(DTypeName(to)));
       Tensor src = MakeTensor(DType::kFloat64, {5}, values);
       Tensor typed = *CopyAs(src, from);
       Tensor out = *CopyAs(NonContiguousCopy(typed), to);
@@ -41,7 +42,8 @@ TEST(TensorCopyTest, ConvertsEveryDtypePair) {
 }
 
 TEST(TensorCopyTest, ConversionsHaveNoUndefinedBehaviour) {
-  EXPECT_EQ(Convert<int32_t>(std::numeric_limits<double>::quiet_NaN()), 0);  // low bits of INT64_MIN
+  EXPECT_EQ(Convert<int32_t>(std::numeric_limits<double>::quiet_NaN()),
+            0);  // low bits of INT64_MIN
   EXPECT_EQ(Convert<int64_t>(1e30), INT64_MIN);
   EXPECT_EQ(Convert<int8_t>(int64_t{300}), int8_t{44});  // wraps like PyTorch
   EXPECT_EQ(Convert<uint8_t>(-1.0), uint8_t{255});
@@ -54,7 +56,8 @@ TEST(TensorCopyTest, CopyIntoBroadcastsAndHandlesStrides) {
   Tensor dst = *Tensor::Zeros(DType::kFloat32, {5, 3});
   Tensor view = dst.AsStrided({2, 3}, {6, 1}, 3);  // rows 1 and 3
   CopyInto(view, MakeTensor(DType::kInt64, {3}, {7, 8, 9}));
-  EXPECT_EQ(ToDoubles(dst), (std::vector<double>{0, 0, 0, 7, 8, 9, 0, 0, 0, 7, 8, 9, 0, 0, 0}));
+  EXPECT_EQ(ToDoubles(dst),
+            (std::vector<double>{0, 0, 0, 7, 8, 9, 0, 0, 0, 7, 8, 9, 0, 0, 0}));
 }
 
 TEST(TensorCopyTest, CastAndContiguousAvoidNeedlessCopies) {

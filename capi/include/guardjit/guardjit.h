@@ -32,10 +32,9 @@
 #ifndef GUARDJIT_GUARDJIT_H_
 #define GUARDJIT_GUARDJIT_H_
 
+#include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <dlpack/dlpack.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -264,8 +263,8 @@ GJ_EXPORT size_t gj_function_num_outputs(const gj_function* function);
 typedef struct gj_call_options {
   size_t struct_size;
   /* Ambient state the cache guards on (torch.is_grad_enabled(), ...). */
-  int32_t grad_mode;              /* default 1 */
-  int32_t deterministic;          /* default 0 */
+  int32_t grad_mode;     /* default 1 */
+  int32_t deterministic; /* default 0 */
   /* Since 0.2: per input, nonzero where the host's tensor requires grad
    * (DLPack does not carry it); NULL = none. Read during the call only. */
   const uint8_t* requires_grad;
@@ -312,11 +311,11 @@ typedef struct gj_function_stats {
   int64_t hits;
   int64_t misses;
   int64_t compiles;
-  int64_t recompiles;       /* compiles after the first */
-  int64_t fallback_calls;   /* eager runs past the recompile limit */
+  int64_t recompiles;     /* compiles after the first */
+  int64_t fallback_calls; /* eager runs past the recompile limit */
   int64_t cache_entries;
   double compile_ms_total;
-  double guard_ns_mean;     /* guard lookup on hits, sampled */
+  double guard_ns_mean; /* guard lookup on hits, sampled */
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
@@ -340,31 +339,38 @@ GJ_EXPORT void gj_tensor_release(DLManagedTensor* tensor);
 /* Argument helpers for the builder                                          */
 
 static inline gj_arg gj_arg_ref(const char* name) {
-  gj_arg a = {GJ_ARG_REF, NULL, 0, 0.0, name, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_REF,       NULL, 0,    0.0,  name,
+              GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
   return a;
 }
 static inline gj_arg gj_arg_int(int64_t v) {
-  gj_arg a = {GJ_ARG_INT, NULL, v, 0.0, NULL, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_INT,       NULL, v,    0.0,  NULL,
+              GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
   return a;
 }
 static inline gj_arg gj_arg_float(double v) {
-  gj_arg a = {GJ_ARG_FLOAT, NULL, 0, v, NULL, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_FLOAT,     NULL, 0,    v,    NULL,
+              GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
   return a;
 }
 static inline gj_arg gj_arg_bool(int v) {
-  gj_arg a = {GJ_ARG_BOOL, NULL, v != 0, 0.0, NULL, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_BOOL,      NULL, v != 0, 0.0,  NULL,
+              GJ_DTYPE_FLOAT32, NULL, NULL,   NULL, 0};
   return a;
 }
 static inline gj_arg gj_arg_string(const char* s) {
-  gj_arg a = {GJ_ARG_STRING, NULL, 0, 0.0, s, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_STRING,    NULL, 0,    0.0,  s,
+              GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
   return a;
 }
 static inline gj_arg gj_arg_ints(const int64_t* v, size_t n) {
-  gj_arg a = {GJ_ARG_INT_LIST, NULL, 0, 0.0, NULL, GJ_DTYPE_FLOAT32, v, NULL, NULL, n};
+  gj_arg a = {GJ_ARG_INT_LIST,  NULL, 0,    0.0,  NULL,
+              GJ_DTYPE_FLOAT32, v,    NULL, NULL, n};
   return a;
 }
 static inline gj_arg gj_arg_refs(const char* const* v, size_t n) {
-  gj_arg a = {GJ_ARG_REF_LIST, NULL, 0, 0.0, NULL, GJ_DTYPE_FLOAT32, NULL, NULL, v, n};
+  gj_arg a = {GJ_ARG_REF_LIST,  NULL, 0,    0.0, NULL,
+              GJ_DTYPE_FLOAT32, NULL, NULL, v,   n};
   return a;
 }
 static inline gj_arg gj_arg_dtype(gj_dtype d) {
@@ -372,7 +378,8 @@ static inline gj_arg gj_arg_dtype(gj_dtype d) {
   return a;
 }
 static inline gj_arg gj_arg_none(void) {
-  gj_arg a = {GJ_ARG_NONE, NULL, 0, 0.0, NULL, GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
+  gj_arg a = {GJ_ARG_NONE,      NULL, 0,    0.0,  NULL,
+              GJ_DTYPE_FLOAT32, NULL, NULL, NULL, 0};
   return a;
 }
 /* Makes `a` a keyword argument: gj_kwarg("alpha", gj_arg_int(2)). */
@@ -382,7 +389,7 @@ static inline gj_arg gj_kwarg(const char* name, gj_arg a) {
 }
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* GUARDJIT_GUARDJIT_H_ */
+#endif /* GUARDJIT_GUARDJIT_H_ */

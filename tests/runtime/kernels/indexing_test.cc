@@ -42,7 +42,9 @@ Tensor Index(IntSpan sizes, const std::vector<double>& values,
   return MakeTensor(dtype, sizes, values);
 }
 
-Tensor Empty(DType dtype, IntSpan sizes) { return *Tensor::Empty(dtype, sizes); }
+Tensor Empty(DType dtype, IntSpan sizes) {
+  return *Tensor::Empty(dtype, sizes);
+}
 
 template <typename T>
 void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
@@ -55,9 +57,9 @@ void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
 
 TEST(IndexingTest, IndexSelectAlongEachDim) {
   Tensor x = IotaTensor({3, 4});
-  ExpectTensor(RunOp1("aten.index_select.default", {x, 0, Index({3}, {2, 0, 2})}),
-               DType::kFloat32, {3, 4},
-               {8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11});
+  ExpectTensor(
+      RunOp1("aten.index_select.default", {x, 0, Index({3}, {2, 0, 2})}),
+      DType::kFloat32, {3, 4}, {8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11});
   Tensor cols = Index({2}, {3, 1}, DType::kInt32);
   ExpectTensor(RunOp1("aten.index_select.default", {x, 1, cols}),
                DType::kFloat32, {3, 2}, {3, 1, 7, 5, 11, 9});
@@ -85,9 +87,9 @@ TEST(IndexingTest, IndexSelectEveryDType) {
   for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor x = MakeTensor(dtype, {2, 2}, {0, 1, 1, 0});
-    ExpectTensor(RunOp1("aten.index_select.default",
-                        {x, 1, Index({3}, {1, 1, 0})}),
-                 dtype, {2, 3}, {1, 1, 0, 0, 0, 1});
+    ExpectTensor(
+        RunOp1("aten.index_select.default", {x, 1, Index({3}, {1, 1, 0})}),
+        dtype, {2, 3}, {1, 1, 0, 0, 0, 1});
   }
 }
 
@@ -102,15 +104,17 @@ TEST(IndexingTest, IndexSelectEmptyAndZeroDim) {
                     {Empty(DType::kInt8, {0, 2}), 0, Index({1}, {0})}),
               absl::StatusCode::kInvalidArgument, "argument 'index'");
   Tensor scalar = MakeTensor(DType::kFloat64, {}, {2.5});
-  ExpectTensor(RunOp1("aten.index_select.default", {scalar, 0, Index({1}, {0})}),
-               DType::kFloat64, {}, {2.5});
-  ExpectTensor(RunOp1("aten.index_select.default", {scalar, -1, Index({}, {0})}),
-               DType::kFloat64, {}, {2.5});
+  ExpectTensor(
+      RunOp1("aten.index_select.default", {scalar, 0, Index({1}, {0})}),
+      DType::kFloat64, {}, {2.5});
+  ExpectTensor(
+      RunOp1("aten.index_select.default", {scalar, -1, Index({}, {0})}),
+      DType::kFloat64, {}, {2.5});
   ExpectError(RunOp("aten.index_select.default", {scalar, 0, Index({1}, {1})}),
               absl::StatusCode::kInvalidArgument, "index 1");
-  ExpectError(RunOp("aten.index_select.default",
-                    {scalar, 0, Index({2}, {0, 0})}),
-              absl::StatusCode::kInvalidArgument, "argument 'index'");
+  ExpectError(
+      RunOp("aten.index_select.default", {scalar, 0, Index({2}, {0, 0})}),
+      absl::StatusCode::kInvalidArgument, "argument 'index'");
 }
 
 TEST(IndexingTest, IndexSelectErrors) {
@@ -121,8 +125,7 @@ TEST(IndexingTest, IndexSelectErrors) {
   ExpectError(RunOp("aten.index_select.default",
                     {x, 0, Index({1}, {0}, DType::kInt16)}),
               absl::StatusCode::kInvalidArgument, "int16");
-  ExpectError(RunOp("aten.index_select.default",
-                    {x, 0, Index({1, 1}, {0})}),
+  ExpectError(RunOp("aten.index_select.default", {x, 0, Index({1, 1}, {0})}),
               absl::StatusCode::kInvalidArgument, "argument 'index'");
   ExpectError(RunOp("aten.index_select.default", {x, 0, Index({2}, {1, 3})}),
               absl::StatusCode::kInvalidArgument, "argument 'index': index 3");
@@ -134,10 +137,9 @@ TEST(IndexingTest, IndexSelectErrors) {
 
 TEST(IndexingTest, EmbeddingLooksUpRows) {
   Tensor weight = IotaTensor({4, 3});
-  ExpectTensor(RunOp1("aten.embedding.default",
-                      {weight, Index({2, 2}, {3, 0, 1, 3})}),
-               DType::kFloat32, {2, 2, 3},
-               {9, 10, 11, 0, 1, 2, 3, 4, 5, 9, 10, 11});
+  ExpectTensor(
+      RunOp1("aten.embedding.default", {weight, Index({2, 2}, {3, 0, 1, 3})}),
+      DType::kFloat32, {2, 2, 3}, {9, 10, 11, 0, 1, 2, 3, 4, 5, 9, 10, 11});
   ExpectTensor(RunOp1("aten.embedding.default",
                       {weight, Index({2}, {2, 2}, DType::kInt32)}),
                DType::kFloat32, {2, 3}, {6, 7, 8, 6, 7, 8});
@@ -168,8 +170,9 @@ TEST(IndexingTest, EmbeddingNonContiguousAndEveryDType) {
 
 TEST(IndexingTest, EmbeddingErrors) {
   Tensor weight = IotaTensor({4, 3});
-  ExpectError(RunOp("aten.embedding.default", {IotaTensor({4}), Index({1}, {0})}),
-              absl::StatusCode::kInvalidArgument, "argument 'weight'");
+  ExpectError(
+      RunOp("aten.embedding.default", {IotaTensor({4}), Index({1}, {0})}),
+      absl::StatusCode::kInvalidArgument, "argument 'weight'");
   ExpectError(RunOp("aten.embedding.default",
                     {weight, Index({1}, {0}, DType::kFloat64)}),
               absl::StatusCode::kInvalidArgument, "argument 'indices'");
@@ -186,16 +189,16 @@ TEST(IndexingTest, GatherAlongEachDim) {
   Tensor idx = Index({2, 2}, {2, 0, 1, 1});
   ExpectTensor(RunOp1("aten.gather.default", {x, 1, idx}), DType::kFloat32,
                {2, 2}, {2, 0, 4, 4});
-  ExpectTensor(RunOp1("aten.gather.default", {x, -1, idx},
-                      {{"sparse_grad", false}}),
-               DType::kFloat32, {2, 2}, {2, 0, 4, 4});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {x, -1, idx}, {{"sparse_grad", false}}),
+      DType::kFloat32, {2, 2}, {2, 0, 4, 4});
   ExpectTensor(RunOp1("aten.gather.default",
                       {x, 0, Index({1, 3}, {1, 0, 1}, DType::kInt32)}),
                DType::kFloat32, {1, 3}, {3, 1, 5});
   // The index may be longer than self along `dim`.
-  ExpectTensor(RunOp1("aten.gather.default",
-                      {x, 1, Index({1, 4}, {2, 2, 1, 0})}),
-               DType::kFloat32, {1, 4}, {2, 2, 1, 0});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {x, 1, Index({1, 4}, {2, 2, 1, 0})}),
+      DType::kFloat32, {1, 4}, {2, 2, 1, 0});
 }
 
 TEST(IndexingTest, GatherNonContiguousAndEveryDType) {
@@ -205,15 +208,15 @@ TEST(IndexingTest, GatherNonContiguousAndEveryDType) {
                {2, 3}, {6, 4, 2, 0, 7, 5});
   Tensor base = IotaTensor({4, 5});
   Tensor window = base.AsStrided({2, 3}, {5, 1}, 6);  // {6,7,8},{11,12,13}
-  ExpectTensor(RunOp1("aten.gather.default",
-                      {window, 1, Index({2, 1}, {2, 0})}),
-               DType::kFloat32, {2, 1}, {8, 11});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {window, 1, Index({2, 1}, {2, 0})}),
+      DType::kFloat32, {2, 1}, {8, 11});
   for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor t = MakeTensor(dtype, {2, 2}, {1, 0, 0, 1});
-    ExpectTensor(RunOp1("aten.gather.default",
-                        {t, 1, Index({2, 2}, {1, 1, 1, 0})}),
-                 dtype, {2, 2}, {0, 0, 1, 0});
+    ExpectTensor(
+        RunOp1("aten.gather.default", {t, 1, Index({2, 2}, {1, 1, 1, 0})}),
+        dtype, {2, 2}, {0, 0, 1, 0});
   }
 }
 
@@ -221,17 +224,19 @@ TEST(IndexingTest, GatherZeroDimAndEmpty) {
   Tensor scalar = MakeTensor(DType::kInt16, {}, {7});
   ExpectTensor(RunOp1("aten.gather.default", {scalar, 0, Index({}, {0})}),
                DType::kInt16, {}, {7});
-  ExpectTensor(RunOp1("aten.gather.default", {scalar, -1, Index({3}, {0, 0, 0})}),
-               DType::kInt16, {3}, {7, 7, 7});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {scalar, -1, Index({3}, {0, 0, 0})}),
+      DType::kInt16, {3}, {7, 7, 7});
   ExpectError(RunOp("aten.gather.default", {scalar, 0, Index({1}, {1})}),
               absl::StatusCode::kInvalidArgument, "index 1");
   // PyTorch checks neither the dtype nor the shape of an empty index.
   Tensor x = IotaTensor({2, 2});
-  ExpectTensor(RunOp1("aten.gather.default",
-                      {x, 0, Empty(DType::kFloat32, {0})}),
-               DType::kFloat32, {0}, {});
-  ExpectTensor(RunOp1("aten.gather.default", {x, 1, Empty(DType::kInt64, {0, 5})}),
-               DType::kFloat32, {0, 5}, {});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {x, 0, Empty(DType::kFloat32, {0})}),
+      DType::kFloat32, {0}, {});
+  ExpectTensor(
+      RunOp1("aten.gather.default", {x, 1, Empty(DType::kInt64, {0, 5})}),
+      DType::kFloat32, {0, 5}, {});
   ExpectError(RunOp("aten.gather.default",
                     {Empty(DType::kFloat32, {2, 0}), 1, Index({2, 1}, {0, 0})}),
               absl::StatusCode::kInvalidArgument, "argument 'index'");
@@ -239,18 +244,18 @@ TEST(IndexingTest, GatherZeroDimAndEmpty) {
 
 TEST(IndexingTest, GatherErrors) {
   Tensor x = IotaTensor({2, 3});
-  ExpectError(RunOp("aten.gather.default",
-                    {x, 1, Index({1, 1}, {0}, DType::kUInt8)}),
-              absl::StatusCode::kInvalidArgument, "argument 'index'");
+  ExpectError(
+      RunOp("aten.gather.default", {x, 1, Index({1, 1}, {0}, DType::kUInt8)}),
+      absl::StatusCode::kInvalidArgument, "argument 'index'");
   ExpectError(RunOp("aten.gather.default", {x, 1, Index({2}, {0, 0})}),
               absl::StatusCode::kInvalidArgument, "argument 'index'");
   ExpectError(RunOp("aten.gather.default", {x, 1, Index({3, 1}, {0, 0, 0})}),
               absl::StatusCode::kInvalidArgument, "exceeds");
   ExpectError(RunOp("aten.gather.default", {x, 1, Index({1, 2}, {0, 3})}),
               absl::StatusCode::kInvalidArgument, "argument 'index': index 3");
-  ExpectError(RunOp("aten.gather.default",
-                    {x, 0, Index({1, 1}, {-1}, DType::kInt32)}),
-              absl::StatusCode::kInvalidArgument, "index -1");
+  ExpectError(
+      RunOp("aten.gather.default", {x, 0, Index({1, 1}, {-1}, DType::kInt32)}),
+      absl::StatusCode::kInvalidArgument, "index -1");
   ExpectError(RunOp("aten.gather.default", {x, -3, Index({1, 1}, {0})}),
               absl::StatusCode::kInvalidArgument, "argument 'dim'");
 }

@@ -42,7 +42,9 @@ Tensor IotaTensor(IntSpan sizes, DType dtype = DType::kFloat32) {
   return MakeTensor(dtype, sizes, Iota(n));
 }
 
-Tensor Empty(DType dtype, IntSpan sizes) { return *Tensor::Empty(dtype, sizes); }
+Tensor Empty(DType dtype, IntSpan sizes) {
+  return *Tensor::Empty(dtype, sizes);
+}
 
 Shape Strides(const Tensor& t) {
   return Shape(t.strides().begin(), t.strides().end());
@@ -119,10 +121,10 @@ TEST(ShapeTest, CatSkipsLegacyEmptyTensors) {
   ExpectTensor(RunOp1("aten.cat.default",
                       {std::vector<Tensor>{Empty(DType::kInt32, {0, 2}), x}}),
                DType::kInt32, {2, 2}, {1, 2, 3, 4});
-  ExpectTensor(RunOp1("aten.cat.default",
-                      {std::vector<Tensor>{legacy, Empty(DType::kInt8, {0})},
-                       5}),
-               DType::kFloat64, {0}, {});
+  ExpectTensor(
+      RunOp1("aten.cat.default",
+             {std::vector<Tensor>{legacy, Empty(DType::kInt8, {0})}, 5}),
+      DType::kFloat64, {0}, {});
   ExpectError(RunOp("aten.cat.default",
                     {std::vector<Tensor>{Empty(DType::kInt32, {0, 3}), x}}),
               absl::StatusCode::kInvalidArgument, "tensor number 1");
@@ -141,14 +143,16 @@ TEST(ShapeTest, CatErrors) {
   ExpectError(RunOp("aten.cat.default",
                     {std::vector<Tensor>{x, x, IotaTensor({2, 2})}}),
               absl::StatusCode::kInvalidArgument, "tensor number 2");
-  ExpectError(RunOp("aten.cat.default",
-                    {std::vector<Tensor>{x, IotaTensor({2, 2})}}),
-              absl::StatusCode::kInvalidArgument, "argument 'tensors'");
-  ExpectError(RunOp("aten.cat.default", {std::vector<Tensor>{x, IotaTensor({6})}}),
-              absl::StatusCode::kInvalidArgument, "same number of dimensions");
-  ExpectError(RunOp("aten.cat.default",
-                    {std::vector<Tensor>{x, MakeTensor(DType::kFloat32, {}, {1})}}),
-              absl::StatusCode::kInvalidArgument, "position 1");
+  ExpectError(
+      RunOp("aten.cat.default", {std::vector<Tensor>{x, IotaTensor({2, 2})}}),
+      absl::StatusCode::kInvalidArgument, "argument 'tensors'");
+  ExpectError(
+      RunOp("aten.cat.default", {std::vector<Tensor>{x, IotaTensor({6})}}),
+      absl::StatusCode::kInvalidArgument, "same number of dimensions");
+  ExpectError(
+      RunOp("aten.cat.default",
+            {std::vector<Tensor>{x, MakeTensor(DType::kFloat32, {}, {1})}}),
+      absl::StatusCode::kInvalidArgument, "position 1");
   ExpectError(RunOp("aten.cat.default", {std::vector<Tensor>{x, x}, 2}),
               absl::StatusCode::kInvalidArgument, "argument 'dim'");
   ExpectError(RunOp("aten.cat.default", {std::vector<Tensor>{}}),
@@ -165,9 +169,9 @@ TEST(ShapeTest, CloneCopiesEveryDType) {
     EXPECT_NE(y.storage(), x.storage());
   }
   Tensor scalar = MakeTensor(DType::kInt64, {}, {-7});
-  ExpectTensor(RunOp1("aten.clone.default", {scalar},
-                      {{"memory_format", Arg::None()}}),
-               DType::kInt64, {}, {-7});
+  ExpectTensor(
+      RunOp1("aten.clone.default", {scalar}, {{"memory_format", Arg::None()}}),
+      DType::kInt64, {}, {-7});
   ExpectTensor(RunOp1("aten.clone.default", {true}), DType::kBool, {}, {1});
   ExpectTensor(RunOp1("aten.clone.default", {Empty(DType::kFloat16, {0, 4})}),
                DType::kFloat16, {0, 4}, {});
@@ -220,9 +224,9 @@ TEST(ShapeTest, ToCopyFollowsPyTorchConversions) {
 }
 
 TEST(ShapeTest, ToCopyToAnotherDeviceIsUnimplemented) {
-  ExpectError(RunOp("aten._to_copy.default", {IotaTensor({2})},
-                    {{"device", "cuda:0"}}),
-              absl::StatusCode::kUnimplemented, "argument 'device'");
+  ExpectError(
+      RunOp("aten._to_copy.default", {IotaTensor({2})}, {{"device", "cuda:0"}}),
+      absl::StatusCode::kUnimplemented, "argument 'device'");
 }
 
 TEST(ShapeTest, SplitWithSizesReturnsViews) {
@@ -290,17 +294,17 @@ TEST(ShapeTest, ConstantPadNegativePadsCrop) {
                       {MakeTensor(DType::kInt8, {3}, {1, 2, 3}), {-1, 0}, 300}),
                DType::kInt8, {2}, {2, 3});
   Tensor scalar = MakeTensor(DType::kInt16, {}, {4});
-  ExpectTensor(RunOp1("aten.constant_pad_nd.default",
-                      {scalar, std::vector<int64_t>{}}),
-               DType::kInt16, {}, {4});
+  ExpectTensor(
+      RunOp1("aten.constant_pad_nd.default", {scalar, std::vector<int64_t>{}}),
+      DType::kInt16, {}, {4});
 }
 
 TEST(ShapeTest, ConstantPadEveryDTypeAndValue) {
   for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor x = MakeTensor(dtype, {2}, {0, 1});
-    ExpectTensor(RunOp1("aten.constant_pad_nd.default", {x, {1, 1}, 1}),
-                 dtype, {4}, {1, 0, 1, 1});
+    ExpectTensor(RunOp1("aten.constant_pad_nd.default", {x, {1, 1}, 1}), dtype,
+                 {4}, {1, 0, 1, 1});
     ExpectTensor(RunOp1("aten.constant_pad_nd.default", {x, {0, 1}, true}),
                  dtype, {3}, {0, 1, 1});
   }
@@ -311,9 +315,11 @@ TEST(ShapeTest, ConstantPadEveryDTypeAndValue) {
                       {MakeTensor(DType::kUInt8, {1}, {5}), {1, 0}, -1}),
                DType::kUInt8, {2}, {255, 5});
   ExpectTensor(RunOp1("aten.constant_pad_nd.default",
-                      {MakeTensor(DType::kFloat16, {1}, {5}), {1, 0},
+                      {MakeTensor(DType::kFloat16, {1}, {5}),
+                       {1, 0},
                        std::numeric_limits<double>::infinity()}),
-               DType::kFloat16, {2}, {std::numeric_limits<double>::infinity(), 5});
+               DType::kFloat16, {2},
+               {std::numeric_limits<double>::infinity(), 5});
   ExpectTensor(RunOp1("aten.constant_pad_nd.default",
                       {MakeTensor(DType::kFloat64, {1}, {5}), {0, 1}, NAN}),
                DType::kFloat64, {2}, {5, NAN});
@@ -361,8 +367,8 @@ TEST(ShapeTest, ConstantPadErrors) {
               absl::StatusCode::kInvalidArgument, "argument 'value'");
   ExpectError(pad_value(DType::kFloat32, 1e300),
               absl::StatusCode::kInvalidArgument, "argument 'value'");
-  ExpectError(pad_value(DType::kInt32, NAN),
-              absl::StatusCode::kInvalidArgument, "argument 'value'");
+  ExpectError(pad_value(DType::kInt32, NAN), absl::StatusCode::kInvalidArgument,
+              "argument 'value'");
   ExpectError(pad_value(DType::kBool, 2), absl::StatusCode::kInvalidArgument,
               "argument 'value'");
 }

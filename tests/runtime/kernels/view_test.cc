@@ -102,10 +102,10 @@ TEST(ViewTest, ViewOpsEveryDType) {
 // A number literal in the `self` slot becomes a 0-dim tensor of its Python
 // type, which views like any other.
 TEST(ViewTest, WrappedNumberInput) {
-  ExpectTensor(RunOp1("aten.unsqueeze.default", {int64_t{3}, 0}),
-               DType::kInt64, {1}, {3});
-  ExpectTensor(RunOp1("aten.expand.default", {2.5, {2}}), DType::kFloat64,
-               {2}, {2.5, 2.5});
+  ExpectTensor(RunOp1("aten.unsqueeze.default", {int64_t{3}, 0}), DType::kInt64,
+               {1}, {3});
+  ExpectTensor(RunOp1("aten.expand.default", {2.5, {2}}), DType::kFloat64, {2},
+               {2.5, 2.5});
 }
 
 TEST(ViewTest, ZeroDimAndEmpty) {
@@ -120,8 +120,8 @@ TEST(ViewTest, ZeroDimAndEmpty) {
   Tensor empty = *Tensor::Empty(DType::kFloat32, {0, 3});
   ExpectTensor(RunOp1("aten.view.default", {empty, {3, 0}}), DType::kFloat32,
                {3, 0}, {});
-  ExpectTensor(RunOp1("aten.view.default", {empty, {-1}}), DType::kFloat32,
-               {0}, {});
+  ExpectTensor(RunOp1("aten.view.default", {empty, {-1}}), DType::kFloat32, {0},
+               {});
   ExpectError(RunOp("aten.view.default", {empty, {0, -1}}),
               absl::StatusCode::kInvalidArgument, "argument 'size'");
 }
@@ -177,7 +177,8 @@ TEST(ViewTest, BadSizes) {
   ExpectError(RunOp("aten.view.default", {x, {4, 2}}),
               absl::StatusCode::kInvalidArgument, "argument 'size'");
   ExpectError(RunOp("aten.view.default", {x, {4, -1}}),
-              absl::StatusCode::kInvalidArgument, "invalid for input of size 6");
+              absl::StatusCode::kInvalidArgument,
+              "invalid for input of size 6");
   ExpectError(RunOp("aten.view.default", {x, {-1, -1}}),
               absl::StatusCode::kInvalidArgument, "only one dimension");
   ExpectError(RunOp("aten.view.default", {x, {-2, -3}}),
@@ -247,8 +248,8 @@ TEST(ViewTest, ExpandBroadcastsWithZeroStrides) {
   }
   ExpectTensor(y, DType::kInt32, {2, 3, 4}, expected);
   // A new leading dim of size 1 and implicit=True change nothing else.
-  Tensor z = RunOp1("aten.expand.default", {x, {1, 3, 2}},
-                    {{"implicit", true}});
+  Tensor z =
+      RunOp1("aten.expand.default", {x, {1, 3, 2}}, {{"implicit", true}});
   ExpectTensor(z, DType::kInt32, {1, 3, 2}, {1, 1, 2, 2, 3, 3});
   // A size-1 dim may expand to 0.
   ExpectTensor(RunOp1("aten.expand.default", {x, {3, 0}}), DType::kInt32,
@@ -276,9 +277,9 @@ TEST(ViewTest, ExpandErrors) {
               absl::StatusCode::kInvalidArgument, "leading, non-existing");
   ExpectError(RunOp("aten.expand.default", {IotaTensor({1}), {-2}}),
               absl::StatusCode::kInvalidArgument, "argument 'size'");
-  ExpectError(RunOp("aten.expand.default",
-                    {MakeTensor(DType::kInt64, {}, {1}), {-1}}),
-              absl::StatusCode::kInvalidArgument, "argument 'size'");
+  ExpectError(
+      RunOp("aten.expand.default", {MakeTensor(DType::kInt64, {}, {1}), {-1}}),
+      absl::StatusCode::kInvalidArgument, "argument 'size'");
 }
 
 TEST(ViewTest, UnsqueezeInsertsUnitDim) {
@@ -307,8 +308,8 @@ TEST(ViewTest, SqueezeOverloads) {
   Tensor all = RunOp1("aten.squeeze.default", {x});
   ExpectTensor(all, DType::kFloat32, {3, 2}, Iota(6));
   ExpectViewOf(all, x, 0);
-  ExpectTensor(RunOp1("aten.squeeze.dim", {x, -2}), DType::kFloat32,
-               {1, 3, 2}, Iota(6));
+  ExpectTensor(RunOp1("aten.squeeze.dim", {x, -2}), DType::kFloat32, {1, 3, 2},
+               Iota(6));
   // A dim whose size is not 1 is left alone.
   ExpectTensor(RunOp1("aten.squeeze.dim", {x, 1}), DType::kFloat32,
                {1, 3, 1, 2}, Iota(6));
@@ -396,22 +397,22 @@ TEST(ViewTest, SelectDropsDim) {
               absl::StatusCode::kInvalidArgument, "index -5");
   ExpectError(RunOp("aten.select.int", {x, 2, 0}),
               absl::StatusCode::kInvalidArgument, "argument 'dim'");
-  ExpectError(RunOp("aten.select.int", {*Tensor::Empty(DType::kFloat32, {0}),
-                                        0, 0}),
-              absl::StatusCode::kInvalidArgument, "argument 'index'");
-  ExpectError(RunOp("aten.select.int", {MakeTensor(DType::kInt8, {}, {1}), 0,
-                                        0}),
-              absl::StatusCode::kInvalidArgument, "argument 'self'");
+  ExpectError(
+      RunOp("aten.select.int", {*Tensor::Empty(DType::kFloat32, {0}), 0, 0}),
+      absl::StatusCode::kInvalidArgument, "argument 'index'");
+  ExpectError(
+      RunOp("aten.select.int", {MakeTensor(DType::kInt8, {}, {1}), 0, 0}),
+      absl::StatusCode::kInvalidArgument, "argument 'self'");
 }
 
 // Each op of a chain works on the previous view's strides and offset, and
 // the end result still points into the first input.
 TEST(ViewTest, ChainsOfViewsStayViews) {
   Tensor x = IotaTensor({4, 5, 6});
-  Tensor a = RunOp1("aten.slice.Tensor", {x, 1, 1, 5, 2});  // [4, 2, 6]
+  Tensor a = RunOp1("aten.slice.Tensor", {x, 1, 1, 5, 2});    // [4, 2, 6]
   Tensor b = RunOp1("aten.permute.default", {a, {2, 0, 1}});  // [6, 4, 2]
-  Tensor c = RunOp1("aten.select.int", {b, 0, 3});           // [4, 2]
-  Tensor d = RunOp1("aten.unsqueeze.default", {c, 1});       // [4, 1, 2]
+  Tensor c = RunOp1("aten.select.int", {b, 0, 3});            // [4, 2]
+  Tensor d = RunOp1("aten.unsqueeze.default", {c, 1});        // [4, 1, 2]
   Tensor e = RunOp1("aten.expand.default", {d, {4, 3, 2}});
   Tensor f = RunOp1("aten.view.default", {e, {2, 2, 3, 2}});
   EXPECT_EQ(Strides(f), (Shape{60, 30, 0, 12}));
