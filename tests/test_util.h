@@ -19,6 +19,12 @@
 
 namespace guardjit::testing {
 
+// Every dtype guardjit supports, for tests that loop over them.
+inline constexpr DType kAllDTypes[] = {
+    DType::kBool,    DType::kUInt8,  DType::kInt8,    DType::kInt16,
+    DType::kInt32,   DType::kInt64,  DType::kFloat16, DType::kBFloat16,
+    DType::kFloat32, DType::kFloat64};
+
 // A contiguous tensor of `dtype` holding `values` (converted as PyTorch
 // would) in row-major order.
 Tensor MakeTensor(DType dtype, IntSpan sizes,

@@ -21,10 +21,7 @@ using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
 using ::guardjit::testing::ToDoubles;
 
-constexpr DType kAllDTypes[] = {
-    DType::kBool,    DType::kUInt8,  DType::kInt8,    DType::kInt16,
-    DType::kInt32,   DType::kInt64,  DType::kFloat16, DType::kBFloat16,
-    DType::kFloat32, DType::kFloat64};
+using ::guardjit::testing::kAllDTypes;
 
 void ExpectError(const absl::StatusOr<std::vector<Tensor>>& result,
                  absl::StatusCode code, absl::string_view text) {

@@ -20,10 +20,7 @@ using ::guardjit::testing::NonContiguousCopy;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
 
-constexpr DType kAllDTypes[] = {
-    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-    DType::kInt8,    DType::kUInt8,   DType::kInt16,   DType::kInt32,
-    DType::kInt64,   DType::kBool};
+using ::guardjit::testing::kAllDTypes;
 
 std::vector<double> Iota(int64_t n) {
   std::vector<double> v(n);

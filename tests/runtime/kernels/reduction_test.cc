@@ -29,10 +29,7 @@ using ::guardjit::testing::ToDoubles;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-const DType kAllDTypes[] = {DType::kBool,    DType::kUInt8,    DType::kInt8,
-                            DType::kInt16,   DType::kInt32,    DType::kInt64,
-                            DType::kFloat16, DType::kBFloat16, DType::kFloat32,
-                            DType::kFloat64};
+using ::guardjit::testing::kAllDTypes;
 const DType kFloatDTypes[] = {DType::kFloat16, DType::kBFloat16,
                               DType::kFloat32, DType::kFloat64};
 

@@ -35,10 +35,7 @@ using ::guardjit::testing::ToDoubles;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-constexpr DType kAllDTypes[] = {
-    DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-    DType::kInt8,    DType::kUInt8,   DType::kInt16,   DType::kInt32,
-    DType::kInt64,   DType::kBool};
+using ::guardjit::testing::kAllDTypes;
 
 // How an op maps its input dtype to its result dtype, and which inputs it
 // rejects (as PyTorch does).

@@ -1,0 +1,82 @@
+#ifndef GUARDJIT_CORE_OPS_VIEW_OPS_H_
+#define GUARDJIT_CORE_OPS_VIEW_OPS_H_
+
+// The single-output view ops as one table, read by both their shape rules
+// (core/ops/view.cc) and their kernels (runtime/kernels/view.cc), so both
+// read the arguments and compute the geometry the same way.
+
+#include <optional>
+#include <vector>
+
+#include "core/bound_args.h"
+#include "core/ops/view_geometry.h"
+
+namespace guardjit {
+
+enum class ViewOp {
+  kView,
+  kPermute,
+  kExpand,
+  kUnsqueeze,
+  kSqueeze,
+  kSqueezeDim,
+  kSqueezeDims,
+  kSlice,
+  kSelect,
+};
+
+struct ViewOpDef {
+  ViewOp op;
+  const char* schema;  // ATen schema; the target is aten.<name>.<overload>
+};
+
+inline constexpr ViewOpDef kViewOps[] = {
+    {ViewOp::kView, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"},
+    {ViewOp::kPermute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)"},
+    {ViewOp::kExpand,
+     "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> "
+     "Tensor(a)"},
+    {ViewOp::kUnsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"},
+    {ViewOp::kSqueeze, "squeeze(Tensor(a) self) -> Tensor(a)"},
+    {ViewOp::kSqueezeDim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"},
+    {ViewOp::kSqueezeDims,
+     "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"},
+    {ViewOp::kSlice,
+     "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
+     "end=None, SymInt step=1) -> Tensor(a)"},
+    {ViewOp::kSelect,
+     "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"},
+};
+
+// The geometry of `op` applied to a tensor laid out as (`sizes`, `strides`).
+template <typename T>
+absl::StatusOr<ViewGeometry> ViewOpGeometry(ViewOp op, const BoundArgs<T>& a,
+                                            IntSpan sizes, IntSpan strides) {
+  switch (op) {
+    case ViewOp::kView:
+      return ViewAsGeometry(sizes, strides, a.int_list(1));
+    case ViewOp::kPermute:
+      return PermuteGeometry(sizes, strides, a.int_list(1));
+    case ViewOp::kExpand:
+      return ExpandGeometry(sizes, strides, a.int_list(1));
+    case ViewOp::kUnsqueeze:
+      return UnsqueezeGeometry(sizes, strides, a.int_arg(1));
+    case ViewOp::kSqueeze:
+      return SqueezeGeometry(sizes, strides, std::nullopt);
+    case ViewOp::kSqueezeDim:
+      return SqueezeGeometry(sizes, strides,
+                             std::vector<int64_t>{a.int_arg(1)});
+    case ViewOp::kSqueezeDims:
+      return SqueezeGeometry(sizes, strides, a.int_list(1));
+    case ViewOp::kSlice:
+      return SliceGeometry(sizes, strides, a.int_arg(1), a.optional_int(2),
+                           a.optional_int(3), a.int_arg(4));
+    case ViewOp::kSelect:
+      return SelectGeometry(sizes, strides, a.int_arg(1), a.int_arg(2));
+  }
+  return absl::InternalError("unknown view op");
+}
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_OPS_VIEW_OPS_H_
