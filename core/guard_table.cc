@@ -36,30 +36,36 @@ uint64_t HashGuardValues(const GuardTree& guards,
 GuardTable::GuardTable(std::vector<CacheEntry*> entries)
     : entries_(std::move(entries)) {
   for (CacheEntry* e : entries_) {
-    std::vector<int> size_dims, stride_dims;
-    StaticDims(e->guards, size_dims, stride_dims);
-    std::vector<Group>& groups = groups_[e->guards.StaticKey()];
-    Group* group = nullptr;
-    for (Group& g : groups) {
-      if (g.size_dims == size_dims && g.stride_dims == stride_dims) group = &g;
+    Mask mask;
+    StaticDims(e->guards, mask.size_dims, mask.stride_dims);
+    size_t m = 0;
+    while (m < masks_.size() && (masks_[m].size_dims != mask.size_dims ||
+                                 masks_[m].stride_dims != mask.stride_dims)) {
+      ++m;
     }
-    if (group == nullptr) {
-      groups.push_back(Group{size_dims, stride_dims, {}});
-      group = &groups.back();
-    }
-    group->by_values[HashGuardValues(e->guards, size_dims, stride_dims)]
-        .push_back(e);
+    if (m == masks_.size()) masks_.push_back(mask);
+    const uint64_t key =
+        HashMix(HashMix(e->guards.StaticKey(), m),
+                HashGuardValues(e->guards, mask.size_dims, mask.stride_dims));
+    index_[key].push_back(e);
   }
 }
 
-uint64_t GuardTable::HashValues(const Group& group, const CallSignature& call) {
+std::optional<uint64_t> GuardTable::HashValues(const Mask& mask,
+                                               const CallSignature& call) {
   uint64_t h = 0;
-  for (int k : group.size_dims)
-    h = HashMix(h, static_cast<uint64_t>(
-                       call.inputs[k / kMaxRank].sizes[k % kMaxRank]));
-  for (int k : group.stride_dims) {
-    h = HashMix(h, static_cast<uint64_t>(
-                       call.inputs[k / kMaxRank].strides[k % kMaxRank]));
+  const size_t n = call.inputs.size();
+  for (int k : mask.size_dims) {
+    const size_t i = k / kMaxRank;
+    const int d = k % kMaxRank;
+    if (i >= n || d >= call.inputs[i].rank) return std::nullopt;
+    h = HashMix(h, static_cast<uint64_t>(call.inputs[i].sizes[d]));
+  }
+  for (int k : mask.stride_dims) {
+    const size_t i = k / kMaxRank;
+    const int d = k % kMaxRank;
+    if (i >= n || d >= call.inputs[i].rank) return std::nullopt;
+    h = HashMix(h, static_cast<uint64_t>(call.inputs[i].strides[d]));
   }
   return h;
 }
@@ -80,13 +86,14 @@ CacheEntry* GuardTable::Lookup(const CallSignature& call) const {
     alias_of = absl::MakeSpan(heap_alias);
   }
   ComputeAliasingInto(call.inputs, alias_of);
-  auto it = groups_.find(GuardTree::StaticKeyOf(call, alias_of));
-  if (it == groups_.end()) return nullptr;
+  const uint64_t static_key = GuardTree::StaticKeyOf(call, alias_of);
   CacheEntry* best = nullptr;
   uint64_t best_tick = 0;
-  for (const Group& group : it->second) {
-    auto candidates = group.by_values.find(HashValues(group, call));
-    if (candidates == group.by_values.end()) continue;
+  for (size_t m = 0; m < masks_.size(); ++m) {
+    const std::optional<uint64_t> values = HashValues(masks_[m], call);
+    if (!values) continue;
+    auto candidates = index_.find(HashMix(HashMix(static_key, m), *values));
+    if (candidates == index_.end()) continue;
     for (CacheEntry* e : candidates->second) {
       uint64_t tick = e->last_used.load(std::memory_order_relaxed);
       if ((best == nullptr || tick > best_tick) &&

@@ -2,20 +2,22 @@
 #define GUARDJIT_CORE_GUARD_TABLE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "core/cache_entry.h"
 #include "core/call_signature.h"
 
 namespace guardjit {
 
 // An immutable index over a function's cache entries. Lookup hashes what
-// entries guard exactly (GuardTree::StaticKey), then, per group of entries
-// with the same static dims, the call's values at those dims, so its cost
-// does not grow with the number of entries; the candidates' full guards
-// confirm. A Function publishes a new table after each compile, so lookups
-// take no lock.
+// entries guard exactly (GuardTree::StaticKey) with the call's values at the
+// dims a set of entries guards statically (one probe per distinct set, not
+// per entry), so its cost does not grow with the number of entries; the
+// candidates' full guards confirm. A Function publishes a new table after each
+// compile, so lookups take no lock.
 class GuardTable {
  public:
   GuardTable() = default;
@@ -28,17 +30,19 @@ class GuardTable {
   const std::vector<CacheEntry*>& entries() const { return entries_; }
 
  private:
-  // Entries sharing a static key and the same set of static dims.
-  struct Group {
-    std::vector<int>
-        size_dims;  // flattened (input, dim) pairs, as input*64+dim
+  // The dims a set of entries guards statically, as input * 64 + dim.
+  struct Mask {
+    std::vector<int> size_dims;
     std::vector<int> stride_dims;
-    absl::flat_hash_map<uint64_t, std::vector<CacheEntry*>> by_values;
   };
-  static uint64_t HashValues(const Group& group, const CallSignature& call);
+  // Hash of the call's values at `mask`, or nullopt if the call lacks a dim.
+  static std::optional<uint64_t> HashValues(const Mask& mask,
+                                            const CallSignature& call);
 
   std::vector<CacheEntry*> entries_;
-  absl::flat_hash_map<uint64_t, std::vector<Group>> groups_;
+  std::vector<Mask> masks_;  // few: one per distinct set of static dims
+  // (static key, mask, values at the mask) -> entries, in insertion order.
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<CacheEntry*, 2>> index_;
 };
 
 }  // namespace guardjit

@@ -39,7 +39,15 @@ GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
   uint64_t h = Mix(0, ambient_.Bits());
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
-    h = Mix(h, InputKey(t.dtype, t.device, t.requires_grad, t.rank()));
+    input_keys_.push_back(
+        InputKey(t.dtype, t.device, t.requires_grad, t.rank()));
+    h = Mix(h, input_keys_.back());
+    for (int d = 0; d < t.rank(); ++d) {
+      const auto in = static_cast<int32_t>(i);
+      const auto dim = static_cast<int16_t>(d);
+      if (t.sizes[d]) dim_checks_.push_back({in, dim, false, *t.sizes[d]});
+      if (t.strides[d]) dim_checks_.push_back({in, dim, true, *t.strides[d]});
+    }
     h = Mix(h, static_cast<uint64_t>(alias_of_[i]));
   }
   static_key_ = h;
@@ -85,17 +93,16 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
                                   absl::Span<const int> alias_of) const {
   if (call.ambient.Bits() != ambient_.Bits()) return false;
   if (call.inputs.size() != tensors_.size()) return false;
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    const TensorGuard& t = tensors_[i];
+  for (size_t i = 0; i < input_keys_.size(); ++i) {
     const InputView& v = call.inputs[i];
-    if (v.dtype != t.dtype || !(v.device == t.device) ||
-        v.requires_grad != t.requires_grad || v.rank != t.rank()) {
+    if (InputKey(v.dtype, v.device, v.requires_grad, v.rank) !=
+        input_keys_[i]) {
       return false;
     }
-    for (int d = 0; d < v.rank; ++d) {
-      if (t.sizes[d] && *t.sizes[d] != v.sizes[d]) return false;
-      if (t.strides[d] && *t.strides[d] != v.strides[d]) return false;
-    }
+  }
+  for (const DimCheck& c : dim_checks_) {
+    const InputView& v = call.inputs[c.input];
+    if ((c.stride ? v.strides : v.sizes)[c.dim] != c.value) return false;
   }
   // An empty span means the caller checks aliasing itself (Check()).
   return alias_of.empty() ||

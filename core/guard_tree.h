@@ -66,10 +66,21 @@ class GuardTree {
   int num_guards() const;
 
  private:
+  // The tree flattened for Check(): per input one packed word of what
+  // TENSOR_MATCH compares exactly, then every static size and stride.
+  struct DimCheck {
+    int32_t input;
+    int16_t dim;
+    bool stride;
+    int64_t value;
+  };
+
   AmbientState ambient_;
   std::vector<TensorGuard> tensors_;
   std::vector<int> alias_of_;
   uint64_t static_key_;
+  std::vector<uint64_t> input_keys_;
+  std::vector<DimCheck> dim_checks_;
 };
 
 }  // namespace guardjit
