@@ -76,7 +76,6 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
     entry = table->Lookup(call);
   }
   if (entry == nullptr) return Miss(inputs, call);
-  hits_.fetch_add(1, std::memory_order_relaxed);
   entry->hits.fetch_add(1, std::memory_order_relaxed);
   entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1,
                          std::memory_order_relaxed);
@@ -90,7 +89,6 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   if (CacheEntry* entry =
           table_.load(std::memory_order_acquire)->Lookup(call)) {
     lock.unlock();
-    hits_.fetch_add(1, std::memory_order_relaxed);
     entry->hits.fetch_add(1, std::memory_order_relaxed);
     return entry->executable->Run(inputs);
   }
@@ -164,7 +162,6 @@ std::vector<CacheEntry*> Function::EntriesMostRecentFirst() const {
 FunctionStats Function::stats() const {
   FunctionStats s;
   s.calls = calls_.load();
-  s.hits = hits_.load();
   s.misses = misses_.load();
   s.fallback_calls = fallback_calls_.load();
   const int64_t samples = guard_samples_.load();
@@ -174,6 +171,8 @@ FunctionStats Function::stats() const {
   s.compiles = static_cast<int64_t>(entries_.size());
   s.recompiles = s.compiles > 0 ? s.compiles - 1 : 0;
   s.cache_entries = s.compiles;
+  for (const auto& e : entries_)
+    s.hits += e->hits.load(std::memory_order_relaxed);
   s.compile_ms_total = compile_ms_total_;
   return s;
 }

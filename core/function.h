@@ -74,7 +74,8 @@ class Function {
 
   std::atomic<const GuardTable*> table_;
   std::atomic<uint64_t> tick_{0};
-  std::atomic<int64_t> calls_{0}, hits_{0}, misses_{0}, fallback_calls_{0};
+  // Hits are the sum of the entries' own counters.
+  std::atomic<int64_t> calls_{0}, misses_{0}, fallback_calls_{0};
   std::atomic<int64_t> guard_samples_{0}, guard_ns_total_{0};
 
   mutable std::mutex compile_mu_;  // guards everything below

@@ -25,6 +25,23 @@ inline constexpr DType kAllDTypes[] = {
     DType::kInt32,   DType::kInt64,  DType::kFloat16, DType::kBFloat16,
     DType::kFloat32, DType::kFloat64};
 
+// Relative error of one rounding to `dtype` (zero for exact types): the
+// tolerance for results computed in higher precision and rounded once.
+inline double RoundingRtol(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return 1e-3;
+    case DType::kBFloat16:
+      return 8e-3;
+    case DType::kFloat32:
+      return 1e-6;
+    case DType::kFloat64:
+      return 1e-12;
+    default:
+      return 0;
+  }
+}
+
 // A contiguous tensor of `dtype` holding `values` (converted as PyTorch
 // would) in row-major order.
 Tensor MakeTensor(DType dtype, IntSpan sizes,

@@ -119,11 +119,9 @@ TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
   aliased.tensors[1] = aliased.tensors[0];
   aliased.views[1] = aliased.views[0];
   Inputs strided(4);
-  const int64_t stride2[1] = {2};
   Tensor wide = *Tensor::Zeros(DType::kFloat32, {8});
   strided.tensors[0] = wide.AsStrided({4}, {2});
   strided.views[0] = InputView::Of(strided.tensors[0]);
-  (void)stride2;
   Inputs rank(4);
   rank.tensors[1] = rank.tensors[1].AsStrided({2, 2}, {2, 1});
   rank.views[1] = InputView::Of(rank.tensors[1]);

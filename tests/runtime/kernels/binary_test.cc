@@ -18,17 +18,17 @@ namespace guardjit {
 namespace {
 
 using testing::ExpectTensor;
+using testing::kAllDTypes;
 using testing::MakeTensor;
 using testing::NonContiguousCopy;
 using testing::RandomTensor;
+using testing::RoundingRtol;
 using testing::RunOp;
 using testing::RunOp1;
 using testing::ToDoubles;
-using testing::binary::AllDTypes;
 using testing::binary::BroadcastApply;
 using testing::binary::ExpectInvalid;
 using testing::binary::None;
-using testing::binary::Rtol;
 using testing::binary::SlicedCopy;
 using testing::binary::StoredAs;
 using testing::binary::Zip;
@@ -91,28 +91,28 @@ TEST(BinaryAddTest, AlphaScalesOther) {
 }
 
 TEST(BinaryAddTest, EveryDType) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor a = RandomTensor(dtype, {3, 4}, 1, -4, 4);
     Tensor b = RandomTensor(dtype, {3, 4}, 2, -4, 4);
     ExpectTensor(
         RunOp1("aten.add.Tensor", {a, b}), dtype, {3, 4},
         Zip(a, b, [&](double x, double y) { return StoredAs(dtype, x + y); }),
-        0, Rtol(dtype));
+        0, RoundingRtol(dtype));
     if (dtype == DType::kBool) continue;
     ExpectTensor(
         RunOp1("aten.add.Tensor", {a, b}, {{"alpha", 3}}), dtype, {3, 4},
         Zip(a, b,
             [&](double x, double y) { return StoredAs(dtype, x + 3 * y); }),
-        0, Rtol(dtype));
+        0, RoundingRtol(dtype));
     ExpectTensor(
         RunOp1("aten.sub.Tensor", {a, b}), dtype, {3, 4},
         Zip(a, b, [&](double x, double y) { return StoredAs(dtype, x - y); }),
-        0, Rtol(dtype));
+        0, RoundingRtol(dtype));
     ExpectTensor(
         RunOp1("aten.sub.Scalar", {a, 2}), dtype, {3, 4},
         Zip(a, a, [&](double x, double) { return StoredAs(dtype, x - 2); }), 0,
-        Rtol(dtype));
+        RoundingRtol(dtype));
   }
 }
 
@@ -220,10 +220,10 @@ TEST(BinaryAddTest, NonContiguousAndOffsetInputs) {
         a, b, [&](double x, double y) { return StoredAs(dtype, x + 2 * y); });
     ExpectTensor(RunOp1("aten.add.Tensor",
                         {NonContiguousCopy(a), SlicedCopy(b)}, {{"alpha", 2}}),
-                 dtype, {3, 4}, expected, 0, Rtol(dtype));
+                 dtype, {3, 4}, expected, 0, RoundingRtol(dtype));
     ExpectTensor(RunOp1("aten.add.Tensor",
                         {SlicedCopy(a), NonContiguousCopy(b)}, {{"alpha", 2}}),
-                 dtype, {3, 4}, expected, 0, Rtol(dtype));
+                 dtype, {3, 4}, expected, 0, RoundingRtol(dtype));
   }
 }
 
@@ -288,14 +288,14 @@ TEST(BinaryMulTest, ValuesAndBroadcast) {
 }
 
 TEST(BinaryMulTest, EveryDType) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor a = RandomTensor(dtype, {2, 5}, 20, -4, 4);
     Tensor b = RandomTensor(dtype, {2, 5}, 21, -4, 4);
     ExpectTensor(
         RunOp1("aten.mul.Tensor", {a, b}), dtype, {2, 5},
         Zip(a, b, [&](double x, double y) { return StoredAs(dtype, x * y); }),
-        0, Rtol(dtype));
+        0, RoundingRtol(dtype));
   }
 }
 
@@ -428,7 +428,7 @@ TEST(BinaryDivTest, FloatRoundingModes) {
 }
 
 TEST(BinaryDivTest, EveryDTypeAndMode) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     if (dtype == DType::kBool) continue;
     SCOPED_TRACE(DTypeName(dtype));
     Tensor a = RandomTensor(dtype, {2, 4}, 30, -8, 8);
@@ -436,17 +436,17 @@ TEST(BinaryDivTest, EveryDTypeAndMode) {
     DType true_dtype = IsFloating(dtype) ? dtype : DType::kFloat32;
     ExpectTensor(RunOp1("aten.div.Tensor", {a, b}), true_dtype, {2, 4},
                  Zip(a, b, [](double x, double y) { return x / y; }), 0,
-                 Rtol(true_dtype));
+                 RoundingRtol(true_dtype));
     ExpectTensor(
         RunOp1("aten.div.Tensor_mode", {a, b}, {{"rounding_mode", "trunc"}}),
         dtype, {2, 4},
         Zip(a, b, [](double x, double y) { return std::trunc(x / y); }), 0,
-        Rtol(dtype));
+        RoundingRtol(dtype));
     ExpectTensor(
         RunOp1("aten.div.Tensor_mode", {a, b}, {{"rounding_mode", "floor"}}),
         dtype, {2, 4},
         Zip(a, b, [](double x, double y) { return std::floor(x / y); }), 0,
-        Rtol(dtype));
+        RoundingRtol(dtype));
   }
 }
 
@@ -561,7 +561,7 @@ TEST(BinaryPowTest, BoolBase) {
 }
 
 TEST(BinaryPowTest, EveryDType) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     if (dtype == DType::kBool) continue;
     SCOPED_TRACE(DTypeName(dtype));
     Tensor base = RandomTensor(dtype, {3, 3}, 40, -3, 3);
@@ -571,13 +571,13 @@ TEST(BinaryPowTest, EveryDType) {
                      [&](double x, double y) {
                        return StoredAs(dtype, std::pow(x, y));
                      }),
-                 1e-6, 2 * Rtol(dtype));
+                 1e-6, 2 * RoundingRtol(dtype));
     ExpectTensor(
         RunOp1("aten.pow.Tensor_Scalar", {NonContiguousCopy(base), 3}), dtype,
         {3, 3},
         Zip(base, base,
             [&](double x, double) { return StoredAs(dtype, x * x * x); }),
-        1e-6, 2 * Rtol(dtype));
+        1e-6, 2 * RoundingRtol(dtype));
   }
 }
 
@@ -634,7 +634,7 @@ TEST(BinaryMinMaxTest, ValuesAndNaN) {
 }
 
 TEST(BinaryMinMaxTest, EveryDType) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
     Tensor a = RandomTensor(dtype, {4, 3}, 50, -4, 4);
     Tensor b = RandomTensor(dtype, {3}, 51, -4, 4);
@@ -690,16 +690,17 @@ TEST(BinaryModTest, MinModMinusOneIsZero) {
 }
 
 TEST(BinaryModTest, EveryDType) {
-  for (DType dtype : AllDTypes()) {
+  for (DType dtype : kAllDTypes) {
     if (dtype == DType::kBool) continue;
     SCOPED_TRACE(DTypeName(dtype));
     Tensor a = RandomTensor(dtype, {2, 4}, 60, -8, 8);
     Tensor b = Divisors(dtype, {2, 4});
     ExpectTensor(RunOp1("aten.remainder.Tensor", {a, NonContiguousCopy(b)}),
-                 dtype, {2, 4}, Zip(a, b, PythonMod), 1e-6, Rtol(dtype));
+                 dtype, {2, 4}, Zip(a, b, PythonMod), 1e-6,
+                 RoundingRtol(dtype));
     ExpectTensor(RunOp1("aten.fmod.Tensor", {SlicedCopy(a), b}), dtype, {2, 4},
                  Zip(a, b, [](double x, double y) { return std::fmod(x, y); }),
-                 1e-6, Rtol(dtype));
+                 1e-6, RoundingRtol(dtype));
   }
 }
 

@@ -22,30 +22,6 @@
 
 namespace guardjit::testing::binary {
 
-inline const std::vector<DType>& AllDTypes() {
-  static const auto* dtypes = new std::vector<DType>{
-      DType::kBool,    DType::kUInt8,  DType::kInt8,    DType::kInt16,
-      DType::kInt32,   DType::kInt64,  DType::kFloat16, DType::kBFloat16,
-      DType::kFloat32, DType::kFloat64};
-  return *dtypes;
-}
-
-// Relative tolerance of one rounding to `dtype` (zero for exact types).
-inline double Rtol(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return 1e-3;
-    case DType::kBFloat16:
-      return 8e-3;
-    case DType::kFloat32:
-      return 1e-6;
-    case DType::kFloat64:
-      return 1e-12;
-    default:
-      return 0;
-  }
-}
-
 // An integral value `v` as `dtype` stores it: two's complement wrap-around
 // for integer types, v != 0 for bool, v itself for floating types.
 inline double StoredAs(DType dtype, double v) {

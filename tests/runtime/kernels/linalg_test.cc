@@ -21,6 +21,7 @@ using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
 using ::guardjit::testing::OpArg;
 using ::guardjit::testing::RandomTensor;
+using ::guardjit::testing::RoundingRtol;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
 using ::guardjit::testing::ToDoubles;
@@ -38,22 +39,6 @@ constexpr DType kMatmulDTypes[] = {
     DType::kFloat32,  DType::kFloat64, DType::kFloat16,
     DType::kBFloat16, DType::kInt8,    DType::kUInt8,
     DType::kInt16,    DType::kInt32,   DType::kInt64};
-
-// Relative precision of one rounding to `dtype` (0 for exact integers).
-double Eps(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return 1e-3;
-    case DType::kBFloat16:
-      return 8e-3;
-    case DType::kFloat32:
-      return 1e-6;
-    case DType::kFloat64:
-      return 1e-14;
-    default:
-      return 0;
-  }
-}
 
 // Row-major [batch, m, n] = a [batch, m, k] @ b [batch, k, n] in double.
 std::vector<double> NaiveMatmul(const std::vector<double>& a,
@@ -78,7 +63,7 @@ std::vector<double> NaiveMatmul(const std::vector<double>& a,
 // products of values below 2, rounded once to `dtype`.
 void ExpectProduct(const Tensor& actual, DType dtype, IntSpan sizes,
                    const std::vector<double>& expected, int64_t k) {
-  const double eps = Eps(dtype);
+  const double eps = RoundingRtol(dtype);
   ExpectTensor(actual, dtype, sizes, expected, eps * 4.0 * (k + 1), eps);
 }
 
