@@ -1,0 +1,100 @@
+#include "core/shape_env.h"
+
+#include "core/sym_int.h"
+#include "gtest/gtest.h"
+
+namespace guardjit {
+namespace {
+
+std::vector<std::string> GuardStrings(const ShapeEnv& env) {
+  std::vector<std::string> out;
+  for (const ShapeGuard& g : env.AllGuards()) out.push_back(env.ToString(g));
+  return out;
+}
+
+TEST(ShapeEnvTest, RangesDecideWithoutGuards) {
+  ShapeEnv env;
+  const SymExpr s0 = SymExpr::Symbol(env.NewSymbol(5, "x.size()[0]", 0, 0));
+  EXPECT_EQ(env.StaticallyKnown(SymRel::kLt, SymExpr(1), s0), true);
+  EXPECT_EQ(env.StaticallyKnown(SymRel::kEq, s0, SymExpr(1)), false);
+  EXPECT_EQ(env.StaticallyKnown(SymRel::kEq, s0, SymExpr(0)), false);
+  EXPECT_FALSE(env.StaticallyKnown(SymRel::kLt, SymExpr(2), s0).has_value());
+  EXPECT_TRUE(env.Guard(SymRel::kLt, SymExpr(1), s0));
+  EXPECT_TRUE(env.guards().empty());
+}
+
+TEST(ShapeEnvTest, UndecidedRelationsBecomeGuardsOnTheHint) {
+  ShapeEnv env;
+  const SymExpr s0 = SymExpr::Symbol(env.NewSymbol(2, "x.size()[0]", 0, 0));
+  // 2*s0 > 2 holds for every s0 >= 2: no guard.
+  EXPECT_TRUE(env.Guard(SymRel::kLt, SymExpr(2), 2 * s0));
+  EXPECT_TRUE(env.guards().empty());
+  // s0 > 2 is false at the hint 2: the negation is guarded.
+  EXPECT_FALSE(env.Guard(SymRel::kLt, SymExpr(2), s0));
+  EXPECT_EQ(GuardStrings(env),
+            (std::vector<std::string>{"2 <= x.size()[0]", "x.size()[0] <= 2"}));
+}
+
+TEST(ShapeEnvTest, EqualityReplacesTheLaterSymbol) {
+  ShapeEnv env;
+  const SymExpr s0 = SymExpr::Symbol(env.NewSymbol(3, "x.size()[0]", 0, 0));
+  const SymExpr s1 = SymExpr::Symbol(env.NewSymbol(3, "y.size()[0]", 1, 0));
+  EXPECT_TRUE(env.Guard(SymRel::kEq, s1, s0));
+  EXPECT_EQ(env.Simplify(s1 * 2), 2 * s0);
+  // Now provable: no second guard.
+  EXPECT_TRUE(env.Guard(SymRel::kEq, s0 + s1, 2 * s0));
+  EXPECT_EQ(GuardStrings(env),
+            (std::vector<std::string>{"2 <= x.size()[0]",
+                                      "y.size()[0] == x.size()[0]"}));
+}
+
+TEST(ShapeEnvTest, SpecializationGuardsTheValue) {
+  ShapeEnv env;
+  const SymExpr s0 = SymExpr::Symbol(env.NewSymbol(4, "x.size()[0]", 0, 0));
+  EXPECT_EQ(env.Specialize(s0 * 2), 8);
+  EXPECT_EQ(env.Simplify(s0), SymExpr(4));
+  EXPECT_EQ(GuardStrings(env),
+            (std::vector<std::string>{"2*x.size()[0] == 8"}));
+}
+
+TEST(ShapeEnvTest, UserRangesAreGuardsAndDecide) {
+  ShapeEnv env;
+  const SymExpr s0 =
+      SymExpr::Symbol(env.NewSymbol(8, "x.size()[1]", 0, 1, 4, 64));
+  EXPECT_EQ(env.StaticallyKnown(SymRel::kLt, s0, SymExpr(100)), true);
+  EXPECT_EQ(GuardStrings(env), (std::vector<std::string>{"4 <= x.size()[1]",
+                                                         "x.size()[1] <= 64"}));
+}
+
+TEST(SymIntTest, ArithmeticStaysSymbolicAndComparisonsGuard) {
+  ShapeEnv env;
+  ShapeEnv::Scope scope(&env);
+  const SymInt a(SymExpr::Symbol(env.NewSymbol(3, "x.size()[0]", 0, 0)), 3);
+  const SymInt b = a * 2 + 1;
+  EXPECT_TRUE(b.is_symbolic());
+  EXPECT_EQ(b.hint(), 7);
+  EXPECT_EQ(b.ToString(), "2*s0 + 1");
+  EXPECT_TRUE(b != 1);  // proven by the range: no guard
+  EXPECT_TRUE(env.guards().empty());
+  EXPECT_TRUE(a == 3);  // guarded
+  EXPECT_EQ(env.guards().size(), 1u);
+  const SymInt zero = a - a;
+  EXPECT_FALSE(zero.is_symbolic());
+  const int64_t v = b;  // specializes
+  EXPECT_EQ(v, 7);
+  EXPECT_EQ(SymFloorDiv(a * 4, 2).ToString(), "2*s0");
+  EXPECT_EQ(SymShapeToString({a, SymInt(4)}), "[s0, 4]");
+  EXPECT_EQ(Product({a, SymInt(4)}).ToString(), "4*s0");
+}
+
+TEST(SymIntTest, ConcreteValuesNeedNoEnvironment) {
+  const SymInt a(5);
+  EXPECT_FALSE(a.is_symbolic());
+  EXPECT_TRUE(a == 5);
+  EXPECT_TRUE(a < 6);
+  EXPECT_EQ((a * 3).hint(), 15);
+  EXPECT_EQ(SymMax(a, 7).hint(), 7);
+}
+
+}  // namespace
+}  // namespace guardjit
