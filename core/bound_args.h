@@ -10,16 +10,40 @@
 #include "core/graph.h"
 #include "core/op_schema.h"
 #include "core/scalar.h"
+#include "core/sym_int.h"
+#include "core/tensor.h"
+#include "core/tensor_meta.h"
 
 namespace guardjit {
+
+// The integer type of size arguments as `T`'s users see them: SymInt for
+// shape inference (sizes may be symbolic), int64_t for kernels.
+template <typename T>
+struct ArgInt {
+  using type = int64_t;
+};
+template <>
+struct ArgInt<TensorMeta> {
+  using type = SymInt;
+};
+
+// The value of a node that computes an integer (aten.sym_size.int, ...).
+inline SymInt IntOfValue(const TensorMeta& v) {
+  return v.sym_value.value_or(SymInt(0));
+}
+inline int64_t IntOfValue(const Tensor& v) { return v.ItemAsInt64(); }
 
 // A node's arguments, read by schema position, with tensor arguments resolved
 // to `T`: TensorMeta for shape/dtype inference, Tensor for kernels. The graph
 // loader has already checked every argument against the schema, so accessors
-// only convert.
+// only convert. Integer arguments may refer to nodes that compute integers
+// (symbolic sizes); int_arg() and int_list() specialize those, sym_int() and
+// sym_int_list() keep them symbolic.
 template <typename T>
 class BoundArgs {
  public:
+  using Int = typename ArgInt<T>::type;
+
   // Held by value: callers pass lambdas as temporaries.
   using Lookup = std::function<T(ValueRef)>;
   using Wrap = std::function<T(const Scalar&)>;
@@ -44,17 +68,27 @@ class BoundArgs {
     return out;
   }
 
-  int64_t int_arg(int i) const { return raw(i).as_scalar().to_int(); }
+  Int sym_int(int i) const { return ResolveInt(raw(i)); }
+  std::optional<Int> optional_sym_int(int i) const {
+    if (is_none(i)) return std::nullopt;
+    return sym_int(i);
+  }
+  std::vector<Int> sym_int_list(int i) const {
+    const Arg& a = raw(i);
+    if (!a.is_list()) return {ResolveInt(a)};
+    std::vector<Int> out;
+    for (const Arg& item : a.as_list()) out.push_back(ResolveInt(item));
+    return out;
+  }
+
+  int64_t int_arg(int i) const { return sym_int(i); }
   std::optional<int64_t> optional_int(int i) const {
     if (is_none(i)) return std::nullopt;
     return int_arg(i);
   }
   std::vector<int64_t> int_list(int i) const {
-    const Arg& a = raw(i);
-    if (a.is_int()) return {a.as_int()};
     std::vector<int64_t> out;
-    for (const Arg& item : a.as_list())
-      out.push_back(item.as_scalar().to_int());
+    for (const Int& v : sym_int_list(i)) out.push_back(v);
     return out;
   }
   std::optional<std::vector<int64_t>> optional_int_list(int i) const {
@@ -86,6 +120,10 @@ class BoundArgs {
   }
 
  private:
+  Int ResolveInt(const Arg& a) const {
+    if (a.is_value()) return IntOfValue(lookup_(a.as_value()));
+    return a.as_scalar().to_int();
+  }
   T Resolve(const Arg& a) const {
     if (a.is_value()) return lookup_(a.as_value());
     return wrap_(a.as_scalar());

@@ -24,6 +24,27 @@ absl::StatusOr<Shape> BroadcastShapes(IntSpan a, IntSpan b) {
   return out;
 }
 
+absl::StatusOr<SymShape> BroadcastShapes(absl::Span<const SymInt> a,
+                                         absl::Span<const SymInt> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SymShape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    SymInt da = i < rank - a.size() ? SymInt(1) : a[i - (rank - a.size())];
+    SymInt db = i < rank - b.size() ? SymInt(1) : b[i - (rank - b.size())];
+    if (da == 1) {
+      out[i] = db;
+    } else if (db == 1 || da == db) {
+      out[i] = da;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shapes ", ShapeToString(a), " and ", ShapeToString(b),
+                       " are not broadcastable: size ", da.hint(), " vs ",
+                       db.hint(), " at dim ", i));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<Shape> BroadcastShapes(absl::Span<const Shape> shapes) {
   Shape out;
   for (const Shape& s : shapes) {
@@ -73,6 +94,23 @@ Shape ReducedShape(IntSpan sizes, const std::vector<bool>& mask, bool keepdim) {
     }
   }
   return out;
+}
+
+SymShape ReducedShape(absl::Span<const SymInt> sizes,
+                      const std::vector<bool>& mask, bool keepdim) {
+  SymShape out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!mask[i]) {
+      out.push_back(sizes[i]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+std::string ShapeToString(absl::Span<const SymInt> sizes) {
+  return SymShapeToString(sizes);
 }
 
 std::string ShapeToString(IntSpan sizes) {

@@ -15,6 +15,10 @@ namespace guardjit {
 // NumPy/PyTorch broadcasting of two shapes.
 absl::StatusOr<Shape> BroadcastShapes(IntSpan a, IntSpan b);
 absl::StatusOr<Shape> BroadcastShapes(absl::Span<const Shape> shapes);
+// The same over symbolic sizes: a dim that is 1 in one operand takes the
+// other's size; two symbolic sizes must be equal (guarded: s0 == s1).
+absl::StatusOr<SymShape> BroadcastShapes(absl::Span<const SymInt> a,
+                                         absl::Span<const SymInt> b);
 
 // Wraps a possibly negative `dim` into [0, rank); rank 0 accepts -1 and 0 as
 // PyTorch does.
@@ -26,9 +30,12 @@ absl::StatusOr<std::vector<bool>> ReductionMask(
 
 // Output shape of a reduction over `mask` (keepdim keeps 1s).
 Shape ReducedShape(IntSpan sizes, const std::vector<bool>& mask, bool keepdim);
+SymShape ReducedShape(absl::Span<const SymInt> sizes,
+                      const std::vector<bool>& mask, bool keepdim);
 
 // Formats "[2, 3]".
 std::string ShapeToString(IntSpan sizes);
+std::string ShapeToString(absl::Span<const SymInt> sizes);
 
 // torch.result_type over the tensor operands of an op (wrapped numbers have the
 // lowest priority, then 0-dim tensors, then dimensioned tensors).

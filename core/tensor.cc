@@ -163,6 +163,26 @@ Tensor Tensor::WrappedNumber(const Scalar& value) {
   return t;
 }
 
+int64_t Tensor::ItemAsInt64() const {
+  if (numel_ != 1 || data_ == nullptr) return 0;
+  switch (dtype_) {
+    case DType::kBool:
+      return *static_cast<const bool*>(data_) ? 1 : 0;
+    case DType::kUInt8:
+      return *static_cast<const uint8_t*>(data_);
+    case DType::kInt8:
+      return *static_cast<const int8_t*>(data_);
+    case DType::kInt16:
+      return *static_cast<const int16_t*>(data_);
+    case DType::kInt32:
+      return *static_cast<const int32_t*>(data_);
+    case DType::kInt64:
+      return *static_cast<const int64_t*>(data_);
+    default:
+      return 0;
+  }
+}
+
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
   for (int i = dim() - 1; i >= 0; --i) {

@@ -71,6 +71,9 @@ class Tensor {
   int item_size() const { return ItemSize(dtype_); }
   bool is_contiguous() const;
   bool is_wrapped_number() const { return wrapped_number_; }
+  // The single element of a one-element integer or bool tensor (a computed
+  // size), as int64; 0 for anything else.
+  int64_t ItemAsInt64() const;
 
   void* data() const { return data_; }
   template <typename T>

@@ -62,7 +62,7 @@ absl::StatusOr<Device> CommonDevice(const std::vector<Operand>& operands) {
 // error names the first operand that does not broadcast) and common device.
 absl::StatusOr<Metas> PointwiseOutput(const std::vector<Operand>& operands,
                                       DType dtype) {
-  Shape shape;
+  SymShape shape;
   for (const Operand& op : operands) {
     auto broadcast = BroadcastShapes(shape, op.meta.sizes);
     if (!broadcast.ok()) return ArgError(op.name, broadcast.status().message());

@@ -45,10 +45,10 @@ absl::StatusOr<std::vector<TensorMeta>> IndexSelectMeta(const MetaArgs& args) {
     return ArgError("index",
                     absl::StrCat("selecting from a 0-dim tensor takes exactly "
                                  "1 index, got ",
-                                 index.numel()));
+                                 index.numel().ToString()));
   }
   RETURN_IF_ERROR(CheckIndexDType("index", index));
-  Shape sizes = self.sizes;
+  SymShape sizes = self.sizes;
   if (self.dim() > 0) sizes[dim] = index.numel();
   return std::vector<TensorMeta>{TensorMeta{self.dtype, sizes, self.device}};
 }
@@ -61,7 +61,7 @@ absl::StatusOr<std::vector<TensorMeta>> EmbeddingMeta(const MetaArgs& args) {
                                            weight.dim(), "-D"));
   }
   RETURN_IF_ERROR(CheckIndexDType("indices", indices));
-  Shape sizes = indices.sizes;
+  SymShape sizes = indices.sizes;
   sizes.push_back(weight.sizes[1]);
   return std::vector<TensorMeta>{
       TensorMeta{weight.dtype, sizes, weight.device}};
@@ -81,8 +81,10 @@ absl::StatusOr<std::vector<TensorMeta>> GatherMeta(const MetaArgs& args) {
                                             rank, "), got ", index.dim()));
     }
     for (int d = 0; d < rank; ++d) {
-      const int64_t index_size = index.dim() == 0 ? 1 : index.sizes[d];
-      const int64_t self_size = self.dim() == 0 ? 1 : self.sizes[d];
+      const int64_t index_size =
+          index.dim() == 0 ? 1 : index.sizes[d].Specialize();
+      const int64_t self_size =
+          self.dim() == 0 ? 1 : self.sizes[d].Specialize();
       if (d != dim && index_size > self_size) {
         return ArgError(
             "index",

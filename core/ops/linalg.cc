@@ -23,7 +23,11 @@ absl::Status ArgError(absl::string_view arg, absl::string_view what) {
 }
 
 // "2x3", as PyTorch prints matrix shapes.
-std::string Dims(IntSpan sizes) { return absl::StrJoin(sizes, "x"); }
+std::string Dims(absl::Span<const SymInt> sizes) {
+  std::vector<std::string> parts;
+  for (const SymInt& s : sizes) parts.push_back(s.ToString());
+  return absl::StrJoin(parts, "x");
+}
 
 absl::Status CheckRank(const TensorMeta& t, absl::string_view arg, int rank) {
   if (t.dim() == rank) return absl::OkStatus();
@@ -75,9 +79,10 @@ MetaResult BmmMeta(const MetaArgs& args) {
   RETURN_IF_ERROR(CheckRank(mat2, "mat2", 3));
   RETURN_IF_ERROR(CheckSameDType(self, "self", mat2, "mat2"));
   if (self.sizes[0] != mat2.sizes[0]) {
-    return ArgError("mat2", absl::StrCat("batch size ", mat2.sizes[0],
-                                         " does not match self's batch size ",
-                                         self.sizes[0]));
+    return ArgError("mat2",
+                    absl::StrCat("batch size ", mat2.sizes[0].ToString(),
+                                 " does not match self's batch size ",
+                                 self.sizes[0].ToString()));
   }
   RETURN_IF_ERROR(CheckInnerDims(self, "self", mat2, "mat2"));
   return std::vector<TensorMeta>{
@@ -92,11 +97,11 @@ MetaResult AddmmMeta(const MetaArgs& args) {
   RETURN_IF_ERROR(CheckSameDType(mat1, "mat1", mat2, "mat2"));
   RETURN_IF_ERROR(CheckSameDType(mat1, "mat1", self, "self"));
   RETURN_IF_ERROR(CheckInnerDims(mat1, "mat1", mat2, "mat2"));
-  const Shape result = {mat1.sizes[0], mat2.sizes[1]};
+  const SymShape result = {mat1.sizes[0], mat2.sizes[1]};
   // self broadcasts to the result, never the other way round.
   bool expandable = self.dim() <= 2;
   for (int i = 0; expandable && i < self.dim(); ++i) {
-    const int64_t s = self.sizes[self.dim() - 1 - i];
+    const SymInt s = self.sizes[self.dim() - 1 - i];
     expandable = s == 1 || s == result[1 - i];
   }
   if (!expandable) {
@@ -241,7 +246,7 @@ MetaResult ConvolutionMeta(const MetaArgs& args) {
                      ", weight of size ", ShapeToString(weight.sizes),
                      ", expected input", ShapeToString(input.sizes),
                      " to have ", in_channels, " channels, but got ",
-                     input.sizes[1], " channels instead"));
+                     input.sizes[1].ToString(), " channels instead"));
   }
   if (bias.has_value() &&
       (bias->dim() != 1 || bias->sizes[0] != out_channels)) {
@@ -254,8 +259,11 @@ MetaResult ConvolutionMeta(const MetaArgs& args) {
   std::vector<__int128> padded(spatial), dilated_kernel(spatial),
       out_spatial(spatial);
   for (int i = 0; i < spatial; ++i) {
-    padded[i] = input.sizes[2 + i] + 2 * __int128{padding[i]};
-    dilated_kernel[i] = __int128{dilation[i]} * (weight.sizes[2 + i] - 1) + 1;
+    // Spatial sizes specialize (only batch and channels stay symbolic).
+    const int64_t in_size = input.sizes[2 + i];
+    const int64_t kernel_size = weight.sizes[2 + i];
+    padded[i] = in_size + 2 * __int128{padding[i]};
+    dilated_kernel[i] = __int128{dilation[i]} * (kernel_size - 1) + 1;
     if (transposed) {
       out_spatial[i] = (__int128{input.sizes[2 + i]} - 1) * stride[i] -
                        2 * __int128{padding[i]} + dilated_kernel[i] +

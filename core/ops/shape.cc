@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
   auto wrapped = NormalizeDim(args.int_arg(1), first->dim());
   if (!wrapped.ok()) return ArgError("dim", wrapped.status().message());
   const int dim = *wrapped;
-  Shape sizes = first->sizes;
+  SymShape sizes = first->sizes;
   sizes[dim] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorMeta& t = tensors[i];
@@ -81,9 +81,9 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
         return ArgError(
             "tensors",
             absl::StrCat("sizes of tensors must match except in dimension ",
-                         dim, ". Expected size ", first->sizes[d],
-                         " but got size ", t.sizes[d], " for tensor number ", i,
-                         " in the list"));
+                         dim, ". Expected size ", first->sizes[d].ToString(),
+                         " but got size ", t.sizes[d].ToString(),
+                         " for tensor number ", i, " in the list"));
       }
     }
     sizes[dim] += t.sizes[dim];
@@ -109,12 +109,13 @@ absl::StatusOr<std::vector<TensorMeta>> ToCopyMeta(const MetaArgs& args) {
 absl::StatusOr<std::vector<TensorMeta>> SplitWithSizesMeta(
     const MetaArgs& args) {
   TensorMeta self = args.tensor(0);
-  ASSIGN_OR_RETURN(
-      std::vector<ViewGeometry> splits,
-      SplitWithSizesGeometry(self.sizes, ContiguousStrides(self.sizes),
-                             args.int_list(1), args.int_arg(2)));
+  const SymShape strides = ContiguousStridesOf<SymInt>(self.sizes);
+  const std::vector<SymInt> split_sizes = args.sym_int_list(1);
+  ASSIGN_OR_RETURN(std::vector<SymViewGeometry> splits,
+                   SplitWithSizesGeometry<SymInt>(
+                       self.sizes, strides, split_sizes, args.int_arg(2)));
   std::vector<TensorMeta> out;
-  for (ViewGeometry& g : splits) {
+  for (SymViewGeometry& g : splits) {
     out.push_back(TensorMeta{self.dtype, std::move(g.sizes), self.device});
   }
   return out;
@@ -190,22 +191,22 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
   // Negative pads crop first, as in PyTorch, so cropping past a dim's size
   // fails even where a positive pad on the other side would make up for it.
   bool any_positive = false;
-  Shape sizes = self.sizes;
+  // Padded dims specialize.
+  Shape sizes = self.shape();
   for (int d = rank - padded_dims; d < rank; ++d) {
     const int64_t lo = pad[2 * (rank - d - 1)],
                   hi = pad[2 * (rank - d - 1) + 1];
-    int64_t cropped = self.sizes[d];
+    int64_t cropped = sizes[d];
     for (int64_t p : {lo, hi}) {
       any_positive = any_positive || p > 0;
       if (p < 0 &&
           (__builtin_add_overflow(cropped, p, &cropped) || cropped < 0)) {
-        return ArgError(
-            "pad",
-            absl::StrCat("pads (", lo, ", ", hi, ") crop more than the size ",
-                         self.sizes[d], " of dimension ", d));
+        return ArgError("pad", absl::StrCat("pads (", lo, ", ", hi,
+                                            ") crop more than the size ",
+                                            sizes[d], " of dimension ", d));
       }
     }
-    if (__builtin_add_overflow(self.sizes[d], lo, &sizes[d]) ||
+    if (__builtin_add_overflow(sizes[d], lo, &sizes[d]) ||
         __builtin_add_overflow(sizes[d], hi, &sizes[d])) {
       return ArgError("pad", absl::StrCat("pads (", lo, ", ", hi,
                                           ") overflow dimension ", d));
@@ -219,7 +220,7 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
         return ArgError(
             "pad",
             absl::StrCat(
-                "the input size ", self.sizes[d], " plus pads (",
+                "the input size ", self.sizes[d].ToString(), " plus pads (",
                 pad[2 * (rank - d - 1)], ", ", pad[2 * (rank - d - 1) + 1],
                 ") gives a non-positive output size at dimension ", d));
       }

@@ -19,9 +19,10 @@ namespace {
 MetaFn ViewMeta(ViewOp op) {
   return [op](const MetaArgs& args) -> absl::StatusOr<std::vector<TensorMeta>> {
     TensorMeta self = args.tensor(0);
-    ASSIGN_OR_RETURN(
-        ViewGeometry g,
-        ViewOpGeometry(op, args, self.sizes, ContiguousStrides(self.sizes)));
+    const SymShape strides = ContiguousStridesOf<SymInt>(self.sizes);
+    ASSIGN_OR_RETURN(SymViewGeometry g,
+                     ViewOpGeometry(op, args, IntsOf<SymInt>(self.sizes),
+                                    IntsOf<SymInt>(strides)));
     return std::vector<TensorMeta>{
         TensorMeta{self.dtype, std::move(g.sizes), self.device}};
   };

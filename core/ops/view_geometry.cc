@@ -22,9 +22,42 @@ absl::StatusOr<int> WrapDim(absl::string_view arg, int64_t dim, int rank) {
   return *wrapped;
 }
 
+// The few operations that differ between int64_t and SymInt.
+std::string Str(int64_t v) { return absl::StrCat(v); }
+std::string Str(const SymInt& v) { return v.ToString(); }
+int64_t HintOf(int64_t v) { return v; }
+int64_t HintOf(const SymInt& v) { return v.hint(); }
+int64_t Div(int64_t a, int64_t b) { return a / b; }
+SymInt Div(const SymInt& a, const SymInt& b) { return SymFloorDiv(a, b); }
+int64_t Rem(int64_t a, int64_t b) { return a % b; }
+SymInt Rem(const SymInt& a, const SymInt& b) { return SymMod(a, b); }
+// acc *= v; true if the (hint) product overflows int64.
+bool MulOverflows(int64_t& acc, int64_t v) {
+  return __builtin_mul_overflow(acc, v, &acc);
+}
+bool MulOverflows(SymInt& acc, const SymInt& v) {
+  int64_t hint;
+  const bool overflow = __builtin_mul_overflow(acc.hint(), v.hint(), &hint);
+  acc = acc * v;
+  return overflow;
+}
+
 }  // namespace
 
-absl::StatusOr<Shape> InferViewSize(IntSpan size, int64_t numel) {
+template <typename I>
+absl::InlinedVector<I, 6> ContiguousStridesOf(IntsOf<I> sizes) {
+  absl::InlinedVector<I, 6> strides(sizes.size());
+  I s = 1;
+  for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    if (sizes[i] > 1) s = s * sizes[i];
+  }
+  return strides;
+}
+
+template <typename I>
+absl::StatusOr<absl::InlinedVector<I, 6>> InferViewSize(IntsOf<I> size,
+                                                        I numel) {
   std::optional<size_t> infer_dim;
   bool has_zero = false;
   for (size_t d = 0; d < size.size(); ++d) {
@@ -35,28 +68,26 @@ absl::StatusOr<Shape> InferViewSize(IntSpan size, int64_t numel) {
       infer_dim = d;
     } else if (size[d] < 0) {
       return ArgError("size",
-                      absl::StrCat("invalid shape dimension ", size[d]));
+                      absl::StrCat("invalid shape dimension ", Str(size[d])));
     }
     has_zero = has_zero || size[d] == 0;
   }
   // A product that overflows int64 cannot equal any real numel; a zero makes
   // the product zero whatever the other sizes are.
-  int64_t known = 1;
+  I known = 1;
   bool overflow = false;
-  for (int64_t s : size) {
-    if (s != -1 && !has_zero) {
-      overflow = overflow || __builtin_mul_overflow(known, s, &known);
-    }
+  for (const I& s : size) {
+    if (s != -1 && !has_zero) overflow = MulOverflows(known, s) || overflow;
   }
   if (has_zero) known = 0;
-  Shape out(size.begin(), size.end());
+  absl::InlinedVector<I, 6> out(size.begin(), size.end());
   const bool fits =
-      !overflow && (numel == known ||
-                    (infer_dim.has_value() && known > 0 && numel % known == 0));
+      !overflow && (numel == known || (infer_dim.has_value() && known > 0 &&
+                                       Rem(numel, known) == 0));
   if (!fits) {
-    return ArgError("size",
-                    absl::StrCat("shape '", ShapeToString(size),
-                                 "' is invalid for input of size ", numel));
+    return ArgError(
+        "size", absl::StrCat("shape '", ShapeToString(size),
+                             "' is invalid for input of size ", Str(numel)));
   }
   if (infer_dim.has_value()) {
     if (known == 0) {
@@ -67,42 +98,38 @@ absl::StatusOr<Shape> InferViewSize(IntSpan size, int64_t numel) {
                        " because the unspecified dimension size -1 can be "
                        "any value and is ambiguous"));
     }
-    out[*infer_dim] = numel / known;
+    out[*infer_dim] = Div(numel, known);
   }
   return out;
 }
 
-std::optional<Shape> ComputeViewStrides(IntSpan old_sizes, IntSpan old_strides,
-                                        IntSpan new_sizes) {
-  if (old_sizes.empty()) return Shape(new_sizes.size(), 1);
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
+template <typename I>
+std::optional<absl::InlinedVector<I, 6>> ComputeViewStrides(
+    IntsOf<I> old_sizes, IntsOf<I> old_strides, IntsOf<I> new_sizes) {
+  using Sizes = absl::InlinedVector<I, 6>;
+  if (old_sizes.empty()) return Sizes(new_sizes.size(), I(1));
+  I numel = 1;
+  for (const I& s : old_sizes) numel = numel * s;
   // With no elements strides are arbitrary; NumPy (and PyTorch) keep the old
   // ones when the shape is unchanged and use contiguous ones otherwise.
   if (numel == 0) {
     if (std::equal(old_sizes.begin(), old_sizes.end(), new_sizes.begin(),
                    new_sizes.end())) {
-      return Shape(old_strides.begin(), old_strides.end());
+      return Sizes(old_strides.begin(), old_strides.end());
     }
-    Shape strides(new_sizes.size());
-    int64_t s = 1;
-    for (int d = static_cast<int>(new_sizes.size()) - 1; d >= 0; --d) {
-      strides[d] = s;
-      s *= std::max<int64_t>(new_sizes[d], 1);
-    }
-    return strides;
+    return ContiguousStridesOf<I>(new_sizes);
   }
   // Walk the old dims from the innermost, grouping them into chunks that are
   // contiguous with one another; each chunk must be covered exactly by a run
   // of new dims, which then step through it with the chunk's base stride.
-  Shape new_strides(new_sizes.size());
+  Sizes new_strides(new_sizes.size());
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
-  int64_t chunk_base_stride = old_strides.back();
-  int64_t tensor_numel = 1;
-  int64_t view_numel = 1;
+  I chunk_base_stride = old_strides.back();
+  I tensor_numel = 1;
+  I view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1;
        tensor_d >= 0; --tensor_d) {
-    tensor_numel *= old_sizes[tensor_d];
+    tensor_numel = tensor_numel * old_sizes[tensor_d];
     const bool chunk_ends =
         tensor_d == 0 ||
         (old_sizes[tensor_d - 1] != 1 &&
@@ -111,7 +138,7 @@ std::optional<Shape> ComputeViewStrides(IntSpan old_sizes, IntSpan old_strides,
     while (view_d >= 0 &&
            (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
       new_strides[view_d] = view_numel * chunk_base_stride;
-      view_numel *= new_sizes[view_d];
+      view_numel = view_numel * new_sizes[view_d];
       --view_d;
     }
     if (view_numel != tensor_numel) return std::nullopt;
@@ -125,13 +152,14 @@ std::optional<Shape> ComputeViewStrides(IntSpan old_sizes, IntSpan old_strides,
   return new_strides;
 }
 
-absl::StatusOr<ViewGeometry> ViewAsGeometry(IntSpan sizes, IntSpan strides,
-                                            IntSpan size) {
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  ASSIGN_OR_RETURN(Shape new_sizes, InferViewSize(size, numel));
-  std::optional<Shape> new_strides =
-      ComputeViewStrides(sizes, strides, new_sizes);
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> ViewAsGeometry(IntsOf<I> sizes,
+                                                IntsOf<I> strides,
+                                                IntsOf<I> size) {
+  I numel = 1;
+  for (const I& s : sizes) numel = numel * s;
+  ASSIGN_OR_RETURN(auto new_sizes, InferViewSize<I>(size, numel));
+  auto new_strides = ComputeViewStrides<I>(sizes, strides, new_sizes);
   if (!new_strides.has_value()) {
     return ArgError(
         "size",
@@ -142,11 +170,13 @@ absl::StatusOr<ViewGeometry> ViewAsGeometry(IntSpan sizes, IntSpan strides,
                      " (at least one dimension spans across two contiguous "
                      "subspaces); use reshape instead"));
   }
-  return ViewGeometry{std::move(new_sizes), *std::move(new_strides), 0};
+  return ViewGeometryT<I>{std::move(new_sizes), *std::move(new_strides), 0};
 }
 
-absl::StatusOr<ViewGeometry> PermuteGeometry(IntSpan sizes, IntSpan strides,
-                                             IntSpan dims) {
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> PermuteGeometry(IntsOf<I> sizes,
+                                                 IntsOf<I> strides,
+                                                 IntSpan dims) {
   const int rank = static_cast<int>(sizes.size());
   if (static_cast<int>(dims.size()) != rank) {
     return ArgError("dims", absl::StrCat("got ", dims.size(),
@@ -162,7 +192,7 @@ absl::StatusOr<ViewGeometry> PermuteGeometry(IntSpan sizes, IntSpan strides,
     }
     seen[order[i]] = true;
   }
-  ViewGeometry g;
+  ViewGeometryT<I> g;
   for (int64_t d : order) {
     g.sizes.push_back(sizes[d]);
     g.strides.push_back(strides[d]);
@@ -170,8 +200,10 @@ absl::StatusOr<ViewGeometry> PermuteGeometry(IntSpan sizes, IntSpan strides,
   return g;
 }
 
-absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
-                                            IntSpan target) {
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> ExpandGeometry(IntsOf<I> sizes,
+                                                IntsOf<I> strides,
+                                                IntsOf<I> target) {
   const int64_t ndim = static_cast<int64_t>(target.size());
   const int64_t tensor_dim = static_cast<int64_t>(sizes.size());
   if (ndim < tensor_dim) {
@@ -181,20 +213,20 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
                                  "dimensions in the tensor (",
                                  tensor_dim, ")"));
   }
-  ViewGeometry g;
+  ViewGeometryT<I> g;
   g.sizes.resize(ndim);
   g.strides.resize(ndim);
   for (int64_t i = ndim - 1; i >= 0; --i) {
     const int64_t dim = tensor_dim - (ndim - i);
-    int64_t size = dim >= 0 ? sizes[dim] : 1;
+    I size = dim >= 0 ? sizes[dim] : I(1);
     // A new leading dim of size 1 steps over everything inside it, as in
     // PyTorch; its stride is never used to address memory.
-    int64_t stride = dim >= 0       ? strides[dim]
-                     : i + 1 < ndim ? g.sizes[i + 1] * g.strides[i + 1]
-                                    : 1;
-    int64_t target_size = target[i];
+    I stride = dim >= 0       ? strides[dim]
+               : i + 1 < ndim ? g.sizes[i + 1] * g.strides[i + 1]
+                              : I(1);
+    I target_size = target[i];
     if (target_size < -1) {
-      return ArgError("size", absl::StrCat("invalid size ", target_size,
+      return ArgError("size", absl::StrCat("invalid size ", Str(target_size),
                                            " at dimension ", i));
     }
     if (target_size == -1) {
@@ -211,8 +243,8 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
       if (size != 1) {
         return ArgError(
             "size",
-            absl::StrCat("the expanded size of the tensor (", target_size,
-                         ") must match the existing size (", size,
+            absl::StrCat("the expanded size of the tensor (", Str(target_size),
+                         ") must match the existing size (", Str(size),
                          ") at non-singleton dimension ", i,
                          ". Target sizes: ", ShapeToString(target),
                          ". Tensor sizes: ", ShapeToString(sizes)));
@@ -221,25 +253,28 @@ absl::StatusOr<ViewGeometry> ExpandGeometry(IntSpan sizes, IntSpan strides,
       stride = 0;
     }
     g.sizes[i] = size;
-    g.strides[i] = tensor_dim == 0 ? 0 : stride;
+    g.strides[i] = tensor_dim == 0 ? I(0) : stride;
   }
   return g;
 }
 
-absl::StatusOr<ViewGeometry> UnsqueezeGeometry(IntSpan sizes, IntSpan strides,
-                                               int64_t dim) {
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> UnsqueezeGeometry(IntsOf<I> sizes,
+                                                   IntsOf<I> strides,
+                                                   int64_t dim) {
   const int rank = static_cast<int>(sizes.size());
   ASSIGN_OR_RETURN(int d, WrapDim("dim", dim, rank + 1));
-  ViewGeometry g{Shape(sizes.begin(), sizes.end()),
-                 Shape(strides.begin(), strides.end()), 0};
-  const int64_t stride = d >= rank ? 1 : sizes[d] * strides[d];
-  g.sizes.insert(g.sizes.begin() + d, 1);
+  ViewGeometryT<I> g{
+      {sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, 0};
+  const I stride = d >= rank ? I(1) : sizes[d] * strides[d];
+  g.sizes.insert(g.sizes.begin() + d, I(1));
   g.strides.insert(g.strides.begin() + d, stride);
   return g;
 }
 
-absl::StatusOr<ViewGeometry> SqueezeGeometry(
-    IntSpan sizes, IntSpan strides,
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> SqueezeGeometry(
+    IntsOf<I> sizes, IntsOf<I> strides,
     const std::optional<std::vector<int64_t>>& dims) {
   const int rank = static_cast<int>(sizes.size());
   std::vector<bool> mask(rank, !dims.has_value());
@@ -255,7 +290,7 @@ absl::StatusOr<ViewGeometry> SqueezeGeometry(
       mask[dim] = true;
     }
   }
-  ViewGeometry g;
+  ViewGeometryT<I> g;
   for (int d = 0; d < rank; ++d) {
     if (mask[d] && sizes[d] == 1) continue;
     g.sizes.push_back(sizes[d]);
@@ -264,11 +299,12 @@ absl::StatusOr<ViewGeometry> SqueezeGeometry(
   return g;
 }
 
-absl::StatusOr<ViewGeometry> SliceGeometry(IntSpan sizes, IntSpan strides,
-                                           int64_t dim,
-                                           std::optional<int64_t> start,
-                                           std::optional<int64_t> end,
-                                           int64_t step) {
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> SliceGeometry(IntsOf<I> sizes,
+                                               IntsOf<I> strides, int64_t dim,
+                                               std::optional<I> start,
+                                               std::optional<I> end,
+                                               int64_t step) {
   const int rank = static_cast<int>(sizes.size());
   if (rank == 0) {
     return ArgError("self", "slice() cannot be applied to a 0-dim tensor");
@@ -278,75 +314,118 @@ absl::StatusOr<ViewGeometry> SliceGeometry(IntSpan sizes, IntSpan strides,
     return ArgError("step",
                     absl::StrCat("slice step must be positive, got ", step));
   }
-  const int64_t size = sizes[d];
-  int64_t start_val = start.value_or(0);
-  int64_t end_val = end.value_or(std::numeric_limits<int64_t>::max());
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const I size = sizes[d];
+  I start_val = start.value_or(I(0));
+  I end_val = end.value_or(I(kMax));
   // INT64_MAX is how a traced `x[sys.maxsize:]` spells "no start".
-  if (start_val == std::numeric_limits<int64_t>::max()) start_val = 0;
-  if (start_val < 0) start_val += size;
-  if (end_val < 0) end_val += size;
-  start_val = std::clamp<int64_t>(start_val, 0, size);
-  end_val = std::clamp<int64_t>(end_val, start_val, size);
-  const int64_t len = end_val - start_val;
-  ViewGeometry g{Shape(sizes.begin(), sizes.end()),
-                 Shape(strides.begin(), strides.end()), start_val * strides[d]};
-  g.sizes[d] = len == 0 ? 0 : 1 + (len - 1) / step;
+  if (HintOf(start_val) == kMax) start_val = 0;
+  // Clamp like Python slices; with symbolic sizes each decision is a guard.
+  if (start_val < 0) start_val = start_val + size;
+  if (end_val < 0) end_val = end_val + size;
+  if (start_val < 0) start_val = 0;
+  if (start_val > size) start_val = size;
+  if (HintOf(end_val) == kMax || end_val > size) end_val = size;
+  if (end_val < start_val) end_val = start_val;
+  const I len = end_val - start_val;
+  ViewGeometryT<I> g{{sizes.begin(), sizes.end()},
+                     {strides.begin(), strides.end()},
+                     start_val * strides[d]};
+  g.sizes[d] = step == 1 ? len : len == 0 ? I(0) : 1 + Div(len - 1, I(step));
   g.strides[d] = strides[d] * step;
   return g;
 }
 
-absl::StatusOr<ViewGeometry> SelectGeometry(IntSpan sizes, IntSpan strides,
-                                            int64_t dim, int64_t index) {
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> SelectGeometry(IntsOf<I> sizes,
+                                                IntsOf<I> strides, int64_t dim,
+                                                I index) {
   const int rank = static_cast<int>(sizes.size());
   if (rank == 0) {
     return ArgError("self", "select() cannot be applied to a 0-dim tensor");
   }
   ASSIGN_OR_RETURN(int d, WrapDim("dim", dim, rank));
-  const int64_t size = sizes[d];
+  const I size = sizes[d];
   if (index < -size || index >= size) {
-    return ArgError("index", absl::StrCat("index ", index,
+    return ArgError("index", absl::StrCat("index ", Str(index),
                                           " is out of range for dimension ", d,
-                                          " with size ", size));
+                                          " with size ", Str(size)));
   }
-  if (index < 0) index += size;
-  ViewGeometry g{Shape(sizes.begin(), sizes.end()),
-                 Shape(strides.begin(), strides.end()), index * strides[d]};
+  if (index < 0) index = index + size;
+  ViewGeometryT<I> g{{sizes.begin(), sizes.end()},
+                     {strides.begin(), strides.end()},
+                     index * strides[d]};
   g.sizes.erase(g.sizes.begin() + d);
   g.strides.erase(g.strides.begin() + d);
   return g;
 }
 
-absl::StatusOr<std::vector<ViewGeometry>> SplitWithSizesGeometry(
-    IntSpan sizes, IntSpan strides, IntSpan split_sizes, int64_t dim) {
+template <typename I>
+absl::StatusOr<std::vector<ViewGeometryT<I>>> SplitWithSizesGeometry(
+    IntsOf<I> sizes, IntsOf<I> strides, IntsOf<I> split_sizes, int64_t dim) {
   const int rank = static_cast<int>(sizes.size());
   if (rank == 0) {
     return ArgError("self", "split expects at least a 1-dimensional tensor");
   }
   ASSIGN_OR_RETURN(int d, WrapDim("dim", dim, rank));
-  int64_t total = 0;
-  for (int64_t length : split_sizes) {
+  I total = 0;
+  int64_t hint_total = 0;
+  bool overflow = false;
+  for (const I& length : split_sizes) {
     if (length < 0) {
       return ArgError("split_sizes",
                       absl::StrCat("expected non-negative sizes, got ",
                                    ShapeToString(split_sizes)));
     }
-    if (__builtin_add_overflow(total, length, &total)) break;
+    overflow = overflow ||
+               __builtin_add_overflow(hint_total, HintOf(length), &hint_total);
+    total = total + length;
   }
-  if (total != sizes[d]) {
-    return ArgError("split_sizes",
-                    absl::StrCat("expected sizes that sum exactly to ",
-                                 sizes[d], " (the input's size at dimension ",
-                                 d, "), got ", ShapeToString(split_sizes)));
+  if (overflow || total != sizes[d]) {
+    return ArgError(
+        "split_sizes",
+        absl::StrCat("expected sizes that sum exactly to ", Str(sizes[d]),
+                     " (the input's size at dimension ", d, "), got ",
+                     ShapeToString(split_sizes)));
   }
-  std::vector<ViewGeometry> splits;
-  int64_t start = 0;
-  for (int64_t length : split_sizes) {
-    ASSIGN_OR_RETURN(ViewGeometry g, SliceGeometry(sizes, strides, d, start,
-                                                   start + length, 1));
+  std::vector<ViewGeometryT<I>> splits;
+  I start = 0;
+  for (const I& length : split_sizes) {
+    ASSIGN_OR_RETURN(
+        ViewGeometryT<I> g,
+        SliceGeometry<I>(sizes, strides, d, start, start + length, 1));
     splits.push_back(std::move(g));
-    start += length;
+    start = start + length;
   }
   return splits;
 }
+
+#define GJ_INSTANTIATE_VIEW_GEOMETRY(I)                                    \
+  template absl::InlinedVector<I, 6> ContiguousStridesOf<I>(IntsOf<I>);    \
+  template absl::StatusOr<absl::InlinedVector<I, 6>> InferViewSize<I>(     \
+      IntsOf<I>, I);                                                       \
+  template std::optional<absl::InlinedVector<I, 6>> ComputeViewStrides<I>( \
+      IntsOf<I>, IntsOf<I>, IntsOf<I>);                                    \
+  template absl::StatusOr<ViewGeometryT<I>> ViewAsGeometry<I>(             \
+      IntsOf<I>, IntsOf<I>, IntsOf<I>);                                    \
+  template absl::StatusOr<ViewGeometryT<I>> PermuteGeometry<I>(            \
+      IntsOf<I>, IntsOf<I>, IntSpan);                                      \
+  template absl::StatusOr<ViewGeometryT<I>> ExpandGeometry<I>(             \
+      IntsOf<I>, IntsOf<I>, IntsOf<I>);                                    \
+  template absl::StatusOr<ViewGeometryT<I>> UnsqueezeGeometry<I>(          \
+      IntsOf<I>, IntsOf<I>, int64_t);                                      \
+  template absl::StatusOr<ViewGeometryT<I>> SqueezeGeometry<I>(            \
+      IntsOf<I>, IntsOf<I>, const std::optional<std::vector<int64_t>>&);   \
+  template absl::StatusOr<ViewGeometryT<I>> SliceGeometry<I>(              \
+      IntsOf<I>, IntsOf<I>, int64_t, std::optional<I>, std::optional<I>,   \
+      int64_t);                                                            \
+  template absl::StatusOr<ViewGeometryT<I>> SelectGeometry<I>(             \
+      IntsOf<I>, IntsOf<I>, int64_t, I);                                   \
+  template absl::StatusOr<std::vector<ViewGeometryT<I>>>                   \
+      SplitWithSizesGeometry<I>(IntsOf<I>, IntsOf<I>, IntsOf<I>, int64_t);
+
+GJ_INSTANTIATE_VIEW_GEOMETRY(int64_t)
+GJ_INSTANTIATE_VIEW_GEOMETRY(SymInt)
+#undef GJ_INSTANTIATE_VIEW_GEOMETRY
 
 }  // namespace guardjit

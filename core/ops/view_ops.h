@@ -48,31 +48,39 @@ inline constexpr ViewOpDef kViewOps[] = {
      "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"},
 };
 
-// The geometry of `op` applied to a tensor laid out as (`sizes`, `strides`).
-template <typename T>
-absl::StatusOr<ViewGeometry> ViewOpGeometry(ViewOp op, const BoundArgs<T>& a,
-                                            IntSpan sizes, IntSpan strides) {
+// The geometry of `op` applied to a tensor laid out as (`sizes`, `strides`),
+// in the integer type of `T`'s arguments (SymInt for shape inference).
+template <typename T, typename I = typename BoundArgs<T>::Int>
+absl::StatusOr<ViewGeometryT<I>> ViewOpGeometry(ViewOp op,
+                                                const BoundArgs<T>& a,
+                                                IntsOf<I> sizes,
+                                                IntsOf<I> strides) {
   switch (op) {
-    case ViewOp::kView:
-      return ViewAsGeometry(sizes, strides, a.int_list(1));
+    case ViewOp::kView: {
+      const std::vector<I> size = a.sym_int_list(1);
+      return ViewAsGeometry<I>(sizes, strides, size);
+    }
     case ViewOp::kPermute:
-      return PermuteGeometry(sizes, strides, a.int_list(1));
-    case ViewOp::kExpand:
-      return ExpandGeometry(sizes, strides, a.int_list(1));
+      return PermuteGeometry<I>(sizes, strides, a.int_list(1));
+    case ViewOp::kExpand: {
+      const std::vector<I> size = a.sym_int_list(1);
+      return ExpandGeometry<I>(sizes, strides, size);
+    }
     case ViewOp::kUnsqueeze:
-      return UnsqueezeGeometry(sizes, strides, a.int_arg(1));
+      return UnsqueezeGeometry<I>(sizes, strides, a.int_arg(1));
     case ViewOp::kSqueeze:
-      return SqueezeGeometry(sizes, strides, std::nullopt);
+      return SqueezeGeometry<I>(sizes, strides, std::nullopt);
     case ViewOp::kSqueezeDim:
-      return SqueezeGeometry(sizes, strides,
-                             std::vector<int64_t>{a.int_arg(1)});
+      return SqueezeGeometry<I>(sizes, strides,
+                                std::vector<int64_t>{a.int_arg(1)});
     case ViewOp::kSqueezeDims:
-      return SqueezeGeometry(sizes, strides, a.int_list(1));
+      return SqueezeGeometry<I>(sizes, strides, a.int_list(1));
     case ViewOp::kSlice:
-      return SliceGeometry(sizes, strides, a.int_arg(1), a.optional_int(2),
-                           a.optional_int(3), a.int_arg(4));
+      return SliceGeometry<I>(sizes, strides, a.int_arg(1),
+                              a.optional_sym_int(2), a.optional_sym_int(3),
+                              a.int_arg(4));
     case ViewOp::kSelect:
-      return SelectGeometry(sizes, strides, a.int_arg(1), a.int_arg(2));
+      return SelectGeometry<I>(sizes, strides, a.int_arg(1), a.sym_int(2));
   }
   return absl::InternalError("unknown view op");
 }

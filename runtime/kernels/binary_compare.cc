@@ -77,13 +77,13 @@ KernelFn BitwiseKernel(Op op) {
 
 absl::StatusOr<Tensors> WhereKernel(const KernelArgs& args, Metas out) {
   const TensorMeta& meta = out[0];
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(meta.dtype, meta.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(meta.dtype, meta.shape()));
   ASSIGN_OR_RETURN(Tensor condition,
-                   CastAndExpand(args.tensor(0), DType::kBool, meta.sizes));
+                   CastAndExpand(args.tensor(0), DType::kBool, meta.shape()));
   ASSIGN_OR_RETURN(Tensor self,
-                   CastAndExpand(args.tensor(1), meta.dtype, meta.sizes));
+                   CastAndExpand(args.tensor(1), meta.dtype, meta.shape()));
   ASSIGN_OR_RETURN(Tensor other,
-                   CastAndExpand(args.tensor(2), meta.dtype, meta.sizes));
+                   CastAndExpand(args.tensor(2), meta.dtype, meta.shape()));
   VisitDType(meta.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     MapElements<T, bool, T, T>(

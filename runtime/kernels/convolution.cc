@@ -222,10 +222,10 @@ absl::StatusOr<std::vector<Tensor>> ConvolutionKernel(
   const DType acc_dtype =
       out_dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
 
-  ASSIGN_OR_RETURN(Tensor acc_out, Tensor::Zeros(acc_dtype, out[0].sizes));
+  ASSIGN_OR_RETURN(Tensor acc_out, Tensor::Zeros(acc_dtype, out[0].shape()));
   if (acc_out.numel() > 0) {
     if (bias.has_value()) CopyInto(acc_out, ChannelView(*bias, acc_out.dim()));
-    const Geometry geo = MakeGeometry(args, input, weight, out[0].sizes);
+    const Geometry geo = MakeGeometry(args, input, weight, out[0].shape());
     ASSIGN_OR_RETURN(Tensor w, CastIfNeeded(weight, acc_dtype));
     ASSIGN_OR_RETURN(w, Contiguous(w));
     absl::Status status = VisitDType(out_dtype, [&](auto tag) -> absl::Status {

@@ -39,7 +39,7 @@ absl::Status CheckCpu(const KernelArgs& args, int device_index) {
 
 absl::StatusOr<std::vector<Tensor>> Filled(const TensorMeta& meta,
                                            const Scalar& value) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(meta.dtype, meta.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(meta.dtype, meta.shape()));
   VisitDType(meta.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::fill_n(result.data_as<T>(), result.numel(), ScalarTo<T>(value));
@@ -111,7 +111,8 @@ KernelFn ArangeKernel(ArangeLayout at) {
         at.start >= 0 ? args.scalar(at.start) : Scalar(int64_t{0});
     const Scalar step =
         at.step >= 0 ? args.scalar(at.step) : Scalar(int64_t{1});
-    ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].sizes));
+    ASSIGN_OR_RETURN(Tensor result,
+                     Tensor::Empty(out[0].dtype, out[0].shape()));
     VisitDType(out[0].dtype, [&](auto tag) {
       FillRange<typename decltype(tag)::type>(result, start, step);
     });

@@ -58,7 +58,7 @@ absl::StatusOr<std::vector<Tensor>> IndexSelectKernel(
   Tensor self = args.tensor(0);
   Tensor index = args.tensor(2);
   ASSIGN_OR_RETURN(Tensor out,
-                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
   if (self.dim() == 0) {
     // A 0-dim tensor is indexed like a 1-element vector.
     RETURN_IF_ERROR(LoadIndices(index, "index", 0, 1).status());
@@ -78,7 +78,7 @@ absl::StatusOr<std::vector<Tensor>> EmbeddingKernel(
   ASSIGN_OR_RETURN(std::vector<int64_t> indices,
                    LoadIndices(args.tensor(1), "indices", 0, weight.size(0)));
   ASSIGN_OR_RETURN(Tensor out,
-                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
   // Rows of the output in the indices' row-major order.
   const int64_t n = static_cast<int64_t>(indices.size());
   const int64_t width = weight.size(1);
@@ -91,7 +91,7 @@ absl::StatusOr<std::vector<Tensor>> GatherKernel(
   Tensor self = args.tensor(0);
   Tensor index = args.tensor(2);
   ASSIGN_OR_RETURN(Tensor out,
-                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
   if (out.numel() == 0) return std::vector<Tensor>{out};
   // 0-dim operands take part as 1-D tensors of one element.
   if (self.dim() == 0) self = self.AsStrided({1}, {0});

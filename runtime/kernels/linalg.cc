@@ -14,7 +14,7 @@ namespace {
 
 absl::StatusOr<std::vector<Tensor>> MmKernel(const KernelArgs& args,
                                              absl::Span<const TensorMeta> out) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].shape()));
   RETURN_IF_ERROR(BatchedGemm(
       AsBatchOfOne(args.tensor(0)), AsBatchOfOne(args.tensor(1)),
       AsBatchOfOne(result), Scalar(int64_t{1}), Scalar(int64_t{0})));
@@ -23,7 +23,7 @@ absl::StatusOr<std::vector<Tensor>> MmKernel(const KernelArgs& args,
 
 absl::StatusOr<std::vector<Tensor>> BmmKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].shape()));
   RETURN_IF_ERROR(BatchedGemm(args.tensor(0), args.tensor(1), result,
                               Scalar(int64_t{1}), Scalar(int64_t{0})));
   return std::vector<Tensor>{result};
@@ -33,7 +33,7 @@ absl::StatusOr<std::vector<Tensor>> AddmmKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out) {
   const Scalar beta = args.scalar(3);
   const Scalar alpha = args.scalar(4);
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].shape()));
   // With beta == 0 self is not read at all (its NaNs do not propagate).
   if (beta.to_double() != 0.0) CopyInto(result, args.tensor(0));
   RETURN_IF_ERROR(BatchedGemm(AsBatchOfOne(args.tensor(1)),

@@ -47,7 +47,7 @@ Outputs SoftmaxKernel(const KernelArgs& args,
   if (self.dim() > 0) mask[dim] = true;
   ASSIGN_OR_RETURN(ReductionRows rows,
                    ToReductionRows(self, mask, DType::kFloat64));
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out[0].dtype, out[0].shape()));
   // Rows come out with the softmax dim last; write them through the same
   // permutation of the result.
   const Tensor target = MoveDimsLast(result, mask);
@@ -84,8 +84,8 @@ Outputs LayerNormKernel(const KernelArgs& args,
   const std::vector<double>& weight = params[0];
   const std::vector<double>& bias = params[1];
   ASSIGN_OR_RETURN(Tensor y, Tensor::Empty(DType::kFloat64, input.sizes()));
-  ASSIGN_OR_RETURN(Tensor mean, Tensor::Empty(DType::kFloat64, out[1].sizes));
-  ASSIGN_OR_RETURN(Tensor rstd, Tensor::Empty(DType::kFloat64, out[1].sizes));
+  ASSIGN_OR_RETURN(Tensor mean, Tensor::Empty(DType::kFloat64, out[1].shape()));
+  ASSIGN_OR_RETURN(Tensor rstd, Tensor::Empty(DType::kFloat64, out[1].shape()));
   for (int64_t r = 0; r < mean.numel(); ++r) {
     double m = 0.0;
     double rs = std::numeric_limits<double>::quiet_NaN();

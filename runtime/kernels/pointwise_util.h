@@ -93,10 +93,11 @@ using Repeat = T;
 template <size_t N, typename MakeOp>
 absl::StatusOr<Tensor> MapPointwise(const Tensor (&inputs)[N], DType compute,
                                     const TensorMeta& out, MakeOp&& make_op) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
   Tensor operands[N];
   for (size_t i = 0; i < N; ++i) {
-    ASSIGN_OR_RETURN(operands[i], CastAndExpand(inputs[i], compute, out.sizes));
+    ASSIGN_OR_RETURN(operands[i],
+                     CastAndExpand(inputs[i], compute, out.shape()));
   }
   absl::Status status = VisitDType(compute, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;

@@ -111,7 +111,7 @@ double Variance(absl::Span<const T> row, double correction) {
 // size-1 dims).
 template <typename T, typename Out, typename F>
 Outputs ReduceRows(const ReductionRows& rows, const TensorMeta& out, F reduce) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
   Out* dst = result.data_as<Out>();
   for (int64_t o = 0; o < rows.outer; ++o) dst[o] = reduce(rows.row<T>(o));
   return std::vector<Tensor>{result};

@@ -22,7 +22,7 @@ namespace {
 absl::StatusOr<std::vector<Tensor>> CatKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out_meta) {
   ASSIGN_OR_RETURN(Tensor out,
-                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
   // 1-D empty inputs are skipped, as the shape rule did.
   auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; };
   std::vector<Tensor> tensors = args.tensor_list(0);
@@ -54,9 +54,10 @@ absl::StatusOr<std::vector<Tensor>> CopyKernel(
 absl::StatusOr<std::vector<Tensor>> SplitWithSizesKernel(
     const KernelArgs& args, absl::Span<const TensorMeta>) {
   Tensor self = args.tensor(0);
-  ASSIGN_OR_RETURN(std::vector<ViewGeometry> splits,
-                   SplitWithSizesGeometry(self.sizes(), self.strides(),
-                                          args.int_list(1), args.int_arg(2)));
+  ASSIGN_OR_RETURN(
+      std::vector<ViewGeometry> splits,
+      SplitWithSizesGeometry<int64_t>(self.sizes(), self.strides(),
+                                      args.int_list(1), args.int_arg(2)));
   std::vector<Tensor> out;
   for (const ViewGeometry& g : splits) {
     out.push_back(self.AsStrided(g.sizes, g.strides, g.offset));
@@ -99,7 +100,7 @@ absl::StatusOr<std::vector<Tensor>> ConstantPadKernel(
     return std::vector<Tensor>{copy};
   }
   ASSIGN_OR_RETURN(Tensor out,
-                   Tensor::Empty(out_meta[0].dtype, out_meta[0].sizes));
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
   Fill(out, args.scalar(2));
   int64_t out_offset = 0;
   for (int d = 0; d < rank; ++d) out_offset += out_start[d] * out.stride(d);

@@ -56,7 +56,7 @@ template <int kTypes, typename Fn>
 absl::StatusOr<Tensor> MapSameDType(const Tensor& self, const TensorMeta& out,
                                     const Fn& fn) {
   ASSIGN_OR_RETURN(Tensor in, CastIfNeeded(self, out.dtype));
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
   const bool supported = VisitDType(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr ((CategoryOf<T>() & kTypes) != 0) {
@@ -77,7 +77,7 @@ absl::StatusOr<Tensor> MapSameDType(const Tensor& self, const TensorMeta& out,
 template <typename Fn>
 absl::StatusOr<Tensor> MapToBool(const Tensor& self, const TensorMeta& out,
                                  const Fn& fn) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(DType::kBool, out.sizes));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(DType::kBool, out.shape()));
   VisitDType(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     MapElements<bool, T>(

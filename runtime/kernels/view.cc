@@ -31,9 +31,9 @@ KernelFn ViewKernel(ViewOp op) {
 absl::StatusOr<std::vector<Tensor>> UnsafeViewKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out) {
   Tensor self = args.tensor(0);
-  IntSpan sizes = out[0].sizes;
+  const Shape sizes = out[0].shape();
   if (std::optional<Shape> strides =
-          ComputeViewStrides(self.sizes(), self.strides(), sizes)) {
+          ComputeViewStrides<int64_t>(self.sizes(), self.strides(), sizes)) {
     return std::vector<Tensor>{self.AsStrided(sizes, *strides)};
   }
   ASSIGN_OR_RETURN(Tensor copy, Contiguous(self));
