@@ -8,14 +8,28 @@
 #include "absl/status/statusor.h"
 #include "core/executable.h"
 #include "core/graph.h"
+#include "core/shape_inference.h"
 #include "core/tensor_meta.h"
 
 namespace guardjit {
 
-// The graph specialized to one cache entry: each input's dtype and sizes.
-// (Symbolic dims arrive with dynamic shapes; a static entry fixes them all.)
+// Where a call supplies a symbol's value: inputs[input].sizes[dim].
+struct SymbolSource {
+  int input = 0;
+  int dim = 0;
+};
+
+// The graph specialized to one cache entry: each input's dtype and sizes,
+// which are symbols s0, s1, ... where the entry is dynamic. `meta` is every
+// value's metadata over those symbols (empty: the compiler infers it from
+// `inputs`). A dynamic entry's executable serves every call its guards
+// accept: it reads symbol i from symbols[i] on each call.
 struct Specialization {
   std::vector<TensorMeta> inputs;
+  GraphMeta meta;
+  std::vector<SymbolSource> symbols;
+
+  bool dynamic() const { return !symbols.empty(); }
 };
 
 // How core reaches a backend (DESIGN.md: core talks to a Compiler interface
@@ -23,8 +37,8 @@ struct Specialization {
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  // Compiles `graph` for `spec`; errors name the node (unsupported op,
-  // shapes the graph rejects).
+  // Compiles `graph` (already specialized: no cond nodes left) for `spec`;
+  // errors name the node (unsupported op, shapes the graph rejects).
   virtual absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::shared_ptr<const Graph> graph, const Specialization& spec) = 0;
   // The eager interpreter, for calls past the recompile limit.

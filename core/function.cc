@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/logging.h"
+#include "core/specializer.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
@@ -33,11 +34,14 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "recompile_limit must be >= 0, got ", options.recompile_limit));
   }
-  if (options.dynamic == DynamicMode::kDynamic) {
-    return absl::UnimplementedError(
-        "dynamic=dynamic needs symbolic shapes, which are not implemented yet; "
-        "use auto or "
-        "static");
+  for (const DynamicDim& d : options.mark_dynamic) {
+    if (d.input < 0 || d.input >= static_cast<int>(graph->inputs().size()) ||
+        d.dim < 0 || d.min < 0 || d.min > d.max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "mark_dynamic(input ", d.input, ", dim ", d.dim, ", min ", d.min,
+          ", max ", d.max, "): the graph has ", graph->inputs().size(),
+          " inputs; dims and ranges must be non-negative with min <= max"));
+    }
   }
   if (options.name.empty()) options.name = graph->name();
   return std::unique_ptr<Function>(
@@ -121,14 +125,27 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
             absl::StrJoin(failures, "\n    - ")));
   }
 
-  Specialization spec;
-  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
   auto start = Clock::now();
+  ASSIGN_OR_RETURN(const std::vector<DynamicDim> dynamic, DynamicDims(call));
+  ShapeEnv env;
+  SymbolicInputs symbolic;
+  SpecializedGraph specialized;
+  {
+    ShapeEnv::Scope scope(&env);
+    symbolic = MakeSymbolicInputs(input_names_, call, dynamic, env);
+    ASSIGN_OR_RETURN(specialized, SpecializeGraph(graph_, symbolic.metas));
+  }
+  Specialization spec;
+  spec.inputs = symbolic.metas;
+  spec.meta = std::move(specialized.meta);
+  for (const SymbolInfo& s : env.symbols()) {
+    spec.symbols.push_back({s.input, s.dim});
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                   compiler_->Compile(graph_, spec));
+                   compiler_->Compile(specialized.graph, spec));
   auto entry = std::make_unique<CacheEntry>(
-      static_cast<int>(entries_.size()), GuardTree::Static(input_names_, call),
-      std::move(executable));
+      static_cast<int>(entries_.size()),
+      MakeGuardTree(call, std::move(symbolic), env), std::move(executable));
   entry->compile_ms = MillisSince(start);
   entry->reason = reason;
   entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1);
@@ -146,6 +163,62 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   table_.store(tables_.back().get(), std::memory_order_release);
   lock.unlock();
   return raw->executable->Run(inputs);
+}
+
+absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
+    const CallSignature& call) {
+  std::vector<DynamicDim> out;
+  if (options_.dynamic == DynamicMode::kStatic) return out;
+  for (const DynamicDim& d : options_.mark_dynamic) {
+    if (d.dim >= call.inputs[d.input].rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "mark_dynamic names dim ", d.dim, " of input '",
+          input_names_[d.input], "', which has rank ",
+          call.inputs[d.input].rank));
+    }
+    out.push_back(d);
+  }
+  auto marked = [&](int i, int d) {
+    for (const DynamicDim& m : out) {
+      if (m.input == i && m.dim == d) return true;
+    }
+    return false;
+  };
+  if (options_.dynamic == DynamicMode::kAuto) {
+    // Automatic dynamic: a dim whose size differs from the first compile's
+    // becomes (and stays) symbolic.
+    if (first_sizes_.empty()) {
+      for (const InputView& v : call.inputs) {
+        first_sizes_.emplace_back(v.sizes, v.sizes + v.rank);
+      }
+    } else {
+      for (size_t i = 0; i < call.inputs.size(); ++i) {
+        const InputView& v = call.inputs[i];
+        if (v.rank != static_cast<int>(first_sizes_[i].size())) continue;
+        for (int d = 0; d < v.rank; ++d) {
+          if (v.sizes[d] != first_sizes_[i][d] &&
+              auto_dynamic_.insert({static_cast<int>(i), d}).second &&
+              LogEnabled(LogTopic::kRecompiles)) {
+            Log(LogTopic::kRecompiles,
+                absl::StrCat("automatic dynamic ", input_names_[i], ".size()[",
+                             d, "]: ", first_sizes_[i][d],
+                             " != ", v.sizes[d]));
+          }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    for (int d = 0; d < call.inputs[i].rank; ++d) {
+      const bool dynamic =
+          options_.dynamic == DynamicMode::kDynamic ||
+          auto_dynamic_.contains({static_cast<int>(i), d});
+      if (dynamic && !marked(static_cast<int>(i), d)) {
+        out.push_back({static_cast<int>(i), d});
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<CacheEntry*> Function::EntriesMostRecentFirst() const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/cache_entry.h"
@@ -66,6 +67,10 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call);
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
+  // The dims to make symbolic on this compile (mark_dynamic, dynamic mode,
+  // automatic dynamic). Called under the compile lock.
+  absl::StatusOr<std::vector<DynamicDim>> DynamicDims(
+      const CallSignature& call);
 
   const std::shared_ptr<const Graph> graph_;
   const std::shared_ptr<Compiler> compiler_;
@@ -85,6 +90,10 @@ class Function {
   std::unique_ptr<Executable> fallback_;
   RecompilePolicy policy_;
   double compile_ms_total_ = 0;
+  // Automatic dynamic state: the first compile's sizes and the dims that
+  // changed since.
+  std::vector<std::vector<int64_t>> first_sizes_;
+  absl::flat_hash_set<std::pair<int, int>> auto_dynamic_;
 };
 
 }  // namespace guardjit

@@ -32,10 +32,11 @@ const char* PyBool(bool b) { return b ? "True" : "False"; }
 }  // namespace
 
 GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
-                     std::vector<int> alias_of)
+                     std::vector<int> alias_of, SymbolicGuards symbolic)
     : ambient_(ambient),
       tensors_(std::move(tensors)),
-      alias_of_(std::move(alias_of)) {
+      alias_of_(std::move(alias_of)),
+      symbolic_(std::move(symbolic)) {
   uint64_t h = Mix(0, ambient_.Bits());
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
@@ -105,8 +106,94 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
     if ((c.stride ? v.strides : v.sizes)[c.dim] != c.value) return false;
   }
   // An empty span means the caller checks aliasing itself (Check()).
-  return alias_of.empty() ||
-         std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin());
+  if (!alias_of.empty() &&
+      !std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin())) {
+    return false;
+  }
+  if (symbolic_.empty()) return true;
+  constexpr int kStackSymbols = 16;
+  int64_t stack_values[kStackSymbols];
+  std::vector<int64_t> heap_values;
+  absl::Span<int64_t> values;
+  if (symbolic_.num_symbols() <= kStackSymbols) {
+    values = absl::Span<int64_t>(stack_values, symbolic_.num_symbols());
+  } else {
+    heap_values.resize(symbolic_.num_symbols());
+    values = absl::MakeSpan(heap_values);
+  }
+  return CheckSymbolic(call, values, nullptr);
+}
+
+std::string GuardTree::Expr(const SymExpr& e) const {
+  return e.ToString([&](int s) { return symbolic_.symbol_names[s]; });
+}
+
+bool GuardTree::CheckSymbolic(const CallSignature& call,
+                              absl::Span<int64_t> values,
+                              std::string* reason) const {
+  // Bindings are ordered so that each symbol's first one binds it.
+  uint64_t bound_small = 0;  // bit per symbol below 64
+  std::vector<bool> bound_large;
+  auto is_bound = [&](int s) {
+    if (s < 64) return ((bound_small >> s) & 1) != 0;
+    return s - 64 < static_cast<int>(bound_large.size()) &&
+           bound_large[s - 64];
+  };
+  auto bind = [&](int s) {
+    if (s < 64) {
+      bound_small |= uint64_t{1} << s;
+    } else {
+      if (bound_large.size() <= static_cast<size_t>(s - 64))
+        bound_large.resize(s - 63);
+      bound_large[s - 64] = true;
+    }
+  };
+  for (const SymbolicGuards::DimBinding& b : symbolic_.dims) {
+    const int64_t size = call.inputs[b.input].sizes[b.dim];
+    if (!is_bound(b.symbol)) {
+      values[b.symbol] = size;
+      bind(b.symbol);
+    } else if (values[b.symbol] != size) {
+      if (reason != nullptr) {
+        *reason = absl::StrCat(symbolic_.symbol_names[b.symbol], " == ",
+                               tensors_[b.input].name, ".size()[", b.dim,
+                               "] (", values[b.symbol], " vs ", size, ")");
+      }
+      return false;
+    }
+  }
+  for (const SymbolicGuards::StrideCheck& c : symbolic_.strides) {
+    const int64_t want = c.expr.Evaluate(values);
+    const int64_t got = call.inputs[c.input].strides[c.dim];
+    if (want != got) {
+      if (reason != nullptr) {
+        *reason = absl::StrCat("tensor '", tensors_[c.input].name,
+                               "' stride mismatch at index ", c.dim,
+                               ". expected ", Expr(c.expr), " = ", want,
+                               ", actual ", got);
+      }
+      return false;
+    }
+  }
+  for (const ShapeGuard& g : symbolic_.shape_guards) {
+    const int64_t lhs = g.lhs.Evaluate(values), rhs = g.rhs.Evaluate(values);
+    if (!EvalRel(g.rel, lhs, rhs)) {
+      if (reason != nullptr) {
+        std::string where;
+        for (size_t s = 0; s < symbolic_.symbol_names.size(); ++s) {
+          if (g.lhs.Mentions(static_cast<int>(s)) ||
+              g.rhs.Mentions(static_cast<int>(s))) {
+            absl::StrAppend(&where, where.empty() ? "" : ", ",
+                            symbolic_.symbol_names[s], " = ", values[s]);
+          }
+        }
+        *reason = absl::StrCat(Expr(g.lhs), " ", SymRelName(g.rel), " ",
+                               Expr(g.rhs), "  # ", where);
+      }
+      return false;
+    }
+  }
+  return true;
 }
 
 std::optional<std::string> GuardTree::FailureReason(
@@ -180,12 +267,22 @@ std::optional<std::string> GuardTree::FailureReason(
                         "' is no longer the same tensor as '",
                         tensors_[alias_of_[i]].name, "'");
   }
+  if (!symbolic_.empty()) {
+    std::vector<int64_t> values(symbolic_.num_symbols());
+    std::string reason;
+    if (!CheckSymbolic(call, absl::MakeSpan(values), &reason)) return reason;
+  }
   return std::nullopt;
 }
 
 int GuardTree::num_guards() const {
-  // Ambient guards, then TENSOR_MATCH and NO_TENSOR_ALIASING per input.
-  return 2 + 2 * static_cast<int>(tensors_.size());
+  // Ambient guards, then TENSOR_MATCH and NO_TENSOR_ALIASING per input, then
+  // duck-sizing equalities, symbolic strides and shape guards.
+  int n = 2 + 2 * static_cast<int>(tensors_.size());
+  n += static_cast<int>(symbolic_.dims.size()) - symbolic_.num_symbols();
+  n += static_cast<int>(symbolic_.strides.size() +
+                        symbolic_.shape_guards.size());
+  return n;
 }
 
 std::string GuardTree::Dump() const {
@@ -217,6 +314,25 @@ std::string GuardTree::Dump() const {
       absl::StrAppend(&out, "| | +- NO_TENSOR_ALIASING: check_no_aliasing(",
                       absl::StrJoin(distinct, ", "), ")\n");
     }
+  }
+  // Shape guards last, as Dynamo prints its symbolic-shape LAMBDA_GUARDs.
+  std::vector<bool> seen(symbolic_.num_symbols(), false);
+  for (const SymbolicGuards::DimBinding& b : symbolic_.dims) {
+    if (!seen[b.symbol]) {
+      seen[b.symbol] = true;
+      continue;
+    }
+    absl::StrAppend(&out, "| +- LAMBDA_GUARD: ", tensors_[b.input].name,
+                    ".size()[", b.dim,
+                    "] == ", symbolic_.symbol_names[b.symbol], "\n");
+  }
+  for (const SymbolicGuards::StrideCheck& c : symbolic_.strides) {
+    absl::StrAppend(&out, "| +- LAMBDA_GUARD: ", tensors_[c.input].name,
+                    ".stride()[", c.dim, "] == ", Expr(c.expr), "\n");
+  }
+  for (const ShapeGuard& g : symbolic_.shape_guards) {
+    absl::StrAppend(&out, "| +- LAMBDA_GUARD: ", Expr(g.lhs), " ",
+                    SymRelName(g.rel), " ", Expr(g.rhs), "\n");
   }
   return out;
 }

@@ -11,6 +11,8 @@
 #include "core/call_signature.h"
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/shape_env.h"
+#include "core/sym_expr.h"
 
 namespace guardjit {
 
@@ -27,6 +29,30 @@ struct TensorGuard {
   int rank() const { return static_cast<int>(sizes.size()); }
 };
 
+// What a dynamic entry checks beyond TENSOR_MATCH's static fields: each
+// symbol is read from the first input dim bound to it (later dims bound to
+// the same symbol must equal it: duck sizing), symbolic strides must equal
+// their expressions, and every shape guard must hold.
+struct SymbolicGuards {
+  struct DimBinding {
+    int32_t input;
+    int16_t dim;
+    int32_t symbol;
+  };
+  struct StrideCheck {
+    int32_t input;
+    int16_t dim;
+    SymExpr expr;
+  };
+  std::vector<std::string> symbol_names;  // sources: "x.size()[0]"
+  std::vector<DimBinding> dims;
+  std::vector<StrideCheck> strides;
+  std::vector<ShapeGuard> shape_guards;
+
+  int num_symbols() const { return static_cast<int>(symbol_names.size()); }
+  bool empty() const { return dims.empty(); }
+};
+
 // The guards of one cache entry, as TorchDynamo builds them: root -> ambient
 // guards -> one manager per input (TENSOR_MATCH, NO_TENSOR_ALIASING) -> shape
 // guards. Check() is the hot path and allocates nothing; FailureReason() and
@@ -34,7 +60,7 @@ struct TensorGuard {
 class GuardTree {
  public:
   GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
-            std::vector<int> alias_of);
+            std::vector<int> alias_of, SymbolicGuards symbolic = {});
 
   // Guards of a fully static entry specialized on `call`.
   static GuardTree Static(const std::vector<std::string>& names,
@@ -63,6 +89,7 @@ class GuardTree {
   const AmbientState& ambient() const { return ambient_; }
   const std::vector<TensorGuard>& tensors() const { return tensors_; }
   const std::vector<int>& alias_of() const { return alias_of_; }
+  const SymbolicGuards& symbolic() const { return symbolic_; }
   int num_guards() const;
 
  private:
@@ -79,8 +106,16 @@ class GuardTree {
   std::vector<TensorGuard> tensors_;
   std::vector<int> alias_of_;
   uint64_t static_key_;
+  // Binds the symbols from `call` into `values` and checks duck-sized dims,
+  // symbolic strides and shape guards; the first failure's text if
+  // `reason`, else just false.
+  bool CheckSymbolic(const CallSignature& call, absl::Span<int64_t> values,
+                     std::string* reason) const;
+  std::string Expr(const SymExpr& e) const;
+
   std::vector<uint64_t> input_keys_;
   std::vector<DimCheck> dim_checks_;
+  SymbolicGuards symbolic_;
 };
 
 }  // namespace guardjit

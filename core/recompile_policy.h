@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/symbolic_inputs.h"
 
 namespace guardjit {
 
@@ -19,6 +20,10 @@ struct FunctionOptions {
   std::string name;
   int recompile_limit = 8;
   DynamicMode dynamic = DynamicMode::kAuto;
+  // torch._dynamo.mark_dynamic(input, dim, min, max): symbolic from the
+  // first compile (ignored with kStatic); sizes outside [min, max] fail the
+  // entry's guards.
+  std::vector<DynamicDim> mark_dynamic;
 };
 
 // Decides, on a miss, whether to compile another entry: TorchDynamo's

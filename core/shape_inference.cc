@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
+#include "core/ops/control_flow.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
@@ -32,6 +33,54 @@ absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
   return out;
 }
 
+absl::StatusOr<bool> CondBranch(const Node& node, const GraphMeta& values) {
+  const Arg& pred = node.args[kCondPred];
+  if (pred.is_bool()) return pred.as_bool();
+  if (pred.is_int()) return pred.as_int() != 0;
+  if (pred.is_value()) {
+    const TensorMeta& meta = values[pred.as_value().node][pred.as_value().index];
+    if (meta.sym_value.has_value()) return *meta.sym_value != 0;
+    return absl::UnimplementedError(absl::StrCat(
+        "node '", node.name,
+        "' (cond): the predicate is computed from tensor values "
+        "(data-dependent control flow, a graph break); only predicates over "
+        "sizes can be specialized"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("node '", node.name, "' (cond): the predicate must be a "
+                   "bool or a size comparison, got ",
+                   pred.kind_name()));
+}
+
+namespace {
+
+// The taken branch's outputs.
+absl::StatusOr<std::vector<TensorMeta>> InferCond(const Graph& graph,
+                                                  const Node& node,
+                                                  const GraphMeta& values) {
+  ASSIGN_OR_RETURN(bool taken, CondBranch(node, values));
+  const Graph* branch =
+      graph.subgraph(node.args[taken ? kCondTrue : kCondFalse].as_subgraph());
+  std::vector<TensorMeta> operands;
+  for (const Arg& a : node.args[kCondOperands].as_list()) {
+    operands.push_back(values[a.as_value().node][a.as_value().index]);
+  }
+  auto branch_values = InferShapes(*branch, operands);
+  if (!branch_values.ok()) {
+    return absl::Status(
+        branch_values.status().code(),
+        absl::StrCat("node '", node.name, "' (cond), branch '",
+                     branch->name(), "': ", branch_values.status().message()));
+  }
+  std::vector<TensorMeta> out;
+  for (const Arg& a : branch->output_node().args) {
+    out.push_back((*branch_values)[a.as_value().node][a.as_value().index]);
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
                                       absl::Span<const TensorMeta> inputs) {
   RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
@@ -47,7 +96,11 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
         values[i] = {TensorMeta::Of(node.constant)};
         break;
       case NodeKind::kCallFunction: {
-        ASSIGN_OR_RETURN(values[i], InferNode(node, values));
+        if (node.target == kCondTarget) {
+          ASSIGN_OR_RETURN(values[i], InferCond(graph, node, values));
+        } else {
+          ASSIGN_OR_RETURN(values[i], InferNode(node, values));
+        }
         break;
       }
       case NodeKind::kGetItem: {

@@ -23,6 +23,12 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
 absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
                                                   const GraphMeta& values);
 
+// The branch a cond node (core/ops/control_flow.h) takes for `values`: true
+// for true_fn. A predicate over sizes is decided on the hints, recording its
+// guard in the current ShapeEnv; one computed from tensor values is
+// data-dependent control flow (a graph break): UNIMPLEMENTED.
+absl::StatusOr<bool> CondBranch(const Node& node, const GraphMeta& values);
+
 // Checks the count of `inputs` against the graph's placeholders.
 absl::Status CheckInputCount(const Graph& graph, size_t num_inputs);
 

@@ -47,12 +47,17 @@ struct TensorMeta {
   bool wrapped_number = false;  // a Python number literal in a Tensor slot
   std::optional<SymInt> sym_value;
 
+  // A wrapped integer or bool number keeps its value (a computed size).
   static TensorMeta Of(const Tensor& t) {
+    std::optional<SymInt> value;
+    if (t.is_wrapped_number() && !IsFloating(t.dtype())) {
+      value = SymInt(t.ItemAsInt64());
+    }
     return {t.dtype(), ToSymShape(t.sizes()), t.device(), t.is_wrapped_number(),
-            std::nullopt};
+            std::move(value)};
   }
   static TensorMeta SymValue(SymInt value, DType dtype = DType::kInt64) {
-    return {dtype, {}, Device::Cpu(), false, std::move(value)};
+    return {dtype, {}, Device::Cpu(), /*wrapped_number=*/true, std::move(value)};
   }
   int dim() const { return static_cast<int>(sizes.size()); }
   SymInt numel() const { return Product(sizes); }

@@ -27,6 +27,49 @@ class EagerPlan : public Executable {
   GraphMeta planned_;
 };
 
+// A dynamic entry's plan: the symbolic metadata, made concrete per call from
+// the symbols' values (no shape rules run on the hit path).
+class DynamicEagerPlan : public Executable {
+ public:
+  DynamicEagerPlan(std::unique_ptr<EagerInterpreter> interpreter,
+                   GraphMeta symbolic, std::vector<SymbolSource> symbols)
+      : interpreter_(std::move(interpreter)),
+        symbolic_(std::move(symbolic)),
+        symbols_(std::move(symbols)) {}
+
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Tensor> inputs) const override {
+    std::vector<int64_t> values;
+    values.reserve(symbols_.size());
+    for (const SymbolSource& s : symbols_) {
+      values.push_back(inputs[s.input].sizes()[s.dim]);
+    }
+    auto concrete = [&](const SymInt& v) {
+      return v.is_symbolic() ? SymInt(v.expr().Evaluate(values)) : v;
+    };
+    GraphMeta planned(symbolic_.size());
+    for (size_t n = 0; n < symbolic_.size(); ++n) {
+      for (const TensorMeta& m : symbolic_[n]) {
+        TensorMeta c = m;
+        for (SymInt& size : c.sizes) size = concrete(size);
+        if (c.sym_value) c.sym_value = concrete(*c.sym_value);
+        planned[n].push_back(std::move(c));
+      }
+    }
+    return interpreter_->Run(inputs, &planned);
+  }
+  std::string Describe() const override {
+    return absl::StrCat("dynamic eager plan over ", symbols_.size(),
+                        " symbols, ", interpreter_->graph().num_ops(),
+                        " kernels");
+  }
+
+ private:
+  std::unique_ptr<EagerInterpreter> interpreter_;
+  GraphMeta symbolic_;
+  std::vector<SymbolSource> symbols_;
+};
+
 class EagerFallback : public Executable {
  public:
   explicit EagerFallback(std::unique_ptr<EagerInterpreter> interpreter)
@@ -46,9 +89,16 @@ class EagerFallback : public Executable {
 
 absl::StatusOr<std::unique_ptr<Executable>> EagerCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
-  ASSIGN_OR_RETURN(GraphMeta planned, InferShapes(*graph, spec.inputs));
+  GraphMeta planned = spec.meta;
+  if (planned.empty()) {
+    ASSIGN_OR_RETURN(planned, InferShapes(*graph, spec.inputs));
+  }
   ASSIGN_OR_RETURN(auto interpreter,
                    EagerInterpreter::Create(std::move(graph)));
+  if (spec.dynamic()) {
+    return std::make_unique<DynamicEagerPlan>(
+        std::move(interpreter), std::move(planned), spec.symbols);
+  }
   return std::make_unique<EagerPlan>(std::move(interpreter),
                                      std::move(planned));
 }

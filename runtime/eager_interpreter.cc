@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
+#include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
@@ -48,8 +49,20 @@ absl::StatusOr<std::unique_ptr<EagerInterpreter>> EagerInterpreter::Create(
   const int n = static_cast<int>(graph->nodes().size());
   std::vector<const KernelFn*> kernels(n, nullptr);
   std::vector<int> last_use(n, -1);
+  std::vector<CondBranches> branches(n);
   for (int i = 0; i < n; ++i) {
     const Node& node = graph->node(i);
+    if (node.target == kCondTarget) {
+      // The branches share the parent graph's lifetime.
+      auto branch = [&](int arg) {
+        return std::shared_ptr<const Graph>(
+            graph, graph->subgraph(node.args[arg].as_subgraph()));
+      };
+      ASSIGN_OR_RETURN(branches[i].if_true,
+                       Create(branch(kCondTrue), registry));
+      ASSIGN_OR_RETURN(branches[i].if_false,
+                       Create(branch(kCondFalse), registry));
+    }
     if (node.kind == NodeKind::kCallFunction) {
       kernels[i] = registry.Find(node.target);
       if (kernels[i] == nullptr) {
@@ -69,8 +82,43 @@ absl::StatusOr<std::unique_ptr<EagerInterpreter>> EagerInterpreter::Create(
       release_after[last_use[v]].push_back(v);
     }
   }
-  return std::unique_ptr<EagerInterpreter>(new EagerInterpreter(
-      std::move(graph), std::move(kernels), std::move(release_after)));
+  return std::unique_ptr<EagerInterpreter>(
+      new EagerInterpreter(std::move(graph), std::move(kernels),
+                           std::move(release_after), std::move(branches)));
+}
+
+absl::StatusOr<std::vector<Tensor>> EagerInterpreter::RunCond(
+    const Node& node, int index,
+    const std::vector<std::vector<Tensor>>& values) const {
+  const Arg& pred = node.args[kCondPred];
+  bool taken;
+  if (pred.is_value()) {
+    const Tensor& t = values[pred.as_value().node][pred.as_value().index];
+    if (t.numel() != 1 || IsFloating(t.dtype())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Label(node), ": the predicate must be one bool or "
+                                    "integer, got ",
+                       t.DebugString()));
+    }
+    taken = t.ItemAsInt64() != 0;
+  } else {
+    taken = pred.is_bool() ? pred.as_bool() : pred.as_int() != 0;
+  }
+  std::vector<Tensor> operands;
+  for (const Arg& a : node.args[kCondOperands].as_list()) {
+    operands.push_back(values[a.as_value().node][a.as_value().index]);
+  }
+  const CondBranches& b = branches_[index];
+  auto out = (taken ? b.if_true : b.if_false)->Run(operands);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrCat(Label(node), ", branch '",
+                                     (taken ? b.if_true : b.if_false)
+                                         ->graph()
+                                         .name(),
+                                     "': ", out.status().message()));
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
@@ -102,6 +150,14 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
         if (!planned) inferred[i] = {TensorMeta::Of(node.constant)};
         break;
       case NodeKind::kCallFunction: {
+        if (branches_[i].if_true != nullptr) {
+          ASSIGN_OR_RETURN(values[i], RunCond(node, i, values));
+          if (!planned) {
+            for (const Tensor& t : values[i])
+              inferred[i].push_back(TensorMeta::Of(t));
+          }
+          break;
+        }
         if (!planned) {
           ASSIGN_OR_RETURN(inferred[i], InferNode(node, inferred));
         }

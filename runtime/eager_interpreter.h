@@ -15,7 +15,8 @@ namespace guardjit {
 
 // Runs a graph node by node with the reference kernels: the fallback for
 // functions past their recompile limit and for ops a backend cannot compile,
-// and the oracle every compiled path is tested against.
+// and the oracle every compiled path is tested against. A cond node runs the
+// branch its predicate's value selects (data-dependent predicates included).
 class EagerInterpreter {
  public:
   // Fails (UNIMPLEMENTED, naming the node) if an op has no reference kernel.
@@ -35,17 +36,28 @@ class EagerInterpreter {
   const Graph& graph() const { return *graph_; }
 
  private:
+  struct CondBranches {
+    std::unique_ptr<EagerInterpreter> if_true, if_false;
+  };
+
   EagerInterpreter(std::shared_ptr<const Graph> graph,
                    std::vector<const KernelFn*> kernels,
-                   std::vector<std::vector<int>> release_after)
+                   std::vector<std::vector<int>> release_after,
+                   std::vector<CondBranches> branches)
       : graph_(std::move(graph)),
         kernels_(std::move(kernels)),
-        release_after_(std::move(release_after)) {}
+        release_after_(std::move(release_after)),
+        branches_(std::move(branches)) {}
+
+  absl::StatusOr<std::vector<Tensor>> RunCond(
+      const Node& node, int index,
+      const std::vector<std::vector<Tensor>>& values) const;
 
   std::shared_ptr<const Graph> graph_;
   std::vector<const KernelFn*> kernels_;  // per node; null for non-calls
   // Values whose last use is node i, freed after it runs.
   std::vector<std::vector<int>> release_after_;
+  std::vector<CondBranches> branches_;  // per node; set for cond nodes
 };
 
 }  // namespace guardjit

@@ -293,7 +293,7 @@ MetaResult ConvolutionMeta(const MetaArgs& args) {
                                    "than actual input size"));
     }
   }
-  Shape out = {input.sizes[0], out_channels};
+  SymShape out = {input.sizes[0], out_channels};
   for (int i = 0; i < spatial; ++i) {
     // The kernels index with int64 arithmetic; bounding every extent by
     // 2^62 keeps input position + kernel offset from overflowing.

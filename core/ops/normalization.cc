@@ -126,8 +126,8 @@ absl::StatusOr<std::vector<TensorMeta>> LayerNormMeta(const MetaArgs& args) {
                      "], but got input of size", ShapeToString(input.sizes)));
   }
   ASSIGN_OR_RETURN(DType stats_dtype, LayerNormStatsDType(input, weight, bias));
-  Shape stats_shape(input.sizes.begin(), input.sizes.begin() + axis);
-  stats_shape.resize(input.sizes.size(), 1);
+  SymShape stats_shape(input.sizes.begin(), input.sizes.begin() + axis);
+  stats_shape.resize(input.sizes.size(), SymInt(1));
   const TensorMeta stats{stats_dtype, stats_shape, input.device};
   return std::vector<TensorMeta>{
       {input.dtype, input.sizes, input.device}, stats, stats};

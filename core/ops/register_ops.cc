@@ -15,6 +15,8 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterShapeOps(registry));
   RETURN_IF_ERROR(RegisterIndexingOps(registry));
   RETURN_IF_ERROR(RegisterCreationOps(registry));
+  RETURN_IF_ERROR(RegisterSymOps(registry));
+  RETURN_IF_ERROR(RegisterControlFlowOps(registry));
   return absl::OkStatus();
 }
 

@@ -20,6 +20,8 @@ absl::Status RegisterViewOps(OpRegistry& registry);
 absl::Status RegisterShapeOps(OpRegistry& registry);
 absl::Status RegisterIndexingOps(OpRegistry& registry);
 absl::Status RegisterCreationOps(OpRegistry& registry);
+absl::Status RegisterSymOps(OpRegistry& registry);
+absl::Status RegisterControlFlowOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

@@ -15,6 +15,7 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterShapeKernels(registry));
   RETURN_IF_ERROR(RegisterIndexingKernels(registry));
   RETURN_IF_ERROR(RegisterCreationKernels(registry));
+  RETURN_IF_ERROR(RegisterSymKernels(registry));
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@ absl::Status RegisterViewKernels(KernelRegistry& registry);
 absl::Status RegisterShapeKernels(KernelRegistry& registry);
 absl::Status RegisterIndexingKernels(KernelRegistry& registry);
 absl::Status RegisterCreationKernels(KernelRegistry& registry);
+absl::Status RegisterSymKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

@@ -226,14 +226,14 @@ TEST(IntrospectionTest, NullArgumentsAndOldStructs) {
   int64_t untouched;
   std::memset(&untouched, 0xab, sizeof(untouched));
   EXPECT_EQ(old.compiles, untouched);
-  // dynamic=dynamic needs symbolic shapes: refused, not silently static.
+  // An unknown dynamic mode is refused, not silently static.
   gj_function_options options;
   gj_function_options_init(&options);
-  options.dynamic = GJ_DYNAMIC_DYNAMIC;
+  options.dynamic = static_cast<gj_dynamic_mode>(7);
   gj_function* dyn = nullptr;
   EXPECT_TRUE(
       IsError(gj_function_create(ctx.get(), graph.get(), &options, &dyn),
-              GJ_UNIMPLEMENTED, {"symbolic shapes"}));
+              GJ_INVALID_ARGUMENT, {"dynamic"}));
   EXPECT_EQ(dyn, nullptr);
 }
 

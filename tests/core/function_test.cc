@@ -77,7 +77,8 @@ int64_t EntryOf(const absl::StatusOr<std::vector<Tensor>>& out) {
 
 TEST(FunctionTest, HitsMissesAndRecompileReasons) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, {});
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
   Inputs a(3), b(2);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
@@ -218,11 +219,64 @@ TEST(FunctionTest, RejectsBadOptions) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Function::Create(nullptr, compiler, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic})
-          .status()
-          .code(),
-      absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(Function::Create(AddGraph(), compiler,
+                             {"f", 8, DynamicMode::kAuto, {{2, 0}}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Function::Create(AddGraph(), compiler,
+                             {"f", 8, DynamicMode::kAuto, {{0, 0, 9, 3}}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  auto f = *Function::Create(AddGraph(), compiler,
+                             {"f", 8, DynamicMode::kAuto, {{0, 1}}});
+  Inputs a(3);
+  EXPECT_EQ(f->Call(a.tensors, a.sig()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FunctionTest, AutomaticDynamicMakesChangedDimsSymbolic) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler, {});
+  Inputs a(3), b(2), c(7), one(1);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 1);  // dynamic from here
+  EXPECT_EQ(EntryOf(f->Call(c.tensors, c.sig())), 1);
+  EXPECT_EQ(EntryOf(f->Call(one.tensors, one.sig())), 2);  // 1 specializes
+  EXPECT_EQ(EntryOf(f->Call(c.tensors, c.sig())), 1);
+  EXPECT_EQ(f->stats().cache_entries, 3);
+  const std::string guards = f->DumpGuards();
+  EXPECT_THAT(guards, HasSubstr("size=[None], stride=[1]"));
+  EXPECT_THAT(guards, HasSubstr("LAMBDA_GUARD: y.size()[0] == x.size()[0]"));
+  EXPECT_THAT(guards, HasSubstr("LAMBDA_GUARD: 2 <= x.size()[0]"));
+  EXPECT_THAT(f->RecompileReasons().back(),
+              HasSubstr("2 <= x.size()[0]  # x.size()[0] = 1"));
+}
+
+TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
+  auto compiler = std::make_shared<CountingCompiler>();
+  auto f = *Function::Create(AddGraph(), compiler,
+                             {"f", 8, DynamicMode::kDynamic});
+  Inputs a(3), b(5);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 0);
+
+  auto g = *Function::Create(AddGraph(), compiler,
+                             {"g", 8, DynamicMode::kStatic, {}});
+  EXPECT_EQ(EntryOf(g->Call(a.tensors, a.sig())), 1);
+  EXPECT_EQ(EntryOf(g->Call(b.tensors, b.sig())), 2);
+
+  auto h = *Function::Create(
+      AddGraph(), compiler,
+      {"h", 8, DynamicMode::kAuto, {{0, 0, 2, 4}, {1, 0, 2, 4}}});
+  Inputs big(6);
+  EXPECT_EQ(EntryOf(h->Call(a.tensors, a.sig())), 3);
+  EXPECT_EQ(EntryOf(h->Call(Inputs(4).tensors, Inputs(4).sig())), 3);
+  EXPECT_EQ(EntryOf(h->Call(big.tensors, big.sig())), 4);
+  EXPECT_THAT(h->RecompileReasons().back(),
+              HasSubstr("x.size()[0] <= 4  # x.size()[0] = 6"));
+  EXPECT_THAT(h->DumpGuards(), HasSubstr("LAMBDA_GUARD: x.size()[0] <= 4"));
 }
 
 }  // namespace

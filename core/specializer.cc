@@ -1,0 +1,165 @@
+#include "core/specializer.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "core/ops/control_flow.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+bool HasCond(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.target == kCondTarget) return true;
+  }
+  return false;
+}
+
+// Copies `graph`'s nodes into `builder` with placeholder k bound to
+// inputs[k], inlining conds; returns the Args of the graph's outputs and
+// their metadata.
+class Inliner {
+ public:
+  explicit Inliner(GraphBuilder& builder) : builder_(builder) {}
+
+  absl::StatusOr<std::vector<std::pair<Arg, TensorMeta>>> Inline(
+      const Graph& graph, const std::vector<Arg>& input_args,
+      const std::vector<TensorMeta>& input_metas, const std::string& prefix) {
+    const int n = static_cast<int>(graph.nodes().size());
+    std::vector<std::vector<Arg>> mapped(n);
+    GraphMeta values(n);
+    size_t next_input = 0;
+    for (int i = 0; i < n; ++i) {
+      const Node& node = graph.node(i);
+      const std::string name = prefix + node.name;
+      switch (node.kind) {
+        case NodeKind::kPlaceholder:
+          mapped[i] = {input_args[next_input]};
+          values[i] = {input_metas[next_input]};
+          ++next_input;
+          break;
+        case NodeKind::kConstant: {
+          ASSIGN_OR_RETURN(ValueRef ref,
+                           builder_.AddConstant(name, node.constant));
+          mapped[i] = {Arg::Value(ref)};
+          values[i] = {TensorMeta::Of(node.constant)};
+          break;
+        }
+        case NodeKind::kCallFunction: {
+          if (node.target == kCondTarget) {
+            ASSIGN_OR_RETURN(bool taken, CondBranch(node, values));
+            const Graph* branch = graph.subgraph(
+                node.args[taken ? kCondTrue : kCondFalse].as_subgraph());
+            std::vector<Arg> args;
+            std::vector<TensorMeta> metas;
+            for (const Arg& a : node.args[kCondOperands].as_list()) {
+              args.push_back(Map(mapped, a));
+              metas.push_back(values[a.as_value().node][a.as_value().index]);
+            }
+            ASSIGN_OR_RETURN(
+                auto outs, Inline(*branch, args, metas,
+                                  absl::StrCat(name, ".", branch->name(), ".")));
+            for (auto& [arg, meta] : outs) {
+              mapped[i].push_back(std::move(arg));
+              values[i].push_back(std::move(meta));
+            }
+            ++inlined_;
+            break;
+          }
+          std::vector<Arg> args;
+          for (const Arg& a : node.args) args.push_back(Map(mapped, a));
+          ASSIGN_OR_RETURN(ValueRef ref,
+                           builder_.AddNode(name, node.target, std::move(args)));
+          ASSIGN_OR_RETURN(values[i], InferNode(node, values));
+          mapped[i] = {Arg::Value(ref)};
+          break;
+        }
+        case NodeKind::kGetItem: {
+          const ValueRef source = node.args[0].as_value();
+          const int64_t index = node.args[1].as_int();
+          if (index < 0 ||
+              index >= static_cast<int64_t>(values[source.node].size())) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "node '", node.name, "' (getitem): index ", index,
+                " out of range for a list of ", values[source.node].size()));
+          }
+          values[i] = {values[source.node][index]};
+          if (graph.node(source.node).target == kCondTarget) {
+            mapped[i] = {mapped[source.node][index]};
+          } else {
+            ASSIGN_OR_RETURN(
+                ValueRef ref,
+                builder_.AddNode(name, "getitem",
+                                 {mapped[source.node][0], Arg::Int(index)}));
+            mapped[i] = {Arg::Value(ref)};
+          }
+          break;
+        }
+        case NodeKind::kOutput: {
+          std::vector<std::pair<Arg, TensorMeta>> outs;
+          for (const Arg& a : node.args) {
+            outs.emplace_back(Map(mapped, a),
+                              values[a.as_value().node][a.as_value().index]);
+          }
+          return outs;
+        }
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph.name(), "' has no output node"));
+  }
+
+  int inlined() const { return inlined_; }
+
+ private:
+  static Arg Map(const std::vector<std::vector<Arg>>& mapped, const Arg& a) {
+    if (a.is_value()) return mapped[a.as_value().node][a.as_value().index];
+    if (a.is_list()) {
+      Arg::List items;
+      for (const Arg& item : a.as_list()) items.push_back(Map(mapped, item));
+      return Arg::OfList(std::move(items));
+    }
+    return a;
+  }
+
+  GraphBuilder& builder_;
+  int inlined_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<SpecializedGraph> SpecializeGraph(
+    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs) {
+  RETURN_IF_ERROR(CheckInputCount(*graph, inputs.size()));
+  SpecializedGraph out;
+  if (!HasCond(*graph)) {
+    ASSIGN_OR_RETURN(out.meta, InferShapes(*graph, inputs));
+    out.graph = std::move(graph);
+    return out;
+  }
+  GraphBuilder builder(graph->name());
+  std::vector<Arg> input_args;
+  for (int i : graph->inputs()) {
+    ASSIGN_OR_RETURN(ValueRef ref,
+                     builder.AddPlaceholder(graph->node(i).name));
+    input_args.push_back(Arg::Value(ref));
+  }
+  Inliner inliner(builder);
+  ASSIGN_OR_RETURN(
+      auto outs,
+      inliner.Inline(*graph, input_args,
+                     std::vector<TensorMeta>(inputs.begin(), inputs.end()), ""));
+  std::vector<Arg> output_args;
+  for (auto& [arg, meta] : outs) output_args.push_back(arg);
+  RETURN_IF_ERROR(builder.SetOutputs(std::move(output_args)));
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> flat, builder.Finish());
+  out.inlined_conds = inliner.inlined();
+  ASSIGN_OR_RETURN(out.meta, InferShapes(*flat, inputs));
+  out.graph = std::move(flat);
+  return out;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,34 @@
+#ifndef GUARDJIT_CORE_SPECIALIZER_H_
+#define GUARDJIT_CORE_SPECIALIZER_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/graph.h"
+#include "core/shape_inference.h"
+#include "core/tensor_meta.h"
+
+namespace guardjit {
+
+// A graph specialized to one cache entry's inputs.
+struct SpecializedGraph {
+  // The graph with every cond replaced by the nodes of its taken branch
+  // (the input graph itself when it has no cond).
+  std::shared_ptr<const Graph> graph;
+  // Every value's metadata over the entry's symbols.
+  GraphMeta meta;
+  int inlined_conds = 0;
+};
+
+// Runs shape inference on `inputs` (sizes may be symbolic; call it inside a
+// ShapeEnv::Scope so the decisions become guards) and inlines the taken
+// branch of each cond, so the compiled graph has no control flow: torch's
+// "shape-dependent branches are flattened away". Errors name the node; a
+// predicate over tensor values is UNIMPLEMENTED (a graph break).
+absl::StatusOr<SpecializedGraph> SpecializeGraph(
+    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_SPECIALIZER_H_
