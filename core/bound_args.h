@@ -105,7 +105,11 @@ class BoundArgs {
     if (is_none(i)) return std::nullopt;
     return bool_arg(i);
   }
-  Scalar scalar(int i) const { return raw(i).as_scalar(); }
+  // A size computed by a node specializes here.
+  Scalar scalar(int i) const {
+    if (raw(i).is_value()) return Scalar(static_cast<int64_t>(sym_int(i)));
+    return raw(i).as_scalar();
+  }
   std::optional<Scalar> optional_scalar(int i) const {
     if (is_none(i)) return std::nullopt;
     return scalar(i);

@@ -171,10 +171,10 @@ absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
   if (options_.dynamic == DynamicMode::kStatic) return out;
   for (const DynamicDim& d : options_.mark_dynamic) {
     if (d.dim >= call.inputs[d.input].rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mark_dynamic names dim ", d.dim, " of input '",
-          input_names_[d.input], "', which has rank ",
-          call.inputs[d.input].rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mark_dynamic names dim ", d.dim, " of input '",
+                       input_names_[d.input], "', which has rank ",
+                       call.inputs[d.input].rank));
     }
     out.push_back(d);
   }
@@ -201,8 +201,7 @@ absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
               LogEnabled(LogTopic::kRecompiles)) {
             Log(LogTopic::kRecompiles,
                 absl::StrCat("automatic dynamic ", input_names_[i], ".size()[",
-                             d, "]: ", first_sizes_[i][d],
-                             " != ", v.sizes[d]));
+                             d, "]: ", first_sizes_[i][d], " != ", v.sizes[d]));
           }
         }
       }
@@ -210,9 +209,8 @@ absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
   }
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     for (int d = 0; d < call.inputs[i].rank; ++d) {
-      const bool dynamic =
-          options_.dynamic == DynamicMode::kDynamic ||
-          auto_dynamic_.contains({static_cast<int>(i), d});
+      const bool dynamic = options_.dynamic == DynamicMode::kDynamic ||
+                           auto_dynamic_.contains({static_cast<int>(i), d});
       if (dynamic && !marked(static_cast<int>(i), d)) {
         out.push_back({static_cast<int>(i), d});
       }

@@ -131,6 +131,12 @@ absl::Status GraphBuilder::CheckTensorRef(const Node& node,
   return absl::OkStatus();
 }
 
+bool GraphBuilder::IsIntValue(const Arg& arg) const {
+  if (!arg.is_value()) return false;
+  const Node& producer = graph_->nodes_[arg.as_value().node];
+  return producer.op != nullptr && producer.op->schema.returns_int;
+}
+
 absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
                                     Arg& arg) const {
   const std::string& what = schema.name;
@@ -165,10 +171,10 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
       }
       return absl::OkStatus();
     case ArgType::kScalar:
-      if (arg.is_number()) return absl::OkStatus();
+      if (arg.is_number() || IsIntValue(arg)) return absl::OkStatus();
       return expected("Scalar");
     case ArgType::kInt:
-      if (arg.is_int()) return absl::OkStatus();
+      if (arg.is_int() || IsIntValue(arg)) return absl::OkStatus();
       return expected("int");
     case ArgType::kFloat:
       if (arg.is_float()) return absl::OkStatus();
@@ -214,7 +220,8 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
       }
       if (!arg.is_list()) return expected(ArgTypeName(schema.type));
       for (Arg& item : arg.mutable_list()) {
-        bool ok = schema.type == ArgType::kIntList    ? item.is_int()
+        bool ok = schema.type == ArgType::kIntList
+                      ? item.is_int() || IsIntValue(item)
                   : schema.type == ArgType::kBoolList ? item.is_bool()
                                                       : item.is_number();
         if (!ok) {

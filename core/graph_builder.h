@@ -50,6 +50,8 @@ class GraphBuilder {
   absl::Status BindCall(Node& node, std::vector<Arg> args, Kwargs kwargs) const;
   absl::Status CheckArg(const Node& node, const ArgSchema& schema,
                         Arg& arg) const;
+  // A reference to a node computing an integer (aten.sym_size.int, ...).
+  bool IsIntValue(const Arg& arg) const;
   absl::Status CheckTensorRef(const Node& node, absl::string_view what,
                               const Arg& arg) const;
 

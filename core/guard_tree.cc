@@ -136,8 +136,7 @@ bool GuardTree::CheckSymbolic(const CallSignature& call,
   std::vector<bool> bound_large;
   auto is_bound = [&](int s) {
     if (s < 64) return ((bound_small >> s) & 1) != 0;
-    return s - 64 < static_cast<int>(bound_large.size()) &&
-           bound_large[s - 64];
+    return s - 64 < static_cast<int>(bound_large.size()) && bound_large[s - 64];
   };
   auto bind = [&](int s) {
     if (s < 64) {
@@ -155,9 +154,9 @@ bool GuardTree::CheckSymbolic(const CallSignature& call,
       bind(b.symbol);
     } else if (values[b.symbol] != size) {
       if (reason != nullptr) {
-        *reason = absl::StrCat(symbolic_.symbol_names[b.symbol], " == ",
-                               tensors_[b.input].name, ".size()[", b.dim,
-                               "] (", values[b.symbol], " vs ", size, ")");
+        *reason = absl::StrCat(
+            symbolic_.symbol_names[b.symbol], " == ", tensors_[b.input].name,
+            ".size()[", b.dim, "] (", values[b.symbol], " vs ", size, ")");
       }
       return false;
     }
@@ -167,10 +166,9 @@ bool GuardTree::CheckSymbolic(const CallSignature& call,
     const int64_t got = call.inputs[c.input].strides[c.dim];
     if (want != got) {
       if (reason != nullptr) {
-        *reason = absl::StrCat("tensor '", tensors_[c.input].name,
-                               "' stride mismatch at index ", c.dim,
-                               ". expected ", Expr(c.expr), " = ", want,
-                               ", actual ", got);
+        *reason = absl::StrCat(
+            "tensor '", tensors_[c.input].name, "' stride mismatch at index ",
+            c.dim, ". expected ", Expr(c.expr), " = ", want, ", actual ", got);
       }
       return false;
     }

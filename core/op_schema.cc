@@ -291,6 +291,8 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
     schema.num_returns = 0;
   } else {
     schema.num_returns = 1;
+    schema.returns_int =
+        ret == "SymInt" || ret == "SymBool" || ret == "int" || ret == "bool";
   }
   return schema;
 }

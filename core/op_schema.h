@@ -50,6 +50,9 @@ struct OpSchema {
   std::string overload;  // "Tensor" ("default" when the schema has none)
   std::vector<ArgSchema> args;
   int num_returns = 1;
+  // `-> SymInt`, `-> SymBool`, `-> int`: the node computes an integer (a
+  // size), usable where an int argument is expected.
+  bool returns_int = false;
   bool returns_list =
       false;  // `-> Tensor[]`: number of outputs set at run time
 

@@ -1,5 +1,6 @@
 #include "core/shape_env.h"
 
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -88,9 +89,16 @@ int64_t ShapeEnv::Hint(const SymExpr& e) const { return e.Evaluate(hints_); }
 std::optional<bool> ShapeEnv::StaticallyKnown(SymRel rel, const SymExpr& lhs,
                                               const SymExpr& rhs) const {
   const SymExpr diff = Simplify(lhs - rhs);
-  const auto [lo, hi] = diff.Bounds([&](int s) {
+  auto range = [&](int s) {
     return std::pair<int64_t, int64_t>(symbols_[s].min, symbols_[s].max);
-  });
+  };
+  auto [lo, hi] = diff.Bounds(range);
+  if (lo < 0 && hi > 0) {
+    // diff = m * q with a positive monomial m has q's sign:
+    // s0*s1 - s0 = s0 * (s1 - 1).
+    const auto [m, q] = diff.FactorCommonMonomial();
+    if (m.Bounds(range).first >= 1) std::tie(lo, hi) = q.Bounds(range);
+  }
   switch (rel) {
     case SymRel::kEq:
     case SymRel::kNe: {

@@ -38,7 +38,8 @@ absl::StatusOr<bool> CondBranch(const Node& node, const GraphMeta& values) {
   if (pred.is_bool()) return pred.as_bool();
   if (pred.is_int()) return pred.as_int() != 0;
   if (pred.is_value()) {
-    const TensorMeta& meta = values[pred.as_value().node][pred.as_value().index];
+    const TensorMeta& meta =
+        values[pred.as_value().node][pred.as_value().index];
     if (meta.sym_value.has_value()) return *meta.sym_value != 0;
     return absl::UnimplementedError(absl::StrCat(
         "node '", node.name,
@@ -47,7 +48,8 @@ absl::StatusOr<bool> CondBranch(const Node& node, const GraphMeta& values) {
         "sizes can be specialized"));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("node '", node.name, "' (cond): the predicate must be a "
+      absl::StrCat("node '", node.name,
+                   "' (cond): the predicate must be a "
                    "bool or a size comparison, got ",
                    pred.kind_name()));
 }
@@ -69,8 +71,8 @@ absl::StatusOr<std::vector<TensorMeta>> InferCond(const Graph& graph,
   if (!branch_values.ok()) {
     return absl::Status(
         branch_values.status().code(),
-        absl::StrCat("node '", node.name, "' (cond), branch '",
-                     branch->name(), "': ", branch_values.status().message()));
+        absl::StrCat("node '", node.name, "' (cond), branch '", branch->name(),
+                     "': ", branch_values.status().message()));
   }
   std::vector<TensorMeta> out;
   for (const Arg& a : branch->output_node().args) {

@@ -60,8 +60,9 @@ class Inliner {
               metas.push_back(values[a.as_value().node][a.as_value().index]);
             }
             ASSIGN_OR_RETURN(
-                auto outs, Inline(*branch, args, metas,
-                                  absl::StrCat(name, ".", branch->name(), ".")));
+                auto outs,
+                Inline(*branch, args, metas,
+                       absl::StrCat(name, ".", branch->name(), ".")));
             for (auto& [arg, meta] : outs) {
               mapped[i].push_back(std::move(arg));
               values[i].push_back(std::move(meta));
@@ -69,10 +70,20 @@ class Inliner {
             ++inlined_;
             break;
           }
+          // Bound arguments in schema order; keyword-only ones by name.
           std::vector<Arg> args;
-          for (const Arg& a : node.args) args.push_back(Map(mapped, a));
+          Kwargs kwargs;
+          for (size_t k = 0; k < node.args.size(); ++k) {
+            const ArgSchema& schema = node.op->schema.args[k];
+            if (schema.kwarg_only) {
+              kwargs.emplace_back(schema.name, Map(mapped, node.args[k]));
+            } else {
+              args.push_back(Map(mapped, node.args[k]));
+            }
+          }
           ASSIGN_OR_RETURN(ValueRef ref,
-                           builder_.AddNode(name, node.target, std::move(args)));
+                           builder_.AddNode(name, node.target, std::move(args),
+                                            std::move(kwargs)));
           ASSIGN_OR_RETURN(values[i], InferNode(node, values));
           mapped[i] = {Arg::Value(ref)};
           break;
@@ -143,15 +154,14 @@ absl::StatusOr<SpecializedGraph> SpecializeGraph(
   GraphBuilder builder(graph->name());
   std::vector<Arg> input_args;
   for (int i : graph->inputs()) {
-    ASSIGN_OR_RETURN(ValueRef ref,
-                     builder.AddPlaceholder(graph->node(i).name));
+    ASSIGN_OR_RETURN(ValueRef ref, builder.AddPlaceholder(graph->node(i).name));
     input_args.push_back(Arg::Value(ref));
   }
   Inliner inliner(builder);
-  ASSIGN_OR_RETURN(
-      auto outs,
-      inliner.Inline(*graph, input_args,
-                     std::vector<TensorMeta>(inputs.begin(), inputs.end()), ""));
+  ASSIGN_OR_RETURN(auto outs, inliner.Inline(*graph, input_args,
+                                             std::vector<TensorMeta>(
+                                                 inputs.begin(), inputs.end()),
+                                             ""));
   std::vector<Arg> output_args;
   for (auto& [arg, meta] : outs) output_args.push_back(arg);
   RETURN_IF_ERROR(builder.SetOutputs(std::move(output_args)));

@@ -359,30 +359,42 @@ constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
 constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
 const Interval kUnbounded{kNegInf, kPosInf};
 
-int64_t Saturate(__int128 v) {
-  if (v <= kNegInf) return kNegInf;
-  if (v >= kPosInf) return kPosInf;
+// Endpoints beyond +-2^62 are treated as infinite: a lower bound rounds
+// down to 2^62 (still a bound), an upper bound becomes +inf (and mirrored),
+// so products of two endpoints stay far inside __int128.
+constexpr __int128 kBig = static_cast<__int128>(1) << 62;
+
+__int128 Wide(int64_t v) {
+  if (v <= -kBig) return -kBig;
+  if (v >= kBig) return kBig;
+  return v;
+}
+
+int64_t Lower(__int128 v) {
+  if (v <= -kBig) return kNegInf;
+  if (v >= kBig) return static_cast<int64_t>(kBig);
   return static_cast<int64_t>(v);
 }
 
-// Infinite endpoints stay infinite; finite ones saturate.
-__int128 Wide(int64_t v) {
-  if (v == kNegInf) return -(static_cast<__int128>(1) << 100);
-  if (v == kPosInf) return static_cast<__int128>(1) << 100;
-  return v;
+int64_t Upper(__int128 v) {
+  if (v >= kBig) return kPosInf;
+  if (v <= -kBig) return static_cast<int64_t>(-kBig);
+  return static_cast<int64_t>(v);
 }
 
 Interval MulInterval(Interval a, Interval b) {
   const __int128 p[4] = {
       Wide(a.first) * Wide(b.first), Wide(a.first) * Wide(b.second),
       Wide(a.second) * Wide(b.first), Wide(a.second) * Wide(b.second)};
-  return {Saturate(*std::min_element(p, p + 4)),
-          Saturate(*std::max_element(p, p + 4))};
+  return {Lower(*std::min_element(p, p + 4)),
+          Upper(*std::max_element(p, p + 4))};
 }
 
 Interval AddInterval(Interval a, Interval b) {
-  return {Saturate(Wide(a.first) + Wide(b.first)),
-          Saturate(Wide(a.second) + Wide(b.second))};
+  const bool lo_inf = a.first == kNegInf || b.first == kNegInf;
+  const bool hi_inf = a.second == kPosInf || b.second == kPosInf;
+  return {lo_inf ? kNegInf : Lower(Wide(a.first) + Wide(b.first)),
+          hi_inf ? kPosInf : Upper(Wide(a.second) + Wide(b.second))};
 }
 
 }  // namespace
@@ -427,6 +439,32 @@ std::pair<int64_t, int64_t> SymExpr::Bounds(
     sum = AddInterval(sum, p);
   }
   return sum;
+}
+
+std::pair<SymExpr, SymExpr> SymExpr::FactorCommonMonomial() const {
+  if (rep_->terms.empty()) return {SymExpr(int64_t{1}), *this};
+  std::vector<AtomPtr> common = rep_->terms[0].factors;
+  for (size_t i = 1; i < rep_->terms.size() && !common.empty(); ++i) {
+    std::vector<AtomPtr> rest = rep_->terms[i].factors;
+    std::vector<AtomPtr> kept;
+    for (const AtomPtr& c : common) {
+      auto it = std::find_if(rest.begin(), rest.end(), [&](const AtomPtr& r) {
+        return r->key == c->key;
+      });
+      if (it != rest.end()) {
+        kept.push_back(c);
+        rest.erase(it);
+      }
+    }
+    common = std::move(kept);
+  }
+  if (common.empty()) return {SymExpr(int64_t{1}), *this};
+  Term m;
+  m.coef = 1;
+  m.key = MonomialKey(common);
+  m.factors = std::move(common);
+  std::vector<Term> divisor = {m};
+  return {FromTerms(divisor), FromTerms(*ExactQuotient(rep_->terms, divisor))};
 }
 
 SymExpr SymExpr::Substitute(const std::function<SymExpr(int)>& f) const {

@@ -55,6 +55,9 @@ class SymExpr {
   // i ranges over range(i); INT64_MIN / INT64_MAX stand for unbounded.
   std::pair<int64_t, int64_t> Bounds(
       const std::function<std::pair<int64_t, int64_t>(int)>& range) const;
+  // (m, q) with *this == m * q, m the largest monomial (product of atoms)
+  // dividing every term; m is 1 when there is none.
+  std::pair<SymExpr, SymExpr> FactorCommonMonomial() const;
   // The expression with every symbol replaced by f(id).
   SymExpr Substitute(const std::function<SymExpr(int)>& f) const;
 

@@ -17,9 +17,8 @@ std::optional<SymShape> StrideExprs(const InputView& v, const SymShape& sizes) {
   std::vector<int> order(v.rank);
   std::iota(order.begin(), order.end(), 0);
   // Outermost first: larger strides first, ties in dim order.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return v.strides[a] > v.strides[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return v.strides[a] > v.strides[b]; });
   SymShape exprs(v.rank);
   SymInt expected = 1;
   int64_t expected_hint = 1;
@@ -58,8 +57,8 @@ SymbolicInputs MakeSymbolicInputs(const std::vector<std::string>& names,
       for (const DynamicDim& dd : dynamic) {
         if (dd.input == static_cast<int>(i) && dd.dim == d) dyn = &dd;
       }
-      const bool symbolic = dyn != nullptr && size >= 2 &&
-                            size >= dyn->min && size <= dyn->max;
+      const bool symbolic =
+          dyn != nullptr && size >= 2 && size >= dyn->min && size <= dyn->max;
       if (!symbolic) {
         meta.sizes.push_back(size);
         guard.sizes.push_back(size);
@@ -107,8 +106,8 @@ GuardTree MakeGuardTree(const CallSignature& call, SymbolicInputs inputs,
   ComputeAliasing(call.inputs, alias_of);
   SymbolicGuards symbolic = std::move(inputs.symbolic);
   if (!symbolic.empty()) symbolic.shape_guards = env.AllGuards();
-  return GuardTree(call.ambient, std::move(inputs.tensors),
-                   std::move(alias_of), std::move(symbolic));
+  return GuardTree(call.ambient, std::move(inputs.tensors), std::move(alias_of),
+                   std::move(symbolic));
 }
 
 }  // namespace guardjit

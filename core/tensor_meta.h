@@ -57,7 +57,8 @@ struct TensorMeta {
             std::move(value)};
   }
   static TensorMeta SymValue(SymInt value, DType dtype = DType::kInt64) {
-    return {dtype, {}, Device::Cpu(), /*wrapped_number=*/true, std::move(value)};
+    return {
+        dtype, {}, Device::Cpu(), /*wrapped_number=*/true, std::move(value)};
   }
   int dim() const { return static_cast<int>(sizes.size()); }
   SymInt numel() const { return Product(sizes); }

@@ -96,8 +96,8 @@ absl::StatusOr<std::unique_ptr<Executable>> EagerCompiler::Compile(
   ASSIGN_OR_RETURN(auto interpreter,
                    EagerInterpreter::Create(std::move(graph)));
   if (spec.dynamic()) {
-    return std::make_unique<DynamicEagerPlan>(
-        std::move(interpreter), std::move(planned), spec.symbols);
+    return std::make_unique<DynamicEagerPlan>(std::move(interpreter),
+                                              std::move(planned), spec.symbols);
   }
   return std::make_unique<EagerPlan>(std::move(interpreter),
                                      std::move(planned));

@@ -96,8 +96,9 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::RunCond(
     const Tensor& t = values[pred.as_value().node][pred.as_value().index];
     if (t.numel() != 1 || IsFloating(t.dtype())) {
       return absl::InvalidArgumentError(
-          absl::StrCat(Label(node), ": the predicate must be one bool or "
-                                    "integer, got ",
+          absl::StrCat(Label(node),
+                       ": the predicate must be one bool or "
+                       "integer, got ",
                        t.DebugString()));
     }
     taken = t.ItemAsInt64() != 0;
@@ -111,12 +112,11 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::RunCond(
   const CondBranches& b = branches_[index];
   auto out = (taken ? b.if_true : b.if_false)->Run(operands);
   if (!out.ok()) {
-    return absl::Status(out.status().code(),
-                        absl::StrCat(Label(node), ", branch '",
-                                     (taken ? b.if_true : b.if_false)
-                                         ->graph()
-                                         .name(),
-                                     "': ", out.status().message()));
+    return absl::Status(
+        out.status().code(),
+        absl::StrCat(Label(node), ", branch '",
+                     (taken ? b.if_true : b.if_false)->graph().name(),
+                     "': ", out.status().message()));
   }
   return out;
 }

@@ -35,8 +35,8 @@ absl::StatusOr<SymInt> IntOperand(const MetaArgs& args, int i,
                                        "tensor ",
                                        meta.ToString()));
   }
-  return ArgError(name, absl::StrCat("expected an integer, got ",
-                                     raw.kind_name()));
+  return ArgError(name,
+                  absl::StrCat("expected an integer, got ", raw.kind_name()));
 }
 
 MetaResult SymSizeMeta(const MetaArgs& args) {

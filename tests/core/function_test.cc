@@ -256,8 +256,8 @@ TEST(FunctionTest, AutomaticDynamicMakesChangedDimsSymbolic) {
 
 TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler,
-                             {"f", 8, DynamicMode::kDynamic});
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic});
   Inputs a(3), b(5);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
   EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 0);
