@@ -39,6 +39,9 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
       options.dynamic == GJ_DYNAMIC_STATIC    ? DynamicMode::kStatic
       : options.dynamic == GJ_DYNAMIC_DYNAMIC ? DynamicMode::kDynamic
                                               : DynamicMode::kAuto;
+  for (const gj_dynamic_dim& d : options.mark_dynamic) {
+    core_options.mark_dynamic.push_back({d.input, d.dim, d.min, d.max});
+  }
   ASSIGN_OR_RETURN(
       std::unique_ptr<guardjit::Function> cache,
       guardjit::Function::Create(graph, std::move(compiler), core_options));
@@ -92,6 +95,8 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, name);
     GJ_READ_OPTION(opts, options, recompile_limit);
     GJ_READ_OPTION(opts, options, dynamic);
+    GJ_READ_OPTION(opts, options, mark_dynamic);
+    GJ_READ_OPTION(opts, options, num_mark_dynamic);
   }
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
@@ -112,6 +117,13 @@ absl::StatusOr<FunctionOptions> ReadOptions(
           absl::StrCat(kFn, ": options->dynamic is ", RawEnum(opts.dynamic),
                        "; expected a gj_dynamic_mode"));
   }
+  if (opts.num_mark_dynamic > 0 && opts.mark_dynamic == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kFn, ": options->mark_dynamic is NULL but num_mark_dynamic is ",
+        opts.num_mark_dynamic));
+  }
+  result.mark_dynamic.assign(opts.mark_dynamic,
+                             opts.mark_dynamic + opts.num_mark_dynamic);
   return result;
 }
 
@@ -126,6 +138,8 @@ void gj_function_options_init(gj_function_options* options) {
   options->name = nullptr;
   options->recompile_limit = 8;
   options->dynamic = GJ_DYNAMIC_AUTO;
+  options->mark_dynamic = nullptr;
+  options->num_mark_dynamic = 0;
 }
 
 gj_error* gj_function_create(gj_context* context, const gj_graph* graph,

@@ -22,6 +22,7 @@ struct FunctionOptions {
   std::string name;  // empty = the graph's name
   int32_t recompile_limit = 8;
   gj_dynamic_mode dynamic = GJ_DYNAMIC_AUTO;
+  std::vector<gj_dynamic_dim> mark_dynamic;
 };
 
 // The ambient state a call runs under (what a guard cache will key on).

@@ -238,4 +238,41 @@ TEST(IntrospectionTest, NullArgumentsAndOldStructs) {
 }
 
 }  // namespace
+TEST(IntrospectionTest, MarkDynamicRangesThroughTheCApi) {
+  ContextPtr ctx = MakeContext();
+  GraphPtr graph = MulAddGraph(ctx.get());
+  gj_dynamic_dim dims[] = {{0, 0, 2, 8}, {1, 0, 2, 8}};
+  gj_function_options options;
+  gj_function_options_init(&options);
+  options.mark_dynamic = dims;
+  options.num_mark_dynamic = 2;
+  gj_function* raw = nullptr;
+  ASSERT_TRUE(Ok(gj_function_create(ctx.get(), graph.get(), &options, &raw)));
+  FunctionPtr f(raw);
+  for (int n : {3, 5, 8}) {
+    HostTensor<float> x({n}, Iota(n)), y({n}, Iota(n, 2));
+    CallAndCheck(f.get(), x.dl(), y.dl());
+  }
+  EXPECT_EQ(Stats(f.get()).cache_entries, 1);
+  HostTensor<float> x9({9}, Iota(9)), y9({9}, Iota(9, 2));
+  CallAndCheck(f.get(), x9.dl(), y9.dl());
+  EXPECT_EQ(Stats(f.get()).cache_entries, 2);
+  EXPECT_THAT(Text(gj_function_dump_guards, f.get()),
+              HasSubstr("LAMBDA_GUARD: x.size()[0] <= 8"));
+  EXPECT_THAT(Text(gj_function_explain, f.get()),
+              HasSubstr("x.size()[0] <= 8  # x.size()[0] = 9"));
+
+  options.mark_dynamic = nullptr;
+  gj_function* bad = nullptr;
+  EXPECT_TRUE(
+      IsError(gj_function_create(ctx.get(), graph.get(), &options, &bad),
+              GJ_INVALID_ARGUMENT, {"mark_dynamic"}));
+  dims[1].input = 5;
+  options.mark_dynamic = dims;
+  EXPECT_TRUE(
+      IsError(gj_function_create(ctx.get(), graph.get(), &options, &bad),
+              GJ_INVALID_ARGUMENT, {"mark_dynamic", "input 5"}));
+  EXPECT_EQ(bad, nullptr);
+}
+
 }  // namespace gjtest

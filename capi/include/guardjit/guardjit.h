@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 2
+#define GJ_API_VERSION_MINOR 3
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -241,6 +241,17 @@ typedef enum gj_dynamic_mode {
   GJ_DYNAMIC_DYNAMIC = 2 /* every size symbolic from the first compile */
 } gj_dynamic_mode;
 
+/* torch._dynamo.mark_dynamic(input, dim, min, max): the dim is symbolic
+ * from the first compile; a size outside [min, max] fails the entry's guards
+ * (and sizes 0 and 1 are always specialized). min = 2, max = INT64_MAX is
+ * "any size". Since 0.3. */
+typedef struct gj_dynamic_dim {
+  int32_t input;
+  int32_t dim;
+  int64_t min;
+  int64_t max;
+} gj_dynamic_dim;
+
 typedef struct gj_function_options {
   size_t struct_size;
   /* For logs and explain(); NULL = the graph's name. Copied. */
@@ -248,6 +259,10 @@ typedef struct gj_function_options {
   /* Cache entries before the function runs only what it has (default 8). */
   int32_t recompile_limit;
   gj_dynamic_mode dynamic;
+  /* Since 0.3: dims to make symbolic (copied; ignored with
+   * GJ_DYNAMIC_STATIC). */
+  const gj_dynamic_dim* mark_dynamic;
+  size_t num_mark_dynamic;
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
