@@ -9,6 +9,7 @@
 
 #include "benchmark/benchmark.h"
 #include "core/guard_table.h"
+#include "core/symbolic_inputs.h"
 
 namespace guardjit {
 namespace {
@@ -58,6 +59,26 @@ void RunLookup(benchmark::State& state, int inputs, int entries) {
   }
   if (table.Lookup(sig) != raw.back()) state.SkipWithError("lookup missed");
 }
+
+// One dynamic entry (every dim symbolic, duck-sized): bindings, symbolic
+// strides and range guards are evaluated on each lookup.
+void BM_GuardCheck_2Inputs_1DynamicEntry(benchmark::State& state) {
+  Call call(2, 5);
+  ShapeEnv env;
+  std::vector<DynamicDim> dims = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+  SymbolicInputs inputs =
+      MakeSymbolicInputs({"x0", "x1"}, call.sig(), dims, env);
+  CacheEntry entry(0, MakeGuardTree(call.sig(), std::move(inputs), env),
+                   nullptr);
+  GuardTable table({&entry});
+  CallSignature sig = call.sig();
+  for (auto _ : state) {
+    CacheEntry* hit = table.Lookup(sig);
+    benchmark::DoNotOptimize(hit);
+  }
+  if (table.Lookup(sig) != &entry) state.SkipWithError("lookup missed");
+}
+BENCHMARK(BM_GuardCheck_2Inputs_1DynamicEntry);
 
 void BM_GuardCheck_2Inputs_1Entry(benchmark::State& s) { RunLookup(s, 2, 1); }
 void BM_GuardCheck_2Inputs_8Entries(benchmark::State& s) { RunLookup(s, 2, 8); }
