@@ -48,6 +48,12 @@ inline constexpr ViewOpDef kViewOps[] = {
      "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"},
 };
 
+template <typename I, typename J>
+std::optional<I> OptionalAs(const std::optional<J>& v) {
+  if (!v.has_value()) return std::nullopt;
+  return I(*v);
+}
+
 // The geometry of `op` applied to a tensor laid out as (`sizes`, `strides`),
 // in the integer type of `T`'s arguments (SymInt for shape inference).
 template <typename T, typename I = typename BoundArgs<T>::Int>
@@ -57,13 +63,15 @@ absl::StatusOr<ViewGeometryT<I>> ViewOpGeometry(ViewOp op,
                                                 IntsOf<I> strides) {
   switch (op) {
     case ViewOp::kView: {
-      const std::vector<I> size = a.sym_int_list(1);
+      const auto list = a.sym_int_list(1);
+      const std::vector<I> size(list.begin(), list.end());
       return ViewAsGeometry<I>(sizes, strides, size);
     }
     case ViewOp::kPermute:
       return PermuteGeometry<I>(sizes, strides, a.int_list(1));
     case ViewOp::kExpand: {
-      const std::vector<I> size = a.sym_int_list(1);
+      const auto list = a.sym_int_list(1);
+      const std::vector<I> size(list.begin(), list.end());
       return ExpandGeometry<I>(sizes, strides, size);
     }
     case ViewOp::kUnsqueeze:
@@ -77,10 +85,11 @@ absl::StatusOr<ViewGeometryT<I>> ViewOpGeometry(ViewOp op,
       return SqueezeGeometry<I>(sizes, strides, a.int_list(1));
     case ViewOp::kSlice:
       return SliceGeometry<I>(sizes, strides, a.int_arg(1),
-                              a.optional_sym_int(2), a.optional_sym_int(3),
+                              OptionalAs<I>(a.optional_sym_int(2)),
+                              OptionalAs<I>(a.optional_sym_int(3)),
                               a.int_arg(4));
     case ViewOp::kSelect:
-      return SelectGeometry<I>(sizes, strides, a.int_arg(1), a.sym_int(2));
+      return SelectGeometry<I>(sizes, strides, a.int_arg(1), I(a.sym_int(2)));
   }
   return absl::InternalError("unknown view op");
 }
