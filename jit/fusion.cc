@@ -101,7 +101,14 @@ class Scheduler {
   absl::StatusOr<KernelStep> BuildKernel(int group);
   TensorRef RefOf(int v) const;
 
+  // A view resolved to memory: its source got memory from `group`.
+  struct ViewRef {
+    TensorRef ref;
+    int group;
+  };
+
   const LoweredGraph& g_;
+  absl::flat_hash_map<int, ViewRef> view_ref_;
   std::vector<int> group_of_;
   std::vector<int> mat_slot_;
   std::vector<Slot> slots_;
@@ -197,7 +204,9 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
     }
     result = ValueExpr::Load(Param(value.slot, value.dtype, false, ctx),
                              value.dtype, offset);
-  } else if (mat_slot_[v] >= 0 && group_of_[v] != ctx.group) {
+  } else if (mat_slot_[v] >= 0 && group_of_[v] < ctx.group) {
+    // In memory written by an earlier kernel. (A value a later kernel
+    // materializes is recomputed here: that memory does not exist yet.)
     result = ValueExpr::Load(Param(mat_slot_[v], value.dtype, false, ctx),
                              value.dtype, Linearize(idx, value.sizes));
   } else if (value.kind == LValue::Kind::kReduction) {
@@ -219,6 +228,15 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
       result = ValueExpr::Local(
           local == ctx.local_of.end() ? -1 : local->second, value.dtype);
     }
+  } else if (auto view = view_ref_.find(v);
+             view != view_ref_.end() && view->second.group < ctx.group) {
+    const TensorRef& ref = view->second.ref;
+    IndexExpr offset = IndexExpr::Const(ref.offset);
+    for (int d = 0; d < value.rank(); ++d) {
+      offset = offset + idx[d] * IndexExpr::Const(ref.strides[d]);
+    }
+    result = ValueExpr::Load(Param(ref.slot, value.dtype, false, ctx),
+                             value.dtype, offset);
   } else if (value.kind == LValue::Kind::kView) {
     ASSIGN_OR_RETURN(result, Emit(value.operands[0], value.remap(idx), ctx));
   } else {
@@ -292,6 +310,24 @@ absl::Status Scheduler::Require(int v) {
   if (value.kind == LValue::Kind::kReduction) {
     NeedMemory(v);
     return absl::OkStatus();
+  }
+  if (view_ref_.contains(v)) return absl::OkStatus();
+  // A view of a computed value: give the source memory and view that.
+  if (value.kind == LValue::Kind::kView && value.geometry) {
+    const int source = value.operands[0];
+    RETURN_IF_ERROR(Require(source));
+    const TensorRef src = RefOf(source);
+    absl::StatusOr<ViewGeometry> geometry =
+        value.geometry(src.sizes, src.strides);
+    if (geometry.ok()) {
+      const auto it = view_ref_.find(source);
+      const int group =
+          it != view_ref_.end() ? it->second.group : group_of_[source];
+      view_ref_[v] = {{src.slot, geometry->sizes, geometry->strides,
+                       src.offset + geometry->offset},
+                      group};
+      return absl::OkStatus();
+    }
   }
   const int last = LastGroup();
   int group = -1;
@@ -371,6 +407,7 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
 }
 
 TensorRef Scheduler::RefOf(int v) const {
+  if (auto it = view_ref_.find(v); it != view_ref_.end()) return it->second.ref;
   const LValue& value = g_.values[v];
   TensorRef ref;
   ref.sizes = ConcreteShape(value.sizes).value_or(Shape());

@@ -256,6 +256,11 @@ absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
           if (!outputs.ok()) lowered.values.resize(mark);
         }
         if (outputs.ok()) {
+          for (size_t v = 0; v < lowered.values.size(); ++v) {
+            if (lowered.values[v].label.empty()) {
+              lowered.values[v].label = node.name;
+            }
+          }
           for (size_t k = 0; k < outputs->size(); ++k) {
             lowered.values[(*outputs)[k]].label = node.name;
             lowered.of_graph_value[key(i, static_cast<int>(k))] = (*outputs)[k];

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/graph.h"
+#include "core/ops/view_geometry.h"
 #include "core/shape_inference.h"
 #include "core/tensor_meta.h"
 #include "jit/index_expr.h"
@@ -68,6 +69,10 @@ struct LValue {
 
   // kView: the source's index for an index of this value.
   std::function<std::vector<IndexExpr>(const std::vector<IndexExpr>&)> remap;
+  // kView: the view's geometry once its source is in memory laid out as
+  // (sizes, strides), or an error when no view expresses it there.
+  std::function<absl::StatusOr<ViewGeometry>(IntSpan sizes, IntSpan strides)>
+      geometry;
 
   // kReduction over the source's dims flagged in `mask`, accumulated in the
   // source's dtype (lowering casts first).

@@ -47,6 +47,9 @@ class LoweringContext {
              CombineOp combine, std::string label = "");
   int View(int source, std::vector<IndexExpr> sizes, RemapFn remap,
            std::string label = "");
+  void SetViewGeometry(int view, decltype(LValue::geometry) geometry) {
+    out_->values[view].geometry = std::move(geometry);
+  }
   int Add(LValue value);
 
  private:

@@ -383,7 +383,30 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
     }
   }
   ASSIGN_OR_RETURN(RemapFn remap, LogicalRemap(op, args, src, out_sizes));
-  return std::vector<int>{ctx.View(source, out_sizes, std::move(remap))};
+  const int view = ctx.View(source, out_sizes, std::move(remap));
+  std::optional<Shape> sizes = ConcreteShape(out_sizes);
+  if (sizes.has_value()) {
+    ctx.SetViewGeometry(
+        view,
+        [op, unsafe_view, node_copy = node, out = *sizes](
+            IntSpan in_sizes,
+            IntSpan in_strides) -> absl::StatusOr<ViewGeometry> {
+          if (unsafe_view) {
+            std::optional<Shape> strides =
+                ComputeViewStrides(in_sizes, in_strides, out);
+            if (!strides.has_value()) {
+              return absl::FailedPreconditionError("not viewable");
+            }
+            return ViewGeometry{out, *strides, 0};
+          }
+          // View ops read only literal arguments.
+          const MetaArgs args(
+              node_copy, [](ValueRef) { return TensorMeta(); },
+              [](const Scalar&) { return TensorMeta(); });
+          return ViewOpGeometry(op, args, in_sizes, in_strides);
+        });
+  }
+  return std::vector<int>{view};
 }
 
 // ---- reductions ----

@@ -24,7 +24,8 @@ double JitTolerance(DType dtype);
 
 // Compiles `graph` for the metas of `compile_for` (default: `inputs`), runs
 // it on `inputs`, runs the eager interpreter on `inputs` and expects equal
-// dtypes, shapes and values within `rtol` (default JitTolerance).
+// dtypes, shapes and values within `rtol` (default JitTolerance), or the
+// same error code when eager mode fails.
 void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
                            const std::vector<Tensor>& inputs, double rtol = -1,
                            const std::vector<Tensor>* compile_for = nullptr);
