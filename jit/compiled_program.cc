@@ -6,9 +6,35 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/tensor_copy.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 namespace {
+
+// Kernels with fewer element operations than this run on the calling thread;
+// parallel ones get chunks of about kChunkWork.
+constexpr int64_t kMinParallelWork = int64_t{1} << 16;
+constexpr int64_t kChunkWork = int64_t{1} << 14;
+
+// Element operations of one run of `k` (its loops' iteration counts), or -1
+// when a size is symbolic.
+int64_t WorkOf(const Kernel& k) {
+  int64_t outer = 1;
+  for (const LoopRange& l : k.outer) {
+    if (!l.extent.is_const()) return -1;
+    outer *= l.extent.value();
+  }
+  int64_t per_point = 0;
+  for (const Stage& stage : k.stages) {
+    int64_t n = 1;
+    for (const LoopRange& l : stage.loops) {
+      if (!l.extent.is_const()) return -1;
+      n *= l.extent.value();
+    }
+    per_point += n;
+  }
+  return outer * std::max<int64_t>(per_point, 1);
+}
 
 // The view `ref` describes of the memory in `slots`.
 Tensor ViewOf(const std::vector<Tensor>& slots, const TensorRef& ref) {
@@ -41,6 +67,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
   for (const PlanStep& step : p.steps) {
     std::vector<int> outputs;
     int64_t extent = 1;
+    int64_t grain = 0;
     if (step.is_kernel) {
       program->kernels_.push_back(compiled[next++]);
       program->eager_.push_back(nullptr);
@@ -50,6 +77,11 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           return absl::UnimplementedError("symbolic outer extent");
         }
         extent = k.outer[0].extent.value();
+        const int64_t work = WorkOf(k);
+        if (work >= kMinParallelWork && extent >= 2) {
+          const int64_t per_iteration = std::max<int64_t>(1, work / extent);
+          grain = std::max<int64_t>(1, kChunkWork / per_iteration);
+        }
       }
     } else {
       const Node& node = program->graph_->node(step.node);
@@ -71,6 +103,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     }
     program->extern_output_slots_.push_back(std::move(outputs));
     program->outer_extent_.push_back(extent);
+    program->grain_.push_back(grain);
   }
   return program;
 }
@@ -97,7 +130,16 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       pointers.clear();
       for (int s : step.kernel.buffer_slots)
         pointers.push_back(slots[s].data());
-      kernels_[i](pointers.data(), nullptr, 0, outer_extent_[i]);
+      const CompiledKernelFn fn = kernels_[i];
+      void* const* buffers = pointers.data();
+      if (grain_[i] > 0) {
+        ThreadPool::Global().ParallelFor(outer_extent_[i], grain_[i],
+                                         [&](int64_t begin, int64_t end) {
+                                           fn(buffers, nullptr, begin, end);
+                                         });
+      } else {
+        fn(buffers, nullptr, 0, outer_extent_[i]);
+      }
     } else {
       const Node& node = graph_->node(step.node);
       KernelArgs args(

@@ -19,7 +19,9 @@ namespace guardjit {
 // A compiled graph for one input layout: the plan's kernels in order, with
 // the nodes the JIT left alone run by their eager reference kernels in
 // between. Allocates outputs and intermediates per call and frees each
-// intermediate after its last reader. Run is thread-safe (no state).
+// intermediate after its last reader. A kernel with enough work splits its
+// first outer loop across the global ThreadPool. Run is thread-safe (no
+// state).
 class CompiledProgram {
  public:
   // Compiles the plan's kernels with `compiler` (which must outlive this).
@@ -47,6 +49,8 @@ class CompiledProgram {
   std::vector<const KernelFn*> eager_;     // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
   std::vector<int64_t> outer_extent_;  // per step: first outer loop's extent
+  std::vector<int64_t> grain_;  // per step: outer iterations per chunk; 0
+                                // runs the kernel on the calling thread
 };
 
 }  // namespace guardjit

@@ -1,5 +1,6 @@
 #include "jit/loop_ir.h"
 
+#include <charconv>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -107,6 +108,14 @@ ValueExpr ValueExpr::Cast(const ValueExpr& x, DType dtype) {
 
 namespace {
 
+// The shortest text that reads back as exactly `v`: printed IR is the kernel
+// cache's key, so constants must not round.
+std::string ShortestDouble(double v) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  return std::string(buffer, result.ptr);
+}
+
 // Prints one stage's expression DAG: nodes used more than once become
 // numbered temporaries, listed before the statement that uses them, so the
 // text stays linear in the DAG's size.
@@ -155,7 +164,7 @@ class ExprPrinter {
       case ValueExpr::Kind::kConst:
         return e.is_int_const()
                    ? absl::StrCat(e.int_value(), ":", dtype)
-                   : absl::StrCat(absl::SixDigits(e.float_value()), ":", dtype);
+                   : absl::StrCat(ShortestDouble(e.float_value()), ":", dtype);
       case ValueExpr::Kind::kLocal:
         return absl::StrCat("local", e.local());
       case ValueExpr::Kind::kUnary:

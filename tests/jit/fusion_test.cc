@@ -177,5 +177,23 @@ TEST(FusionTest, IdenticalKernelsCompileOnce) {
   EXPECT_EQ(SharedJit().kernels().cache_hits(), hits + 1);
 }
 
+// The cache key is the printed IR: constants must print exactly, or two
+// kernels differing in the 7th digit would share code.
+TEST(FusionTest, KernelsDifferingInAConstantDoNotShareCode) {
+  auto scaled = [](double scale) {
+    return testing::OpGraph("aten.mul.Scalar",
+                            {Arg::Ref("x0"), Arg::Float(scale)}, 1);
+  };
+  const Tensor x = *Tensor::Empty(DType::kFloat64, {4});
+  for (int i = 0; i < 4; ++i) x.data_as<double>()[i] = 1e9;
+  for (double scale : {1.0, 1.0 + 1e-9}) {
+    auto exe = SharedJit().Compile(scaled(scale), {{TensorMeta::Of(x)}});
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    auto out = (*exe)->Run({x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].data_as<double>()[0], 1e9 * scale);
+  }
+}
+
 }  // namespace
 }  // namespace guardjit
