@@ -168,7 +168,8 @@ BENCHMARK(BM_LayerNorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
   if (std::getenv("GJ_BENCH_DEFAULT_MALLOC") == nullptr) {
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    // Large blocks from the heap, kept after free: no mmap per call.
+    mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
   benchmark::Initialize(&argc, argv);
