@@ -133,15 +133,26 @@ absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
+  // Shapes the graph rejects are the caller's error.
   ASSIGN_OR_RETURN(GraphMeta metas, InferShapes(*graph, spec.inputs));
   Layout layout = ContiguousLayout(spec);
-  ASSIGN_OR_RETURN(Plan plan, PlanGraph(*graph, metas, layout));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<CompiledProgram> program,
-      CompiledProgram::Create(graph, metas, std::move(plan), *kernels_));
+  absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
+    absl::StatusOr<Plan> plan = PlanGraph(*graph, metas, layout);
+    if (!plan.ok()) {
+      return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
+    }
+    return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_);
+  }();
+  if (!program.ok()) {
+    // A JIT failure must not fail the call: run the eager plan instead.
+    Log(LogTopic::kWarnings,
+        absl::StrCat("jit: graph '", graph->name(),
+                     "' runs eagerly: ", program.status().ToString()));
+    return EagerCompiler().Compile(std::move(graph), spec);
+  }
   return std::make_unique<JitExecutable>(std::move(graph), std::move(metas),
                                          kernels_, std::move(layout),
-                                         std::move(program));
+                                         *std::move(program));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

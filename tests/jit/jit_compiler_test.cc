@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/graph_builder.h"
+#include "core/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/jit/jit_test_util.h"
@@ -108,6 +109,22 @@ TEST(JitCompilerTest, WrongInputCountIsAnError) {
   ASSERT_TRUE(exe.ok());
   auto out = (*exe)->Run({RandomTensor(DType::kFloat32, {4}, 1)});
   EXPECT_FALSE(out.ok());
+}
+
+TEST(JitCompilerTest, CodegenLogShowsThePlanAndEagerNodes) {
+  std::string log;
+  SetLogTopics("codegen");
+  SetLogSink([&](LogTopic topic, absl::string_view message) {
+    if (topic == LogTopic::kCodegen) log += std::string(message);
+  });
+  auto exe = SharedJit().Compile(
+      OpGraph("aten.mm.default", {Arg::Ref("x0"), Arg::Ref("x1")}, 2),
+      {{{DType::kFloat32, {2, 3}}, {DType::kFloat32, {3, 2}}}});
+  SetLogSink(nullptr);
+  SetLogTopics("");
+  ASSERT_TRUE(exe.ok());
+  EXPECT_THAT(log, HasSubstr("0 kernels"));
+  EXPECT_THAT(log, HasSubstr("op (aten.mm.default): no JIT lowering"));
 }
 
 TEST(JitCompilerTest, FallbackIsTheEagerInterpreter) {
