@@ -112,7 +112,8 @@ Layout ContiguousLayout(const Specialization& spec) {
   for (const TensorMeta& meta : spec.inputs) {
     std::vector<IndexExpr> sizes;
     for (int d = 0; d < meta.dim(); ++d) sizes.push_back(SizeExpr(meta, d));
-    layout.push_back(ContiguousStrides(ConcreteShape(sizes).value_or(Shape())));
+    const std::optional<Shape> shape = ConcreteShape(sizes);
+    layout.push_back(shape.has_value() ? ContiguousStrides(*shape) : Shape());
   }
   return layout;
 }
