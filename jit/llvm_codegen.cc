@@ -96,6 +96,7 @@ class KernelEmitter {
   absl::flat_hash_map<int, llvm::Value*> vars_;
   std::vector<llvm::Value*> locals_;
   absl::flat_hash_map<const void*, llvm::Value*> memo_;
+  bool no_unroll_ = false;  // set while emitting a reduction's loops
 };
 
 llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
@@ -413,7 +414,16 @@ absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
   RETURN_IF_ERROR(body());
   b_.CreateStore(
       b_.CreateNSWAdd(b_.CreateLoad(b_.getInt64Ty(), iv), b_.getInt64(1)), iv);
-  b_.CreateBr(header);
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (no_unroll_) {
+    // Fully unrolled reductions keep two accumulators and spill every load;
+    // left rolled, the vectorizer interleaves them instead.
+    llvm::MDNode* disable = llvm::MDNode::get(
+        ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   b_.SetInsertPoint(exit);
   return absl::OkStatus();
 }
@@ -471,7 +481,8 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   }
   llvm::Value* acc = Alloca(t);
   b_.CreateStore(init, acc);
-  RETURN_IF_ERROR(Loops(stage.loops, 0, [&]() -> absl::Status {
+  no_unroll_ = true;
+  absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
     llvm::Value* a = b_.CreateLoad(t, acc);
     llvm::Value* r = nullptr;
@@ -502,7 +513,9 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
     b_.CreateStore(r, acc);
     memo_.clear();
     return absl::OkStatus();
-  }));
+  });
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
   locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
   locals_[stage.local] = b_.CreateLoad(t, acc);
   return absl::OkStatus();
