@@ -110,6 +110,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
 
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
     absl::Span<const Tensor> inputs) const {
+  static const Tensor kReleased;
   std::vector<Tensor> slots(plan_.slots.size());
   for (size_t s = 0; s < plan_.slots.size(); ++s) {
     const Slot& slot = plan_.slots[s];
@@ -174,7 +175,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
         slots[outs[k]] = std::move(t);
       }
     }
-    for (int s : step.release) slots[s] = Tensor();
+    for (int s : step.release) slots[s] = kReleased;
   }
   std::vector<Tensor> outputs;
   for (const TensorRef& ref : plan_.outputs) {

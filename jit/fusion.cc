@@ -121,7 +121,7 @@ int Scheduler::AddSlot(const LValue& v) {
   Slot slot;
   slot.source = Slot::Source::kKernel;
   slot.dtype = v.dtype;
-  slot.sizes = ConcreteShape(v.sizes).value_or(Shape());
+  if (std::optional<Shape> sizes = ConcreteShape(v.sizes)) slot.sizes = *sizes;
   slots_.push_back(slot);
   return static_cast<int>(slots_.size()) - 1;
 }
@@ -152,9 +152,12 @@ std::vector<IndexExpr> Scheduler::FullIndex(const Group& g, EmitCtx& ctx,
                                             std::vector<LoopRange>* loops) {
   std::vector<IndexExpr> idx;
   int outer = 0;
+  int inner = 0;
   for (size_t d = 0; d < g.mask.size(); ++d) {
     if (g.mask[d]) {
-      const int var = ctx.next_var++;
+      // Every stage loops over the reduced dims with the same variables, so
+      // equal values of different stages are one node (see BuildKernel).
+      const int var = ctx.next_var + inner++;
       if (loops != nullptr) loops->push_back({var, g.full_sizes[d]});
       idx.push_back(IndexExpr::Var(var));
     } else {
@@ -269,7 +272,9 @@ bool Scheduler::TryEmit(int group, int v, bool full) {
     e = Emit(v, FullIndex(g, ctx, nullptr), ctx);
   } else {
     e = Emit(v,
-             RowIndex(g, ctx, value.rank() == g.mask.size() && !g.mask.empty()),
+             RowIndex(g, ctx,
+                      value.rank() == static_cast<int>(g.mask.size()) &&
+                          !g.mask.empty()),
              ctx);
   }
   if (!e.ok()) return false;
@@ -356,6 +361,41 @@ absl::Status Scheduler::Require(int v) {
   return absl::OkStatus();
 }
 
+// A store over the reduced dims that recomputes what an earlier reduction
+// stage reduced (softmax: exp(x - max) summed, then divided by the sum) reads
+// it back instead: the reduction also stores it into the store's buffer at
+// the same index, which the store then overwrites.
+void ReuseReducedValues(Kernel& k) {
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    Stage& store = k.stages[s];
+    if (store.kind != Stage::Kind::kStore || store.loops.empty()) continue;
+    const DType dtype = k.buffers[store.buffer].dtype;
+    for (size_t r = s; r-- > 0;) {
+      Stage& reduce = k.stages[r];
+      if (reduce.kind != Stage::Kind::kReduce || reduce.buffer >= 0 ||
+          reduce.value.dtype() != dtype ||
+          reduce.loops.size() != store.loops.size()) {
+        continue;
+      }
+      bool same_loops = true;
+      for (size_t l = 0; l < store.loops.size(); ++l) {
+        same_loops = same_loops && reduce.loops[l].var == store.loops[l].var &&
+                     reduce.loops[l].extent == store.loops[l].extent;
+      }
+      if (!same_loops) continue;
+      bool found = false;
+      ValueExpr replaced = ValueExpr::Replace(
+          store.value, reduce.value,
+          ValueExpr::Load(store.buffer, dtype, store.index), &found);
+      if (!found) continue;
+      reduce.buffer = store.buffer;
+      reduce.index = store.index;
+      store.value = replaced;
+      break;
+    }
+  }
+}
+
 absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
   const Group& g = groups_[group];
   KernelStep step;
@@ -383,8 +423,9 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
       if (m.what == Group::Member::What::kStoreFull) {
         idx = FullIndex(g, ctx, &stage.loops);
       } else {
-        idx =
-            RowIndex(g, ctx, value.rank() == g.mask.size() && !g.mask.empty());
+        idx = RowIndex(
+            g, ctx,
+            value.rank() == static_cast<int>(g.mask.size()) && !g.mask.empty());
       }
       if (value.kind == LValue::Kind::kReduction) {
         stage.value = ValueExpr::Local(ctx.local_of.at(m.value), value.dtype);
@@ -398,6 +439,7 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
     }
     k.stages.push_back(std::move(stage));
   }
+  ReuseReducedValues(k);
   int inputs = 0, outputs = 0;
   for (BufferParam& b : k.buffers) {
     b.name = b.is_output ? absl::StrCat("out", outputs++)
@@ -410,7 +452,9 @@ TensorRef Scheduler::RefOf(int v) const {
   if (auto it = view_ref_.find(v); it != view_ref_.end()) return it->second.ref;
   const LValue& value = g_.values[v];
   TensorRef ref;
-  ref.sizes = ConcreteShape(value.sizes).value_or(Shape());
+  if (std::optional<Shape> sizes = ConcreteShape(value.sizes)) {
+    ref.sizes = *sizes;
+  }
   if (value.kind == LValue::Kind::kBuffer) {
     ref.slot = value.slot;
     ref.strides = value.strides;

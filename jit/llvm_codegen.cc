@@ -484,6 +484,12 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   no_unroll_ = true;
   absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    if (stage.buffer >= 0) {
+      const DType bd = k_.buffers[stage.buffer].dtype;
+      b_.CreateStore(bd == DType::kBool ? b_.CreateZExt(x, b_.getInt8Ty()) : x,
+                     b_.CreateInBoundsGEP(MemTypeOf(bd), buffers_[stage.buffer],
+                                          Index(stage.index)));
+    }
     llvm::Value* a = b_.CreateLoad(t, acc);
     llvm::Value* r = nullptr;
     switch (stage.combine) {

@@ -1,6 +1,7 @@
 #include "jit/loop_ir.h"
 
 #include <charconv>
+#include <functional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -104,6 +105,35 @@ ValueExpr ValueExpr::Cast(const ValueExpr& x, DType dtype) {
   node->dtype = dtype;
   node->operands = {x};
   return ValueExpr(std::move(node));
+}
+
+ValueExpr ValueExpr::Replace(const ValueExpr& root, const ValueExpr& target,
+                             const ValueExpr& with, bool* found) {
+  absl::flat_hash_map<const void*, ValueExpr> done;
+  std::function<ValueExpr(const ValueExpr&)> rewrite =
+      [&](const ValueExpr& e) -> ValueExpr {
+    if (e.id() == target.id()) {
+      *found = true;
+      return with;
+    }
+    auto it = done.find(e.id());
+    if (it != done.end()) return it->second;
+    std::vector<ValueExpr> operands;
+    bool changed = false;
+    for (const ValueExpr& op : e.node_->operands) {
+      operands.push_back(rewrite(op));
+      changed = changed || operands.back().id() != op.id();
+    }
+    ValueExpr result = e;
+    if (changed) {
+      auto node = std::make_shared<Node>(*e.node_);
+      node->operands = std::move(operands);
+      result = ValueExpr(std::move(node));
+    }
+    done.emplace(e.id(), result);
+    return result;
+  };
+  return rewrite(root);
 }
 
 namespace {
@@ -228,6 +258,11 @@ std::string Kernel::ToString() const {
         absl::StrAppend(&out, indent, "    ", let, "\n");
       }
       absl::StrAppend(&out, indent, "    of ", text, "\n");
+      if (stage.buffer >= 0) {
+        absl::StrAppend(&out, indent, "    storing ",
+                        buffers[stage.buffer].name, "[", stage.index.ToString(),
+                        "]\n");
+      }
     } else {
       for (const std::string& let : lets) {
         absl::StrAppend(&out, indent, let, "\n");

@@ -107,6 +107,11 @@ class ValueExpr {
   // Identity of the shared node, for memoizing per use site.
   const void* id() const { return node_.get(); }
 
+  // `root` with every use of the node `target` replaced by `with`; sets
+  // *found when there was one.
+  static ValueExpr Replace(const ValueExpr& root, const ValueExpr& target,
+                           const ValueExpr& with, bool* found);
+
  private:
   struct Node {
     Kind kind;
@@ -144,7 +149,9 @@ struct Stage {
   // value.dtype() from the combine op's identity.
   int local = -1;
   CombineOp combine = CombineOp::kSum;
-  // kStore
+  // kStore: buffer[index] = value. kReduce with buffer >= 0 also stores each
+  // value it reduces there, for a later stage to read back instead of
+  // recomputing it (softmax's exp).
   int buffer = -1;
   IndexExpr index;
 };
