@@ -447,6 +447,77 @@ LowerFn ReductionLowering(ReductionKind kind) {
   };
 }
 
+// Elements of `self` a reduction over `mask` combines, if the sizes are
+// constants.
+std::optional<int64_t> ReducedCount(const LValue& self,
+                                    const std::vector<bool>& mask) {
+  int64_t n = 1;
+  for (int dim = 0; dim < self.rank(); ++dim) {
+    if (!mask[dim]) continue;
+    if (!self.sizes[dim].is_const()) return std::nullopt;
+    n *= self.sizes[dim].value();
+  }
+  return n;
+}
+
+// any/all: every value read as bool (NaN is true), or/and over the dims,
+// stored as the result dtype (bool, or uint8 for uint8 input).
+LowerFn AnyAllLowering(bool all, EmptyDims empty_dims) {
+  return [all, empty_dims](LoweringContext& ctx, const Node& node,
+                           const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    ASSIGN_OR_RETURN(
+        std::vector<bool> mask,
+        ReadReductionMask(args, ctx.value(self).rank(), empty_dims));
+    const int keepdim_index = node.op->schema.ArgIndex("keepdim");
+    const bool keepdim = keepdim_index >= 0 && args.bool_arg(keepdim_index);
+    const int truth =
+        ctx.Pointwise(DType::kBool, ctx.value(self).sizes, {self},
+                      [](const Values& v) { return C(v[0], DType::kBool); });
+    const int reduced = ctx.Reduce(truth, mask, keepdim,
+                                   all ? CombineOp::kMin : CombineOp::kMax);
+    const DType d = out[0].dtype;
+    return std::vector<int>{ctx.Pointwise(
+        out[0], {reduced}, [d](const Values& v) { return C(v[0], d); })};
+  };
+}
+
+// var.correction: two-pass, sum((x - mean)^2) / max(0, N - correction), as
+// the eager kernel computes it (a zero divisor gives inf or NaN).
+Outputs Var(LoweringContext& ctx, const Node& node,
+            const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  const DType d = out[0].dtype;
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> sizes = ctx.value(self).sizes;
+  ASSIGN_OR_RETURN(
+      std::vector<bool> mask,
+      ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
+  std::optional<int64_t> n = ReducedCount(ctx.value(self), mask);
+  if (!n.has_value()) return Unsupported("var over a symbolic dim");
+  const double correction =
+      args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double();
+  const double divisor = std::max(0.0, static_cast<double>(*n) - correction);
+  const bool keepdim = args.bool_arg(3);
+  const int x = ctx.Pointwise(d, sizes, {self},
+                              [d](const Values& v) { return C(v[0], d); });
+  const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);
+  const double count = static_cast<double>(*n);
+  const int square =
+      ctx.Pointwise(d, sizes, {x, sum}, [d, count](const Values& v) {
+        ValueExpr diff =
+            Bin(BinaryOp::kSub, v[0],
+                Bin(BinaryOp::kDiv, v[1], ValueExpr::Const(d, count)));
+        return Bin(BinaryOp::kMul, diff, diff);
+      });
+  const int m2 = ctx.Reduce(square, mask, keepdim, CombineOp::kSum);
+  return std::vector<int>{
+      ctx.Pointwise(out[0], {m2}, [d, divisor](const Values& v) {
+        return Bin(BinaryOp::kDiv, v[0], ValueExpr::Const(d, divisor));
+      })};
+}
+
 // softmax = exp(x - max) / sum(exp(x - max)); log_softmax = x - max -
 // log(sum(exp(x - max))), reduced over `dim`, in the output dtype.
 LowerFn SoftmaxLowering(bool log) {
@@ -624,6 +695,13 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   for (const auto& [target, kind] : reductions) {
     t[target] = ReductionLowering(kind);
   }
+  t["aten.var.correction"] = Var;
+  t["aten.any.default"] = AnyAllLowering(false, EmptyDims::kReduceAll);
+  t["aten.any.dim"] = AnyAllLowering(false, EmptyDims::kReduceAll);
+  t["aten.any.dims"] = AnyAllLowering(false, EmptyDims::kReduceNone);
+  t["aten.all.default"] = AnyAllLowering(true, EmptyDims::kReduceAll);
+  t["aten.all.dim"] = AnyAllLowering(true, EmptyDims::kReduceAll);
+  t["aten.all.dims"] = AnyAllLowering(true, EmptyDims::kReduceNone);
   t["aten._softmax.default"] = SoftmaxLowering(false);
   t["aten._log_softmax.default"] = SoftmaxLowering(true);
   t["aten.native_layer_norm.default"] = LayerNorm;

@@ -89,6 +89,40 @@ TEST(ReductionConformanceTest, FullReductionsMatchEager) {
   }
 }
 
+TEST(ReductionConformanceTest, VarAnyAllMatchEager) {
+  const Shape shape = {4, 6, 5};
+  for (bool keepdim : {false, true}) {
+    for (int64_t dim : {0, -1}) {
+      for (double correction : {0.0, 1.0, 6.0}) {
+        SCOPED_TRACE(absl::StrCat("var dim ", dim, " correction ", correction,
+                                  " keepdim ", keepdim));
+        auto var = OpGraph("aten.var.correction",
+                           {Arg::Ref("x0"), Arg::OfList({Arg::Int(dim)})}, 1,
+                           {{"correction", Arg::Float(correction)},
+                            {"keepdim", Arg::Bool(keepdim)}});
+        for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+          ExpectJitMatchesEager(var, {RandomTensor(dtype, shape, 5)},
+                                kReductionRtol);
+        }
+      }
+      for (const char* target : {"aten.any.dim", "aten.all.dim"}) {
+        SCOPED_TRACE(absl::StrCat(target, " dim ", dim));
+        auto graph = OpGraph(
+            target, {Arg::Ref("x0"), Arg::Int(dim), Arg::Bool(keepdim)}, 1);
+        for (DType dtype :
+             {DType::kBool, DType::kUInt8, DType::kFloat32, DType::kInt32}) {
+          // Values in [0, 2) so that zeros (false) are common.
+          ExpectJitMatchesEager(graph, {RandomTensor(dtype, shape, 6, 0, 2)});
+        }
+      }
+    }
+  }
+  for (const char* target : {"aten.any.dims", "aten.all.dims"}) {
+    auto graph = OpGraph(target, {Arg::Ref("x0"), Arg::OfList({})}, 1);
+    ExpectJitMatchesEager(graph, {RandomTensor(DType::kBool, shape, 7)});
+  }
+}
+
 TEST(ReductionConformanceTest, SoftmaxAndLogSoftmaxMatchEager) {
   for (const char* target :
        {"aten._softmax.default", "aten._log_softmax.default"}) {
