@@ -85,6 +85,7 @@ class KernelEmitter {
                      const std::function<absl::Status()>& body);
   absl::Status EmitStages();
   absl::Status EmitStage(const Stage& stage);
+  absl::Status EmitArgReduction(const Stage& stage);
 
   const Kernel& k_;
   llvm::Module* m_;
@@ -453,6 +454,10 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   const DType d = stage.value.dtype();
   llvm::Type* t = TypeOf(d);
   const bool fp = IsFloating(d);
+  if (stage.combine == CombineOp::kArgMax ||
+      stage.combine == CombineOp::kArgMin) {
+    return EmitArgReduction(stage);
+  }
   llvm::Value* init = nullptr;
   switch (stage.combine) {
     case CombineOp::kSum:
@@ -469,6 +474,8 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
               : llvm::ConstantInt::get(
                     t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
       break;
+    case CombineOp::kArgMax:
+    case CombineOp::kArgMin:
     case CombineOp::kMin:
       init =
           fp ? FConst(t, INFINITY)
@@ -507,6 +514,8 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
         }
         break;
       }
+      case CombineOp::kArgMax:
+      case CombineOp::kArgMin:
       case CombineOp::kMax:
       case CombineOp::kMin: {
         ASSIGN_OR_RETURN(
@@ -524,6 +533,62 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   RETURN_IF_ERROR(status);
   locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
   locals_[stage.local] = b_.CreateLoad(t, acc);
+  return absl::OkStatus();
+}
+
+// argmax/argmin as the eager kernel finds them: a strictly better value
+// moves the position, so ties keep the first; once a NaN is found it stays.
+absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
+  const DType d = stage.value.dtype();
+  llvm::Type* t = TypeOf(d);
+  const bool fp = IsFloating(d);
+  const bool max = stage.combine == CombineOp::kArgMax;
+  llvm::Value* start =
+      fp ? FConst(t, max ? -INFINITY : INFINITY)
+         : llvm::ConstantInt::get(
+               t,
+               IsUnsigned(d)
+                   ? (max ? llvm::APInt::getMinValue(t->getIntegerBitWidth())
+                          : llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
+                   : (max ? llvm::APInt::getSignedMinValue(
+                                t->getIntegerBitWidth())
+                          : llvm::APInt::getSignedMaxValue(
+                                t->getIntegerBitWidth())));
+  llvm::Value* best = Alloca(t);
+  llvm::Value* position = Alloca(b_.getInt64Ty());
+  b_.CreateStore(start, best);
+  b_.CreateStore(b_.getInt64(0), position);
+  no_unroll_ = true;
+  absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    llvm::Value* b = b_.CreateLoad(t, best);
+    llvm::Value* better;
+    if (fp) {
+      better = b_.CreateAnd(
+          b_.CreateFCmpORD(b, b),
+          b_.CreateOr(b_.CreateFCmpUNO(x, x),
+                      max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b)));
+    } else if (IsUnsigned(d)) {
+      better = max ? b_.CreateICmpUGT(x, b) : b_.CreateICmpULT(x, b);
+    } else {
+      better = max ? b_.CreateICmpSGT(x, b) : b_.CreateICmpSLT(x, b);
+    }
+    llvm::Value* here = b_.getInt64(0);
+    for (const LoopRange& l : stage.loops) {
+      here = b_.CreateNSWAdd(b_.CreateNSWMul(here, Index(l.extent)),
+                             vars_.at(l.var));
+    }
+    b_.CreateStore(b_.CreateSelect(better, x, b), best);
+    b_.CreateStore(
+        b_.CreateSelect(better, here, b_.CreateLoad(b_.getInt64Ty(), position)),
+        position);
+    memo_.clear();
+    return absl::OkStatus();
+  });
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
+  locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
+  locals_[stage.local] = b_.CreateLoad(b_.getInt64Ty(), position);
   return absl::OkStatus();
 }
 

@@ -27,7 +27,8 @@ const char* BinaryOpName(BinaryOp op) {
 }
 
 const char* CombineOpName(CombineOp op) {
-  static constexpr const char* kNames[] = {"sum", "prod", "max", "min"};
+  static constexpr const char* kNames[] = {"sum", "prod",   "max",
+                                           "min", "argmax", "argmin"};
   return kNames[static_cast<int>(op)];
 }
 

@@ -134,7 +134,9 @@ struct LoopRange {
   IndexExpr extent;  // may use size parameters
 };
 
-enum class CombineOp { kSum, kProd, kMax, kMin };
+// kArgMax/kArgMin: the local is the int64 row-major position, over the
+// stage's loops, of the first maximum/minimum; a NaN beats every number.
+enum class CombineOp { kSum, kProd, kMax, kMin, kArgMax, kArgMin };
 const char* CombineOpName(CombineOp op);
 
 // One step of a kernel's body at each point of its outer loops: a reduction

@@ -113,7 +113,9 @@ int LoweringContext::Reduce(int source, std::vector<bool> mask, bool keepdim,
   const LValue& src = value(source);
   LValue v;
   v.kind = LValue::Kind::kReduction;
-  v.dtype = src.dtype;
+  v.dtype = combine == CombineOp::kArgMax || combine == CombineOp::kArgMin
+                ? DType::kInt64
+                : src.dtype;
   for (int d = 0; d < src.rank(); ++d) {
     if (!mask[d]) {
       v.sizes.push_back(src.sizes[d]);

@@ -43,6 +43,7 @@ class LoweringContext {
                 std::string label = "");
   int Pointwise(const TensorMeta& out, std::vector<int> operands,
                 PointwiseFn compute, std::string label = "");
+  // The result has the source's dtype, int64 for argmax/argmin.
   int Reduce(int source, std::vector<bool> mask, bool keepdim,
              CombineOp combine, std::string label = "");
   int View(int source, std::vector<IndexExpr> sizes, RemapFn remap,

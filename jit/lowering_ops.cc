@@ -483,6 +483,19 @@ LowerFn AnyAllLowering(bool all, EmptyDims empty_dims) {
   };
 }
 
+// argmax/argmin over one dim, or over the flattened tensor when dim is None.
+LowerFn ArgLowering(CombineOp combine) {
+  return [combine](LoweringContext& ctx, const Node& node,
+                   const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    ASSIGN_OR_RETURN(
+        std::vector<bool> mask,
+        ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
+    return std::vector<int>{ctx.Reduce(self, mask, args.bool_arg(2), combine)};
+  };
+}
+
 // var.correction: two-pass, sum((x - mean)^2) / max(0, N - correction), as
 // the eager kernel computes it (a zero divisor gives inf or NaN).
 Outputs Var(LoweringContext& ctx, const Node& node,
@@ -696,6 +709,8 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
     t[target] = ReductionLowering(kind);
   }
   t["aten.var.correction"] = Var;
+  t["aten.argmax.default"] = ArgLowering(CombineOp::kArgMax);
+  t["aten.argmin.default"] = ArgLowering(CombineOp::kArgMin);
   t["aten.any.default"] = AnyAllLowering(false, EmptyDims::kReduceAll);
   t["aten.any.dim"] = AnyAllLowering(false, EmptyDims::kReduceAll);
   t["aten.any.dims"] = AnyAllLowering(false, EmptyDims::kReduceNone);

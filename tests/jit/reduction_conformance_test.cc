@@ -1,6 +1,7 @@
 // Reductions over random dims (keepdim or not), softmax, log_softmax and
 // layer_norm, compiled vs eager.
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -120,6 +121,39 @@ TEST(ReductionConformanceTest, VarAnyAllMatchEager) {
   for (const char* target : {"aten.any.dims", "aten.all.dims"}) {
     auto graph = OpGraph(target, {Arg::Ref("x0"), Arg::OfList({})}, 1);
     ExpectJitMatchesEager(graph, {RandomTensor(DType::kBool, shape, 7)});
+  }
+}
+
+TEST(ReductionConformanceTest, ArgMaxArgMinMatchEager) {
+  for (const char* target : {"aten.argmax.default", "aten.argmin.default"}) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kUInt8}) {
+      for (Arg dim : {Arg::Int(0), Arg::Int(-1), Arg()}) {
+        for (bool keepdim : {false, true}) {
+          SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype), " ",
+                                    dim.is_none() ? "all" : "dim", " ",
+                                    keepdim));
+          auto graph =
+              OpGraph(target, {Arg::Ref("x0"), dim, Arg::Bool(keepdim)}, 1);
+          // Few distinct values: ties must keep the first position.
+          Tensor x = RandomTensor(dtype, {5, 7}, 8, 0, 4);
+          if (IsFloating(dtype)) {
+            for (int64_t i = 0; i < x.numel(); ++i) {
+              if (dtype == DType::kFloat32) {
+                x.data_as<float>()[i] = std::floor(x.data_as<float>()[i]);
+              } else {
+                x.data_as<double>()[i] = std::floor(x.data_as<double>()[i]);
+              }
+            }
+            if (dtype == DType::kFloat32) {
+              x.data_as<float>()[9] = std::nanf("");  // row 1, col 2
+            }
+          }
+          ExpectJitMatchesEager(graph, {x});
+          ExpectJitMatchesEager(graph, {NonContiguousCopy(x)});
+        }
+      }
+    }
   }
 }
 
