@@ -120,13 +120,26 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       slots[s] = graph_->node(slot.node).constant;
     }
   }
+  std::vector<Tensor> buffers(plan_.buffer_bytes.size());
   std::vector<void*> pointers;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& step = plan_.steps[i];
     if (step.is_kernel) {
       for (int s : step.kernel.allocate) {
-        ASSIGN_OR_RETURN(slots[s], Tensor::Empty(plan_.slots[s].dtype,
-                                                 plan_.slots[s].sizes));
+        const Slot& slot = plan_.slots[s];
+        const int b = plan_.slot_buffer[s];
+        if (b < 0) {
+          ASSIGN_OR_RETURN(slots[s], Tensor::Empty(slot.dtype, slot.sizes));
+          continue;
+        }
+        // Only kernels read it, so the borrowed view never outlives the
+        // buffer this call holds.
+        if (buffers[b].data() == nullptr) {
+          ASSIGN_OR_RETURN(buffers[b], Tensor::Empty(DType::kUInt8,
+                                                     {plan_.buffer_bytes[b]}));
+        }
+        slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, slot.sizes,
+                                  ContiguousStrides(slot.sizes));
       }
       pointers.clear();
       for (int s : step.kernel.buffer_slots)

@@ -99,6 +99,7 @@ class Scheduler {
     return !items_.empty() && items_.back().first ? items_.back().second : -1;
   }
   absl::StatusOr<KernelStep> BuildKernel(int group);
+  static void PlanBuffers(const std::vector<int>& last_use, Plan& plan);
   TensorRef RefOf(int v) const;
 
   // A view resolved to memory: its source got memory from `group`.
@@ -521,7 +522,49 @@ absl::StatusOr<Plan> Scheduler::Run() {
       plan.steps[last_use[slot]].release.push_back(static_cast<int>(slot));
     }
   }
+  PlanBuffers(last_use, plan);
   return plan;
+}
+
+// Greedy interval assignment over the steps: a kernel-written slot that no
+// eager step reads (eager kernels may return views of their inputs) and that
+// is not an output gets the first buffer whose last reader ran before the
+// slot's writer.
+void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
+  plan.slot_buffer.assign(plan.slots.size(), -1);
+  std::vector<bool> eligible(plan.slots.size(), false);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int slot : plan.steps[s].kernel.allocate) {
+      eligible[slot] = last_use[slot] >= 0;
+    }
+  }
+  for (const PlanStep& step : plan.steps) {
+    for (const auto& arg : step.extern_args) eligible[arg.second.slot] = false;
+  }
+  std::vector<int> buffer_free_after;  // last reader's step per buffer
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int slot : plan.steps[s].kernel.allocate) {
+      if (!eligible[slot]) continue;
+      const Slot& info = plan.slots[slot];
+      int64_t bytes = ItemSize(info.dtype);
+      for (int64_t d : info.sizes) bytes *= d;
+      int buffer = -1;
+      for (size_t b = 0; b < buffer_free_after.size(); ++b) {
+        if (buffer_free_after[b] < static_cast<int>(s)) {
+          buffer = static_cast<int>(b);
+          break;
+        }
+      }
+      if (buffer < 0) {
+        buffer = static_cast<int>(plan.buffer_bytes.size());
+        plan.buffer_bytes.push_back(0);
+        buffer_free_after.push_back(-1);
+      }
+      plan.slot_buffer[slot] = buffer;
+      plan.buffer_bytes[buffer] = std::max(plan.buffer_bytes[buffer], bytes);
+      buffer_free_after[buffer] = last_use[slot];
+    }
+  }
 }
 
 }  // namespace

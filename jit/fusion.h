@@ -49,6 +49,12 @@ struct Plan {
   std::vector<Slot> slots;
   std::vector<PlanStep> steps;
   std::vector<TensorRef> outputs;
+  // Intermediates only kernels touch share reusable buffers by liveness:
+  // slot_buffer[slot] is the buffer it lives in (-1: its own allocation),
+  // buffer_bytes[b] the largest slot it holds. Two slots share a buffer only
+  // when one is dead before the other is written.
+  std::vector<int> slot_buffer;
+  std::vector<int64_t> buffer_bytes;
 
   int num_kernels() const;
   // Steps with their kernels' loop IR, for GJ_LOGS=codegen and tests.

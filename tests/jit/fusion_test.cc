@@ -174,6 +174,36 @@ TEST(FusionTest, MatmulRunsEagerlyBetweenKernels) {
                         1e-5);
 }
 
+// r1 = sum(x, 0), r2 = sum(exp(r1), 0), r3 = sum(r2 * 2, 0), out = sum(r3):
+// three intermediates, live one after another, in two buffers.
+TEST(FusionTest, IntermediatesShareBuffersByLiveness) {
+  GraphBuilder b("reduce_chain");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  auto sum0 = [&](const std::string& name, const std::string& of) {
+    ASSERT_TRUE(
+        b.AddNode(name, "aten.sum.dim_IntList",
+                  {Arg::Ref(of), Arg::OfList({Arg::Int(0)}), Arg::Bool(false)})
+            .ok());
+  };
+  sum0("r1", "x");
+  ASSERT_TRUE(b.AddNode("e", "aten.exp.default", {Arg::Ref("r1")}).ok());
+  sum0("r2", "e");
+  ASSERT_TRUE(
+      b.AddNode("m", "aten.mul.Scalar", {Arg::Ref("r2"), Arg::Int(2)}).ok());
+  sum0("r3", "m");
+  ASSERT_TRUE(b.AddNode("out", "aten.sum.default", {Arg::Ref("r3")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
+  std::shared_ptr<const Graph> graph(*b.Finish());
+  Plan plan = PlanOf(*graph, {{4, 5, 6, 7}});
+  EXPECT_EQ(plan.num_kernels(), 4);
+  int pooled = 0;
+  for (int buffer : plan.slot_buffer) pooled += buffer >= 0;
+  EXPECT_EQ(pooled, 3);
+  EXPECT_EQ(plan.buffer_bytes.size(), 2u);
+  ExpectJitMatchesEager(
+      graph, {RandomTensor(DType::kFloat32, {4, 5, 6, 7}, 8, -0.5, 0.5)}, 1e-5);
+}
+
 TEST(FusionTest, IdenticalKernelsCompileOnce) {
   auto graph = EightOpChain();
   Specialization spec{{{DType::kFloat32, {16, 8}}, {DType::kFloat32, {8}}}};
