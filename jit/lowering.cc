@@ -40,9 +40,8 @@ int LoweredGraph::ValueOf(ValueRef v) const {
   return it == of_graph_value.end() ? -1 : it->second;
 }
 
-LoweringContext::LoweringContext(const Graph& graph, const GraphMeta& metas,
-                                 LoweredGraph* out)
-    : graph_(graph), metas_(metas), out_(out) {}
+LoweringContext::LoweringContext(const GraphMeta& metas, LoweredGraph* out)
+    : metas_(metas), out_(out) {}
 
 int LoweringContext::Add(LValue value) {
   out_->values.push_back(std::move(value));
@@ -182,7 +181,7 @@ absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
                                    const std::vector<Shape>& input_strides,
                                    std::vector<std::string>* fallback_reasons) {
   LoweredGraph lowered;
-  LoweringContext ctx(graph, metas, &lowered);
+  LoweringContext ctx(metas, &lowered);
   auto key = [](int node, int output) {
     return (int64_t{node} << 16) + output;
   };

@@ -22,8 +22,7 @@ using RemapFn =
 
 class LoweringContext {
  public:
-  LoweringContext(const Graph& graph, const GraphMeta& metas,
-                  LoweredGraph* out);
+  LoweringContext(const GraphMeta& metas, LoweredGraph* out);
 
   const LValue& value(int id) const { return out_->values[id]; }
   const GraphMeta& metas() const { return metas_; }
@@ -54,7 +53,6 @@ class LoweringContext {
   int Add(LValue value);
 
  private:
-  const Graph& graph_;
   const GraphMeta& metas_;
   LoweredGraph* out_;
 };
