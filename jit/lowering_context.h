@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/graph.h"
+#include "core/op_registry.h"
 #include "core/shape_inference.h"
 #include "jit/lowering.h"
 
@@ -65,6 +67,40 @@ using LowerFn = std::function<absl::StatusOr<std::vector<int>>(
 
 // The lowering of `target`, or null.
 const LowerFn* FindLowering(absl::string_view target);
+
+// Parts of the table FindLowering reads, one per file.
+void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+
+// Shorthands of the per-op lowerings.
+namespace lowering_internal {
+
+using Values = std::vector<ValueExpr>;
+using Outputs = absl::StatusOr<std::vector<int>>;
+
+// Leaves the node to its eager kernel, saying why.
+inline absl::Status Unsupported(absl::string_view why) {
+  return absl::UnimplementedError(why);
+}
+
+// The node's arguments, tensors read as their metadata (literals only, in
+// practice: lowerings take tensors through LoweringContext::Operand).
+inline MetaArgs ArgsOf(const LoweringContext& ctx, const Node& node) {
+  return MetaArgs(
+      node, [&ctx](ValueRef v) { return ctx.metas()[v.node][v.index]; },
+      [](const Scalar& s) {
+        return TensorMeta{s.dtype(), {}, Device::Cpu(), true};
+      });
+}
+
+inline ValueExpr C(const ValueExpr& x, DType d) {
+  return ValueExpr::Cast(x, d);
+}
+inline ValueExpr Bin(BinaryOp op, const ValueExpr& a, const ValueExpr& b) {
+  return ValueExpr::Binary(op, a, b);
+}
+
+}  // namespace lowering_internal
 
 // `s` converted to `dtype` as PyTorch's Scalar::to<T>() converts it.
 ValueExpr ScalarConst(const Scalar& s, DType dtype);
