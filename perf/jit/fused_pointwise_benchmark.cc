@@ -2,6 +2,7 @@
 //   BM_Memcpy16M         memcpy of 16M float32 (reads 64 MiB, writes 64 MiB)
 //   BM_FusedChain8_16M   an 8-op pointwise chain over 16M float32 through the
 //                        JIT's executable (one fused kernel: same bytes)
+//   BM_EagerChain8_16M   the same graph run by the eager interpreter
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 // Each JIT benchmark reports `vs_memcpy`: its bytes per second (one read and
 // one write of the tensor) over memcpy's for those bytes. Single-threaded.
@@ -24,6 +25,7 @@
 #include "benchmark/benchmark.h"
 #include "core/graph_builder.h"
 #include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
 
 namespace guardjit {
 namespace {
@@ -123,6 +125,17 @@ void BM_FusedChain8_16M(benchmark::State& state) {
   RunCompiled(state, *exe, inputs, kBig * sizeof(float));
 }
 BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EagerChain8_16M(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
+  auto eager = *EagerInterpreter::Create(Chain8());
+  for (auto _ : state) {
+    auto out = eager->Run(inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kBig * sizeof(float));
+}
+BENCHMARK(BM_EagerChain8_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 std::shared_ptr<const Graph> OneOp(const char* target, std::vector<Arg> args,
                                    int inputs, int outputs) {
