@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
   });
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) return ToStatus(jtmb.takeError(), "detecting the host CPU");
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto jit =
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
   if (!jit) return ToStatus(jit.takeError(), "creating the ORC LLJIT");
@@ -37,7 +38,7 @@ absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
           (*jit)->getDataLayout().getGlobalPrefix());
   if (!generator) return ToStatus(generator.takeError(), "process symbols");
   (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit)));
+  return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit), *jtmb));
 }
 
 absl::Status OrcJit::AddModule(llvm::orc::ThreadSafeModule module) {
@@ -59,6 +60,19 @@ absl::StatusOr<void*> OrcJit::Lookup(absl::string_view name) {
 std::string OrcJit::TargetDescription() const {
   return absl::StrCat(jit_->getTargetTriple().str(), " ",
                       llvm::sys::getHostCPUName().str());
+}
+
+}  // namespace guardjit
+
+namespace guardjit {
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>>
+OrcJit::CreateTargetMachine() const {
+  llvm::orc::JITTargetMachineBuilder builder = builder_;
+  auto machine = builder.createTargetMachine();
+  if (!machine)
+    return ToStatus(machine.takeError(), "creating a TargetMachine");
+  return std::move(*machine);
 }
 
 }  // namespace guardjit

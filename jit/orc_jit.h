@@ -6,13 +6,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 
 namespace guardjit {
 
-// An in-process LLVM ORC LLJIT for the host CPU. One per context; adding
-// modules and looking up symbols are thread-safe (ORC's own locking).
+// An in-process LLVM ORC LLJIT for the host CPU (its name and features, code
+// generation at the aggressive level). One per compiler; adding modules and
+// looking up symbols are thread-safe (ORC's own locking). Symbols the JIT's
+// code calls (libm) resolve against the host process.
 class OrcJit {
  public:
   static absl::StatusOr<std::unique_ptr<OrcJit>> Create();
@@ -25,10 +28,17 @@ class OrcJit {
   // "x86_64-pc-linux-gnu" and the CPU name the JIT targets.
   std::string TargetDescription() const;
 
+  // A TargetMachine for the JIT's target, for optimizing IR before AddModule
+  // (the pass pipeline needs the CPU's cost model to vectorize).
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine()
+      const;
+
  private:
-  explicit OrcJit(std::unique_ptr<llvm::orc::LLJIT> jit)
-      : jit_(std::move(jit)) {}
+  OrcJit(std::unique_ptr<llvm::orc::LLJIT> jit,
+         llvm::orc::JITTargetMachineBuilder builder)
+      : jit_(std::move(jit)), builder_(std::move(builder)) {}
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  llvm::orc::JITTargetMachineBuilder builder_;
 };
 
 }  // namespace guardjit

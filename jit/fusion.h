@@ -1,0 +1,68 @@
+#ifndef GUARDJIT_JIT_FUSION_H_
+#define GUARDJIT_JIT_FUSION_H_
+
+// Fusion and scheduling: turns a LoweredGraph into a plan of kernels (one per
+// fused group, in loop IR) and eager steps. Pointwise values and views are
+// inlined into every use; a value gets memory only when something outside
+// the kernel computing it reads it (a later kernel, an eager step, the
+// graph's outputs). Reductions over the same rows fuse into one kernel with
+// their pointwise prologues, and pointwise consumers of the row (softmax's
+// division, layer_norm's normalization) fuse in as epilogue stores.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "jit/loop_ir.h"
+#include "jit/lowering.h"
+
+namespace guardjit {
+
+// A strided view of a slot's memory.
+struct TensorRef {
+  int slot = -1;
+  Shape sizes;
+  Shape strides;
+  int64_t offset = 0;
+};
+
+struct KernelStep {
+  Kernel kernel;
+  std::vector<int> buffer_slots;      // slot of each kernel buffer parameter
+  std::vector<int> allocate;          // slots this kernel writes (fresh memory)
+  std::vector<std::string> computes;  // labels of the values it stores
+};
+
+struct PlanStep {
+  bool is_kernel = true;
+  KernelStep kernel;
+  int node = -1;  // an eager step: the graph node
+  // Eager step: (node << 16 | output) of each graph value it reads, with
+  // where that value lives.
+  std::vector<std::pair<int64_t, TensorRef>> extern_args;
+  std::vector<int> release;  // slots nobody reads after this step
+};
+
+struct Plan {
+  std::vector<Slot> slots;
+  std::vector<PlanStep> steps;
+  std::vector<TensorRef> outputs;
+  // Intermediates only kernels touch share reusable buffers by liveness:
+  // slot_buffer[slot] is the buffer it lives in (-1: its own allocation),
+  // buffer_bytes[b] the largest slot it holds. Two slots share a buffer only
+  // when one is dead before the other is written.
+  std::vector<int> slot_buffer;
+  std::vector<int64_t> buffer_bytes;
+
+  int num_kernels() const;
+  // Steps with their kernels' loop IR, for GJ_LOGS=codegen and tests.
+  std::string ToString() const;
+};
+
+absl::StatusOr<Plan> Schedule(const LoweredGraph& graph);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_FUSION_H_

@@ -1,0 +1,63 @@
+#ifndef GUARDJIT_JIT_INDEX_EXPR_H_
+#define GUARDJIT_JIT_INDEX_EXPR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace guardjit {
+
+// An immutable integer expression over loop variables, constants and kernel
+// size parameters (symbolic sizes passed to a kernel as arguments, so one
+// kernel serves every size a dynamic cache entry accepts). Building an
+// expression simplifies it lightly (constant folding, x+0, x*1, x*0, x//1,
+// x%1 and nested constant sums/products), so structurally equal expressions
+// print and compare equal. Copying shares the tree.
+class IndexExpr {
+ public:
+  enum class Kind { kConst, kVar, kSize, kAdd, kMul, kFloorDiv, kMod };
+
+  IndexExpr() : IndexExpr(Const(0)) {}
+  static IndexExpr Const(int64_t value);
+  static IndexExpr Var(int id);   // loop variable i<id>
+  static IndexExpr Size(int id);  // size parameter s<id>
+
+  friend IndexExpr operator+(const IndexExpr& a, const IndexExpr& b);
+  friend IndexExpr operator*(const IndexExpr& a, const IndexExpr& b);
+  // Floor division and modulo (Python semantics; operands of kernels are
+  // non-negative, where both agree with C).
+  static IndexExpr FloorDiv(const IndexExpr& a, const IndexExpr& b);
+  static IndexExpr Mod(const IndexExpr& a, const IndexExpr& b);
+
+  Kind kind() const { return node_->kind; }
+  bool is_const() const { return kind() == Kind::kConst; }
+  bool is_const(int64_t v) const { return is_const() && value() == v; }
+  int64_t value() const { return node_->value; }             // kConst
+  int id() const { return static_cast<int>(node_->value); }  // kVar, kSize
+  const IndexExpr& lhs() const { return *node_->lhs; }
+  const IndexExpr& rhs() const { return *node_->rhs; }
+
+  // "(i0*1024 + i1)", "s0", "(i0 // 3)".
+  std::string ToString() const;
+
+  friend bool operator==(const IndexExpr& a, const IndexExpr& b);
+  friend bool operator!=(const IndexExpr& a, const IndexExpr& b) {
+    return !(a == b);
+  }
+
+ private:
+  struct Node {
+    Kind kind;
+    int64_t value = 0;
+    std::unique_ptr<IndexExpr> lhs, rhs;
+  };
+  explicit IndexExpr(std::shared_ptr<const Node> node)
+      : node_(std::move(node)) {}
+  static IndexExpr Make(Kind kind, const IndexExpr& a, const IndexExpr& b);
+
+  std::shared_ptr<const Node> node_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_INDEX_EXPR_H_

@@ -1,0 +1,50 @@
+#ifndef GUARDJIT_JIT_JIT_COMPILER_H_
+#define GUARDJIT_JIT_JIT_COMPILER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/compiler.h"
+#include "jit/fusion.h"
+#include "jit/kernel_compiler.h"
+
+namespace guardjit {
+
+// The CPU JIT backend: lowers a specialized graph to loop IR, fuses it,
+// compiles the kernels with LLVM and returns an executable that runs them,
+// with ops the JIT cannot compile (mm, convolution, indexing, float16 ...)
+// run by their eager kernels in between. Should the JIT itself fail on a
+// graph, Compile logs a warning and returns the eager plan. Thread-safe.
+//
+// Layout: the Specialization carries sizes, not strides, so a compile
+// assumes contiguous inputs and bakes their strides into the kernels; a call
+// whose inputs are laid out otherwise (transposed, sliced) compiles a
+// variant for that layout once and keeps it (static entries guard strides,
+// so an entry sees one layout in practice).
+class JitCompiler : public Compiler {
+ public:
+  static absl::StatusOr<std::unique_ptr<JitCompiler>> Create();
+
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const Graph> graph, const Specialization& spec) override;
+  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
+      std::shared_ptr<const Graph> graph) override;
+  std::string name() const override { return "jit"; }
+
+  // The fusion plan for `graph` on `spec` with contiguous inputs, for tests
+  // and GJ_LOGS=codegen.
+  absl::StatusOr<Plan> PlanFor(const Graph& graph, const Specialization& spec);
+
+  KernelCompiler& kernels() { return *kernels_; }
+
+ private:
+  explicit JitCompiler(std::shared_ptr<KernelCompiler> kernels)
+      : kernels_(std::move(kernels)) {}
+  std::shared_ptr<KernelCompiler> kernels_;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_JIT_COMPILER_H_

@@ -1,0 +1,718 @@
+#include "jit/llvm_codegen.h"
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace guardjit {
+namespace {
+
+bool IsUnsigned(DType d) { return d == DType::kUInt8 || d == DType::kBool; }
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Kernel& kernel, llvm::Module* module)
+      : k_(kernel), m_(module), ctx_(module->getContext()), b_(ctx_) {}
+
+  absl::Status Emit(const std::string& name);
+
+ private:
+  llvm::Type* TypeOf(DType d) {
+    switch (d) {
+      case DType::kBool:
+        return b_.getInt1Ty();
+      case DType::kUInt8:
+      case DType::kInt8:
+        return b_.getInt8Ty();
+      case DType::kInt16:
+        return b_.getInt16Ty();
+      case DType::kInt32:
+        return b_.getInt32Ty();
+      case DType::kInt64:
+        return b_.getInt64Ty();
+      case DType::kFloat32:
+        return b_.getFloatTy();
+      case DType::kFloat64:
+        return b_.getDoubleTy();
+      default:
+        return nullptr;
+    }
+  }
+  llvm::Type* MemTypeOf(DType d) {
+    return d == DType::kBool ? b_.getInt8Ty() : TypeOf(d);
+  }
+
+  llvm::Value* Index(const IndexExpr& e);
+  absl::StatusOr<llvm::Value*> Value(const ValueExpr& e);
+  absl::StatusOr<llvm::Value*> Unary(UnaryOp op, DType d, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> Binary(BinaryOp op, DType d, llvm::Value* a,
+                                      llvm::Value* c);
+  llvm::Value* Cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
+    return b_.CreateUnaryIntrinsic(id, x);
+  }
+  llvm::Value* Libm(const char* f32, const char* f64, llvm::Value* x) {
+    llvm::Type* t = x->getType();
+    llvm::FunctionCallee fn = m_->getOrInsertFunction(
+        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, {t}, false));
+    return b_.CreateCall(fn, {x});
+  }
+  llvm::Value* FConst(llvm::Type* t, double v) {
+    return llvm::ConstantFP::get(t, v);
+  }
+  llvm::Value* Exp(llvm::Value* x);
+  llvm::Value* Alloca(llvm::Type* t) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(),
+                            fn_->getEntryBlock().begin());
+    return entry.CreateAlloca(t);
+  }
+  // Emits for (var = begin; var < end; ++var) body().
+  absl::Status Loop(int var, llvm::Value* begin, llvm::Value* end,
+                    const std::function<absl::Status()>& body);
+  absl::Status Loops(const std::vector<LoopRange>& loops, size_t first,
+                     const std::function<absl::Status()>& body);
+  absl::Status EmitStages();
+  absl::Status EmitStage(const Stage& stage);
+  absl::Status EmitArgReduction(const Stage& stage);
+
+  const Kernel& k_;
+  llvm::Module* m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  std::vector<llvm::Value*> buffers_;
+  std::vector<llvm::Value*> sizes_;
+  absl::flat_hash_map<int, llvm::Value*> vars_;
+  std::vector<llvm::Value*> locals_;
+  absl::flat_hash_map<const void*, llvm::Value*> memo_;
+  bool no_unroll_ = false;  // set while emitting a reduction's loops
+};
+
+llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
+  switch (e.kind()) {
+    case IndexExpr::Kind::kConst:
+      return b_.getInt64(e.value());
+    case IndexExpr::Kind::kVar:
+      return vars_.at(e.id());
+    case IndexExpr::Kind::kSize:
+      return sizes_[e.id()];
+    case IndexExpr::Kind::kAdd:
+      return b_.CreateNSWAdd(Index(e.lhs()), Index(e.rhs()));
+    case IndexExpr::Kind::kMul:
+      return b_.CreateNSWMul(Index(e.lhs()), Index(e.rhs()));
+    case IndexExpr::Kind::kFloorDiv:
+      // Kernel indices are non-negative, where C division floors.
+      return b_.CreateSDiv(Index(e.lhs()), Index(e.rhs()));
+    case IndexExpr::Kind::kMod:
+      return b_.CreateSRem(Index(e.lhs()), Index(e.rhs()));
+  }
+  return nullptr;
+}
+
+// Cephes-style expf: e^x = 2^n * p(r), n = round(x / ln 2), r = x - n ln 2
+// in two parts, p a degree-7 polynomial evaluated with FMAs; 2^n applied in
+// two halves so results down to the smallest denormal are right. Inputs
+// past the overflow/underflow thresholds and NaN are selected at the end
+// (the lanes computed for them are discarded). Within 2 ulp of glibc's expf
+// over the float range (Float32ExpIsWithinTwoUlpOfLibm).
+llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  if (!t->isFloatTy()) return Intrinsic(llvm::Intrinsic::exp, x);
+  auto fma = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a, b, c});
+  };
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Value* fx =
+      Intrinsic(llvm::Intrinsic::floor,
+                fma(x, FConst(t, 1.44269504088896341), FConst(t, 0.5)));
+  llvm::Value* neg_fx = b_.CreateFNeg(fx);
+  llvm::Value* r = fma(neg_fx, FConst(t, 0.693359375), x);
+  r = fma(neg_fx, FConst(t, -2.12194440e-4), r);
+  llvm::Value* z = b_.CreateFMul(r, r);
+  llvm::Value* y = FConst(t, 1.9875691500E-4);
+  for (double c : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                   1.6666665459E-1, 5.0000001201E-1}) {
+    y = fma(y, r, FConst(t, c));
+  }
+  y = b_.CreateFAdd(fma(y, z, r), FConst(t, 1.0));
+  llvm::Value* n = b_.CreateFPToSI(fx, i32);
+  llvm::Value* half = b_.CreateAShr(n, 1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23),
+                            t);
+  };
+  llvm::Value* result =
+      b_.CreateFMul(b_.CreateFMul(y, pow2(half)), pow2(b_.CreateSub(n, half)));
+  result = b_.CreateSelect(b_.CreateFCmpOGT(x, FConst(t, 88.72283935546875)),
+                           FConst(t, INFINITY), result);
+  result = b_.CreateSelect(b_.CreateFCmpOLT(x, FConst(t, -103.97282791137695)),
+                           FConst(t, 0.0), result);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
+}
+
+llvm::Value* KernelEmitter::Cast(llvm::Value* x, DType from, DType to) {
+  if (from == to) return x;
+  llvm::Type* t = TypeOf(to);
+  if (to == DType::kBool) {
+    return IsFloating(from)
+               ? b_.CreateFCmpUNE(x, FConst(x->getType(), 0.0))
+               : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (IsFloating(from) && IsFloating(to)) return b_.CreateFPCast(x, t);
+  if (IsFloating(to)) {
+    return IsUnsigned(from) ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);
+  }
+  if (IsFloating(from)) {
+    // runtime/convert.h: through double, INT64_MIN when out of range or NaN.
+    llvm::Value* d = b_.CreateFPExt(x, b_.getDoubleTy());
+    llvm::Value* in_range = b_.CreateAnd(
+        b_.CreateFCmpOGE(d, FConst(d->getType(), -9.2233720368547758e18)),
+        b_.CreateFCmpOLT(d, FConst(d->getType(), 9.2233720368547758e18)));
+    llvm::Value* i = b_.CreateSelect(
+        in_range, b_.CreateFPToSI(d, b_.getInt64Ty()), b_.getInt64(INT64_MIN));
+    return b_.CreateTrunc(i, t);
+  }
+  return IsUnsigned(from) ? b_.CreateZExtOrTrunc(x, t)
+                          : b_.CreateSExtOrTrunc(x, t);
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::Unary(UnaryOp op, DType d,
+                                                  llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  const bool fp = IsFloating(d);
+  auto zero = [&] { return llvm::Constant::getNullValue(t); };
+  auto one = [&] { return FConst(t, 1.0); };
+  switch (op) {
+    case UnaryOp::kNeg:
+      return fp ? b_.CreateFNeg(x) : b_.CreateSub(zero(), x);
+    case UnaryOp::kAbs:
+      if (fp) return Intrinsic(llvm::Intrinsic::fabs, x);
+      if (IsUnsigned(d)) return x;
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+    case UnaryOp::kRelu:
+      if (IsUnsigned(d)) return x;
+      return b_.CreateSelect(
+          fp ? b_.CreateFCmpOLT(x, zero()) : b_.CreateICmpSLT(x, zero()),
+          zero(), x);
+    case UnaryOp::kFloor:
+      return fp ? Intrinsic(llvm::Intrinsic::floor, x) : x;
+    case UnaryOp::kCeil:
+      return fp ? Intrinsic(llvm::Intrinsic::ceil, x) : x;
+    case UnaryOp::kRound:
+      return fp ? Intrinsic(llvm::Intrinsic::roundeven, x) : x;
+    case UnaryOp::kSign: {
+      if (d == DType::kBool) return x;
+      llvm::Value* pos = fp ? b_.CreateFCmpOLT(zero(), x)
+                            : (IsUnsigned(d) ? b_.CreateICmpUGT(x, zero())
+                                             : b_.CreateICmpSGT(x, zero()));
+      llvm::Value* neg =
+          fp ? b_.CreateFCmpOLT(x, zero())
+             : (IsUnsigned(d) ? b_.getFalse() : b_.CreateICmpSLT(x, zero()));
+      if (fp) {
+        return b_.CreateFSub(b_.CreateUIToFP(pos, t), b_.CreateUIToFP(neg, t));
+      }
+      return b_.CreateSub(b_.CreateZExt(pos, t), b_.CreateZExt(neg, t));
+    }
+    case UnaryOp::kLogicalNot:
+      return b_.CreateNot(x);
+    case UnaryOp::kBitwiseNot:
+      return b_.CreateNot(x);
+    case UnaryOp::kIsNan:
+      return fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
+    default:
+      break;
+  }
+  if (!fp) {
+    return absl::InternalError(
+        absl::StrCat(UnaryOpName(op), " of ", DTypeName(d)));
+  }
+  switch (op) {
+    case UnaryOp::kExp:
+      return Exp(x);
+    case UnaryOp::kLog:
+      return Intrinsic(llvm::Intrinsic::log, x);
+    case UnaryOp::kLog1p:
+      return Libm("log1pf", "log1p", x);
+    case UnaryOp::kSqrt:
+      return Intrinsic(llvm::Intrinsic::sqrt, x);
+    case UnaryOp::kRsqrt:
+      return b_.CreateFDiv(one(), Intrinsic(llvm::Intrinsic::sqrt, x));
+    case UnaryOp::kReciprocal:
+      return b_.CreateFDiv(one(), x);
+    case UnaryOp::kTanh:
+      return Libm("tanhf", "tanh", x);
+    case UnaryOp::kErf:
+      return Libm("erff", "erf", x);
+    case UnaryOp::kSin:
+      return Intrinsic(llvm::Intrinsic::sin, x);
+    case UnaryOp::kCos:
+      return Intrinsic(llvm::Intrinsic::cos, x);
+    case UnaryOp::kSigmoid:
+      return b_.CreateFDiv(one(), b_.CreateFAdd(one(), Exp(b_.CreateFNeg(x))));
+    case UnaryOp::kSilu:
+      return b_.CreateFDiv(x, b_.CreateFAdd(one(), Exp(b_.CreateFNeg(x))));
+    case UnaryOp::kGeluErf: {
+      // x * 0.5 * (1 + erf(x * sqrt(1/2))), as the eager kernel rounds it.
+      llvm::Value* erf =
+          Libm("erff", "erf", b_.CreateFMul(x, FConst(t, M_SQRT1_2)));
+      return b_.CreateFMul(b_.CreateFMul(x, FConst(t, 0.5)),
+                           b_.CreateFAdd(one(), erf));
+    }
+    case UnaryOp::kGeluTanh: {
+      const double beta = M_SQRT2 * M_2_SQRTPI * 0.5;
+      llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
+      llvm::Value* inner = b_.CreateFMul(
+          FConst(t, beta),
+          b_.CreateFAdd(x, b_.CreateFMul(FConst(t, 0.044715), cube)));
+      return b_.CreateFMul(b_.CreateFMul(FConst(t, 0.5), x),
+                           b_.CreateFAdd(one(), Libm("tanhf", "tanh", inner)));
+    }
+    default:
+      break;
+  }
+  return absl::InternalError(absl::StrCat("unary op ", UnaryOpName(op)));
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::Binary(BinaryOp op, DType d,
+                                                   llvm::Value* a,
+                                                   llvm::Value* c) {
+  const bool fp = IsFloating(d);
+  const bool u = IsUnsigned(d);
+  switch (op) {
+    case BinaryOp::kAdd:
+      return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+    case BinaryOp::kSub:
+      return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
+    case BinaryOp::kMul:
+      return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+    case BinaryOp::kDiv:
+      if (fp) return b_.CreateFDiv(a, c);
+      break;
+    case BinaryOp::kPow:
+      if (fp) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
+      break;
+    case BinaryOp::kMaximum:
+      return b_.CreateBinaryIntrinsic(fp  ? llvm::Intrinsic::maximum
+                                      : u ? llvm::Intrinsic::umax
+                                          : llvm::Intrinsic::smax,
+                                      a, c);
+    case BinaryOp::kMinimum:
+      return b_.CreateBinaryIntrinsic(fp  ? llvm::Intrinsic::minimum
+                                      : u ? llvm::Intrinsic::umin
+                                          : llvm::Intrinsic::smin,
+                                      a, c);
+    case BinaryOp::kEq:
+      return fp ? b_.CreateFCmpOEQ(a, c) : b_.CreateICmpEQ(a, c);
+    case BinaryOp::kNe:
+      return fp ? b_.CreateFCmpUNE(a, c) : b_.CreateICmpNE(a, c);
+    case BinaryOp::kLt:
+      return fp  ? b_.CreateFCmpOLT(a, c)
+             : u ? b_.CreateICmpULT(a, c)
+                 : b_.CreateICmpSLT(a, c);
+    case BinaryOp::kLe:
+      return fp  ? b_.CreateFCmpOLE(a, c)
+             : u ? b_.CreateICmpULE(a, c)
+                 : b_.CreateICmpSLE(a, c);
+    case BinaryOp::kGt:
+      return fp  ? b_.CreateFCmpOGT(a, c)
+             : u ? b_.CreateICmpUGT(a, c)
+                 : b_.CreateICmpSGT(a, c);
+    case BinaryOp::kGe:
+      return fp  ? b_.CreateFCmpOGE(a, c)
+             : u ? b_.CreateICmpUGE(a, c)
+                 : b_.CreateICmpSGE(a, c);
+    case BinaryOp::kAnd:
+      if (!fp) return b_.CreateAnd(a, c);
+      break;
+    case BinaryOp::kOr:
+      if (!fp) return b_.CreateOr(a, c);
+      break;
+    case BinaryOp::kXor:
+      if (!fp) return b_.CreateXor(a, c);
+      break;
+  }
+  return absl::InternalError(
+      absl::StrCat(BinaryOpName(op), " of ", DTypeName(d)));
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
+  auto it = memo_.find(e.id());
+  if (it != memo_.end()) return it->second;
+  llvm::Value* v = nullptr;
+  switch (e.kind()) {
+    case ValueExpr::Kind::kLoad: {
+      llvm::Type* mem = MemTypeOf(e.dtype());
+      llvm::Value* ptr =
+          b_.CreateInBoundsGEP(mem, buffers_[e.buffer()], Index(e.index()));
+      v = b_.CreateLoad(mem, ptr);
+      if (e.dtype() == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+      break;
+    }
+    case ValueExpr::Kind::kConst:
+      v = e.is_int_const()
+              ? llvm::ConstantInt::get(TypeOf(e.dtype()), e.int_value(), true)
+              : FConst(TypeOf(e.dtype()), e.float_value());
+      break;
+    case ValueExpr::Kind::kLocal:
+      if (e.local() < 0 || e.local() >= static_cast<int>(locals_.size())) {
+        return absl::InternalError("local read before its reduction");
+      }
+      v = locals_[e.local()];
+      break;
+    case ValueExpr::Kind::kUnary: {
+      ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(v, Unary(e.unary_op(), e.operand(0).dtype(), x));
+      break;
+    }
+    case ValueExpr::Kind::kBinary: {
+      ASSIGN_OR_RETURN(llvm::Value * a, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(llvm::Value * c, Value(e.operand(1)));
+      ASSIGN_OR_RETURN(v, Binary(e.binary_op(), e.operand(0).dtype(), a, c));
+      break;
+    }
+    case ValueExpr::Kind::kWhere: {
+      ASSIGN_OR_RETURN(llvm::Value * cond, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(llvm::Value * a, Value(e.operand(1)));
+      ASSIGN_OR_RETURN(llvm::Value * c, Value(e.operand(2)));
+      v = b_.CreateSelect(cond, a, c);
+      break;
+    }
+    case ValueExpr::Kind::kCast: {
+      ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
+      v = Cast(x, e.operand(0).dtype(), e.dtype());
+      break;
+    }
+  }
+  memo_[e.id()] = v;
+  return v;
+}
+
+absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
+                                 const std::function<absl::Status()>& body) {
+  llvm::Value* iv = Alloca(b_.getInt64Ty());
+  b_.CreateStore(begin, iv);
+  auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  auto* inside = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), iv);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), inside, exit);
+  b_.SetInsertPoint(inside);
+  vars_[var] = i;
+  RETURN_IF_ERROR(body());
+  b_.CreateStore(
+      b_.CreateNSWAdd(b_.CreateLoad(b_.getInt64Ty(), iv), b_.getInt64(1)), iv);
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (no_unroll_) {
+    // Fully unrolled reductions keep two accumulators and spill every load;
+    // left rolled, the vectorizer interleaves them instead.
+    llvm::MDNode* disable = llvm::MDNode::get(
+        ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::Loops(const std::vector<LoopRange>& loops,
+                                  size_t first,
+                                  const std::function<absl::Status()>& body) {
+  if (first == loops.size()) return body();
+  return Loop(loops[first].var, b_.getInt64(0), Index(loops[first].extent),
+              [&] { return Loops(loops, first + 1, body); });
+}
+
+absl::Status KernelEmitter::EmitStage(const Stage& stage) {
+  memo_.clear();
+  if (stage.kind == Stage::Kind::kStore) {
+    return Loops(stage.loops, 0, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(llvm::Value * v, Value(stage.value));
+      const DType d = k_.buffers[stage.buffer].dtype;
+      if (d == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
+      llvm::Value* ptr = b_.CreateInBoundsGEP(
+          MemTypeOf(d), buffers_[stage.buffer], Index(stage.index));
+      b_.CreateStore(v, ptr);
+      memo_.clear();
+      return absl::OkStatus();
+    });
+  }
+  const DType d = stage.value.dtype();
+  llvm::Type* t = TypeOf(d);
+  const bool fp = IsFloating(d);
+  if (stage.combine == CombineOp::kArgMax ||
+      stage.combine == CombineOp::kArgMin) {
+    return EmitArgReduction(stage);
+  }
+  llvm::Value* init = nullptr;
+  switch (stage.combine) {
+    case CombineOp::kSum:
+      init = llvm::Constant::getNullValue(t);
+      break;
+    case CombineOp::kProd:
+      init = fp ? FConst(t, 1.0) : llvm::ConstantInt::get(t, 1);
+      break;
+    case CombineOp::kMax:
+      init =
+          fp ? FConst(t, -INFINITY)
+          : IsUnsigned(d)
+              ? llvm::ConstantInt::get(t, 0)
+              : llvm::ConstantInt::get(
+                    t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+      break;
+    case CombineOp::kArgMax:
+    case CombineOp::kArgMin:
+    case CombineOp::kMin:
+      init =
+          fp ? FConst(t, INFINITY)
+          : IsUnsigned(d)
+              ? llvm::ConstantInt::get(
+                    t, llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
+              : llvm::ConstantInt::get(
+                    t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+      break;
+  }
+  llvm::Value* acc = Alloca(t);
+  b_.CreateStore(init, acc);
+  no_unroll_ = true;
+  absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    if (stage.buffer >= 0) {
+      const DType bd = k_.buffers[stage.buffer].dtype;
+      b_.CreateStore(bd == DType::kBool ? b_.CreateZExt(x, b_.getInt8Ty()) : x,
+                     b_.CreateInBoundsGEP(MemTypeOf(bd), buffers_[stage.buffer],
+                                          Index(stage.index)));
+    }
+    llvm::Value* a = b_.CreateLoad(t, acc);
+    llvm::Value* r = nullptr;
+    switch (stage.combine) {
+      case CombineOp::kSum:
+      case CombineOp::kProd: {
+        const bool sum = stage.combine == CombineOp::kSum;
+        if (fp) {
+          // Reassociation lets the vectorizer keep partial accumulators.
+          r = sum ? b_.CreateFAdd(a, x) : b_.CreateFMul(a, x);
+          llvm::FastMathFlags flags;
+          flags.setAllowReassoc();
+          llvm::cast<llvm::Instruction>(r)->setFastMathFlags(flags);
+        } else {
+          r = sum ? b_.CreateAdd(a, x) : b_.CreateMul(a, x);
+        }
+        break;
+      }
+      case CombineOp::kArgMax:
+      case CombineOp::kArgMin:
+      case CombineOp::kMax:
+      case CombineOp::kMin: {
+        ASSIGN_OR_RETURN(
+            r, Binary(stage.combine == CombineOp::kMax ? BinaryOp::kMaximum
+                                                       : BinaryOp::kMinimum,
+                      d, a, x));
+        break;
+      }
+    }
+    b_.CreateStore(r, acc);
+    memo_.clear();
+    return absl::OkStatus();
+  });
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
+  locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
+  locals_[stage.local] = b_.CreateLoad(t, acc);
+  return absl::OkStatus();
+}
+
+// argmax/argmin as the eager kernel finds them: a strictly better value
+// moves the position, so ties keep the first; once a NaN is found it stays.
+absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
+  const DType d = stage.value.dtype();
+  llvm::Type* t = TypeOf(d);
+  const bool fp = IsFloating(d);
+  const bool max = stage.combine == CombineOp::kArgMax;
+  llvm::Value* start =
+      fp ? FConst(t, max ? -INFINITY : INFINITY)
+         : llvm::ConstantInt::get(
+               t,
+               IsUnsigned(d)
+                   ? (max ? llvm::APInt::getMinValue(t->getIntegerBitWidth())
+                          : llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
+                   : (max ? llvm::APInt::getSignedMinValue(
+                                t->getIntegerBitWidth())
+                          : llvm::APInt::getSignedMaxValue(
+                                t->getIntegerBitWidth())));
+  llvm::Value* best = Alloca(t);
+  llvm::Value* position = Alloca(b_.getInt64Ty());
+  b_.CreateStore(start, best);
+  b_.CreateStore(b_.getInt64(0), position);
+  no_unroll_ = true;
+  absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    llvm::Value* b = b_.CreateLoad(t, best);
+    llvm::Value* better;
+    if (fp) {
+      better = b_.CreateAnd(
+          b_.CreateFCmpORD(b, b),
+          b_.CreateOr(b_.CreateFCmpUNO(x, x),
+                      max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b)));
+    } else if (IsUnsigned(d)) {
+      better = max ? b_.CreateICmpUGT(x, b) : b_.CreateICmpULT(x, b);
+    } else {
+      better = max ? b_.CreateICmpSGT(x, b) : b_.CreateICmpSLT(x, b);
+    }
+    llvm::Value* here = b_.getInt64(0);
+    for (const LoopRange& l : stage.loops) {
+      here = b_.CreateNSWAdd(b_.CreateNSWMul(here, Index(l.extent)),
+                             vars_.at(l.var));
+    }
+    b_.CreateStore(b_.CreateSelect(better, x, b), best);
+    b_.CreateStore(
+        b_.CreateSelect(better, here, b_.CreateLoad(b_.getInt64Ty(), position)),
+        position);
+    memo_.clear();
+    return absl::OkStatus();
+  });
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
+  locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
+  locals_[stage.local] = b_.CreateLoad(b_.getInt64Ty(), position);
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::EmitStages() {
+  for (const Stage& stage : k_.stages) RETURN_IF_ERROR(EmitStage(stage));
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::Emit(const std::string& name) {
+  for (const BufferParam& p : k_.buffers) {
+    if (TypeOf(p.dtype) == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("no CPU codegen for ", DTypeName(p.dtype)));
+    }
+  }
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i64 = b_.getInt64Ty();
+  // The body takes each buffer as its own noalias argument; the exported
+  // wrapper unpacks the arrays and inlines it.
+  std::vector<llvm::Type*> params(k_.buffers.size(), ptr);
+  params.insert(params.end(), k_.num_size_params + 2, i64);
+  fn_ = llvm::Function::Create(
+      llvm::FunctionType::get(b_.getVoidTy(), params, false),
+      llvm::Function::InternalLinkage, name + ".body", m_);
+  fn_->addFnAttr(llvm::Attribute::AlwaysInline);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < k_.buffers.size(); ++i) {
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (!k_.buffers[i].is_output) {
+      fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+  }
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  auto arg = fn_->arg_begin();
+  for (size_t i = 0; i < k_.buffers.size(); ++i) buffers_.push_back(&*arg++);
+  for (int i = 0; i < k_.num_size_params; ++i) sizes_.push_back(&*arg++);
+  llvm::Value* begin = &*arg++;
+  llvm::Value* end = &*arg++;
+  if (k_.outer.empty()) {
+    auto* run = llvm::BasicBlock::Create(ctx_, "run", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), run, done);
+    b_.SetInsertPoint(run);
+    RETURN_IF_ERROR(EmitStages());
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  } else {
+    RETURN_IF_ERROR(Loop(k_.outer[0].var, begin, end, [&] {
+      return Loops(k_.outer, 1, [&] { return EmitStages(); });
+    }));
+  }
+  b_.CreateRetVoid();
+
+  auto* wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, false),
+      llvm::Function::ExternalLinkage, name, m_);
+  wrapper->addFnAttr(llvm::Attribute::NoUnwind);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
+  auto w = wrapper->arg_begin();
+  llvm::Value* buffer_array = &*w++;
+  llvm::Value* size_array = &*w++;
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < k_.buffers.size(); ++i) {
+    args.push_back(b_.CreateLoad(
+        ptr, b_.CreateConstInBoundsGEP1_64(ptr, buffer_array, i)));
+  }
+  for (int i = 0; i < k_.num_size_params; ++i) {
+    args.push_back(
+        b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, size_array, i)));
+  }
+  args.push_back(&*w++);
+  args.push_back(&*w++);
+  b_.CreateCall(fn_, args);
+  b_.CreateRetVoid();
+
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (llvm::verifyFunction(*fn_, &os) || llvm::verifyFunction(*wrapper, &os)) {
+    return absl::InternalError(absl::StrCat("invalid kernel IR: ", os.str()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
+                        llvm::Module* module) {
+  return KernelEmitter(kernel, module).Emit(name);
+}
+
+absl::Status OptimizeModule(llvm::Module& module,
+                            llvm::TargetMachine& machine) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple().str());
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", machine.getTargetCPU());
+    f.addFnAttr("target-features", machine.getTargetFeatureString());
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions options;
+  options.LoopVectorization = true;
+  options.SLPVectorization = true;
+  options.LoopInterleaving = true;
+  llvm::PassBuilder builder(&machine, options);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (llvm::verifyModule(module, &os)) {
+    return absl::InternalError(
+        absl::StrCat("optimized IR invalid: ", os.str()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace guardjit

@@ -1,0 +1,39 @@
+#ifndef GUARDJIT_JIT_LLVM_CODEGEN_H_
+#define GUARDJIT_JIT_LLVM_CODEGEN_H_
+
+// The CPU backend of the loop IR: LLVM IR through IRBuilder, optimized at O3
+// for the host CPU so the loop vectorizer sees every kernel.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "jit/loop_ir.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace guardjit {
+
+// What a compiled kernel is: `buffers` holds one pointer per kernel buffer
+// parameter, `sizes` one value per size parameter; the kernel runs its first
+// outer loop over [begin, end) (its whole body once when it has no outer
+// loops and begin < end), so callers can split that loop across threads.
+using CompiledKernelFn = void (*)(void* const* buffers, const int64_t* sizes,
+                                  int64_t begin, int64_t end);
+
+// Adds `kernel` to `module` as an external function `name` of the
+// CompiledKernelFn signature. Math: LLVM intrinsics where they exist (sqrt,
+// fabs, floor, log, sin, cos, pow, maximum/minimum); float32 exp (also inside
+// sigmoid, silu, softmax) is a vectorizable Cephes-style polynomial within 2
+// ulp of glibc's expf (tested); tanh, erf and log1p call libm, resolved from
+// the process by the JIT.
+absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
+                        llvm::Module* module);
+
+// Runs the new pass manager's O3 pipeline (loop and SLP vectorizers on) for
+// `machine`'s CPU and features, after stamping them on every function.
+absl::Status OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_LLVM_CODEGEN_H_

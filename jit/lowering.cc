@@ -1,0 +1,314 @@
+#include "jit/lowering.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/op_registry.h"
+#include "core/ops/view_ops.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
+#include "jit/lowering_context.h"
+
+namespace guardjit {
+
+IndexExpr SizeExpr(const TensorMeta& meta, int dim) {
+  return IndexExpr::Const(meta.sizes[dim]);
+}
+
+std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes) {
+  Shape shape;
+  for (const IndexExpr& s : sizes) {
+    if (!s.is_const()) return std::nullopt;
+    shape.push_back(s.value());
+  }
+  return shape;
+}
+
+IndexExpr Linearize(const std::vector<IndexExpr>& index,
+                    const std::vector<IndexExpr>& sizes) {
+  IndexExpr linear = IndexExpr::Const(0);
+  IndexExpr stride = IndexExpr::Const(1);
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    linear = index[d] * stride + linear;
+    stride = stride * sizes[d];
+  }
+  return linear;
+}
+
+int LoweredGraph::ValueOf(ValueRef v) const {
+  auto it = of_graph_value.find((int64_t{v.node} << 16) + v.index);
+  return it == of_graph_value.end() ? -1 : it->second;
+}
+
+LoweringContext::LoweringContext(const GraphMeta& metas, LoweredGraph* out)
+    : metas_(metas), out_(out) {}
+
+int LoweringContext::Add(LValue value) {
+  out_->values.push_back(std::move(value));
+  return static_cast<int>(out_->values.size()) - 1;
+}
+
+std::vector<IndexExpr> LoweringContext::Sizes(const TensorMeta& meta) {
+  std::vector<IndexExpr> sizes;
+  for (int d = 0; d < meta.dim(); ++d) sizes.push_back(SizeExpr(meta, d));
+  return sizes;
+}
+
+int LoweringContext::AddBuffer(int slot, const TensorMeta& meta, Shape strides,
+                               std::string label) {
+  LValue v;
+  v.kind = LValue::Kind::kBuffer;
+  v.dtype = meta.dtype;
+  v.sizes = Sizes(meta);
+  v.slot = slot;
+  v.strides = std::move(strides);
+  v.label = std::move(label);
+  return Add(std::move(v));
+}
+
+int LoweringContext::Operand(const Arg& arg) {
+  if (arg.is_value()) return out_->ValueOf(arg.as_value());
+  const Scalar s = arg.as_scalar();
+  LValue v;
+  v.dtype = s.dtype();
+  v.wrapped_number = true;
+  v.label = s.ToString();
+  v.compute = [s](const std::vector<ValueExpr>&) {
+    return ScalarConst(s, s.dtype());
+  };
+  return Add(std::move(v));
+}
+
+TensorMeta LoweringContext::MetaOf(int id) const {
+  const LValue& v = value(id);
+  TensorMeta meta;
+  meta.dtype = v.dtype;
+  meta.wrapped_number = v.wrapped_number;
+  // Only rank and dtype matter to type promotion.
+  meta.sizes = Shape(v.sizes.size(), 1);
+  return meta;
+}
+
+int LoweringContext::Pointwise(DType dtype, std::vector<IndexExpr> sizes,
+                               std::vector<int> operands, PointwiseFn compute,
+                               std::string label) {
+  LValue v;
+  v.dtype = dtype;
+  v.sizes = std::move(sizes);
+  v.operands = std::move(operands);
+  v.compute = std::move(compute);
+  v.label = std::move(label);
+  return Add(std::move(v));
+}
+
+int LoweringContext::Pointwise(const TensorMeta& out, std::vector<int> operands,
+                               PointwiseFn compute, std::string label) {
+  return Pointwise(out.dtype, Sizes(out), std::move(operands),
+                   std::move(compute), std::move(label));
+}
+
+int LoweringContext::Reduce(int source, std::vector<bool> mask, bool keepdim,
+                            CombineOp combine, std::string label) {
+  const LValue& src = value(source);
+  LValue v;
+  v.kind = LValue::Kind::kReduction;
+  v.dtype = combine == CombineOp::kArgMax || combine == CombineOp::kArgMin
+                ? DType::kInt64
+                : src.dtype;
+  for (int d = 0; d < src.rank(); ++d) {
+    if (!mask[d]) {
+      v.sizes.push_back(src.sizes[d]);
+    } else if (keepdim) {
+      v.sizes.push_back(IndexExpr::Const(1));
+    }
+  }
+  v.operands = {source};
+  v.mask = std::move(mask);
+  v.keepdim = keepdim;
+  v.combine = combine;
+  v.label = std::move(label);
+  return Add(std::move(v));
+}
+
+int LoweringContext::View(int source, std::vector<IndexExpr> sizes,
+                          RemapFn remap, std::string label) {
+  LValue v;
+  v.kind = LValue::Kind::kView;
+  v.dtype = value(source).dtype;
+  v.sizes = std::move(sizes);
+  v.operands = {source};
+  v.remap = std::move(remap);
+  v.label = std::move(label);
+  return Add(std::move(v));
+}
+
+ValueExpr ScalarConst(const Scalar& s, DType dtype) {
+  if (IsFloating(dtype)) return ValueExpr::Const(dtype, s.to_double());
+  if (dtype == DType::kBool) return ValueExpr::IntConst(dtype, s.to_bool());
+  if (s.is_float()) {
+    // runtime/convert.h: truncation, INT64_MIN when out of range or NaN.
+    const double d = s.to_double();
+    const int64_t i = (d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)
+                          ? static_cast<int64_t>(d)
+                          : INT64_MIN;
+    return ValueExpr::IntConst(dtype, i);
+  }
+  return ValueExpr::IntConst(dtype, s.to_int());
+}
+
+bool JitSupportsDType(DType dtype) {
+  return dtype != DType::kFloat16 && dtype != DType::kBFloat16;
+}
+
+namespace {
+
+bool IsTensorArgOk(const LoweredGraph& lowered, const Arg& a) {
+  if (!a.is_value()) return true;
+  const int v = lowered.ValueOf(a.as_value());
+  return v >= 0 && JitSupportsDType(lowered.values[v].dtype);
+}
+
+void CollectValueRefs(const Arg& arg, std::vector<ValueRef>* refs) {
+  if (arg.is_value()) refs->push_back(arg.as_value());
+  if (arg.is_list()) {
+    for (const Arg& item : arg.as_list()) CollectValueRefs(item, refs);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
+                                   const std::vector<Shape>& input_strides,
+                                   std::vector<std::string>* fallback_reasons) {
+  LoweredGraph lowered;
+  LoweringContext ctx(metas, &lowered);
+  auto key = [](int node, int output) {
+    return (int64_t{node} << 16) + output;
+  };
+  int next_input = 0;
+  for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
+    const Node& node = graph.node(i);
+    switch (node.kind) {
+      case NodeKind::kPlaceholder: {
+        const int input = next_input++;
+        Slot slot;
+        slot.source = Slot::Source::kInput;
+        slot.input = input;
+        slot.dtype = metas[i][0].dtype;
+        lowered.slots.push_back(slot);
+        if (input >= static_cast<int>(input_strides.size()) ||
+            static_cast<int>(input_strides[input].size()) !=
+                metas[i][0].dim()) {
+          return absl::InternalError(
+              absl::StrCat("no layout for input '", node.name, "'"));
+        }
+        lowered.of_graph_value[key(i, 0)] =
+            ctx.AddBuffer(static_cast<int>(lowered.slots.size()) - 1,
+                          metas[i][0], input_strides[input], node.name);
+        break;
+      }
+      case NodeKind::kConstant: {
+        Slot slot;
+        slot.source = Slot::Source::kConstant;
+        slot.node = i;
+        slot.dtype = node.constant.dtype();
+        lowered.slots.push_back(slot);
+        lowered.of_graph_value[key(i, 0)] = ctx.AddBuffer(
+            static_cast<int>(lowered.slots.size()) - 1, metas[i][0],
+            Shape(node.constant.strides().begin(),
+                  node.constant.strides().end()),
+            node.name);
+        break;
+      }
+      case NodeKind::kGetItem: {
+        const ValueRef source = node.args[0].as_value();
+        const int value = lowered.ValueOf(
+            {source.node, static_cast<int>(node.args[1].as_int())});
+        if (value < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("node '", node.name, "': getitem out of range"));
+        }
+        lowered.of_graph_value[key(i, 0)] = value;
+        break;
+      }
+      case NodeKind::kOutput:
+        for (const Arg& a : node.args) {
+          lowered.outputs.push_back(lowered.ValueOf(a.as_value()));
+        }
+        break;
+      case NodeKind::kCallFunction: {
+        absl::StatusOr<std::vector<int>> outputs =
+            absl::UnimplementedError("no JIT lowering");
+        const LowerFn* lower = FindLowering(node.target);
+        bool dtypes_ok = true;
+        for (const Arg& a : node.args) {
+          dtypes_ok = dtypes_ok && IsTensorArgOk(lowered, a);
+        }
+        for (const TensorMeta& m : metas[i]) {
+          dtypes_ok =
+              dtypes_ok && JitSupportsDType(m.dtype) && m.device.is_cpu();
+        }
+        if (!dtypes_ok) {
+          outputs = absl::UnimplementedError("float16/bfloat16 run eagerly");
+        } else if (lower != nullptr) {
+          const size_t mark = lowered.values.size();
+          outputs = (*lower)(ctx, node, metas[i]);
+          // A lowering that gave up leaves no half-built values behind.
+          if (!outputs.ok()) lowered.values.resize(mark);
+        }
+        if (outputs.ok()) {
+          for (size_t v = 0; v < lowered.values.size(); ++v) {
+            if (lowered.values[v].label.empty()) {
+              lowered.values[v].label = node.name;
+            }
+          }
+          for (size_t k = 0; k < outputs->size(); ++k) {
+            lowered.values[(*outputs)[k]].label = node.name;
+            lowered.of_graph_value[key(i, static_cast<int>(k))] = (*outputs)[k];
+          }
+          break;
+        }
+        if (outputs.status().code() != absl::StatusCode::kUnimplemented) {
+          return outputs.status();
+        }
+        if (fallback_reasons != nullptr) {
+          fallback_reasons->push_back(absl::StrCat(
+              node.name, " (", node.target, "): ", outputs.status().message()));
+        }
+        ExternNode ext;
+        ext.node = i;
+        std::vector<ValueRef> refs;
+        for (const Arg& a : node.args) CollectValueRefs(a, &refs);
+        std::vector<std::pair<int64_t, int>> inputs;
+        for (ValueRef r : refs) {
+          inputs.push_back({key(r.node, r.index), lowered.ValueOf(r)});
+        }
+        lowered.extern_inputs[i] = std::move(inputs);
+        ext.position = static_cast<int>(lowered.values.size());
+        for (size_t k = 0; k < metas[i].size(); ++k) {
+          Slot slot;
+          slot.source = Slot::Source::kExtern;
+          slot.node = i;
+          slot.output = static_cast<int>(k);
+          slot.dtype = metas[i][k].dtype;
+          std::optional<Shape> sizes = ConcreteShape(ctx.Sizes(metas[i][k]));
+          if (!sizes.has_value()) {
+            return absl::UnimplementedError("symbolic extern output sizes");
+          }
+          slot.sizes = *sizes;
+          lowered.slots.push_back(slot);
+          const int v =
+              ctx.AddBuffer(static_cast<int>(lowered.slots.size()) - 1,
+                            metas[i][k], ContiguousStrides(*sizes), node.name);
+          ext.outputs.push_back(v);
+          lowered.of_graph_value[key(i, static_cast<int>(k))] = v;
+        }
+        lowered.externs.push_back(std::move(ext));
+        break;
+      }
+    }
+  }
+  return lowered;
+}
+
+}  // namespace guardjit

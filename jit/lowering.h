@@ -1,0 +1,118 @@
+#ifndef GUARDJIT_JIT_LOWERING_H_
+#define GUARDJIT_JIT_LOWERING_H_
+
+// Lowering: a graph specialized to its inputs' metadata and layouts becomes a
+// graph of lowered values, each a function from an index to a ValueExpr
+// (pointwise ops, views as index remaps, reductions) or memory (inputs,
+// weights, results of ops the JIT leaves to the eager kernels). Fusion
+// (fusion.h) then decides which values get their own memory and which kernel
+// computes them.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/graph.h"
+#include "core/ops/view_geometry.h"
+#include "core/shape_inference.h"
+#include "core/tensor_meta.h"
+#include "jit/index_expr.h"
+#include "jit/loop_ir.h"
+
+namespace guardjit {
+
+// The size of `meta`'s dim `dim` as an index expression: the one place jit/
+// reads sizes from metadata, so symbolic sizes change only this function.
+IndexExpr SizeExpr(const TensorMeta& meta, int dim);
+
+// Concrete sizes, when every size is a constant.
+std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes);
+
+// Row-major linear offset of `index` in a tensor of `sizes`.
+IndexExpr Linearize(const std::vector<IndexExpr>& index,
+                    const std::vector<IndexExpr>& sizes);
+
+// Memory a program reads or writes at run time.
+struct Slot {
+  enum class Source { kInput, kConstant, kExtern, kKernel };
+  Source source = Source::kKernel;
+  int input = -1;  // kInput: input number
+  int node = -1;   // kConstant, kExtern: graph node
+  int output = 0;  // kExtern: output of that node
+  DType dtype = DType::kFloat32;
+  Shape sizes;  // kKernel, kExtern: allocated contiguous
+};
+
+struct LValue {
+  enum class Kind { kBuffer, kPointwise, kView, kReduction };
+  Kind kind = Kind::kPointwise;
+  DType dtype = DType::kFloat32;
+  std::vector<IndexExpr> sizes;
+  bool wrapped_number = false;
+  std::string label;  // the node it came from, for plans and errors
+
+  // kBuffer: element idx at slot + offset + sum(idx[d] * strides[d]).
+  int slot = -1;
+  int64_t offset = 0;
+  Shape strides;
+
+  // kPointwise: compute(operands' values), operands broadcast to `sizes`.
+  // kView and kReduction: operands[0] is the source.
+  std::vector<int> operands;
+  std::function<ValueExpr(const std::vector<ValueExpr>&)> compute;
+
+  // kView: the source's index for an index of this value.
+  std::function<std::vector<IndexExpr>(const std::vector<IndexExpr>&)> remap;
+  // kView: the view's geometry once its source is in memory laid out as
+  // (sizes, strides), or an error when no view expresses it there.
+  std::function<absl::StatusOr<ViewGeometry>(IntSpan sizes, IntSpan strides)>
+      geometry;
+
+  // kReduction over the source's dims flagged in `mask`, accumulated in the
+  // source's dtype (lowering casts first).
+  std::vector<bool> mask;
+  bool keepdim = false;
+  CombineOp combine = CombineOp::kSum;
+
+  int rank() const { return static_cast<int>(sizes.size()); }
+};
+
+// A node the JIT leaves to its eager reference kernel.
+struct ExternNode {
+  int node = -1;
+  int position = 0;          // number of lowered values created before it
+  std::vector<int> outputs;  // lowered values (kBuffer, slot kExtern)
+};
+
+struct LoweredGraph {
+  std::vector<LValue> values;
+  std::vector<Slot> slots;
+  std::vector<ExternNode> externs;
+  // Graph value (node, output) -> lowered value.
+  absl::flat_hash_map<int64_t, int> of_graph_value;
+  std::vector<int> outputs;  // lowered values of the graph's outputs
+  // Each extern's tensor arguments: (node << 16 | output) of the graph value
+  // and its lowered value.
+  absl::flat_hash_map<int, std::vector<std::pair<int64_t, int>>> extern_inputs;
+
+  int ValueOf(ValueRef v) const;
+};
+
+// Lowers `graph` for inputs described by `metas` (InferShapes) laid out with
+// `input_strides` (elements; storage offsets are already in the data
+// pointers). A node the JIT cannot compile (unsupported op or dtype) becomes
+// an ExternNode; `fallback_reasons` (if set) collects why, one line each.
+absl::StatusOr<LoweredGraph> Lower(
+    const Graph& graph, const GraphMeta& metas,
+    const std::vector<Shape>& input_strides,
+    std::vector<std::string>* fallback_reasons = nullptr);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_LOWERING_H_

@@ -1,0 +1,264 @@
+// Lowerings of the reductions (sum, mean, prod, amax/amin, argmax/argmin,
+// var, any/all) and of softmax, log_softmax and layer_norm as reductions
+// plus pointwise ops.
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/op_registry.h"
+#include "core/ops/reduction_args.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
+#include "jit/lowering_context.h"
+
+namespace guardjit {
+namespace {
+
+using lowering_internal::ArgsOf;
+using lowering_internal::Bin;
+using lowering_internal::C;
+using lowering_internal::Outputs;
+using lowering_internal::Unsupported;
+using lowering_internal::Values;
+
+enum class ReductionKind { kSum, kMean, kProd, kMax, kMin };
+
+LowerFn ReductionLowering(ReductionKind kind) {
+  return [kind](LoweringContext& ctx, const Node& node,
+                const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    const int rank = ctx.value(self).rank();
+    ASSIGN_OR_RETURN(std::vector<bool> mask,
+                     ReadReductionMask(args, rank, EmptyDims::kReduceAll));
+    const int keepdim_index = node.op->schema.ArgIndex("keepdim");
+    const bool keepdim = keepdim_index >= 0 && args.bool_arg(keepdim_index);
+    const DType d = out[0].dtype;
+    const int body = ctx.Pointwise(d, ctx.value(self).sizes, {self},
+                                   [d](const Values& v) { return C(v[0], d); });
+    CombineOp combine = CombineOp::kSum;
+    if (kind == ReductionKind::kProd) combine = CombineOp::kProd;
+    if (kind == ReductionKind::kMax) combine = CombineOp::kMax;
+    if (kind == ReductionKind::kMin) combine = CombineOp::kMin;
+    const int reduced = ctx.Reduce(body, mask, keepdim, combine);
+    if (kind != ReductionKind::kMean) return std::vector<int>{reduced};
+    int64_t n = 1;
+    for (int dim = 0; dim < rank; ++dim) {
+      if (!mask[dim]) continue;
+      const IndexExpr& size = ctx.value(self).sizes[dim];
+      if (!size.is_const()) return Unsupported("mean over a symbolic dim");
+      n *= size.value();
+    }
+    return std::vector<int>{
+        ctx.Pointwise(out[0], {reduced}, [d, n](const Values& v) {
+          return Bin(BinaryOp::kDiv, v[0],
+                     ValueExpr::Const(d, static_cast<double>(n)));
+        })};
+  };
+}
+
+// Elements of `self` a reduction over `mask` combines, if the sizes are
+// constants.
+std::optional<int64_t> ReducedCount(const LValue& self,
+                                    const std::vector<bool>& mask) {
+  int64_t n = 1;
+  for (int dim = 0; dim < self.rank(); ++dim) {
+    if (!mask[dim]) continue;
+    if (!self.sizes[dim].is_const()) return std::nullopt;
+    n *= self.sizes[dim].value();
+  }
+  return n;
+}
+
+// any/all: every value read as bool (NaN is true), or/and over the dims,
+// stored as the result dtype (bool, or uint8 for uint8 input).
+LowerFn AnyAllLowering(bool all, EmptyDims empty_dims) {
+  return [all, empty_dims](LoweringContext& ctx, const Node& node,
+                           const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    ASSIGN_OR_RETURN(
+        std::vector<bool> mask,
+        ReadReductionMask(args, ctx.value(self).rank(), empty_dims));
+    const int keepdim_index = node.op->schema.ArgIndex("keepdim");
+    const bool keepdim = keepdim_index >= 0 && args.bool_arg(keepdim_index);
+    const int truth =
+        ctx.Pointwise(DType::kBool, ctx.value(self).sizes, {self},
+                      [](const Values& v) { return C(v[0], DType::kBool); });
+    const int reduced = ctx.Reduce(truth, mask, keepdim,
+                                   all ? CombineOp::kMin : CombineOp::kMax);
+    const DType d = out[0].dtype;
+    return std::vector<int>{ctx.Pointwise(
+        out[0], {reduced}, [d](const Values& v) { return C(v[0], d); })};
+  };
+}
+
+// argmax/argmin over one dim, or over the flattened tensor when dim is None.
+LowerFn ArgLowering(CombineOp combine) {
+  return [combine](LoweringContext& ctx, const Node& node,
+                   const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    ASSIGN_OR_RETURN(
+        std::vector<bool> mask,
+        ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
+    return std::vector<int>{ctx.Reduce(self, mask, args.bool_arg(2), combine)};
+  };
+}
+
+// var.correction: two-pass, sum((x - mean)^2) / max(0, N - correction), as
+// the eager kernel computes it (a zero divisor gives inf or NaN).
+Outputs Var(LoweringContext& ctx, const Node& node,
+            const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  const DType d = out[0].dtype;
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> sizes = ctx.value(self).sizes;
+  ASSIGN_OR_RETURN(
+      std::vector<bool> mask,
+      ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
+  std::optional<int64_t> n = ReducedCount(ctx.value(self), mask);
+  if (!n.has_value()) return Unsupported("var over a symbolic dim");
+  const double correction =
+      args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double();
+  const double divisor = std::max(0.0, static_cast<double>(*n) - correction);
+  const bool keepdim = args.bool_arg(3);
+  const int x = ctx.Pointwise(d, sizes, {self},
+                              [d](const Values& v) { return C(v[0], d); });
+  const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);
+  const double count = static_cast<double>(*n);
+  const int square =
+      ctx.Pointwise(d, sizes, {x, sum}, [d, count](const Values& v) {
+        ValueExpr diff =
+            Bin(BinaryOp::kSub, v[0],
+                Bin(BinaryOp::kDiv, v[1], ValueExpr::Const(d, count)));
+        return Bin(BinaryOp::kMul, diff, diff);
+      });
+  const int m2 = ctx.Reduce(square, mask, keepdim, CombineOp::kSum);
+  return std::vector<int>{
+      ctx.Pointwise(out[0], {m2}, [d, divisor](const Values& v) {
+        return Bin(BinaryOp::kDiv, v[0], ValueExpr::Const(d, divisor));
+      })};
+}
+
+// softmax = exp(x - max) / sum(exp(x - max)); log_softmax = x - max -
+// log(sum(exp(x - max))), reduced over `dim`, in the output dtype.
+LowerFn SoftmaxLowering(bool log) {
+  return [log](LoweringContext& ctx, const Node& node,
+               const std::vector<TensorMeta>& out) -> Outputs {
+    const DType d = out[0].dtype;
+    const int self = ctx.Operand(node.args[0]);
+    const std::vector<IndexExpr> sizes = ctx.value(self).sizes;
+    const int rank = static_cast<int>(sizes.size());
+    std::vector<bool> mask(rank, false);
+    ASSIGN_OR_RETURN(int dim, NormalizeDim(node.args[1].as_int(), rank));
+    if (rank > 0) mask[dim] = true;
+    const int x = ctx.Pointwise(d, sizes, {self},
+                                [d](const Values& v) { return C(v[0], d); });
+    const int max = ctx.Reduce(x, mask, true, CombineOp::kMax);
+    const int e = ctx.Pointwise(d, sizes, {x, max}, [](const Values& v) {
+      return ValueExpr::Unary(UnaryOp::kExp, Bin(BinaryOp::kSub, v[0], v[1]));
+    });
+    const int sum = ctx.Reduce(e, mask, true, CombineOp::kSum);
+    if (log) {
+      return std::vector<int>{
+          ctx.Pointwise(out[0], {x, max, sum}, [](const Values& v) {
+            return Bin(BinaryOp::kSub, Bin(BinaryOp::kSub, v[0], v[1]),
+                       ValueExpr::Unary(UnaryOp::kLog, v[2]));
+          })};
+    }
+    return std::vector<int>{ctx.Pointwise(
+        out[0], {e, sum},
+        [](const Values& v) { return Bin(BinaryOp::kDiv, v[0], v[1]); })};
+  };
+}
+
+// native_layer_norm -> (y, mean, rstd): two-pass mean and biased variance
+// over the trailing normalized dims, rstd = 1 / sqrt(var + eps).
+Outputs LayerNorm(LoweringContext& ctx, const Node& node,
+                  const std::vector<TensorMeta>& out) {
+  const DType d = out[0].dtype;
+  const MetaArgs args = ArgsOf(ctx, node);
+  const int input = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> sizes = ctx.value(input).sizes;
+  const int rank = static_cast<int>(sizes.size());
+  const int axis = rank - static_cast<int>(args.int_list(1).size());
+  std::vector<bool> mask(rank, false);
+  int64_t n = 1;
+  for (int dim = axis; dim < rank; ++dim) {
+    mask[dim] = true;
+    if (!sizes[dim].is_const()) return Unsupported("symbolic layer_norm");
+    n *= sizes[dim].value();
+  }
+  const double eps = args.float_arg(4);
+  const ValueExpr count = ValueExpr::Const(d, static_cast<double>(n));
+  const int x = ctx.Pointwise(d, sizes, {input},
+                              [d](const Values& v) { return C(v[0], d); });
+  const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);
+  const int mean = ctx.Pointwise(out[1], {sum}, [count](const Values& v) {
+    return Bin(BinaryOp::kDiv, v[0], count);
+  });
+  const int square = ctx.Pointwise(d, sizes, {x, mean}, [](const Values& v) {
+    ValueExpr diff = Bin(BinaryOp::kSub, v[0], v[1]);
+    return Bin(BinaryOp::kMul, diff, diff);
+  });
+  const int m2 = ctx.Reduce(square, mask, true, CombineOp::kSum);
+  const int rstd =
+      ctx.Pointwise(out[2], {m2}, [count, d, eps](const Values& v) {
+        ValueExpr var = Bin(BinaryOp::kDiv, v[0], count);
+        return Bin(
+            BinaryOp::kDiv, ValueExpr::Const(d, 1.0),
+            ValueExpr::Unary(UnaryOp::kSqrt, Bin(BinaryOp::kAdd, var,
+                                                 ValueExpr::Const(d, eps))));
+      });
+  std::vector<int> operands = {x, mean, rstd};
+  const bool has_weight = !node.args[2].is_none();
+  const bool has_bias = !node.args[3].is_none();
+  if (has_weight) operands.push_back(ctx.Operand(node.args[2]));
+  if (has_bias) operands.push_back(ctx.Operand(node.args[3]));
+  const int y = ctx.Pointwise(out[0], operands, [=](const Values& v) {
+    ValueExpr r = Bin(BinaryOp::kMul, Bin(BinaryOp::kSub, v[0], v[1]), v[2]);
+    int next = 3;
+    if (has_weight) r = Bin(BinaryOp::kMul, r, C(v[next++], d));
+    if (has_bias) r = Bin(BinaryOp::kAdd, r, C(v[next++], d));
+    return r;
+  });
+  return std::vector<int>{y, mean, rstd};
+}
+
+}  // namespace
+
+void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
+  const std::pair<const char*, ReductionKind> reductions[] = {
+      {"aten.sum.default", ReductionKind::kSum},
+      {"aten.sum.dim_IntList", ReductionKind::kSum},
+      {"aten.mean.default", ReductionKind::kMean},
+      {"aten.mean.dim", ReductionKind::kMean},
+      {"aten.prod.default", ReductionKind::kProd},
+      {"aten.prod.dim_int", ReductionKind::kProd},
+      {"aten.amax.default", ReductionKind::kMax},
+      {"aten.amin.default", ReductionKind::kMin},
+  };
+  for (const auto& [target, kind] : reductions) {
+    t[target] = ReductionLowering(kind);
+  }
+  t["aten.var.correction"] = Var;
+  t["aten.argmax.default"] = ArgLowering(CombineOp::kArgMax);
+  t["aten.argmin.default"] = ArgLowering(CombineOp::kArgMin);
+  t["aten.any.default"] = AnyAllLowering(false, EmptyDims::kReduceAll);
+  t["aten.any.dim"] = AnyAllLowering(false, EmptyDims::kReduceAll);
+  t["aten.any.dims"] = AnyAllLowering(false, EmptyDims::kReduceNone);
+  t["aten.all.default"] = AnyAllLowering(true, EmptyDims::kReduceAll);
+  t["aten.all.dim"] = AnyAllLowering(true, EmptyDims::kReduceAll);
+  t["aten.all.dims"] = AnyAllLowering(true, EmptyDims::kReduceNone);
+  t["aten._softmax.default"] = SoftmaxLowering(false);
+  t["aten._log_softmax.default"] = SoftmaxLowering(true);
+  t["aten.native_layer_norm.default"] = LayerNorm;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,214 @@
+// Lowerings of the view ops: a view of memory stays memory with new strides
+// (what the eager kernel returns), a view of a computed value remaps its
+// index. Never a copy.
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/op_registry.h"
+#include "core/ops/view_ops.h"
+#include "core/shape_util.h"
+#include "core/status_macros.h"
+#include "jit/lowering_context.h"
+
+namespace guardjit {
+namespace {
+
+using lowering_internal::ArgsOf;
+using lowering_internal::Bin;
+using lowering_internal::C;
+using lowering_internal::Outputs;
+using lowering_internal::Unsupported;
+using lowering_internal::Values;
+
+const absl::flat_hash_map<std::string, ViewOp>& ViewTargets() {
+  static const auto* targets = [] {
+    auto* map = new absl::flat_hash_map<std::string, ViewOp>();
+    for (const ViewOpDef& def : kViewOps) {
+      (*map)[ParseOpSchema(def.schema)->QualifiedName()] = def.op;
+    }
+    return map;
+  }();
+  return *targets;
+}
+
+// The index remap of `op` for a source that is not memory (a computed
+// value): the source's index for an index of the view.
+absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
+                                     const LValue& src,
+                                     const std::vector<IndexExpr>& out_sizes) {
+  const int in_rank = src.rank();
+  const int out_rank = static_cast<int>(out_sizes.size());
+  const std::vector<IndexExpr> in_sizes = src.sizes;
+  switch (op) {
+    case ViewOp::kView:
+      return RemapFn([in_sizes, out_sizes](const std::vector<IndexExpr>& idx) {
+        const IndexExpr linear = Linearize(idx, out_sizes);
+        std::vector<IndexExpr> in(in_sizes.size());
+        IndexExpr stride = IndexExpr::Const(1);
+        for (int d = static_cast<int>(in_sizes.size()) - 1; d >= 0; --d) {
+          in[d] = in_sizes[d].is_const(1)
+                      ? IndexExpr::Const(0)
+                      : IndexExpr::Mod(IndexExpr::FloorDiv(linear, stride),
+                                       in_sizes[d]);
+          stride = stride * in_sizes[d];
+        }
+        return in;
+      });
+    case ViewOp::kPermute: {
+      std::vector<int> dims;
+      for (int64_t d : args.int_list(1)) {
+        ASSIGN_OR_RETURN(int nd, NormalizeDim(d, in_rank));
+        dims.push_back(nd);
+      }
+      return RemapFn([dims](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> in(dims.size());
+        for (size_t i = 0; i < dims.size(); ++i) in[dims[i]] = idx[i];
+        return in;
+      });
+    }
+    case ViewOp::kExpand:
+      return RemapFn([in_sizes, out_rank](const std::vector<IndexExpr>& idx) {
+        const int in_rank = static_cast<int>(in_sizes.size());
+        std::vector<IndexExpr> in(in_rank);
+        for (int d = 0; d < in_rank; ++d) {
+          in[d] = in_sizes[d].is_const(1) ? IndexExpr::Const(0)
+                                          : idx[d + out_rank - in_rank];
+        }
+        return in;
+      });
+    case ViewOp::kUnsqueeze: {
+      ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), out_rank));
+      return RemapFn([dim](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> in = idx;
+        in.erase(in.begin() + dim);
+        return in;
+      });
+    }
+    case ViewOp::kSqueeze:
+    case ViewOp::kSqueezeDim:
+    case ViewOp::kSqueezeDims: {
+      std::vector<bool> squeezed(in_rank, false);
+      std::vector<int64_t> dims;
+      if (op == ViewOp::kSqueezeDim) dims = {args.int_arg(1)};
+      if (op == ViewOp::kSqueezeDims) dims = args.int_list(1);
+      for (int d = 0; d < in_rank; ++d) {
+        squeezed[d] = op == ViewOp::kSqueeze && in_sizes[d].is_const(1);
+      }
+      for (int64_t d : dims) {
+        ASSIGN_OR_RETURN(int nd, NormalizeDim(d, std::max(in_rank, 1)));
+        if (nd < in_rank && in_sizes[nd].is_const(1)) squeezed[nd] = true;
+      }
+      return RemapFn([squeezed](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> in;
+        size_t next = 0;
+        for (bool s : squeezed) {
+          in.push_back(s ? IndexExpr::Const(0) : idx[next++]);
+        }
+        return in;
+      });
+    }
+    case ViewOp::kSlice:
+    case ViewOp::kSelect: {
+      std::optional<Shape> sizes = ConcreteShape(in_sizes);
+      if (!sizes.has_value()) return Unsupported("symbolic slice");
+      const Shape unit = ContiguousStrides(*sizes);
+      ASSIGN_OR_RETURN(ViewGeometry g, ViewOpGeometry(op, args, *sizes, unit));
+      ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), in_rank));
+      const int64_t start = unit[dim] == 0 ? 0 : g.offset / unit[dim];
+      if (op == ViewOp::kSelect) {
+        return RemapFn([dim, start](const std::vector<IndexExpr>& idx) {
+          std::vector<IndexExpr> in = idx;
+          in.insert(in.begin() + dim, IndexExpr::Const(start));
+          return in;
+        });
+      }
+      const int64_t step = args.int_arg(4);
+      return RemapFn([dim, start, step](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> in = idx;
+        in[dim] = IndexExpr::Const(start) + idx[dim] * IndexExpr::Const(step);
+        return in;
+      });
+    }
+  }
+  return Unsupported("view");
+}
+
+// Views of memory stay memory with new strides (what the eager kernel
+// returns); views of computed values remap the index. Never a copy.
+Outputs ViewLowering(LoweringContext& ctx, const Node& node,
+                     const std::vector<TensorMeta>& out, bool unsafe_view) {
+  const int source = ctx.Operand(node.args[0]);
+  const LValue& src = ctx.value(source);
+  const MetaArgs args = ArgsOf(ctx, node);
+  const std::vector<IndexExpr> out_sizes = LoweringContext::Sizes(out[0]);
+  const ViewOp op = unsafe_view ? ViewOp::kView : ViewTargets().at(node.target);
+  std::optional<Shape> in_sizes = ConcreteShape(src.sizes);
+  if (src.kind == LValue::Kind::kBuffer && in_sizes.has_value()) {
+    std::optional<ViewGeometry> geometry;
+    if (unsafe_view) {
+      std::optional<Shape> sizes = ConcreteShape(out_sizes);
+      std::optional<Shape> strides =
+          sizes ? ComputeViewStrides(*in_sizes, src.strides, *sizes)
+                : std::nullopt;
+      if (strides.has_value()) geometry = ViewGeometry{*sizes, *strides, 0};
+    } else {
+      ASSIGN_OR_RETURN(geometry,
+                       ViewOpGeometry(op, args, *in_sizes, src.strides));
+    }
+    if (geometry.has_value()) {
+      LValue v = src;
+      v.sizes = out_sizes;
+      v.strides = geometry->strides;
+      v.offset = src.offset + geometry->offset;
+      return std::vector<int>{ctx.Add(std::move(v))};
+    }
+  }
+  ASSIGN_OR_RETURN(RemapFn remap, LogicalRemap(op, args, src, out_sizes));
+  const int view = ctx.View(source, out_sizes, std::move(remap));
+  std::optional<Shape> sizes = ConcreteShape(out_sizes);
+  if (sizes.has_value()) {
+    ctx.SetViewGeometry(
+        view,
+        [op, unsafe_view, node_copy = node, out = *sizes](
+            IntSpan in_sizes,
+            IntSpan in_strides) -> absl::StatusOr<ViewGeometry> {
+          if (unsafe_view) {
+            std::optional<Shape> strides =
+                ComputeViewStrides(in_sizes, in_strides, out);
+            if (!strides.has_value()) {
+              return absl::FailedPreconditionError("not viewable");
+            }
+            return ViewGeometry{out, *strides, 0};
+          }
+          // View ops read only literal arguments.
+          const MetaArgs args(
+              node_copy, [](ValueRef) { return TensorMeta(); },
+              [](const Scalar&) { return TensorMeta(); });
+          return ViewOpGeometry(op, args, in_sizes, in_strides);
+        });
+  }
+  return std::vector<int>{view};
+}
+
+}  // namespace
+
+void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
+  for (const auto& [target, op] : ViewTargets()) {
+    t[target] = [](LoweringContext& c, const Node& n,
+                   const std::vector<TensorMeta>& o) {
+      return ViewLowering(c, n, o, false);
+    };
+  }
+  t["aten._unsafe_view.default"] = [](LoweringContext& c, const Node& n,
+                                      const std::vector<TensorMeta>& o) {
+    return ViewLowering(c, n, o, true);
+  };
+}
+
+}  // namespace guardjit

@@ -1,0 +1,193 @@
+// Compiled-kernel bandwidth against memcpy of the same bytes, in one process:
+//   BM_Memcpy16M         memcpy of 16M float32 (reads 64 MiB, writes 64 MiB)
+//   BM_FusedChain8_16M   an 8-op pointwise chain over 16M float32 through the
+//                        JIT's executable (one fused kernel: same bytes)
+//   BM_EagerChain8_16M   the same graph run by the eager interpreter
+//   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
+// Each JIT benchmark reports `vs_memcpy`: its bytes per second (one read and
+// one write of the tensor) over memcpy's for those bytes. Single-threaded.
+//
+// The executable allocates its 64 MiB output on every call. glibc serves
+// that with a fresh mmap (page faults, kernel zeroing) unless told to keep
+// freed memory, which main() does as a long-running process would
+// (mallopt); GJ_BENCH_DEFAULT_MALLOC=1 keeps glibc's defaults.
+
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "core/graph_builder.h"
+#include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
+
+namespace guardjit {
+namespace {
+
+constexpr int64_t kBig = 16 << 20;
+
+JitCompiler& Jit() {
+  static JitCompiler* jit = JitCompiler::Create().value().release();
+  return *jit;
+}
+
+// Seconds per byte-pair copied by memcpy over `bytes` (best of several).
+double MemcpySecondsPerByte(size_t bytes) {
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+    best = std::min(best, t.count());
+  }
+  return best / static_cast<double>(bytes);
+}
+
+void BM_Memcpy16M(benchmark::State& state) {
+  const size_t bytes = kBig * sizeof(float);
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * bytes);
+}
+BENCHMARK(BM_Memcpy16M)->Unit(benchmark::kMillisecond);
+
+// Runs `exe` on `inputs` in the benchmark loop; `bytes` is one read plus one
+// write of the main tensor.
+void RunCompiled(benchmark::State& state, const Executable& exe,
+                 const std::vector<Tensor>& inputs, size_t bytes) {
+  double seconds = 0;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    auto out = exe.Run(inputs);
+    benchmark::DoNotOptimize(out);
+    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+    seconds += t.count();
+    if (!out.ok()) {
+      state.SkipWithError(std::string(out.status().message()).c_str());
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * bytes);
+  const double per_byte = seconds / state.iterations() / bytes;
+  state.counters["vs_memcpy"] = MemcpySecondsPerByte(bytes) / per_byte;
+}
+
+std::unique_ptr<Executable> Compile(std::shared_ptr<const Graph> graph,
+                                    const std::vector<Tensor>& inputs) {
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe = Jit().Compile(std::move(graph), spec);
+  if (!exe.ok()) {
+    fprintf(stderr, "compile failed: %s\n", exe.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(exe);
+}
+
+Tensor Filled(DType dtype, IntSpan sizes) {
+  Tensor t = *Tensor::Empty(dtype, sizes);
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = (i % 1000) * 0.004f - 2.0f;
+  return t;
+}
+
+// x -> 8 pointwise ops (one input, one output).
+std::shared_ptr<const Graph> Chain8() {
+  GraphBuilder b("chain8");
+  (void)b.AddPlaceholder("x");
+  (void)b.AddNode("v0", "aten.mul.Scalar", {Arg::Ref("x"), Arg::Float(0.5)});
+  (void)b.AddNode("v1", "aten.add.Scalar", {Arg::Ref("v0"), Arg::Float(1.0)});
+  (void)b.AddNode("v2", "aten.relu.default", {Arg::Ref("v1")});
+  (void)b.AddNode("v3", "aten.mul.Tensor", {Arg::Ref("v2"), Arg::Ref("x")});
+  (void)b.AddNode("v4", "aten.neg.default", {Arg::Ref("v3")});
+  (void)b.AddNode("v5", "aten.sub.Tensor", {Arg::Ref("v4"), Arg::Ref("x")});
+  (void)b.AddNode("v6", "aten.abs.default", {Arg::Ref("v5")});
+  (void)b.AddNode("v7", "aten.maximum.default",
+                  {Arg::Ref("v6"), Arg::Ref("v0")});
+  (void)b.SetOutputs({Arg::Ref("v7")});
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+void BM_FusedChain8_16M(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
+  auto exe = Compile(Chain8(), inputs);
+  RunCompiled(state, *exe, inputs, kBig * sizeof(float));
+}
+BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EagerChain8_16M(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
+  auto eager = *EagerInterpreter::Create(Chain8());
+  for (auto _ : state) {
+    auto out = eager->Run(inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kBig * sizeof(float));
+}
+BENCHMARK(BM_EagerChain8_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::shared_ptr<const Graph> OneOp(const char* target, std::vector<Arg> args,
+                                   int inputs, int outputs) {
+  GraphBuilder b(target);
+  for (int i = 0; i < inputs; ++i) (void)b.AddPlaceholder(absl::StrCat("x", i));
+  (void)b.AddNode("op", target, std::move(args));
+  std::vector<Arg> outs;
+  for (int k = 0; k < outputs; ++k) {
+    const std::string name = absl::StrCat("o", k);
+    (void)b.AddNode(name, "getitem", {Arg::Ref("op"), Arg::Int(k)});
+    outs.push_back(Arg::Ref(name));
+  }
+  if (outputs == 1) outs = {Arg::Ref("op")};
+  (void)b.SetOutputs(outs);
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+void BM_Softmax4096x1024(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {4096, 1024})};
+  auto exe =
+      Compile(OneOp("aten._softmax.default",
+                    {Arg::Ref("x0"), Arg::Int(-1), Arg::Bool(false)}, 1, 1),
+              inputs);
+  RunCompiled(state, *exe, inputs, inputs[0].numel() * sizeof(float));
+}
+BENCHMARK(BM_Softmax4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_LayerNorm4096x1024(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {4096, 1024}),
+                                Filled(DType::kFloat32, {1024}),
+                                Filled(DType::kFloat32, {1024})};
+  auto exe = Compile(OneOp("aten.native_layer_norm.default",
+                           {Arg::Ref("x0"), Arg::OfList({Arg::Int(1024)}),
+                            Arg::Ref("x1"), Arg::Ref("x2"), Arg::Float(1e-5)},
+                           3, 3),
+                     inputs);
+  RunCompiled(state, *exe, inputs, inputs[0].numel() * sizeof(float));
+}
+BENCHMARK(BM_LayerNorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace guardjit
+
+int main(int argc, char** argv) {
+  if (std::getenv("GJ_BENCH_DEFAULT_MALLOC") == nullptr) {
+    // Large blocks from the heap, kept after free: no mmap per call.
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

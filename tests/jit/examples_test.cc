@@ -1,0 +1,40 @@
+// The graphs in examples/, compiled and run against the eager interpreter on
+// random inputs of their placeholders' metadata.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/graph_loader.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+TEST(ExamplesTest, EveryExampleCompiledMatchesEager) {
+  int graphs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(GJ_EXAMPLES_DIR)) {
+    if (entry.path().extension() != ".pbtxt") continue;
+    SCOPED_TRACE(entry.path().string());
+    auto graph = LoadGraphFromFile(entry.path().string());
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    std::shared_ptr<const Graph> shared(std::move(*graph));
+    std::vector<Tensor> inputs;
+    uint64_t seed = 1;
+    for (int index : shared->inputs()) {
+      const Node& node = shared->node(index);
+      ASSERT_TRUE(node.meta.has_value()) << node.name;
+      inputs.push_back(
+          testing::RandomTensor(node.meta->dtype, node.meta->sizes, seed++));
+    }
+    testing::ExpectJitMatchesEager(shared, inputs, 1e-5);
+    ++graphs;
+  }
+  EXPECT_GE(graphs, 7);
+}
+
+}  // namespace
+}  // namespace guardjit

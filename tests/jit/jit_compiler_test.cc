@@ -1,0 +1,137 @@
+#include "jit/jit_compiler.h"
+
+#include <thread>
+#include <vector>
+
+#include "core/graph_builder.h"
+#include "core/logging.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectJitMatchesEager;
+using ::testing::HasSubstr;
+using testing::OpGraph;
+using testing::RandomTensor;
+using testing::SharedJit;
+
+std::shared_ptr<const Graph> AddGraph() {
+  return OpGraph("aten.add.Tensor", {Arg::Ref("x0"), Arg::Ref("x1")}, 2);
+}
+
+TEST(JitCompilerTest, ZeroDimAndEmptyTensors) {
+  ExpectJitMatchesEager(AddGraph(), {RandomTensor(DType::kFloat32, {}, 1),
+                                     RandomTensor(DType::kFloat32, {}, 2)});
+  ExpectJitMatchesEager(AddGraph(), {RandomTensor(DType::kFloat32, {0, 5}, 1),
+                                     RandomTensor(DType::kFloat32, {5}, 2)});
+  auto sum = OpGraph(
+      "aten.sum.dim_IntList",
+      {Arg::Ref("x0"), Arg::OfList({Arg::Int(1)}), Arg::Bool(false)}, 1);
+  ExpectJitMatchesEager(sum, {RandomTensor(DType::kFloat32, {3, 0, 4}, 3)});
+  auto softmax = OpGraph("aten._softmax.default",
+                         {Arg::Ref("x0"), Arg::Int(0), Arg::Bool(false)}, 1);
+  ExpectJitMatchesEager(softmax, {RandomTensor(DType::kFloat64, {}, 4)});
+}
+
+// float16 runs with the eager kernels inside the compiled program.
+TEST(JitCompilerTest, HalfPrecisionNodesRunEagerly) {
+  GraphBuilder b("mixed");
+  ASSERT_TRUE(b.AddPlaceholder("h").ok());
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(
+      b.AddNode("hh", "aten.mul.Tensor", {Arg::Ref("h"), Arg::Ref("h")}).ok());
+  ASSERT_TRUE(b.AddNode("f", "aten._to_copy.default", {Arg::Ref("hh")},
+                        {{"dtype", Arg::OfDType(DType::kFloat32)}})
+                  .ok());
+  ASSERT_TRUE(
+      b.AddNode("y", "aten.add.Tensor", {Arg::Ref("f"), Arg::Ref("x")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("y"), Arg::Ref("hh")}).ok());
+  std::shared_ptr<const Graph> graph(*b.Finish());
+  const std::vector<Tensor> inputs = {RandomTensor(DType::kFloat16, {6, 4}, 1),
+                                      RandomTensor(DType::kFloat32, {4}, 2)};
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto plan = SharedJit().PlanFor(*graph, spec);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  int eager = 0;
+  for (const PlanStep& s : plan->steps) eager += !s.is_kernel;
+  EXPECT_EQ(eager, 2);  // the float16 mul and the cast from float16
+  ExpectJitMatchesEager(graph, inputs);
+}
+
+TEST(JitCompilerTest, DescribeCountsKernelsAndEagerNodes) {
+  auto exe = SharedJit().Compile(
+      AddGraph(), {{{DType::kFloat32, {4}}, {DType::kFloat32, {4}}}});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->Describe(), "jit: 1 fused kernels, 0 eager nodes");
+  EXPECT_EQ(SharedJit().name(), "jit");
+}
+
+TEST(JitCompilerTest, RunIsThreadSafeAcrossLayouts) {
+  auto graph = OpGraph("aten._softmax.default",
+                       {Arg::Ref("x0"), Arg::Int(1), Arg::Bool(false)}, 1);
+  const Tensor x = RandomTensor(DType::kFloat32, {64, 300}, 9);
+  const Tensor strided = testing::NonContiguousCopy(x);
+  auto exe = SharedJit().Compile(graph, {{TensorMeta::Of(x)}});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  // Each layout has its own kernel (and summation order): compare each with
+  // its own first result.
+  std::vector<double> want[2];
+  for (int layout = 0; layout < 2; ++layout) {
+    auto expected = (*exe)->Run({layout ? strided : x});
+    ASSERT_TRUE(expected.ok());
+    want[layout] = testing::ToDoubles((*expected)[0]);
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        const int layout = (t + i) % 2;
+        auto out = (*exe)->Run({layout ? strided : x});
+        if (!out.ok() || testing::ToDoubles((*out)[0]) != want[layout]) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(JitCompilerTest, WrongInputCountIsAnError) {
+  auto exe = SharedJit().Compile(
+      AddGraph(), {{{DType::kFloat32, {4}}, {DType::kFloat32, {4}}}});
+  ASSERT_TRUE(exe.ok());
+  auto out = (*exe)->Run({RandomTensor(DType::kFloat32, {4}, 1)});
+  EXPECT_FALSE(out.ok());
+}
+
+TEST(JitCompilerTest, CodegenLogShowsThePlanAndEagerNodes) {
+  std::string log;
+  SetLogTopics("codegen");
+  SetLogSink([&](LogTopic topic, absl::string_view message) {
+    if (topic == LogTopic::kCodegen) log += std::string(message);
+  });
+  auto exe = SharedJit().Compile(
+      OpGraph("aten.mm.default", {Arg::Ref("x0"), Arg::Ref("x1")}, 2),
+      {{{DType::kFloat32, {2, 3}}, {DType::kFloat32, {3, 2}}}});
+  SetLogSink(nullptr);
+  SetLogTopics("");
+  ASSERT_TRUE(exe.ok());
+  EXPECT_THAT(log, HasSubstr("0 kernels"));
+  EXPECT_THAT(log, HasSubstr("op (aten.mm.default): no JIT lowering"));
+}
+
+TEST(JitCompilerTest, FallbackIsTheEagerInterpreter) {
+  auto exe = SharedJit().Fallback(AddGraph());
+  ASSERT_TRUE(exe.ok());
+  EXPECT_THAT((*exe)->Describe(), HasSubstr("eager"));
+}
+
+}  // namespace
+}  // namespace guardjit

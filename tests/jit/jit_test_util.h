@@ -1,0 +1,42 @@
+#ifndef GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_
+#define GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_
+
+// The conformance harness of the JIT tests: compile a graph with the
+// JitCompiler, run it and the eager interpreter on the same inputs, compare.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/graph_builder.h"
+#include "core/tensor.h"
+#include "jit/jit_compiler.h"
+
+namespace guardjit::testing {
+
+// One JitCompiler shared by a test binary (its kernel cache too).
+JitCompiler& SharedJit();
+
+// Per-dtype tolerance for values computed by a fused kernel vs the eager
+// kernels (different but equally valid rounding orders and math functions).
+double JitTolerance(DType dtype);
+
+// Compiles `graph` for the metas of `compile_for` (default: `inputs`), runs
+// it on `inputs`, runs the eager interpreter on `inputs` and expects equal
+// dtypes, shapes and values within `rtol` (default JitTolerance), or the
+// same error code when eager mode fails.
+void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
+                           const std::vector<Tensor>& inputs, double rtol = -1,
+                           const std::vector<Tensor>* compile_for = nullptr);
+
+// A graph of one op applied to placeholders x0, x1, ... (one per tensor in
+// `tensor_args`; other args literal), output = the op's outputs.
+std::shared_ptr<const Graph> OpGraph(const std::string& target,
+                                     const std::vector<Arg>& args,
+                                     int num_inputs, Kwargs kwargs = {},
+                                     int num_outputs = 1);
+
+}  // namespace guardjit::testing
+
+#endif  // GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_

@@ -1,0 +1,207 @@
+// Reductions over random dims (keepdim or not), softmax, log_softmax and
+// layer_norm, compiled vs eager.
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "core/shape_inference.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectJitMatchesEager;
+using testing::NonContiguousCopy;
+using testing::OpGraph;
+using testing::RandomTensor;
+
+// Float sums accumulate in the value's dtype in a different order than the
+// eager kernels' double sums.
+constexpr double kReductionRtol = 1e-5;
+
+std::vector<Arg> DimList(const std::vector<int64_t>& dims) {
+  std::vector<Arg> list;
+  for (int64_t d : dims) list.push_back(Arg::Int(d));
+  return list;
+}
+
+TEST(ReductionConformanceTest, RandomDimsAndKeepdimMatchEager) {
+  std::mt19937_64 rng(7);
+  const Shape shape = {3, 5, 7};
+  struct Op {
+    const char* target;
+    bool has_keepdim;
+    bool floats_only;
+  };
+  const Op ops[] = {{"aten.sum.dim_IntList", true, false},
+                    {"aten.mean.dim", true, true},
+                    {"aten.amax.default", true, false},
+                    {"aten.amin.default", true, false}};
+  int compared = 0;
+  for (const Op& op : ops) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                        DType::kInt64, DType::kBool}) {
+      if (op.floats_only && !IsFloating(dtype)) continue;
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<int64_t> dims;
+        for (int d = 0; d < 3; ++d) {
+          if (rng() % 2) dims.push_back(rng() % 2 ? d : d - 3);
+        }
+        if (dims.empty()) dims.push_back(rng() % 3);
+        const bool keepdim = rng() % 2;
+        SCOPED_TRACE(absl::StrCat(op.target, " ", DTypeName(dtype), " dims ",
+                                  dims.size(), " keepdim ", keepdim));
+        auto graph = OpGraph(
+            op.target,
+            {Arg::Ref("x0"), Arg::OfList(DimList(dims)), Arg::Bool(keepdim)},
+            1);
+        const Tensor x = RandomTensor(dtype, shape, rng());
+        ExpectJitMatchesEager(graph, {x}, kReductionRtol);
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, kReductionRtol);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 50);
+}
+
+TEST(ReductionConformanceTest, FullReductionsMatchEager) {
+  for (const char* target :
+       {"aten.sum.default", "aten.mean.default", "aten.prod.default"}) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
+      if (std::string(target) == "aten.mean.default" && !IsFloating(dtype)) {
+        continue;
+      }
+      SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype)));
+      auto graph = OpGraph(target, {Arg::Ref("x0")}, 1);
+      // Products of values near 1 stay finite.
+      const bool prod = std::string(target) == "aten.prod.default";
+      ExpectJitMatchesEager(
+          graph,
+          {RandomTensor(dtype, {6, 11}, 3, prod ? 0.5 : -2, prod ? 1.5 : 2)},
+          kReductionRtol);
+    }
+  }
+}
+
+TEST(ReductionConformanceTest, VarAnyAllMatchEager) {
+  const Shape shape = {4, 6, 5};
+  for (bool keepdim : {false, true}) {
+    for (int64_t dim : {0, -1}) {
+      for (double correction : {0.0, 1.0, 6.0}) {
+        SCOPED_TRACE(absl::StrCat("var dim ", dim, " correction ", correction,
+                                  " keepdim ", keepdim));
+        auto var = OpGraph("aten.var.correction",
+                           {Arg::Ref("x0"), Arg::OfList({Arg::Int(dim)})}, 1,
+                           {{"correction", Arg::Float(correction)},
+                            {"keepdim", Arg::Bool(keepdim)}});
+        for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+          ExpectJitMatchesEager(var, {RandomTensor(dtype, shape, 5)},
+                                kReductionRtol);
+        }
+      }
+      for (const char* target : {"aten.any.dim", "aten.all.dim"}) {
+        SCOPED_TRACE(absl::StrCat(target, " dim ", dim));
+        auto graph = OpGraph(
+            target, {Arg::Ref("x0"), Arg::Int(dim), Arg::Bool(keepdim)}, 1);
+        for (DType dtype :
+             {DType::kBool, DType::kUInt8, DType::kFloat32, DType::kInt32}) {
+          // Values in [0, 2) so that zeros (false) are common.
+          ExpectJitMatchesEager(graph, {RandomTensor(dtype, shape, 6, 0, 2)});
+        }
+      }
+    }
+  }
+  for (const char* target : {"aten.any.dims", "aten.all.dims"}) {
+    auto graph = OpGraph(target, {Arg::Ref("x0"), Arg::OfList({})}, 1);
+    ExpectJitMatchesEager(graph, {RandomTensor(DType::kBool, shape, 7)});
+  }
+}
+
+TEST(ReductionConformanceTest, ArgMaxArgMinMatchEager) {
+  for (const char* target : {"aten.argmax.default", "aten.argmin.default"}) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kUInt8}) {
+      for (Arg dim : {Arg::Int(0), Arg::Int(-1), Arg()}) {
+        for (bool keepdim : {false, true}) {
+          SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype), " ",
+                                    dim.is_none() ? "all" : "dim", " ",
+                                    keepdim));
+          auto graph =
+              OpGraph(target, {Arg::Ref("x0"), dim, Arg::Bool(keepdim)}, 1);
+          // Few distinct values: ties must keep the first position.
+          Tensor x = RandomTensor(dtype, {5, 7}, 8, 0, 4);
+          if (IsFloating(dtype)) {
+            for (int64_t i = 0; i < x.numel(); ++i) {
+              if (dtype == DType::kFloat32) {
+                x.data_as<float>()[i] = std::floor(x.data_as<float>()[i]);
+              } else {
+                x.data_as<double>()[i] = std::floor(x.data_as<double>()[i]);
+              }
+            }
+            if (dtype == DType::kFloat32) {
+              x.data_as<float>()[9] = std::nanf("");  // row 1, col 2
+            }
+          }
+          ExpectJitMatchesEager(graph, {x});
+          ExpectJitMatchesEager(graph, {NonContiguousCopy(x)});
+        }
+      }
+    }
+  }
+}
+
+TEST(ReductionConformanceTest, SoftmaxAndLogSoftmaxMatchEager) {
+  for (const char* target :
+       {"aten._softmax.default", "aten._log_softmax.default"}) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      for (int dim : {0, 1, -1}) {
+        SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype), " ", dim));
+        auto graph = OpGraph(
+            target, {Arg::Ref("x0"), Arg::Int(dim), Arg::Bool(false)}, 1);
+        const Tensor x = RandomTensor(dtype, {2, 9, 33}, dim + 10, -8, 8);
+        ExpectJitMatchesEager(graph, {x}, kReductionRtol);
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, kReductionRtol);
+      }
+    }
+  }
+}
+
+TEST(ReductionConformanceTest, LayerNormMatchesEager) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (int normalized_dims : {1, 2}) {
+      for (bool affine : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", normalized_dims,
+                                  affine ? " affine" : ""));
+        const Shape shape = {4, 6, 10};
+        const Shape normalized(shape.end() - normalized_dims, shape.end());
+        std::vector<Arg> norm;
+        for (int64_t s : normalized) norm.push_back(Arg::Int(s));
+        std::vector<Tensor> inputs = {RandomTensor(dtype, shape, 1)};
+        std::vector<Arg> args = {Arg::Ref("x0"), Arg::OfList(norm)};
+        if (affine) {
+          inputs.push_back(RandomTensor(dtype, normalized, 2));
+          inputs.push_back(RandomTensor(dtype, normalized, 3));
+          args.push_back(Arg::Ref("x1"));
+          args.push_back(Arg::Ref("x2"));
+        } else {
+          args.push_back(Arg());
+          args.push_back(Arg());
+        }
+        args.push_back(Arg::Float(1e-5));
+        auto graph = OpGraph("aten.native_layer_norm.default", args,
+                             static_cast<int>(inputs.size()), {}, 3);
+        ExpectJitMatchesEager(graph, inputs, kReductionRtol);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
