@@ -1,11 +1,15 @@
 #include "jit/jit_compiler.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/logging.h"
+#include "core/op_registry.h"
+#include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
@@ -132,8 +136,47 @@ absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
   return PlanGraph(graph, metas, ContiguousLayout(spec));
 }
 
+namespace {
+
+// Graphs the lowering does not take yet: control flow (a cond the
+// specializer could not inline runs in the interpreter) and sizes computed
+// by nodes (their values feed view sizes per call).
+std::optional<std::string> EagerOnlyReason(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.target == kCondTarget) {
+      return absl::StrCat("node '", node.name, "' is a cond");
+    }
+    if (node.op != nullptr && node.op->schema.returns_int) {
+      return absl::StrCat("node '", node.name, "' (", node.target,
+                          ") computes a size");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
+  if (std::optional<std::string> why = EagerOnlyReason(*graph)) {
+    if (LogEnabled(LogTopic::kCodegen)) {
+      Log(LogTopic::kCodegen, absl::StrCat("jit: graph '", graph->name(),
+                                           "' runs the eager plan: ", *why));
+    }
+    return EagerCompiler().Compile(std::move(graph), spec);
+  }
+  if (spec.dynamic()) {
+    // The lowering takes concrete sizes so far: a dynamic entry runs the
+    // dynamic eager plan (its sizes evaluated per call) until kernels take
+    // the symbols as arguments.
+    if (LogEnabled(LogTopic::kCodegen)) {
+      Log(LogTopic::kCodegen,
+          absl::StrCat("jit: graph '", graph->name(), "' has ",
+                       spec.symbols.size(),
+                       " size symbols; running the dynamic eager plan"));
+    }
+    return EagerCompiler().Compile(std::move(graph), spec);
+  }
   // Shapes the graph rejects are the caller's error.
   ASSIGN_OR_RETURN(GraphMeta metas, InferShapes(*graph, spec.inputs));
   Layout layout = ContiguousLayout(spec);

@@ -85,7 +85,7 @@ TensorMeta LoweringContext::MetaOf(int id) const {
   meta.dtype = v.dtype;
   meta.wrapped_number = v.wrapped_number;
   // Only rank and dtype matter to type promotion.
-  meta.sizes = Shape(v.sizes.size(), 1);
+  meta.sizes = SymShape(v.sizes.size(), SymInt(1));
   return meta;
 }
 

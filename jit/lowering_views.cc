@@ -118,7 +118,8 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
       std::optional<Shape> sizes = ConcreteShape(in_sizes);
       if (!sizes.has_value()) return Unsupported("symbolic slice");
       const Shape unit = ContiguousStrides(*sizes);
-      ASSIGN_OR_RETURN(ViewGeometry g, ViewOpGeometry(op, args, *sizes, unit));
+      ASSIGN_OR_RETURN(ViewGeometry g, (ViewOpGeometry<TensorMeta, int64_t>(
+                                           op, args, *sizes, unit)));
       ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), in_rank));
       const int64_t start = unit[dim] == 0 ? 0 : g.offset / unit[dim];
       if (op == ViewOp::kSelect) {
@@ -154,12 +155,12 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
     if (unsafe_view) {
       std::optional<Shape> sizes = ConcreteShape(out_sizes);
       std::optional<Shape> strides =
-          sizes ? ComputeViewStrides(*in_sizes, src.strides, *sizes)
+          sizes ? ComputeViewStrides<int64_t>(*in_sizes, src.strides, *sizes)
                 : std::nullopt;
       if (strides.has_value()) geometry = ViewGeometry{*sizes, *strides, 0};
     } else {
-      ASSIGN_OR_RETURN(geometry,
-                       ViewOpGeometry(op, args, *in_sizes, src.strides));
+      ASSIGN_OR_RETURN(geometry, (ViewOpGeometry<TensorMeta, int64_t>(
+                                     op, args, *in_sizes, src.strides)));
     }
     if (geometry.has_value()) {
       LValue v = src;
@@ -180,7 +181,7 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
             IntSpan in_strides) -> absl::StatusOr<ViewGeometry> {
           if (unsafe_view) {
             std::optional<Shape> strides =
-                ComputeViewStrides(in_sizes, in_strides, out);
+                ComputeViewStrides<int64_t>(in_sizes, in_strides, out);
             if (!strides.has_value()) {
               return absl::FailedPreconditionError("not viewable");
             }
@@ -190,7 +191,8 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
           const MetaArgs args(
               node_copy, [](ValueRef) { return TensorMeta(); },
               [](const Scalar&) { return TensorMeta(); });
-          return ViewOpGeometry(op, args, in_sizes, in_strides);
+          return ViewOpGeometry<TensorMeta, int64_t>(op, args, in_sizes,
+                                                     in_strides);
         });
   }
   return std::vector<int>{view};

@@ -28,7 +28,7 @@ TEST(ExamplesTest, EveryExampleCompiledMatchesEager) {
       const Node& node = shared->node(index);
       ASSERT_TRUE(node.meta.has_value()) << node.name;
       inputs.push_back(
-          testing::RandomTensor(node.meta->dtype, node.meta->sizes, seed++));
+          testing::RandomTensor(node.meta->dtype, node.meta->shape(), seed++));
     }
     testing::ExpectJitMatchesEager(shared, inputs, 1e-5);
     ++graphs;
