@@ -65,27 +65,6 @@ uint64_t GuardTree::StaticKeyOf(const CallSignature& call,
   return h;
 }
 
-GuardTree GuardTree::Static(const std::vector<std::string>& names,
-                            const CallSignature& call) {
-  std::vector<TensorGuard> tensors;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const InputView& v = call.inputs[i];
-    TensorGuard t;
-    t.name = names[i];
-    t.dtype = v.dtype;
-    t.device = v.device;
-    t.requires_grad = v.requires_grad;
-    for (int d = 0; d < v.rank; ++d) {
-      t.sizes.push_back(v.sizes[d]);
-      t.strides.push_back(v.strides[d]);
-    }
-    tensors.push_back(std::move(t));
-  }
-  std::vector<int> alias_of;
-  ComputeAliasing(call.inputs, alias_of);
-  return GuardTree(call.ambient, std::move(tensors), std::move(alias_of));
-}
-
 bool GuardTree::Check(const CallSignature& call) const {
   return CheckWithAliasing(call, {}) && AliasingMatches(call.inputs, alias_of_);
 }

@@ -62,10 +62,6 @@ class GuardTree {
   GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
             std::vector<int> alias_of, SymbolicGuards symbolic = {});
 
-  // Guards of a fully static entry specialized on `call`.
-  static GuardTree Static(const std::vector<std::string>& names,
-                          const CallSignature& call);
-
   bool Check(const CallSignature& call) const;
   // Check() with the call's aliasing already computed (ComputeAliasing), so a
   // lookup trying several entries computes it once.

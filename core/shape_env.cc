@@ -42,20 +42,6 @@ const char* SymRelName(SymRel rel) {
   return "?";
 }
 
-bool EvalRel(SymRel rel, int64_t lhs, int64_t rhs) {
-  switch (rel) {
-    case SymRel::kEq:
-      return lhs == rhs;
-    case SymRel::kNe:
-      return lhs != rhs;
-    case SymRel::kLt:
-      return lhs < rhs;
-    case SymRel::kLe:
-      return lhs <= rhs;
-  }
-  return false;
-}
-
 ShapeEnv::Scope::Scope(ShapeEnv* env) : previous_(current_env) {
   current_env = env;
 }

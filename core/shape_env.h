@@ -94,7 +94,19 @@ class ShapeEnv {
 // "==", "!=", "<", "<=".
 const char* SymRelName(SymRel rel);
 // Evaluates the relation on concrete values.
-bool EvalRel(SymRel rel, int64_t lhs, int64_t rhs);
+inline bool EvalRel(SymRel rel, int64_t lhs, int64_t rhs) {
+  switch (rel) {
+    case SymRel::kEq:
+      return lhs == rhs;
+    case SymRel::kNe:
+      return lhs != rhs;
+    case SymRel::kLt:
+      return lhs < rhs;
+    case SymRel::kLe:
+      return lhs <= rhs;
+  }
+  return false;
+}
 
 }  // namespace guardjit
 

@@ -84,18 +84,6 @@ absl::StatusOr<std::vector<bool>> ReductionMask(
   return mask;
 }
 
-Shape ReducedShape(IntSpan sizes, const std::vector<bool>& mask, bool keepdim) {
-  Shape out;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (!mask[i]) {
-      out.push_back(sizes[i]);
-    } else if (keepdim) {
-      out.push_back(1);
-    }
-  }
-  return out;
-}
-
 SymShape ReducedShape(absl::Span<const SymInt> sizes,
                       const std::vector<bool>& mask, bool keepdim) {
   SymShape out;

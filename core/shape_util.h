@@ -29,7 +29,6 @@ absl::StatusOr<std::vector<bool>> ReductionMask(
     const std::optional<std::vector<int64_t>>& dims, int rank);
 
 // Output shape of a reduction over `mask` (keepdim keeps 1s).
-Shape ReducedShape(IntSpan sizes, const std::vector<bool>& mask, bool keepdim);
 SymShape ReducedShape(absl::Span<const SymInt> sizes,
                       const std::vector<bool>& mask, bool keepdim);
 

@@ -9,7 +9,7 @@
 
 namespace guardjit {
 
-enum class AtomKind { kSymbol, kFloorDiv, kMod, kMax, kMin };
+using AtomKind = SymExpr::AtomKind;
 
 struct SymExpr::Atom {
   AtomKind kind;
@@ -33,14 +33,6 @@ namespace {
 
 using AtomPtr = std::shared_ptr<const SymExpr::Atom>;
 
-int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
-}
-int64_t WrapMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) *
-                              static_cast<uint64_t>(b));
-}
 int64_t PyFloorDiv(int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
@@ -107,6 +99,17 @@ SymExpr SymExpr::FromAtom(std::shared_ptr<const Atom> atom) {
   return FromTerms(std::move(terms));
 }
 
+SymExpr SymExpr::MakeAtom(AtomKind kind, const SymExpr& a, const SymExpr& b) {
+  static constexpr const char* kTags[] = {"a", "bD", "bM", "bX", "bN"};
+  auto atom = std::make_shared<Atom>();
+  atom->kind = kind;
+  atom->a = a;
+  atom->b = b;
+  atom->key = absl::StrCat(kTags[static_cast<int>(kind)], "(", a.rep_->key, ",",
+                           b.rep_->key, ")");
+  return FromAtom(std::move(atom));
+}
+
 SymExpr SymExpr::Symbol(int id) {
   auto atom = std::make_shared<Atom>();
   atom->kind = AtomKind::kSymbol;
@@ -155,12 +158,7 @@ SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
       return FromTerms(*std::move(q));
     }
   }
-  auto atom = std::make_shared<Atom>();
-  atom->kind = AtomKind::kFloorDiv;
-  atom->a = a;
-  atom->b = b;
-  atom->key = absl::StrCat("bD(", a.rep_->key, ",", b.rep_->key, ")");
-  return FromAtom(std::move(atom));
+  return MakeAtom(AtomKind::kFloorDiv, a, b);
 }
 
 SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
@@ -184,12 +182,7 @@ SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
     if (rest.is_constant())
       return SymExpr(PyMod(rest.constant(), b.constant()));
   }
-  auto atom = std::make_shared<Atom>();
-  atom->kind = AtomKind::kMod;
-  atom->a = rest;
-  atom->b = b;
-  atom->key = absl::StrCat("bM(", rest.rep_->key, ",", b.rep_->key, ")");
-  return FromAtom(std::move(atom));
+  return MakeAtom(AtomKind::kMod, rest, b);
 }
 
 SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
@@ -197,14 +190,9 @@ SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
     return SymExpr(std::max(a.constant(), b.constant()));
   }
   if (a == b) return a;
-  const SymExpr& lo = a < b ? a : b;
-  const SymExpr& hi = a < b ? b : a;
-  auto atom = std::make_shared<Atom>();
-  atom->kind = AtomKind::kMax;
-  atom->a = lo;
-  atom->b = hi;
-  atom->key = absl::StrCat("bX(", lo.rep_->key, ",", hi.rep_->key, ")");
-  return FromAtom(std::move(atom));
+  // Commutative: operands in canonical order.
+  return a < b ? MakeAtom(AtomKind::kMax, a, b)
+               : MakeAtom(AtomKind::kMax, b, a);
 }
 
 SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
@@ -212,14 +200,9 @@ SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
     return SymExpr(std::min(a.constant(), b.constant()));
   }
   if (a == b) return a;
-  const SymExpr& lo = a < b ? a : b;
-  const SymExpr& hi = a < b ? b : a;
-  auto atom = std::make_shared<Atom>();
-  atom->kind = AtomKind::kMin;
-  atom->a = lo;
-  atom->b = hi;
-  atom->key = absl::StrCat("bN(", lo.rep_->key, ",", hi.rep_->key, ")");
-  return FromAtom(std::move(atom));
+  // Commutative: operands in canonical order.
+  return a < b ? MakeAtom(AtomKind::kMin, a, b)
+               : MakeAtom(AtomKind::kMin, b, a);
 }
 
 SymExpr operator+(const SymExpr& a, const SymExpr& b) {

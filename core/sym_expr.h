@@ -13,6 +13,16 @@
 
 namespace guardjit {
 
+// int64 arithmetic that wraps on overflow instead of being undefined.
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+inline int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
+
 // A symbolic integer expression over size symbols s0, s1, ..., kept in a
 // canonical form: an integer polynomial whose "atoms" are symbols and the
 // non-polynomial terms FloorDiv, Mod, Max and Min. Equal expressions have
@@ -76,8 +86,10 @@ class SymExpr {
   struct Atom;
   struct Term;
   struct Rep;
+  enum class AtomKind { kSymbol, kFloorDiv, kMod, kMax, kMin };
 
  private:
+  static SymExpr MakeAtom(AtomKind kind, const SymExpr& a, const SymExpr& b);
   explicit SymExpr(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
   static SymExpr FromTerms(std::vector<Term> terms);
   static SymExpr FromAtom(std::shared_ptr<const Atom> atom);

@@ -6,54 +6,27 @@
 #include "absl/strings/str_join.h"
 
 namespace guardjit {
-namespace {
 
-int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
-}
-int64_t WrapMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) *
-                              static_cast<uint64_t>(b));
-}
-
-template <typename HintOp, typename ExprOp>
-SymInt Combine(const SymInt& a, const SymInt& b, HintOp hint_op,
-               ExprOp expr_op) {
-  const int64_t hint = hint_op(a.hint(), b.hint());
-  if (!a.is_symbolic() && !b.is_symbolic()) return SymInt(hint);
-  return SymInt(expr_op(a.expr(), b.expr()), hint);
-}
-
-}  // namespace
-
-int64_t SymInt::Specialize() const {
-  if (!expr_) return hint_;
+int64_t SymInt::SpecializeSymbolic() const {
   if (ShapeEnv* env = ShapeEnv::Current()) return env->Specialize(*expr_);
   return hint_;
 }
 
 namespace sym_internal {
 
-SymInt Add(const SymInt& a, const SymInt& b) {
-  return Combine(a, b, WrapAdd,
-                 [](const SymExpr& x, const SymExpr& y) { return x + y; });
+SymInt SymbolicAdd(const SymInt& a, const SymInt& b) {
+  return SymInt(a.expr() + b.expr(), WrapAdd(a.hint(), b.hint()));
 }
-SymInt Sub(const SymInt& a, const SymInt& b) {
-  return Combine(
-      a, b, [](int64_t x, int64_t y) { return WrapAdd(x, WrapMul(y, -1)); },
-      [](const SymExpr& x, const SymExpr& y) { return x - y; });
+SymInt SymbolicSub(const SymInt& a, const SymInt& b) {
+  return SymInt(a.expr() - b.expr(), WrapAdd(a.hint(), WrapMul(b.hint(), -1)));
 }
-SymInt Mul(const SymInt& a, const SymInt& b) {
-  return Combine(a, b, WrapMul,
-                 [](const SymExpr& x, const SymExpr& y) { return x * y; });
+SymInt SymbolicMul(const SymInt& a, const SymInt& b) {
+  return SymInt(a.expr() * b.expr(), WrapMul(a.hint(), b.hint()));
 }
 
-bool Compare(SymRel rel, const SymInt& a, const SymInt& b) {
-  if (a.is_symbolic() || b.is_symbolic()) {
-    if (ShapeEnv* env = ShapeEnv::Current()) {
-      return env->Guard(rel, a.expr(), b.expr());
-    }
+bool SymbolicCompare(SymRel rel, const SymInt& a, const SymInt& b) {
+  if (ShapeEnv* env = ShapeEnv::Current()) {
+    return env->Guard(rel, a.expr(), b.expr());
   }
   return EvalRel(rel, a.hint(), b.hint());
 }

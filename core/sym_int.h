@@ -32,7 +32,7 @@ class SymInt {
   int64_t hint() const { return hint_; }
   SymExpr expr() const { return expr_ ? *expr_ : SymExpr(hint_); }
   // The value, guarding it if symbolic.
-  int64_t Specialize() const;
+  int64_t Specialize() const { return expr_ ? SpecializeSymbolic() : hint_; }
   operator int64_t() const { return Specialize(); }  // NOLINT: see above
 
   std::string ToString() const {
@@ -40,6 +40,8 @@ class SymInt {
   }
 
  private:
+  int64_t SpecializeSymbolic() const;
+
   int64_t hint_ = 0;
   std::optional<SymExpr> expr_;
 };
@@ -47,10 +49,31 @@ class SymInt {
 namespace sym_internal {
 template <typename T>
 using EnableInt = std::enable_if_t<std::is_integral_v<T>, int>;
-SymInt Add(const SymInt& a, const SymInt& b);
-SymInt Sub(const SymInt& a, const SymInt& b);
-SymInt Mul(const SymInt& a, const SymInt& b);
-bool Compare(SymRel rel, const SymInt& a, const SymInt& b);
+// Concrete operands take the inline path; symbolic ones build expressions
+// and consult the ShapeEnv out of line.
+SymInt SymbolicAdd(const SymInt& a, const SymInt& b);
+SymInt SymbolicSub(const SymInt& a, const SymInt& b);
+SymInt SymbolicMul(const SymInt& a, const SymInt& b);
+bool SymbolicCompare(SymRel rel, const SymInt& a, const SymInt& b);
+inline bool Concrete(const SymInt& a, const SymInt& b) {
+  return !a.is_symbolic() && !b.is_symbolic();
+}
+inline SymInt Add(const SymInt& a, const SymInt& b) {
+  return Concrete(a, b) ? SymInt(WrapAdd(a.hint(), b.hint()))
+                        : SymbolicAdd(a, b);
+}
+inline SymInt Sub(const SymInt& a, const SymInt& b) {
+  return Concrete(a, b) ? SymInt(WrapAdd(a.hint(), WrapMul(b.hint(), -1)))
+                        : SymbolicSub(a, b);
+}
+inline SymInt Mul(const SymInt& a, const SymInt& b) {
+  return Concrete(a, b) ? SymInt(WrapMul(a.hint(), b.hint()))
+                        : SymbolicMul(a, b);
+}
+inline bool Compare(SymRel rel, const SymInt& a, const SymInt& b) {
+  return Concrete(a, b) ? EvalRel(rel, a.hint(), b.hint())
+                        : SymbolicCompare(rel, a, b);
+}
 }  // namespace sym_internal
 
 // Arithmetic and comparisons for every mix of SymInt and built-in integers

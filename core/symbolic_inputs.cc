@@ -110,4 +110,10 @@ GuardTree MakeGuardTree(const CallSignature& call, SymbolicInputs inputs,
                    std::move(symbolic));
 }
 
+GuardTree StaticGuardTree(const std::vector<std::string>& names,
+                          const CallSignature& call) {
+  ShapeEnv env;
+  return MakeGuardTree(call, MakeSymbolicInputs(names, call, {}, env), env);
+}
+
 }  // namespace guardjit

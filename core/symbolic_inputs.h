@@ -44,6 +44,10 @@ SymbolicInputs MakeSymbolicInputs(const std::vector<std::string>& names,
 GuardTree MakeGuardTree(const CallSignature& call, SymbolicInputs inputs,
                         const ShapeEnv& env);
 
+// Guards of a fully static entry specialized on `call` (no dim dynamic).
+GuardTree StaticGuardTree(const std::vector<std::string>& names,
+                          const CallSignature& call);
+
 }  // namespace guardjit
 
 #endif  // GUARDJIT_CORE_SYMBOLIC_INPUTS_H_

@@ -48,7 +48,7 @@ void RunLookup(benchmark::State& state, int inputs, int entries) {
   for (int e = 0; e < entries; ++e) {
     calls.emplace_back(inputs, e + 1);
     owned.push_back(std::make_unique<CacheEntry>(
-        e, GuardTree::Static(names, calls.back().sig()), nullptr));
+        e, StaticGuardTree(names, calls.back().sig()), nullptr));
     raw.push_back(owned.back().get());
   }
   GuardTable table(raw);

@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "core/symbolic_inputs.h"
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -32,7 +33,7 @@ TEST(GuardTableTest, FindsTheMatchingStaticEntryAmongMany) {
   std::vector<CacheEntry*> entries;
   for (int i = 0; i < 8; ++i) {
     calls.emplace_back(i + 1);
-    owned.push_back(Entry(i, GuardTree::Static({"x"}, calls.back().sig()), i));
+    owned.push_back(Entry(i, StaticGuardTree({"x"}, calls.back().sig()), i));
     entries.push_back(owned.back().get());
   }
   GuardTable table(entries);
@@ -48,7 +49,7 @@ TEST(GuardTableTest, FindsTheMatchingStaticEntryAmongMany) {
 
 TEST(GuardTableTest, PrefersTheMostRecentlyUsedOfSeveralMatches) {
   Call c(3);
-  GuardTree stat = GuardTree::Static({"x"}, c.sig());
+  GuardTree stat = StaticGuardTree({"x"}, c.sig());
   std::vector<TensorGuard> dyn_tensors = stat.tensors();
   dyn_tensors[0].sizes[0] = std::nullopt;
   dyn_tensors[0].strides[0] = std::nullopt;

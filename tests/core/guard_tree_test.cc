@@ -1,5 +1,6 @@
 #include "core/guard_tree.h"
 
+#include "core/symbolic_inputs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,7 +34,7 @@ uint64_t KeyOf(const CallSignature& call) {
 
 TEST(GuardTreeTest, StaticEntryAcceptsTheSameCall) {
   Call c;
-  GuardTree g = GuardTree::Static(kNames, c.sig());
+  GuardTree g = StaticGuardTree(kNames, c.sig());
   EXPECT_TRUE(g.Check(c.sig()));
   EXPECT_EQ(g.FailureReason(c.sig()), std::nullopt);
   EXPECT_EQ(g.StaticKey(), KeyOf(c.sig()));
@@ -44,7 +45,7 @@ TEST(GuardTreeTest, StaticEntryAcceptsTheSameCall) {
 
 TEST(GuardTreeTest, EachMismatchFailsWithDynamoReason) {
   Call base;
-  GuardTree g = GuardTree::Static(kNames, base.sig());
+  GuardTree g = StaticGuardTree(kNames, base.sig());
   struct Case {
     const char* reason;
     std::function<void(Call&)> change;
@@ -95,7 +96,7 @@ TEST(GuardTreeTest, EachMismatchFailsWithDynamoReason) {
 
 TEST(GuardTreeTest, SymbolicDimsAcceptAnySize) {
   Call c;
-  GuardTree stat = GuardTree::Static(kNames, c.sig());
+  GuardTree stat = StaticGuardTree(kNames, c.sig());
   std::vector<TensorGuard> tensors = stat.tensors();
   tensors[0].sizes[0] = std::nullopt;  // x.size(0) dynamic
   GuardTree dyn(stat.ambient(), tensors, stat.alias_of());
@@ -108,7 +109,7 @@ TEST(GuardTreeTest, SymbolicDimsAcceptAnySize) {
 TEST(GuardTreeTest, AliasedEntryRequiresTheSameAliasing) {
   Call c;
   c.in[1] = {DType::kFloat32, Device::Cpu(), false, 1, c.ys, c.yst, c.xbuf};
-  GuardTree g = GuardTree::Static(kNames, c.sig());
+  GuardTree g = StaticGuardTree(kNames, c.sig());
   EXPECT_EQ(g.alias_of(), (std::vector<int>{0, 0}));
   EXPECT_TRUE(g.Check(c.sig()));
   Call distinct;
@@ -130,7 +131,7 @@ TEST(GuardTreeTest, EmptyTensorsNeverAlias) {
 
 TEST(GuardTreeTest, DumpLooksLikeDynamo) {
   Call c;
-  GuardTree g = GuardTree::Static(kNames, c.sig());
+  GuardTree g = StaticGuardTree(kNames, c.sig());
   EXPECT_EQ(g.Dump(),
             "TREE_GUARD_MANAGER:\n"
             "+- RootGuardManager\n"
