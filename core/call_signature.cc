@@ -1,5 +1,8 @@
 #include "core/call_signature.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace guardjit {
 
 namespace {
@@ -49,8 +52,31 @@ void ComputeAliasingInto(absl::Span<const InputView> inputs,
 
 bool AliasingMatches(absl::Span<const InputView> inputs,
                      absl::Span<const int> alias_of) {
+  // Pairwise for a few inputs; above that, sorting the addresses (with their
+  // positions, so each group's first input comes first) is O(n log n).
+  constexpr size_t kPairwiseMax = 8;
+  constexpr size_t kStack = 64;
+  if (inputs.size() <= kPairwiseMax || inputs.size() > kStack) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (FirstAlias(inputs, i) != alias_of[i]) return false;
+    }
+    return true;
+  }
+  std::pair<const void*, int> keys[kStack];
+  size_t n = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (FirstAlias(inputs, i) != alias_of[i]) return false;
+    if (CanAlias(inputs[i])) {
+      keys[n++] = {inputs[i].data, static_cast<int>(i)};
+    } else if (alias_of[i] != static_cast<int>(i)) {
+      return false;
+    }
+  }
+  std::sort(keys, keys + n);
+  for (size_t k = 0; k < n; ++k) {
+    const int first = k > 0 && keys[k - 1].first == keys[k].first
+                          ? alias_of[keys[k - 1].second]
+                          : keys[k].second;
+    if (alias_of[keys[k].second] != first) return false;
   }
   return true;
 }

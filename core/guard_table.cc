@@ -71,6 +71,16 @@ std::optional<uint64_t> GuardTable::HashValues(const Mask& mask,
 }
 
 CacheEntry* GuardTable::Lookup(const CallSignature& call) const {
+  CacheEntry* last = last_hit_.load(std::memory_order_relaxed);
+  if (last != nullptr && last->guards.Check(call)) return last;
+  CacheEntry* found = LookupIndexed(call);
+  if (found != nullptr && found != last) {
+    last_hit_.store(found, std::memory_order_relaxed);
+  }
+  return found;
+}
+
+CacheEntry* GuardTable::LookupIndexed(const CallSignature& call) const {
   if (entries_.empty()) return nullptr;
   for (const InputView& v : call.inputs) {
     if (v.rank > kMaxRank) return nullptr;

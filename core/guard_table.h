@@ -1,6 +1,7 @@
 #ifndef GUARDJIT_CORE_GUARD_TABLE_H_
 #define GUARDJIT_CORE_GUARD_TABLE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,8 +17,10 @@ namespace guardjit {
 // entries guard exactly (GuardTree::StaticKey) with the call's values at the
 // dims a set of entries guards statically (one probe per distinct set, not
 // per entry), so its cost does not grow with the number of entries; the
-// candidates' full guards confirm. A Function publishes a new table after each
-// compile, so lookups take no lock.
+// candidates' full guards confirm. Before that, the entry of the table's last
+// hit is checked directly: calls mostly repeat one specialization, and when
+// that entry accepts the call it is the most recently used one that does. A
+// Function publishes a new table after each compile, so lookups take no lock.
 class GuardTable {
  public:
   GuardTable() = default;
@@ -39,7 +42,13 @@ class GuardTable {
   static std::optional<uint64_t> HashValues(const Mask& mask,
                                             const CallSignature& call);
 
+  // The slow path: one hash probe per mask.
+  CacheEntry* LookupIndexed(const CallSignature& call) const;
+
   std::vector<CacheEntry*> entries_;
+  // The entry the last successful lookup returned (a hint: racing lookups
+  // may overwrite each other's; any value is one of entries_ or null).
+  mutable std::atomic<CacheEntry*> last_hit_{nullptr};
   std::vector<Mask> masks_;  // few: one per distinct set of static dims
   // (static key, mask, values at the mask) -> entries, in insertion order.
   absl::flat_hash_map<uint64_t, absl::InlinedVector<CacheEntry*, 2>> index_;

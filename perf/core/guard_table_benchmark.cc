@@ -1,6 +1,8 @@
 // Guard check on a hit (GuardTable::Lookup), next to an empty call measured in
 // the same run. Cases: 2 rank-2 inputs with 1 entry and with 8 entries (the
-// matching one inserted last), and 32 rank-2 inputs with 1 entry.
+// matching one inserted last; repeated calls, and calls rotating through all
+// 8 entries so each goes through the hash index), and 32 rank-2 inputs with
+// 1 entry.
 
 #include <array>
 #include <deque>
@@ -39,7 +41,10 @@ struct Call {
   std::vector<InputView> views;
 };
 
-void RunLookup(benchmark::State& state, int inputs, int entries) {
+// `rotate`: each lookup takes the next entry's call in turn, so the last-hit
+// shortcut never applies and every lookup goes through the hash index.
+void RunLookup(benchmark::State& state, int inputs, int entries,
+               bool rotate = false) {
   std::deque<Call> calls;
   std::vector<std::unique_ptr<CacheEntry>> owned;
   std::vector<CacheEntry*> raw;
@@ -52,7 +57,21 @@ void RunLookup(benchmark::State& state, int inputs, int entries) {
     raw.push_back(owned.back().get());
   }
   GuardTable table(raw);
-  CallSignature sig = calls.back().sig();
+  std::vector<CallSignature> sigs;
+  for (const Call& c : calls) sigs.push_back(c.sig());
+  if (rotate) {
+    size_t next = 0;
+    for (auto _ : state) {
+      CacheEntry* hit = table.Lookup(sigs[next]);
+      benchmark::DoNotOptimize(hit);
+      next = next + 1 == sigs.size() ? 0 : next + 1;
+    }
+    for (size_t e = 0; e < sigs.size(); ++e) {
+      if (table.Lookup(sigs[e]) != raw[e]) state.SkipWithError("lookup missed");
+    }
+    return;
+  }
+  const CallSignature& sig = sigs.back();
   for (auto _ : state) {
     CacheEntry* hit = table.Lookup(sig);
     benchmark::DoNotOptimize(hit);
@@ -82,9 +101,13 @@ BENCHMARK(BM_GuardCheck_2Inputs_1DynamicEntry);
 
 void BM_GuardCheck_2Inputs_1Entry(benchmark::State& s) { RunLookup(s, 2, 1); }
 void BM_GuardCheck_2Inputs_8Entries(benchmark::State& s) { RunLookup(s, 2, 8); }
+void BM_GuardCheck_2Inputs_8Entries_Rotating(benchmark::State& s) {
+  RunLookup(s, 2, 8, /*rotate=*/true);
+}
 void BM_GuardCheck_32Inputs_1Entry(benchmark::State& s) { RunLookup(s, 32, 1); }
 BENCHMARK(BM_GuardCheck_2Inputs_1Entry);
 BENCHMARK(BM_GuardCheck_2Inputs_8Entries);
+BENCHMARK(BM_GuardCheck_2Inputs_8Entries_Rotating);
 BENCHMARK(BM_GuardCheck_32Inputs_1Entry);
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "core/guard_table.h"
 
 #include <deque>
+#include <memory>
+#include <vector>
 
 #include "core/symbolic_inputs.h"
 #include "gtest/gtest.h"
@@ -58,11 +60,42 @@ TEST(GuardTableTest, PrefersTheMostRecentlyUsedOfSeveralMatches) {
   auto b = Entry(1, dyn, 2);
   GuardTable table({a.get(), b.get()});
   EXPECT_EQ(table.Lookup(c.sig())->id, 1);  // both match; b is more recent
+  // Recency changes only through lookups between compiles (each compile
+  // publishes a new table), so a table takes its first answer from the ticks
+  // and then keeps checking its last hit first.
   a->last_used = 5;
-  EXPECT_EQ(table.Lookup(c.sig())->id, 0);
+  GuardTable fresh({a.get(), b.get()});
+  EXPECT_EQ(fresh.Lookup(c.sig())->id, 0);
+  EXPECT_EQ(fresh.Lookup(c.sig())->id, 0);
   Call bigger(9);
-  EXPECT_EQ(table.Lookup(bigger.sig())->id,
-            1);  // only the dynamic entry matches
+  EXPECT_EQ(fresh.Lookup(bigger.sig())->id,
+            1);  // only the dynamic entry matches: the last hit is not taken
+  EXPECT_EQ(fresh.Lookup(bigger.sig())->id, 1);
+  EXPECT_EQ(fresh.Lookup(c.sig())->id, 1);  // the last hit accepts it too
+}
+
+TEST(GuardTableTest, LastHitShortcutNeverReturnsAnEntryThatRejects) {
+  // Entries for [1] .. [8]; calls cycle through them and each must get its
+  // own entry although the previous call's entry is tried first.
+  std::vector<std::unique_ptr<Call>> calls;
+  std::vector<std::unique_ptr<CacheEntry>> owned;
+  std::vector<CacheEntry*> raw;
+  for (int e = 0; e < 8; ++e) {
+    calls.push_back(std::make_unique<Call>(e + 1));
+    owned.push_back(Entry(e, StaticGuardTree({"x"}, calls.back()->sig()), e));
+    raw.push_back(owned.back().get());
+  }
+  GuardTable table(raw);
+  for (int round = 0; round < 3; ++round) {
+    for (int e = 0; e < 8; ++e) {
+      CacheEntry* hit = table.Lookup(calls[e]->sig());
+      ASSERT_NE(hit, nullptr);
+      EXPECT_EQ(hit->id, e);
+      EXPECT_EQ(table.Lookup(calls[e]->sig())->id, e);  // now the last hit
+    }
+  }
+  Call none(20);
+  EXPECT_EQ(table.Lookup(none.sig()), nullptr);
 }
 
 }  // namespace
