@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "capi/error.h"
 #include "capi/options.h"
+#include "capi/raw_enum.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
+#include "jit/jit_compiler.h"
 #include "runtime/eager_compiler.h"
 
 extern "C" {
@@ -17,6 +19,7 @@ void gj_context_options_init(gj_context_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_context_options);
   options->num_threads = 0;
+  options->backend = GJ_BACKEND_DEFAULT;
 }
 
 gj_error* gj_context_create(const gj_context_options* options,
@@ -33,6 +36,7 @@ gj_error* gj_context_create(const gj_context_options* options,
           options->struct_size, "gj_context_create", "options",
           "gj_context_options_init"));
       GJ_READ_OPTION(opts, options, num_threads);
+      GJ_READ_OPTION(opts, options, backend);
     }
     if (opts.num_threads < 0) {
       return absl::InvalidArgumentError(
@@ -40,7 +44,20 @@ gj_error* gj_context_create(const gj_context_options* options,
                        opts.num_threads, "; expected 0 (all cores) or more"));
     }
     auto context = std::make_unique<gj_context>();
-    context->compiler = std::make_shared<guardjit::EagerCompiler>();
+    switch (guardjit::capi::RawEnum(opts.backend)) {
+      case GJ_BACKEND_EAGER:
+        context->compiler = std::make_shared<guardjit::EagerCompiler>();
+        break;
+      case GJ_BACKEND_DEFAULT:
+      case GJ_BACKEND_CPU_JIT: {
+        ASSIGN_OR_RETURN(context->compiler, guardjit::JitCompiler::Create());
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat(
+            "gj_context_create: options->backend is ",
+            guardjit::capi::RawEnum(opts.backend), "; expected a gj_backend"));
+    }
     if (opts.num_threads > 0) {
       context->num_threads = opts.num_threads;
     } else {

@@ -95,9 +95,12 @@ inline ::testing::AssertionResult IsError(
   return ::testing::AssertionSuccess() << message;
 }
 
-inline ContextPtr MakeContext() {
+inline ContextPtr MakeContext(gj_backend backend = GJ_BACKEND_DEFAULT) {
+  gj_context_options options;
+  gj_context_options_init(&options);
+  options.backend = backend;
   gj_context* context = nullptr;
-  gj_error* error = gj_context_create(nullptr, &context);
+  gj_error* error = gj_context_create(&options, &context);
   EXPECT_TRUE(Ok(error));
   return ContextPtr(context);
 }

@@ -1,12 +1,24 @@
+#include <string>
+#include <vector>
+
 #include "capi_test_util.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
 
 namespace {
 
+using gjtest::BuildGraph;
 using gjtest::ContextPtr;
+using gjtest::Floats;
+using gjtest::FunctionPtr;
+using gjtest::GraphPtr;
+using gjtest::HostTensor;
 using gjtest::IsError;
+using gjtest::MakeContext;
+using gjtest::MakeFunction;
+using gjtest::ManagedPtr;
 using gjtest::Ok;
+using gjtest::Shape;
 
 TEST(CapiContextTest, InitFillsDefaults) {
   gj_context_options options;
@@ -83,6 +95,85 @@ TEST(CapiContextTest, NewerHostStructIsAccepted) {
   gj_context* context = nullptr;
   ASSERT_TRUE(Ok(gj_context_create(&options.v1, &context)));
   gj_context_destroy(context);
+}
+
+TEST(CapiContextTest, UnknownBackendRejected) {
+  gj_context_options options;
+  gj_context_options_init(&options);
+  options.backend = static_cast<gj_backend>(42);
+  gj_context* context = reinterpret_cast<gj_context*>(0x1);
+  EXPECT_TRUE(IsError(gj_context_create(&options, &context),
+                      GJ_INVALID_ARGUMENT, {"backend", "42", "gj_backend"}));
+  EXPECT_EQ(context, nullptr);
+}
+
+// softmax(x * y + 1, dim=1), summed over dim 0: pointwise, a row-wise
+// softmax and a reduction, so the JIT fuses and the eager plan does not.
+GraphPtr FusableGraph(gj_context* ctx) {
+  return BuildGraph(
+      ctx, "fusable", {"x", "y"},
+      [](gj_graph_builder* b) {
+        gj_arg mul[] = {gj_arg_ref("x"), gj_arg_ref("y")};
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
+        gj_arg add[] = {gj_arg_ref("mul"), gj_arg_float(1.0)};
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "add", "aten.add.Tensor", add, 2)));
+        gj_arg softmax[] = {gj_arg_ref("add"), gj_arg_int(1),
+                            gj_arg_bool(false)};
+        EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+            b, "softmax", "aten._softmax.default", softmax, 3)));
+        int64_t dims[] = {0};
+        gj_arg sum[] = {gj_arg_ref("softmax"), gj_arg_ints(dims, 1)};
+        EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+            b, "sum", "aten.sum.dim_IntList", sum, 2)));
+      },
+      {"softmax", "sum"});
+}
+
+std::string Explain(const gj_function* f) {
+  char* text = nullptr;
+  EXPECT_TRUE(Ok(gj_function_explain(f, &text)));
+  std::string out = text != nullptr ? text : "";
+  gj_string_destroy(text);
+  return out;
+}
+
+TEST(CapiContextTest, BackendsAgreeAndExplainNamesThem) {
+  const std::vector<int64_t> shape = {5, 7};
+  std::vector<float> xs(35), ys(35);
+  for (int i = 0; i < 35; ++i) {
+    xs[i] = 0.1f * static_cast<float>(i % 11) - 0.4f;
+    ys[i] = 0.3f * static_cast<float>(i % 5) + 0.2f;
+  }
+  HostTensor<float> x(shape, xs), y(shape, ys);
+  std::vector<std::vector<float>> results[2];
+  const gj_backend backends[] = {GJ_BACKEND_EAGER, GJ_BACKEND_CPU_JIT};
+  const char* names[] = {"backend eager", "backend jit"};
+  const char* describe[] = {"eager plan", "fused kernels"};
+  for (int b = 0; b < 2; ++b) {
+    ContextPtr ctx = MakeContext(backends[b]);
+    GraphPtr graph = FusableGraph(ctx.get());
+    FunctionPtr f = MakeFunction(ctx.get(), graph.get());
+    const DLTensor* in[] = {x.dl(), y.dl()};
+    for (int call = 0; call < 2; ++call) {
+      DLManagedTensor* out[2] = {nullptr, nullptr};
+      ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 2, nullptr, out, 2)));
+      ManagedPtr softmax(out[0]), sum(out[1]);
+      EXPECT_EQ(Shape(out[1]->dl_tensor), std::vector<int64_t>({7}));
+      results[b] = {Floats(out[0]->dl_tensor), Floats(out[1]->dl_tensor)};
+    }
+    const std::string explain = Explain(f.get());
+    EXPECT_NE(explain.find(names[b]), std::string::npos) << explain;
+    EXPECT_NE(explain.find(describe[b]), std::string::npos) << explain;
+  }
+  for (int o = 0; o < 2; ++o) {
+    ASSERT_EQ(results[0][o].size(), results[1][o].size());
+    for (size_t i = 0; i < results[0][o].size(); ++i) {
+      EXPECT_NEAR(results[0][o][i], results[1][o][i], 1e-6f)
+          << "output " << o << " at " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ TEST(IntrospectionTest, StatsExplainAndGuardsAfterHitsAndAMiss) {
       explain,
       HasSubstr(
           "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2"));
-  EXPECT_THAT(explain, HasSubstr("eager plan, 2 kernels"));
+  EXPECT_THAT(explain, HasSubstr("jit: 1 fused kernels, 0 eager nodes"));
   const std::string guards = Text(gj_function_dump_guards, f.get());
   EXPECT_THAT(guards, HasSubstr("TREE_GUARD_MANAGER"));
   EXPECT_THAT(guards, HasSubstr("GuardManager: source=x"));

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 3
+#define GJ_API_VERSION_MINOR 4
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -97,14 +97,28 @@ GJ_EXPORT void gj_error_destroy(gj_error* error);
 GJ_EXPORT void gj_string_destroy(char* text);
 
 /* ------------------------------------------------------------------------ */
-/* Context: owns thread pools and (later) the compiler; share one per process */
+/* Context: owns the thread pool and the compiler; share one per process    */
 
 typedef struct gj_context gj_context;
+
+/* What compiles a cache entry on a miss. Since 0.4. */
+typedef enum gj_backend {
+  /* The best available: GJ_BACKEND_CPU_JIT for CPU tensors. */
+  GJ_BACKEND_DEFAULT = 0,
+  /* Specialized eager plans: the reference kernels with shapes resolved once
+   * per entry (torch.compile's backend="eager"). */
+  GJ_BACKEND_EAGER = 1,
+  /* Fused kernels compiled in process by LLVM's ORC JIT; ops it cannot
+   * compile run their reference kernels inside the compiled program. */
+  GJ_BACKEND_CPU_JIT = 2,
+} gj_backend;
 
 typedef struct gj_context_options {
   size_t struct_size;
   /* Threads for CPU kernels; 0 = number of cores. */
   int32_t num_threads;
+  /* Since 0.4 (appended); GJ_BACKEND_DEFAULT unless set. */
+  gj_backend backend;
 } gj_context_options;
 
 GJ_EXPORT void gj_context_options_init(gj_context_options* options);
