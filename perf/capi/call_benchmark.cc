@@ -1,8 +1,11 @@
 // Whole gj_function_call on a cached trivial graph (x + y on 1-element
 // float32 tensors) next to an empty call and to the reference kernel alone
-// (the eager interpreter running the same graph), all in one run:
-//   overhead of the C API + guard cache = BM_FunctionCall - BM_EagerOnly.
-// Also the miss path: a new static shape each iteration (eager plan compile).
+// (the eager interpreter running the same graph), all in one run, for both
+// backends (argument: 0 = CPU JIT, 1 = eager plans):
+//   overhead of the C API + guard cache = BM_FunctionCall - kernel work
+// (for the JIT's one fused 1-element kernel, a few ns; for the eager plan,
+// about BM_EagerOnly). Also the miss path: a new static shape each iteration
+// (an LLVM compile at O3, or an eager plan).
 
 #include <vector>
 
@@ -22,8 +25,12 @@ void BM_EmptyCall(benchmark::State& state) {
 BENCHMARK(BM_EmptyCall);
 
 struct Setup {
-  Setup(int32_t recompile_limit = 8) {
-    gj_context_create(nullptr, &ctx);
+  explicit Setup(int64_t backend_arg, int32_t recompile_limit = 8) {
+    gj_context_options context_options;
+    gj_context_options_init(&context_options);
+    context_options.backend =
+        backend_arg == 0 ? GJ_BACKEND_CPU_JIT : GJ_BACKEND_EAGER;
+    gj_context_create(&context_options, &ctx);
     gj_graph_builder* b;
     gj_graph_builder_create(ctx, "add", &b);
     gj_graph_builder_add_input(b, "x");
@@ -61,7 +68,7 @@ DLTensor Dl(float* data, int64_t* shape) {
 }
 
 void BM_FunctionCall(benchmark::State& state) {
-  Setup s;
+  Setup s(state.range(0));
   float x = 1, y = 2, out = 0;
   int64_t shape[1] = {1};
   DLTensor dx = Dl(&x, shape), dy = Dl(&y, shape), dout = Dl(&out, shape);
@@ -78,7 +85,7 @@ void BM_FunctionCall(benchmark::State& state) {
   }
   if (out != 3) state.SkipWithError("wrong result");
 }
-BENCHMARK(BM_FunctionCall);
+BENCHMARK(BM_FunctionCall)->Arg(0)->Arg(1);
 
 void BM_EagerOnly(benchmark::State& state) {
   using namespace guardjit;
@@ -98,7 +105,7 @@ void BM_EagerOnly(benchmark::State& state) {
 BENCHMARK(BM_EagerOnly);
 
 void BM_MissNewStaticShape(benchmark::State& state) {
-  Setup s(1 << 30);
+  Setup s(state.range(0), 1 << 30);
   std::vector<float> x(1), y(1), out(1);
   int64_t n = 1;
   for (auto _ : state) {
@@ -120,7 +127,7 @@ void BM_MissNewStaticShape(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_MissNewStaticShape)->Iterations(200);
+BENCHMARK(BM_MissNewStaticShape)->Arg(0)->Arg(1)->Iterations(200);
 
 }  // namespace
 
