@@ -126,14 +126,28 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   }
 
   auto start = Clock::now();
-  ASSIGN_OR_RETURN(const std::vector<DynamicDim> dynamic, DynamicDims(call));
+  ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, DynamicDims(call));
   ShapeEnv env;
   SymbolicInputs symbolic;
   SpecializedGraph specialized;
-  {
-    ShapeEnv::Scope scope(&env);
-    symbolic = MakeSymbolicInputs(input_names_, call, dynamic, env);
-    ASSIGN_OR_RETURN(specialized, SpecializeGraph(graph_, symbolic.metas));
+  // A symbol the guards pin to one value (`x.size()[0] <= 2` on top of
+  // `2 <= x.size()[0]`, or an op that needs the concrete size) makes its dims
+  // static, as torch specializes it: one more pass without them.
+  for (bool again = true; again;) {
+    env = ShapeEnv();
+    {
+      ShapeEnv::Scope scope(&env);
+      symbolic = MakeSymbolicInputs(input_names_, call, dynamic, env);
+      ASSIGN_OR_RETURN(specialized, SpecializeGraph(graph_, symbolic.metas));
+    }
+    again = false;
+    for (const SymbolicGuards::DimBinding& b : symbolic.symbolic.dims) {
+      if (!env.IsPinned(b.symbol)) continue;
+      std::erase_if(dynamic, [&](const DynamicDim& d) {
+        return d.input == b.input && d.dim == b.dim;
+      });
+      again = true;
+    }
   }
   Specialization spec;
   spec.inputs = symbolic.metas;

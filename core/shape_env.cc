@@ -1,5 +1,6 @@
 #include "core/shape_env.h"
 
+#include <algorithm>
 #include <tuple>
 #include <utility>
 
@@ -59,6 +60,7 @@ int ShapeEnv::NewSymbol(int64_t hint, std::string source, int input, int dim,
   info.max = max;
   symbols_.push_back(std::move(info));
   hints_.push_back(hint);
+  ranges_.push_back({min, max});
   return static_cast<int>(symbols_.size()) - 1;
 }
 
@@ -75,9 +77,7 @@ int64_t ShapeEnv::Hint(const SymExpr& e) const { return e.Evaluate(hints_); }
 std::optional<bool> ShapeEnv::StaticallyKnown(SymRel rel, const SymExpr& lhs,
                                               const SymExpr& rhs) const {
   const SymExpr diff = Simplify(lhs - rhs);
-  auto range = [&](int s) {
-    return std::pair<int64_t, int64_t>(symbols_[s].min, symbols_[s].max);
-  };
+  auto range = [&](int s) { return ranges_[s]; };
   auto [lo, hi] = diff.Bounds(range);
   if (lo < 0 && hi > 0) {
     // diff = m * q with a positive monomial m has q's sign:
@@ -122,11 +122,43 @@ int64_t ShapeEnv::Specialize(const SymExpr& e) {
   return value;
 }
 
+bool ShapeEnv::IsPinned(int s) const {
+  auto it = replacements_.find(s);
+  return it != replacements_.end() && it->second.is_constant();
+}
+
+void ShapeEnv::RefineRange(SymRel rel, const SymExpr& lhs, const SymExpr& rhs) {
+  if (rel != SymRel::kLe && rel != SymRel::kLt) return;
+  // rel is diff <= 0 or diff < 0, i.e. c*s + k <= 0 with k integral.
+  const SymExpr diff = lhs - rhs;
+  const std::vector<int> symbols = diff.Symbols();
+  if (symbols.size() != 1) return;
+  const int s = symbols[0];
+  const int64_t c = diff.LinearCoefficient(s);
+  if (c == 0) return;
+  const SymExpr rest = diff - SymExpr(c) * SymExpr::Symbol(s);
+  if (!rest.is_constant()) return;  // s*s, s//2, ...
+  const int64_t k = rest.constant() + (rel == SymRel::kLt ? 1 : 0);
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  };
+  auto& [lo, hi] = ranges_[s];
+  if (c > 0) {
+    hi = std::min(hi, floor_div(-k, c));  // s <= floor(-k / c)
+  } else {
+    lo = std::max(lo, -floor_div(-k, -c));  // s >= ceil(k / -c)
+  }
+  if (lo == hi && !replacements_.contains(s)) {
+    AddGuard(SymRel::kEq, SymExpr::Symbol(s), SymExpr(lo));
+  }
+}
+
 void ShapeEnv::AddGuard(SymRel rel, const SymExpr& lhs, const SymExpr& rhs) {
   for (const ShapeGuard& g : guards_) {
     if (g.rel == rel && g.lhs == lhs && g.rhs == rhs) return;
   }
   guards_.push_back({rel, lhs, rhs});
+  RefineRange(rel, lhs, rhs);
   if (rel != SymRel::kEq) return;
   // A symbol equal to an expression without it is replaced from now on; the
   // later symbol gives way to the earlier one (s1 -> s0), as torch does.

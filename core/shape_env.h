@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,6 +59,9 @@ class ShapeEnv {
   bool Guard(SymRel rel, const SymExpr& lhs, const SymExpr& rhs);
   // Value of `e` at the hints, guarding `e == value` (specialization).
   int64_t Specialize(const SymExpr& e);
+  // Whether the guards pinned symbol `s` to a single value (it is replaced
+  // by a constant).
+  bool IsPinned(int s) const;
 
   const std::vector<ShapeGuard>& guards() const { return guards_; }
   // Range guards of every symbol ("2 <= s0", "s0 <= 64"), then the recorded
@@ -84,9 +88,16 @@ class ShapeEnv {
 
  private:
   void AddGuard(SymRel rel, const SymExpr& lhs, const SymExpr& rhs);
+  // Narrows a symbol's range by a guard on it alone (`s0 <= 2` with s0 in
+  // [2, inf) leaves [2, 2]); a range of one value replaces the symbol by it,
+  // as torch does, so the entry specializes that size.
+  void RefineRange(SymRel rel, const SymExpr& lhs, const SymExpr& rhs);
 
   std::vector<SymbolInfo> symbols_;
   std::vector<int64_t> hints_;
+  // What the guards so far imply about each symbol (reasoning only: the
+  // declared ranges in symbols_ are what AllGuards checks).
+  std::vector<std::pair<int64_t, int64_t>> ranges_;
   std::vector<ShapeGuard> guards_;
   absl::flat_hash_map<int, SymExpr> replacements_;
 };

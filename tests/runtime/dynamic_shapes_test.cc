@@ -176,13 +176,29 @@ TEST(DynamicShapesTest, SeedScenarioConditional) {
   ASSERT_EQ(reasons.size(), 2u);
   EXPECT_EQ(reasons[0],
             "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 2");
-  EXPECT_THAT(reasons[1], HasSubstr("0/1: 2 <= x.size()[0]"));
+  // The second compile made x.size()[0] (and y's, duck-sized with it)
+  // symbolic, but the false branch's guard `x.size()[0] <= 2` with the range
+  // `2 <= x.size()[0]` pins it to 2: like torch.compile, the entry is static.
+  EXPECT_THAT(reasons[1], HasSubstr("0/1: tensor 'x' size mismatch at index "
+                                    "0. expected 2, actual 1"));
   EXPECT_THAT(reasons[1], HasSubstr("0/0: tensor 'x' size mismatch at index "
                                     "0. expected 3, actual 1"));
+  EXPECT_EQ(h.f().stats().cache_entries, 3);
   const std::string guards = h.f().DumpGuards();
-  // The dynamic entry took the false branch at s0 = 2 and guards it.
-  EXPECT_THAT(guards, HasSubstr("LAMBDA_GUARD: x.size()[0] <= 2"));
-  EXPECT_THAT(guards, HasSubstr("LAMBDA_GUARD: 2 <= x.size()[0]"));
+  EXPECT_THAT(guards, Not(HasSubstr("LAMBDA_GUARD"))) << guards;
+  EXPECT_THAT(guards, HasSubstr("size=[2, 2]"));
+}
+
+// A branch that leaves a range of more than one value keeps the entry
+// dynamic: x.shape[0] > 2 at sizes 5 then 7 gives `2 < x.size()[0]`.
+TEST(DynamicShapesTest, BranchGuardThatLeavesARangeStaysDynamic) {
+  Harness h(ConditionalGraph(), {"conditional"});
+  EXPECT_EQ(h.CallAndCheck(Rows(5, 1)), 1);
+  EXPECT_EQ(h.CallAndCheck(Rows(7, 2)), 2);
+  for (int64_t n : {3, 4, 9, 100}) EXPECT_EQ(h.CallAndCheck(Rows(n, n)), 2);
+  const std::string guards = h.f().DumpGuards();
+  EXPECT_THAT(guards, HasSubstr("LAMBDA_GUARD: 2 < x.size()[0]")) << guards;
+  EXPECT_EQ(h.CallAndCheck(Rows(2, 5)), 3);  // the other branch: recompiles
 }
 
 TEST(DynamicShapesTest, ShapeArithmeticStaysSymbolic) {
