@@ -16,7 +16,9 @@
 
 namespace {
 
-__attribute__((noinline)) void EmptyFunction(void* p) { benchmark::DoNotOptimize(p); }
+__attribute__((noinline)) void EmptyFunction(void* p) {
+  benchmark::DoNotOptimize(p);
+}
 
 void BM_EmptyCall(benchmark::State& state) {
   int x = 0;
@@ -94,7 +96,8 @@ void BM_EagerOnly(benchmark::State& state) {
   (void)b.AddPlaceholder("y");
   (void)b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
   (void)b.SetOutputs({Arg::Ref("add")});
-  auto interp = *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
+  auto interp =
+      *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
   std::vector<Tensor> inputs = {*Tensor::Zeros(DType::kFloat32, {1}),
                                 *Tensor::Zeros(DType::kFloat32, {1})};
   for (auto _ : state) {
@@ -115,7 +118,8 @@ void BM_MissNewStaticShape(benchmark::State& state) {
     y.resize(n);
     out.resize(n);
     int64_t shape[1] = {n};
-    DLTensor dx = Dl(x.data(), shape), dy = Dl(y.data(), shape), dout = Dl(out.data(), shape);
+    DLTensor dx = Dl(x.data(), shape), dy = Dl(y.data(), shape),
+             dout = Dl(out.data(), shape);
     const DLTensor* in[] = {&dx, &dy};
     const DLTensor* outs[] = {&dout};
     state.ResumeTiming();
