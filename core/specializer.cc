@@ -11,11 +11,26 @@
 namespace guardjit {
 namespace {
 
-bool HasCond(const Graph& graph) {
+// Whether specializing rewrites the graph: it has a cond to inline or size
+// nodes to fold.
+bool NeedsRewrite(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (node.target == kCondTarget) return true;
+    if (node.op != nullptr && node.op->schema.returns_int) return true;
   }
   return false;
+}
+
+// Nodes the graph's output names (kept as nodes even when foldable).
+std::vector<bool> OutputNodes(const Graph& graph) {
+  std::vector<bool> out(graph.nodes().size());
+  for (const Node& node : graph.nodes()) {
+    if (node.kind != NodeKind::kOutput) continue;
+    for (const Arg& a : node.args) {
+      if (a.is_value()) out[a.as_value().node] = true;
+    }
+  }
+  return out;
 }
 
 // Copies `graph`'s nodes into `builder` with placeholder k bound to
@@ -29,6 +44,7 @@ class Inliner {
       const Graph& graph, const std::vector<Arg>& input_args,
       const std::vector<TensorMeta>& input_metas, const std::string& prefix) {
     const int n = static_cast<int>(graph.nodes().size());
+    const std::vector<bool> is_output = OutputNodes(graph);
     std::vector<std::vector<Arg>> mapped(n);
     GraphMeta values(n);
     size_t next_input = 0;
@@ -69,6 +85,20 @@ class Inliner {
             }
             ++inlined_;
             break;
+          }
+          if (node.op->schema.returns_int && !is_output[i]) {
+            // A size whose value this specialization fixes becomes a
+            // literal in its users (int, int[] and Scalar slots, or a
+            // wrapped number), as torch bakes specialized sizes in.
+            ASSIGN_OR_RETURN(values[i], InferNode(node, values));
+            const std::optional<SymInt>& v = values[i][0].sym_value;
+            if (v.has_value() && !v->is_symbolic()) {
+              mapped[i] = {values[i][0].dtype == DType::kBool
+                               ? Arg::Bool(v->hint() != 0)
+                               : Arg::Int(v->hint())};
+              ++folded_;
+              break;
+            }
           }
           // Bound arguments in schema order; keyword-only ones by name.
           std::vector<Arg> args;
@@ -124,6 +154,7 @@ class Inliner {
   }
 
   int inlined() const { return inlined_; }
+  int folded() const { return folded_; }
 
  private:
   static Arg Map(const std::vector<std::vector<Arg>>& mapped, const Arg& a) {
@@ -138,6 +169,7 @@ class Inliner {
 
   GraphBuilder& builder_;
   int inlined_ = 0;
+  int folded_ = 0;
 };
 
 }  // namespace
@@ -146,7 +178,7 @@ absl::StatusOr<SpecializedGraph> SpecializeGraph(
     std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs) {
   RETURN_IF_ERROR(CheckInputCount(*graph, inputs.size()));
   SpecializedGraph out;
-  if (!HasCond(*graph)) {
+  if (!NeedsRewrite(*graph)) {
     ASSIGN_OR_RETURN(out.meta, InferShapes(*graph, inputs));
     out.graph = std::move(graph);
     return out;
@@ -167,6 +199,7 @@ absl::StatusOr<SpecializedGraph> SpecializeGraph(
   RETURN_IF_ERROR(builder.SetOutputs(std::move(output_args)));
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> flat, builder.Finish());
   out.inlined_conds = inliner.inlined();
+  out.folded_sizes = inliner.folded();
   ASSIGN_OR_RETURN(out.meta, InferShapes(*flat, inputs));
   out.graph = std::move(flat);
   return out;

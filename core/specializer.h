@@ -19,13 +19,18 @@ struct SpecializedGraph {
   // Every value's metadata over the entry's symbols.
   GraphMeta meta;
   int inlined_conds = 0;
+  // Size nodes (sym_size, sym_numel, integer arithmetic and comparisons)
+  // whose value the specialization fixes, replaced by literals.
+  int folded_sizes = 0;
 };
 
 // Runs shape inference on `inputs` (sizes may be symbolic; call it inside a
-// ShapeEnv::Scope so the decisions become guards) and inlines the taken
-// branch of each cond, so the compiled graph has no control flow: torch's
-// "shape-dependent branches are flattened away". Errors name the node; a
-// predicate over tensor values is UNIMPLEMENTED (a graph break).
+// ShapeEnv::Scope so the decisions become guards), inlines the taken branch
+// of each cond, so the compiled graph has no control flow (torch's
+// "shape-dependent branches are flattened away"), and folds size nodes whose
+// value is fixed into literals, so a static entry computes no sizes. Errors
+// name the node; a predicate over tensor values is UNIMPLEMENTED (a graph
+// break).
 absl::StatusOr<SpecializedGraph> SpecializeGraph(
     std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs);
 
