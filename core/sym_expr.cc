@@ -478,6 +478,19 @@ SymExpr SymExpr::Substitute(const std::function<SymExpr(int)>& f) const {
   return sum;
 }
 
+std::vector<SymExpr::Monomial> SymExpr::Terms() const {
+  std::vector<Monomial> out;
+  for (const Term& t : rep_->terms) {
+    Monomial m;
+    m.coefficient = t.coef;
+    for (const AtomPtr& a : t.factors) {
+      m.factors.push_back(Factor{a->kind, a->symbol, a->a, a->b});
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 namespace {
 
 bool IsAtomic(const SymExpr& e) {

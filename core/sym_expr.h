@@ -71,6 +71,13 @@ class SymExpr {
   // The expression with every symbol replaced by f(id).
   SymExpr Substitute(const std::function<SymExpr(int)>& f) const;
 
+  // The canonical form, for translating an expression into another IR (the
+  // JIT's index expressions): the sum of coefficient * product of factors,
+  // a factor repeated for each power.
+  struct Factor;
+  struct Monomial;
+  std::vector<Monomial> Terms() const;
+
   // sympy-like text: "2*s0 + s1 - 1", "FloorDiv(s0, 2)", "Max(s0, s1)".
   // `name` spells symbol ids (default "s<id>").
   std::string ToString(
@@ -95,6 +102,18 @@ class SymExpr {
   static SymExpr FromAtom(std::shared_ptr<const Atom> atom);
 
   std::shared_ptr<const Rep> rep_;
+};
+
+// An atom of SymExpr::Terms(): a symbol, or kind(a, b).
+struct SymExpr::Factor {
+  AtomKind kind = AtomKind::kSymbol;
+  int symbol = -1;  // kSymbol
+  SymExpr a, b;     // the others
+};
+
+struct SymExpr::Monomial {
+  int64_t coefficient = 0;
+  std::vector<Factor> factors;  // empty: the constant term
 };
 
 }  // namespace guardjit

@@ -16,28 +16,22 @@ namespace {
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 constexpr int64_t kChunkWork = int64_t{1} << 14;
 
-// Element operations of one run of `k` (its loops' iteration counts), or -1
-// when a size is symbolic.
-int64_t WorkOf(const Kernel& k) {
+// Element operations of one run of `k` (its loops' iteration counts) for
+// size parameters `sizes`.
+int64_t WorkOf(const Kernel& k, absl::Span<const int64_t> sizes) {
   int64_t outer = 1;
-  for (const LoopRange& l : k.outer) {
-    if (!l.extent.is_const()) return -1;
-    outer *= l.extent.value();
-  }
+  for (const LoopRange& l : k.outer) outer *= l.extent.Evaluate(sizes);
   int64_t per_point = 0;
   for (const Stage& stage : k.stages) {
     int64_t n = 1;
-    for (const LoopRange& l : stage.loops) {
-      if (!l.extent.is_const()) return -1;
-      n *= l.extent.value();
-    }
+    for (const LoopRange& l : stage.loops) n *= l.extent.Evaluate(sizes);
     per_point += n;
   }
   return outer * std::max<int64_t>(per_point, 1);
 }
 
-// The view `ref` describes of the memory in `slots`.
-Tensor ViewOf(const std::vector<Tensor>& slots, const TensorRef& ref) {
+template <typename Ref>
+Tensor ViewOf(const std::vector<Tensor>& slots, const Ref& ref) {
   const Tensor& base = slots[ref.slot];
   if (ref.offset == 0 &&
       std::equal(ref.sizes.begin(), ref.sizes.end(), base.sizes().begin(),
@@ -53,36 +47,28 @@ Tensor ViewOf(const std::vector<Tensor>& slots, const TensorRef& ref) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-    KernelCompiler& compiler) {
-  std::unique_ptr<CompiledProgram> program(
-      new CompiledProgram(std::move(graph), std::move(metas), std::move(plan)));
+    KernelCompiler& compiler, int num_symbols) {
+  std::unique_ptr<CompiledProgram> program(new CompiledProgram(
+      std::move(graph), std::move(metas), std::move(plan), num_symbols));
   const Plan& p = program->plan_;
   std::vector<const Kernel*> kernels;
   for (const PlanStep& step : p.steps) {
-    if (step.is_kernel) kernels.push_back(&step.kernel.kernel);
+    if (!step.is_kernel) continue;
+    if (step.kernel.kernel.num_size_params != num_symbols) {
+      return absl::InternalError(absl::StrCat(
+          "kernel takes ", step.kernel.kernel.num_size_params,
+          " size parameters; the program has ", num_symbols, " symbols"));
+    }
+    kernels.push_back(&step.kernel.kernel);
   }
   ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> compiled,
                    compiler.Compile(kernels));
   size_t next = 0;
   for (const PlanStep& step : p.steps) {
     std::vector<int> outputs;
-    int64_t extent = 1;
-    int64_t grain = 0;
     if (step.is_kernel) {
       program->kernels_.push_back(compiled[next++]);
       program->eager_.push_back(nullptr);
-      const Kernel& k = step.kernel.kernel;
-      if (!k.outer.empty()) {
-        if (!k.outer[0].extent.is_const()) {
-          return absl::UnimplementedError("symbolic outer extent");
-        }
-        extent = k.outer[0].extent.value();
-        const int64_t work = WorkOf(k);
-        if (work >= kMinParallelWork && extent >= 2) {
-          const int64_t per_iteration = std::max<int64_t>(1, work / extent);
-          grain = std::max<int64_t>(1, kChunkWork / per_iteration);
-        }
-      }
     } else {
       const Node& node = program->graph_->node(step.node);
       const KernelFn* fn = KernelRegistry::Global().Find(node.target);
@@ -102,15 +88,72 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
       }
     }
     program->extern_output_slots_.push_back(std::move(outputs));
-    program->outer_extent_.push_back(extent);
-    program->grain_.push_back(grain);
   }
+  if (num_symbols == 0) program->static_sizes_ = program->Evaluate({});
   return program;
 }
 
+CompiledProgram::CallSizes CompiledProgram::Evaluate(
+    absl::Span<const int64_t> symbols) const {
+  CallSizes out;
+  auto ref = [&](const TensorRef& r) {
+    return ConcreteRef{r.slot, EvaluateShape(r.sizes, symbols),
+                       EvaluateShape(r.strides, symbols),
+                       r.offset.Evaluate(symbols)};
+  };
+  for (const Slot& slot : plan_.slots) {
+    out.slots.push_back(EvaluateShape(slot.sizes, symbols));
+  }
+  for (const IndexExpr& bytes : plan_.buffer_bytes) {
+    out.buffer_bytes.push_back(bytes.Evaluate(symbols));
+  }
+  if (num_symbols_ > 0) out.metas.resize(metas_.size());
+  for (const PlanStep& step : plan_.steps) {
+    int64_t extent = 1;
+    int64_t grain = 0;
+    std::vector<ConcreteRef> args;
+    if (step.is_kernel) {
+      const Kernel& k = step.kernel.kernel;
+      if (!k.outer.empty()) {
+        extent = k.outer[0].extent.Evaluate(symbols);
+        const int64_t work = WorkOf(k, symbols);
+        if (work >= kMinParallelWork && extent >= 2) {
+          const int64_t per_iteration = std::max<int64_t>(1, work / extent);
+          grain = std::max<int64_t>(1, kChunkWork / per_iteration);
+        }
+      }
+    } else {
+      for (const auto& arg : step.extern_args) args.push_back(ref(arg.second));
+      if (num_symbols_ > 0) {
+        // The eager kernel reads its output metadata at the call's sizes.
+        auto concrete = [&](const SymInt& v) {
+          return v.is_symbolic() ? SymInt(v.expr().Evaluate(symbols)) : v;
+        };
+        for (TensorMeta m : metas_[step.node]) {
+          for (SymInt& size : m.sizes) size = concrete(size);
+          if (m.sym_value) m.sym_value = concrete(*m.sym_value);
+          out.metas[step.node].push_back(std::move(m));
+        }
+      }
+    }
+    out.outer_extent.push_back(extent);
+    out.grain.push_back(grain);
+    out.extern_args.push_back(std::move(args));
+  }
+  for (const TensorRef& r : plan_.outputs) out.outputs.push_back(ref(r));
+  return out;
+}
+
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
-    absl::Span<const Tensor> inputs) const {
+    absl::Span<const Tensor> inputs, absl::Span<const int64_t> symbols) const {
   static const Tensor kReleased;
+  if (static_cast<int>(symbols.size()) != num_symbols_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", num_symbols_, " symbol values, got ", symbols.size()));
+  }
+  CallSizes evaluated;
+  if (num_symbols_ > 0) evaluated = Evaluate(symbols);
+  const CallSizes& sizes = num_symbols_ > 0 ? evaluated : static_sizes_;
   std::vector<Tensor> slots(plan_.slots.size());
   for (size_t s = 0; s < plan_.slots.size(); ++s) {
     const Slot& slot = plan_.slots[s];
@@ -128,31 +171,33 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       for (int s : step.kernel.allocate) {
         const Slot& slot = plan_.slots[s];
         const int b = plan_.slot_buffer[s];
+        const Shape& shape = sizes.slots[s];
         if (b < 0) {
-          ASSIGN_OR_RETURN(slots[s], Tensor::Empty(slot.dtype, slot.sizes));
+          ASSIGN_OR_RETURN(slots[s], Tensor::Empty(slot.dtype, shape));
           continue;
         }
         // Only kernels read it, so the borrowed view never outlives the
         // buffer this call holds.
         if (buffers[b].data() == nullptr) {
           ASSIGN_OR_RETURN(buffers[b], Tensor::Empty(DType::kUInt8,
-                                                     {plan_.buffer_bytes[b]}));
+                                                     {sizes.buffer_bytes[b]}));
         }
-        slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, slot.sizes,
-                                  ContiguousStrides(slot.sizes));
+        slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, shape,
+                                  ContiguousStrides(shape));
       }
       pointers.clear();
       for (int s : step.kernel.buffer_slots)
         pointers.push_back(slots[s].data());
       const CompiledKernelFn fn = kernels_[i];
       void* const* buffers = pointers.data();
-      if (grain_[i] > 0) {
-        ThreadPool::Global().ParallelFor(outer_extent_[i], grain_[i],
+      const int64_t* values = symbols.data();
+      if (sizes.grain[i] > 0) {
+        ThreadPool::Global().ParallelFor(sizes.outer_extent[i], sizes.grain[i],
                                          [&](int64_t begin, int64_t end) {
-                                           fn(buffers, nullptr, begin, end);
+                                           fn(buffers, values, begin, end);
                                          });
       } else {
-        fn(buffers, nullptr, 0, outer_extent_[i]);
+        fn(buffers, values, 0, sizes.outer_extent[i]);
       }
     } else {
       const Node& node = graph_->node(step.node);
@@ -160,13 +205,16 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
           node,
           [&](ValueRef v) {
             const int64_t key = (int64_t{v.node} << 16) + v.index;
-            for (const auto& [k, ref] : step.extern_args) {
-              if (k == key) return ViewOf(slots, ref);
+            for (size_t a = 0; a < step.extern_args.size(); ++a) {
+              if (step.extern_args[a].first == key) {
+                return ViewOf(slots, sizes.extern_args[i][a]);
+              }
             }
             return Tensor();
           },
           [](const Scalar& s) { return Tensor::WrappedNumber(s); });
-      auto result = (*eager_[i])(args, metas_[step.node]);
+      auto result = (*eager_[i])(
+          args, num_symbols_ > 0 ? sizes.metas[step.node] : metas_[step.node]);
       if (!result.ok()) {
         return absl::Status(
             result.status().code(),
@@ -191,7 +239,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
     for (int s : step.release) slots[s] = kReleased;
   }
   std::vector<Tensor> outputs;
-  for (const TensorRef& ref : plan_.outputs) {
+  for (const ConcreteRef& ref : sizes.outputs) {
     outputs.push_back(ViewOf(slots, ref));
   }
   return outputs;

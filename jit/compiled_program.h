@@ -22,35 +22,67 @@ namespace guardjit {
 // intermediate after its last reader. A kernel with enough work splits its
 // first outer loop across the global ThreadPool. Run is thread-safe (no
 // state).
+//
+// A dynamic program (num_symbols > 0) serves every size its entry's guards
+// accept: each call evaluates the plan's size expressions (buffers, views,
+// loop extents, parallel grain) for the call's symbol values, passes those
+// values to every kernel and gives eager steps their metadata at the call's
+// sizes. A static program evaluates them once, in Create.
 class CompiledProgram {
  public:
   // Compiles the plan's kernels with `compiler` (which must outlive this).
+  // `metas` are symbolic for a dynamic program, over `num_symbols` symbols.
   static absl::StatusOr<std::unique_ptr<CompiledProgram>> Create(
       std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-      KernelCompiler& compiler);
+      KernelCompiler& compiler, int num_symbols = 0);
 
-  // Inputs must have the dtypes, sizes and layout the program was built for.
+  // Inputs must have the dtypes, layout and (static program) sizes the
+  // program was built for; `symbols` holds the call's symbol values (one per
+  // symbol, empty for a static program).
   absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const;
+      absl::Span<const Tensor> inputs,
+      absl::Span<const int64_t> symbols = {}) const;
 
   const Plan& plan() const { return plan_; }
+  int num_symbols() const { return num_symbols_; }
 
  private:
+  // A TensorRef evaluated for one call.
+  struct ConcreteRef {
+    int slot = -1;
+    Shape sizes;
+    Shape strides;
+    int64_t offset = 0;
+  };
+  // The plan's sizes evaluated for one call's symbol values.
+  struct CallSizes {
+    std::vector<Shape> slots;
+    std::vector<int64_t> buffer_bytes;
+    std::vector<int64_t> outer_extent;  // per step: first outer loop's extent
+    std::vector<int64_t> grain;  // per step: outer iterations per chunk; 0
+                                 // runs the kernel on the calling thread
+    std::vector<std::vector<ConcreteRef>> extern_args;  // per step
+    std::vector<ConcreteRef> outputs;
+    GraphMeta metas;  // dynamic programs: eager steps' metadata, else empty
+  };
+
   CompiledProgram(std::shared_ptr<const Graph> graph, GraphMeta metas,
-                  Plan plan)
+                  Plan plan, int num_symbols)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
-        plan_(std::move(plan)) {}
+        plan_(std::move(plan)),
+        num_symbols_(num_symbols) {}
+
+  CallSizes Evaluate(absl::Span<const int64_t> symbols) const;
 
   std::shared_ptr<const Graph> graph_;
   GraphMeta metas_;
   Plan plan_;
+  int num_symbols_ = 0;
   std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
   std::vector<const KernelFn*> eager_;     // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
-  std::vector<int64_t> outer_extent_;  // per step: first outer loop's extent
-  std::vector<int64_t> grain_;  // per step: outer iterations per chunk; 0
-                                // runs the kernel on the calling thread
+  CallSizes static_sizes_;  // a static program's sizes
 };
 
 }  // namespace guardjit

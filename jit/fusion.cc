@@ -122,7 +122,7 @@ int Scheduler::AddSlot(const LValue& v) {
   Slot slot;
   slot.source = Slot::Source::kKernel;
   slot.dtype = v.dtype;
-  if (std::optional<Shape> sizes = ConcreteShape(v.sizes)) slot.sizes = *sizes;
+  slot.sizes = v.sizes;
   slots_.push_back(slot);
   return static_cast<int>(slots_.size()) - 1;
 }
@@ -202,9 +202,9 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
   const LValue& value = g_.values[v];
   std::optional<ValueExpr> result;
   if (value.kind == LValue::Kind::kBuffer) {
-    IndexExpr offset = IndexExpr::Const(value.offset);
+    IndexExpr offset = value.offset;
     for (int d = 0; d < value.rank(); ++d) {
-      offset = offset + idx[d] * IndexExpr::Const(value.strides[d]);
+      offset = offset + idx[d] * value.strides[d];
     }
     result = ValueExpr::Load(Param(value.slot, value.dtype, false, ctx),
                              value.dtype, offset);
@@ -235,9 +235,9 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
   } else if (auto view = view_ref_.find(v);
              view != view_ref_.end() && view->second.group < ctx.group) {
     const TensorRef& ref = view->second.ref;
-    IndexExpr offset = IndexExpr::Const(ref.offset);
+    IndexExpr offset = ref.offset;
     for (int d = 0; d < value.rank(); ++d) {
-      offset = offset + idx[d] * IndexExpr::Const(ref.strides[d]);
+      offset = offset + idx[d] * ref.strides[d];
     }
     result = ValueExpr::Load(Param(ref.slot, value.dtype, false, ctx),
                              value.dtype, offset);
@@ -323,15 +323,20 @@ absl::Status Scheduler::Require(int v) {
     const int source = value.operands[0];
     RETURN_IF_ERROR(Require(source));
     const TensorRef src = RefOf(source);
+    const std::optional<Shape> sizes = ConcreteShape(src.sizes);
+    const std::optional<Shape> strides = ConcreteShape(src.strides);
     absl::StatusOr<ViewGeometry> geometry =
-        value.geometry(src.sizes, src.strides);
+        sizes && strides && src.offset.is_const()
+            ? value.geometry(*sizes, *strides)
+            : absl::UnimplementedError("symbolic layout");
     if (geometry.ok()) {
       const auto it = view_ref_.find(source);
       const int group =
           it != view_ref_.end() ? it->second.group : group_of_[source];
-      view_ref_[v] = {{src.slot, geometry->sizes, geometry->strides,
-                       src.offset + geometry->offset},
-                      group};
+      view_ref_[v] = {
+          {src.slot, ConstExprs(geometry->sizes), ConstExprs(geometry->strides),
+           src.offset + IndexExpr::Const(geometry->offset)},
+          group};
       return absl::OkStatus();
     }
   }
@@ -453,16 +458,14 @@ TensorRef Scheduler::RefOf(int v) const {
   if (auto it = view_ref_.find(v); it != view_ref_.end()) return it->second.ref;
   const LValue& value = g_.values[v];
   TensorRef ref;
-  if (std::optional<Shape> sizes = ConcreteShape(value.sizes)) {
-    ref.sizes = *sizes;
-  }
+  ref.sizes = value.sizes;
   if (value.kind == LValue::Kind::kBuffer) {
     ref.slot = value.slot;
     ref.strides = value.strides;
     ref.offset = value.offset;
   } else {
     ref.slot = mat_slot_[v];
-    ref.strides = ContiguousStrides(ref.sizes);
+    ref.strides = ContiguousStrideExprs(ref.sizes);
   }
   return ref;
 }
@@ -546,8 +549,8 @@ void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
     for (int slot : plan.steps[s].kernel.allocate) {
       if (!eligible[slot]) continue;
       const Slot& info = plan.slots[slot];
-      int64_t bytes = ItemSize(info.dtype);
-      for (int64_t d : info.sizes) bytes *= d;
+      IndexExpr bytes = IndexExpr::Const(ItemSize(info.dtype));
+      for (const IndexExpr& d : info.sizes) bytes = bytes * d;
       int buffer = -1;
       for (size_t b = 0; b < buffer_free_after.size(); ++b) {
         if (buffer_free_after[b] < static_cast<int>(s)) {
@@ -557,11 +560,12 @@ void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
       }
       if (buffer < 0) {
         buffer = static_cast<int>(plan.buffer_bytes.size());
-        plan.buffer_bytes.push_back(0);
+        plan.buffer_bytes.push_back(bytes);
         buffer_free_after.push_back(-1);
       }
       plan.slot_buffer[slot] = buffer;
-      plan.buffer_bytes[buffer] = std::max(plan.buffer_bytes[buffer], bytes);
+      plan.buffer_bytes[buffer] =
+          IndexExpr::Max(plan.buffer_bytes[buffer], bytes);
       buffer_free_after[buffer] = last_use[slot];
     }
   }

@@ -20,12 +20,13 @@
 
 namespace guardjit {
 
-// A strided view of a slot's memory.
+// A strided view of a slot's memory, in expressions over the kernels' size
+// parameters (constants for a static entry).
 struct TensorRef {
   int slot = -1;
-  Shape sizes;
-  Shape strides;
-  int64_t offset = 0;
+  std::vector<IndexExpr> sizes;
+  std::vector<IndexExpr> strides;
+  IndexExpr offset;
 };
 
 struct KernelStep {
@@ -51,10 +52,11 @@ struct Plan {
   std::vector<TensorRef> outputs;
   // Intermediates only kernels touch share reusable buffers by liveness:
   // slot_buffer[slot] is the buffer it lives in (-1: its own allocation),
-  // buffer_bytes[b] the largest slot it holds. Two slots share a buffer only
-  // when one is dead before the other is written.
+  // buffer_bytes[b] the largest slot it holds (a max of expressions where
+  // sizes are symbolic). Two slots share a buffer only when one is dead
+  // before the other is written.
   std::vector<int> slot_buffer;
-  std::vector<int64_t> buffer_bytes;
+  std::vector<IndexExpr> buffer_bytes;
 
   int num_kernels() const;
   // Steps with their kernels' loop IR, for GJ_LOGS=codegen and tests.

@@ -1,5 +1,7 @@
 #include "jit/index_expr.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace guardjit {
@@ -92,6 +94,77 @@ IndexExpr IndexExpr::Mod(const IndexExpr& a, const IndexExpr& b) {
   return Make(Kind::kMod, a, b);
 }
 
+IndexExpr IndexExpr::Max(const IndexExpr& a, const IndexExpr& b) {
+  if (a.is_const() && b.is_const())
+    return Const(std::max(a.value(), b.value()));
+  if (a == b) return a;
+  return Make(Kind::kMax, a, b);
+}
+
+IndexExpr IndexExpr::Min(const IndexExpr& a, const IndexExpr& b) {
+  if (a.is_const() && b.is_const())
+    return Const(std::min(a.value(), b.value()));
+  if (a == b) return a;
+  return Make(Kind::kMin, a, b);
+}
+
+IndexExpr IndexExpr::FromSym(const SymExpr& e) {
+  IndexExpr sum = Const(0);
+  for (const SymExpr::Monomial& term : e.Terms()) {
+    IndexExpr product = Const(1);
+    for (const SymExpr::Factor& f : term.factors) {
+      IndexExpr factor;
+      switch (f.kind) {
+        case SymExpr::AtomKind::kSymbol:
+          factor = Size(f.symbol);
+          break;
+        case SymExpr::AtomKind::kFloorDiv:
+          factor = FloorDiv(FromSym(f.a), FromSym(f.b));
+          break;
+        case SymExpr::AtomKind::kMod:
+          factor = Mod(FromSym(f.a), FromSym(f.b));
+          break;
+        case SymExpr::AtomKind::kMax:
+          factor = Max(FromSym(f.a), FromSym(f.b));
+          break;
+        case SymExpr::AtomKind::kMin:
+          factor = Min(FromSym(f.a), FromSym(f.b));
+          break;
+      }
+      product = product * factor;
+    }
+    sum = sum + product * Const(term.coefficient);
+  }
+  return sum;
+}
+
+int64_t IndexExpr::Evaluate(absl::Span<const int64_t> sizes) const {
+  switch (kind()) {
+    case Kind::kConst:
+      return value();
+    case Kind::kVar:
+      return 0;
+    case Kind::kSize:
+      return sizes[id()];
+    case Kind::kAdd:
+      return WrapAdd(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
+    case Kind::kMul:
+      return WrapMul(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
+    case Kind::kFloorDiv:
+    case Kind::kMod: {
+      const int64_t b = rhs().Evaluate(sizes);
+      if (b == 0) return 0;
+      const int64_t a = lhs().Evaluate(sizes);
+      return kind() == Kind::kFloorDiv ? FloorDivInt(a, b) : ModInt(a, b);
+    }
+    case Kind::kMax:
+      return std::max(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
+    case Kind::kMin:
+      return std::min(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
+  }
+  return 0;
+}
+
 std::string IndexExpr::ToString() const {
   switch (kind()) {
     case Kind::kConst:
@@ -108,6 +181,12 @@ std::string IndexExpr::ToString() const {
       return absl::StrCat("(", lhs().ToString(), " // ", rhs().ToString(), ")");
     case Kind::kMod:
       return absl::StrCat("(", lhs().ToString(), " % ", rhs().ToString(), ")");
+    case Kind::kMax:
+      return absl::StrCat("max(", lhs().ToString(), ", ", rhs().ToString(),
+                          ")");
+    case Kind::kMin:
+      return absl::StrCat("min(", lhs().ToString(), ", ", rhs().ToString(),
+                          ")");
   }
   return "?";
 }

@@ -5,6 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/types/span.h"
+#include "core/sym_expr.h"
+
 namespace guardjit {
 
 // An immutable integer expression over loop variables, constants and kernel
@@ -15,7 +18,17 @@ namespace guardjit {
 // print and compare equal. Copying shares the tree.
 class IndexExpr {
  public:
-  enum class Kind { kConst, kVar, kSize, kAdd, kMul, kFloorDiv, kMod };
+  enum class Kind {
+    kConst,
+    kVar,
+    kSize,
+    kAdd,
+    kMul,
+    kFloorDiv,
+    kMod,
+    kMax,
+    kMin
+  };
 
   IndexExpr() : IndexExpr(Const(0)) {}
   static IndexExpr Const(int64_t value);
@@ -28,6 +41,12 @@ class IndexExpr {
   // non-negative, where both agree with C).
   static IndexExpr FloorDiv(const IndexExpr& a, const IndexExpr& b);
   static IndexExpr Mod(const IndexExpr& a, const IndexExpr& b);
+  static IndexExpr Max(const IndexExpr& a, const IndexExpr& b);
+  static IndexExpr Min(const IndexExpr& a, const IndexExpr& b);
+
+  // A size expression over symbols s0, s1, ... as one over the size
+  // parameters of the same numbers.
+  static IndexExpr FromSym(const SymExpr& e);
 
   Kind kind() const { return node_->kind; }
   bool is_const() const { return kind() == Kind::kConst; }
@@ -37,7 +56,11 @@ class IndexExpr {
   const IndexExpr& lhs() const { return *node_->lhs; }
   const IndexExpr& rhs() const { return *node_->rhs; }
 
-  // "(i0*1024 + i1)", "s0", "(i0 // 3)".
+  // The value with size parameter i = sizes[i]; no loop variables allowed
+  // (they read as 0). Division by zero gives 0.
+  int64_t Evaluate(absl::Span<const int64_t> sizes) const;
+
+  // "(i0*1024 + i1)", "s0", "(i0 // 3)", "max(s0, 2)".
   std::string ToString() const;
 
   friend bool operator==(const IndexExpr& a, const IndexExpr& b);

@@ -1,9 +1,12 @@
 #include "jit/jit_compiler.h"
 
+#include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -14,32 +17,82 @@
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
 #include "jit/lowering.h"
+#include "jit/lowering_context.h"
 #include "runtime/eager_compiler.h"
 
 namespace guardjit {
 namespace {
 
-using Layout = std::vector<Shape>;
+// Each input's strides, as expressions over the entry's symbols.
+using Layout = std::vector<std::vector<IndexExpr>>;
 
-// Whether `t` is laid out as `strides` (size-0/1 dims match any stride).
-bool HasLayout(const Tensor& t, const Shape& strides) {
+// The call's symbol values, read from its inputs.
+absl::StatusOr<absl::InlinedVector<int64_t, 4>> SymbolValues(
+    const std::vector<SymbolSource>& symbols, absl::Span<const Tensor> inputs) {
+  absl::InlinedVector<int64_t, 4> values;
+  for (const SymbolSource& s : symbols) {
+    if (s.input >= static_cast<int>(inputs.size()) ||
+        s.dim >= inputs[s.input].dim()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no dim ", s.dim, " of input ", s.input, " for a size symbol"));
+    }
+    values.push_back(inputs[s.input].size(s.dim));
+  }
+  return values;
+}
+
+// Whether `t` is laid out as `strides` for symbol values `symbols` (size-0/1
+// dims match any stride).
+bool HasLayout(const Tensor& t, const std::vector<IndexExpr>& strides,
+               absl::Span<const int64_t> symbols) {
   if (t.dim() != static_cast<int>(strides.size())) return false;
   for (int d = 0; d < t.dim(); ++d) {
-    if (t.size(d) > 1 && t.stride(d) != strides[d]) return false;
+    if (t.size(d) > 1 && t.stride(d) != strides[d].Evaluate(symbols)) {
+      return false;
+    }
   }
   return true;
 }
 
+// A layout that serves `t` and, where `meta`'s sizes are symbolic and `t` is
+// contiguous in some dim order (transposed, channels-last), every size laid
+// out in that order: the strides symbolic_inputs.h guards for such inputs.
+std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
+                                absl::Span<const int64_t> symbols) {
+  std::vector<IndexExpr> exact = ConstExprs(t.strides());
+  bool symbolic = false;
+  for (const SymInt& size : meta.sizes) symbolic |= size.is_symbolic();
+  if (!symbolic || meta.dim() != t.dim()) return exact;
+  std::vector<int> order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return t.stride(a) > t.stride(b); });
+  std::vector<IndexExpr> strides(t.dim());
+  IndexExpr stride = IndexExpr::Const(1);
+  for (int k = t.dim() - 1; k >= 0; --k) {
+    const int d = order[k];
+    strides[d] = stride;
+    const IndexExpr size = SizeExpr(meta, d);
+    if (!size.is_const() || size.value() > 1) stride = stride * size;
+  }
+  return HasLayout(t, strides, symbols) ? strides : exact;
+}
+
 absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
-                               const Layout& layout) {
+                               const Layout& layout, int num_symbols) {
   std::vector<std::string> fallbacks;
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
+  // Every kernel of a dynamic entry takes all its symbols: one calling
+  // convention for the program.
+  for (PlanStep& step : plan.steps) {
+    if (step.is_kernel) step.kernel.kernel.num_size_params = num_symbols;
+  }
   if (LogEnabled(LogTopic::kCodegen)) {
-    std::string message =
-        absl::StrCat("graph '", graph.name(), "': ", plan.num_kernels(),
-                     " kernels\n", plan.ToString());
+    std::string message = absl::StrCat(
+        "graph '", graph.name(), "': ", plan.num_kernels(), " kernels",
+        num_symbols > 0 ? " over size symbols" : "", "\n", plan.ToString());
     if (!fallbacks.empty()) {
       absl::StrAppend(&message, "eager nodes:\n  ",
                       absl::StrJoin(fallbacks, "\n  "), "\n");
@@ -52,10 +105,13 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
 class JitExecutable : public Executable {
  public:
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
+                const Specialization& spec,
                 std::shared_ptr<KernelCompiler> kernels, Layout layout,
                 std::unique_ptr<CompiledProgram> program)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
+        inputs_(spec.inputs),
+        symbols_(spec.symbols),
         kernels_(std::move(kernels)),
         layout_(std::move(layout)),
         program_(std::move(program)) {}
@@ -63,46 +119,57 @@ class JitExecutable : public Executable {
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
-    if (Matches(layout_, inputs)) return program_->Run(inputs);
-    ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs));
-    return variant->Run(inputs);
+    ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
+    if (Matches(layout_, inputs, values)) return program_->Run(inputs, values);
+    ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs, values));
+    return variant->Run(inputs, values);
   }
 
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : program_->plan().steps) eager += !s.is_kernel;
-    return absl::StrCat("jit: ", program_->plan().num_kernels(),
-                        " fused kernels, ", eager, " eager nodes");
+    std::string text = absl::StrCat("jit: ", program_->plan().num_kernels(),
+                                    " fused kernels, ", eager, " eager nodes");
+    if (!symbols_.empty()) {
+      absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
+    }
+    return text;
   }
 
  private:
-  static bool Matches(const Layout& layout, absl::Span<const Tensor> inputs) {
+  static bool Matches(const Layout& layout, absl::Span<const Tensor> inputs,
+                      absl::Span<const int64_t> symbols) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!HasLayout(inputs[i], layout[i])) return false;
+      if (!HasLayout(inputs[i], layout[i], symbols)) return false;
     }
     return true;
   }
 
   absl::StatusOr<const CompiledProgram*> Variant(
-      absl::Span<const Tensor> inputs) const {
+      absl::Span<const Tensor> inputs,
+      absl::Span<const int64_t> symbols) const {
     absl::MutexLock lock(&mu_);
     for (const auto& [layout, program] : variants_) {
-      if (Matches(layout, inputs)) return program.get();
+      if (Matches(layout, inputs, symbols)) return program.get();
     }
     Layout layout;
-    for (const Tensor& t : inputs) {
-      layout.emplace_back(t.strides().begin(), t.strides().end());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      layout.push_back(LayoutOf(inputs[i], inputs_[i], symbols));
     }
-    ASSIGN_OR_RETURN(Plan plan, PlanGraph(*graph_, metas_, layout));
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<CompiledProgram> program,
-        CompiledProgram::Create(graph_, metas_, std::move(plan), *kernels_));
+    const int num_symbols = static_cast<int>(symbols_.size());
+    ASSIGN_OR_RETURN(Plan plan,
+                     PlanGraph(*graph_, metas_, layout, num_symbols));
+    ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
+                     CompiledProgram::Create(graph_, metas_, std::move(plan),
+                                             *kernels_, num_symbols));
     variants_.push_back({std::move(layout), std::move(program)});
     return variants_.back().second.get();
   }
 
   std::shared_ptr<const Graph> graph_;
   GraphMeta metas_;
+  std::vector<TensorMeta> inputs_;
+  std::vector<SymbolSource> symbols_;
   std::shared_ptr<KernelCompiler> kernels_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
@@ -114,12 +181,17 @@ class JitExecutable : public Executable {
 Layout ContiguousLayout(const Specialization& spec) {
   Layout layout;
   for (const TensorMeta& meta : spec.inputs) {
-    std::vector<IndexExpr> sizes;
-    for (int d = 0; d < meta.dim(); ++d) sizes.push_back(SizeExpr(meta, d));
-    const std::optional<Shape> shape = ConcreteShape(sizes);
-    layout.push_back(shape.has_value() ? ContiguousStrides(*shape) : Shape());
+    layout.push_back(ContiguousStrideExprs(LoweringContext::Sizes(meta)));
   }
   return layout;
+}
+
+// Every value's metadata: a dynamic entry's symbolic metas as specialization
+// left them (with its guards), else inferred from the inputs.
+absl::StatusOr<GraphMeta> MetasOf(const Graph& graph,
+                                  const Specialization& spec) {
+  if (spec.dynamic() && !spec.meta.empty()) return spec.meta;
+  return InferShapes(graph, spec.inputs);
 }
 
 }  // namespace
@@ -132,8 +204,9 @@ absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create() {
 
 absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
                                           const Specialization& spec) {
-  ASSIGN_OR_RETURN(GraphMeta metas, InferShapes(graph, spec.inputs));
-  return PlanGraph(graph, metas, ContiguousLayout(spec));
+  ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(graph, spec));
+  return PlanGraph(graph, metas, ContiguousLayout(spec),
+                   static_cast<int>(spec.symbols.size()));
 }
 
 namespace {
@@ -165,37 +238,28 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     }
     return EagerCompiler().Compile(std::move(graph), spec);
   }
-  if (spec.dynamic()) {
-    // The lowering takes concrete sizes so far: a dynamic entry runs the
-    // dynamic eager plan (its sizes evaluated per call) until kernels take
-    // the symbols as arguments.
-    if (LogEnabled(LogTopic::kCodegen)) {
-      Log(LogTopic::kCodegen,
-          absl::StrCat("jit: graph '", graph->name(), "' has ",
-                       spec.symbols.size(),
-                       " size symbols; running the dynamic eager plan"));
-    }
-    return EagerCompiler().Compile(std::move(graph), spec);
-  }
   // Shapes the graph rejects are the caller's error.
-  ASSIGN_OR_RETURN(GraphMeta metas, InferShapes(*graph, spec.inputs));
+  ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, spec));
   Layout layout = ContiguousLayout(spec);
+  const int num_symbols = static_cast<int>(spec.symbols.size());
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
-    absl::StatusOr<Plan> plan = PlanGraph(*graph, metas, layout);
+    absl::StatusOr<Plan> plan = PlanGraph(*graph, metas, layout, num_symbols);
     if (!plan.ok()) {
       return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
     }
-    return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_);
+    return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_,
+                                   num_symbols);
   }();
   if (!program.ok()) {
-    // A JIT failure must not fail the call: run the eager plan instead.
+    // A JIT failure must not fail the call: run the eager plan (the dynamic
+    // one for a dynamic entry) instead.
     Log(LogTopic::kWarnings,
         absl::StrCat("jit: graph '", graph->name(),
                      "' runs eagerly: ", program.status().ToString()));
     return EagerCompiler().Compile(std::move(graph), spec);
   }
   return std::make_unique<JitExecutable>(std::move(graph), std::move(metas),
-                                         kernels_, std::move(layout),
+                                         spec, kernels_, std::move(layout),
                                          *std::move(program));
 }
 

@@ -117,6 +117,15 @@ llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
       return b_.CreateSDiv(Index(e.lhs()), Index(e.rhs()));
     case IndexExpr::Kind::kMod:
       return b_.CreateSRem(Index(e.lhs()), Index(e.rhs()));
+    case IndexExpr::Kind::kMax:
+    case IndexExpr::Kind::kMin: {
+      llvm::Value* a = Index(e.lhs());
+      llvm::Value* c = Index(e.rhs());
+      return b_.CreateBinaryIntrinsic(e.kind() == IndexExpr::Kind::kMax
+                                          ? llvm::Intrinsic::smax
+                                          : llvm::Intrinsic::smin,
+                                      a, c);
+    }
   }
   return nullptr;
 }
@@ -394,6 +403,9 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
       v = Cast(x, e.operand(0).dtype(), e.dtype());
       break;
     }
+    case ValueExpr::Kind::kIndex:
+      v = Index(e.index());
+      break;
   }
   memo_[e.id()] = v;
   return v;

@@ -99,6 +99,15 @@ ValueExpr ValueExpr::Where(const ValueExpr& cond, const ValueExpr& a,
   return ValueExpr(std::move(node));
 }
 
+ValueExpr ValueExpr::Index(IndexExpr index) {
+  if (index.is_const()) return IntConst(DType::kInt64, index.value());
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kIndex;
+  node->dtype = DType::kInt64;
+  node->index = std::move(index);
+  return ValueExpr(std::move(node));
+}
+
 ValueExpr ValueExpr::Cast(const ValueExpr& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   auto node = std::make_shared<Node>();
@@ -209,6 +218,8 @@ class ExprPrinter {
                             Text(e.operand(1)), ", ", Text(e.operand(2)), ")");
       case ValueExpr::Kind::kCast:
         return absl::StrCat(dtype, "(", Text(e.operand(0)), ")");
+      case ValueExpr::Kind::kIndex:
+        return absl::StrCat("index(", e.index().ToString(), ")");
     }
     return "?";
   }

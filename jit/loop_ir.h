@@ -71,7 +71,16 @@ const char* BinaryOpName(BinaryOp op);
 // printers and backends evaluate it once per use site's scope.
 class ValueExpr {
  public:
-  enum class Kind { kLoad, kConst, kLocal, kUnary, kBinary, kWhere, kCast };
+  enum class Kind {
+    kLoad,
+    kConst,
+    kLocal,
+    kUnary,
+    kBinary,
+    kWhere,
+    kCast,
+    kIndex
+  };
 
   ValueExpr() : ValueExpr(IntConst(DType::kInt64, 0)) {}
 
@@ -81,6 +90,9 @@ class ValueExpr {
   // `dtype`.
   static ValueExpr Const(DType dtype, double value);
   static ValueExpr IntConst(DType dtype, int64_t value);
+  // The int64 value of `index` (a symbolic size: element counts of a
+  // dynamic entry's means and variances).
+  static ValueExpr Index(IndexExpr index);
   // The result of the kernel's reduction stage writing `local`.
   static ValueExpr Local(int local, DType dtype);
   static ValueExpr Unary(UnaryOp op, const ValueExpr& x);
@@ -93,9 +105,9 @@ class ValueExpr {
 
   Kind kind() const { return node_->kind; }
   DType dtype() const { return node_->dtype; }
-  int buffer() const { return node_->id; }  // kLoad
-  int local() const { return node_->id; }   // kLocal
-  const IndexExpr& index() const { return node_->index; }
+  int buffer() const { return node_->id; }                 // kLoad
+  int local() const { return node_->id; }                  // kLocal
+  const IndexExpr& index() const { return node_->index; }  // kLoad, kIndex
   bool is_int_const() const { return node_->is_int; }
   double float_value() const { return node_->fvalue; }
   int64_t int_value() const { return node_->ivalue; }

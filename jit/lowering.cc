@@ -12,7 +12,10 @@
 namespace guardjit {
 
 IndexExpr SizeExpr(const TensorMeta& meta, int dim) {
-  return IndexExpr::Const(meta.sizes[dim]);
+  const SymInt& size = meta.sizes[dim];
+  // Never through int64_t: that would specialize the symbol.
+  return size.is_symbolic() ? IndexExpr::FromSym(size.expr())
+                            : IndexExpr::Const(size.hint());
 }
 
 std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes) {
@@ -22,6 +25,35 @@ std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes) {
     shape.push_back(s.value());
   }
   return shape;
+}
+
+std::vector<IndexExpr> ConstExprs(IntSpan values) {
+  std::vector<IndexExpr> out;
+  for (int64_t v : values) out.push_back(IndexExpr::Const(v));
+  return out;
+}
+
+std::vector<IndexExpr> ContiguousStrideExprs(
+    const std::vector<IndexExpr>& sizes) {
+  std::vector<IndexExpr> strides(sizes.size());
+  IndexExpr stride = IndexExpr::Const(1);
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = stride;
+    // As ContiguousStrides: constant sizes 0 and 1 leave the stride as it
+    // is (a symbol that is 1 multiplies by 1; one that is 0 leaves nothing
+    // to address).
+    if (!sizes[d].is_const() || sizes[d].value() > 1) {
+      stride = stride * sizes[d];
+    }
+  }
+  return strides;
+}
+
+Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
+                    absl::Span<const int64_t> sizes) {
+  Shape out;
+  for (const IndexExpr& e : exprs) out.push_back(e.Evaluate(sizes));
+  return out;
 }
 
 IndexExpr Linearize(const std::vector<IndexExpr>& index,
@@ -54,7 +86,8 @@ std::vector<IndexExpr> LoweringContext::Sizes(const TensorMeta& meta) {
   return sizes;
 }
 
-int LoweringContext::AddBuffer(int slot, const TensorMeta& meta, Shape strides,
+int LoweringContext::AddBuffer(int slot, const TensorMeta& meta,
+                               std::vector<IndexExpr> strides,
                                std::string label) {
   LValue v;
   v.kind = LValue::Kind::kBuffer;
@@ -177,9 +210,10 @@ void CollectValueRefs(const Arg& arg, std::vector<ValueRef>* refs) {
 
 }  // namespace
 
-absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
-                                   const std::vector<Shape>& input_strides,
-                                   std::vector<std::string>* fallback_reasons) {
+absl::StatusOr<LoweredGraph> Lower(
+    const Graph& graph, const GraphMeta& metas,
+    const std::vector<std::vector<IndexExpr>>& input_strides,
+    std::vector<std::string>* fallback_reasons) {
   LoweredGraph lowered;
   LoweringContext ctx(metas, &lowered);
   auto key = [](int node, int output) {
@@ -215,9 +249,7 @@ absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
         lowered.slots.push_back(slot);
         lowered.of_graph_value[key(i, 0)] = ctx.AddBuffer(
             static_cast<int>(lowered.slots.size()) - 1, metas[i][0],
-            Shape(node.constant.strides().begin(),
-                  node.constant.strides().end()),
-            node.name);
+            ConstExprs(node.constant.strides()), node.name);
         break;
       }
       case NodeKind::kGetItem: {
@@ -291,15 +323,11 @@ absl::StatusOr<LoweredGraph> Lower(const Graph& graph, const GraphMeta& metas,
           slot.node = i;
           slot.output = static_cast<int>(k);
           slot.dtype = metas[i][k].dtype;
-          std::optional<Shape> sizes = ConcreteShape(ctx.Sizes(metas[i][k]));
-          if (!sizes.has_value()) {
-            return absl::UnimplementedError("symbolic extern output sizes");
-          }
-          slot.sizes = *sizes;
+          slot.sizes = ctx.Sizes(metas[i][k]);
           lowered.slots.push_back(slot);
-          const int v =
-              ctx.AddBuffer(static_cast<int>(lowered.slots.size()) - 1,
-                            metas[i][k], ContiguousStrides(*sizes), node.name);
+          const int v = ctx.AddBuffer(
+              static_cast<int>(lowered.slots.size()) - 1, metas[i][k],
+              ContiguousStrideExprs(slot.sizes), node.name);
           ext.outputs.push_back(v);
           lowered.of_graph_value[key(i, static_cast<int>(k))] = v;
         }

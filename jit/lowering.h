@@ -34,6 +34,16 @@ IndexExpr SizeExpr(const TensorMeta& meta, int dim);
 // Concrete sizes, when every size is a constant.
 std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes);
 
+std::vector<IndexExpr> ConstExprs(IntSpan values);
+
+// Row-major contiguous strides of `sizes` (size-1 dims contribute nothing).
+std::vector<IndexExpr> ContiguousStrideExprs(
+    const std::vector<IndexExpr>& sizes);
+
+// `exprs` with size parameter i = sizes[i].
+Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
+                    absl::Span<const int64_t> sizes);
+
 // Row-major linear offset of `index` in a tensor of `sizes`.
 IndexExpr Linearize(const std::vector<IndexExpr>& index,
                     const std::vector<IndexExpr>& sizes);
@@ -46,7 +56,7 @@ struct Slot {
   int node = -1;   // kConstant, kExtern: graph node
   int output = 0;  // kExtern: output of that node
   DType dtype = DType::kFloat32;
-  Shape sizes;  // kKernel, kExtern: allocated contiguous
+  std::vector<IndexExpr> sizes;  // kKernel, kExtern: allocated contiguous
 };
 
 struct LValue {
@@ -59,8 +69,8 @@ struct LValue {
 
   // kBuffer: element idx at slot + offset + sum(idx[d] * strides[d]).
   int slot = -1;
-  int64_t offset = 0;
-  Shape strides;
+  IndexExpr offset;
+  std::vector<IndexExpr> strides;
 
   // kPointwise: compute(operands' values), operands broadcast to `sizes`.
   // kView and kReduction: operands[0] is the source.
@@ -104,13 +114,15 @@ struct LoweredGraph {
   int ValueOf(ValueRef v) const;
 };
 
-// Lowers `graph` for inputs described by `metas` (InferShapes) laid out with
-// `input_strides` (elements; storage offsets are already in the data
-// pointers). A node the JIT cannot compile (unsupported op or dtype) becomes
-// an ExternNode; `fallback_reasons` (if set) collects why, one line each.
+// Lowers `graph` for inputs described by `metas` (InferShapes, or the
+// symbolic metas of a dynamic entry: symbol i is size parameter i) laid out
+// with `input_strides` (elements, expressions over the size parameters;
+// storage offsets are already in the data pointers). A node the JIT cannot
+// compile (unsupported op or dtype) becomes an ExternNode; `fallback_reasons`
+// (if set) collects why, one line each.
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
-    const std::vector<Shape>& input_strides,
+    const std::vector<std::vector<IndexExpr>>& input_strides,
     std::vector<std::string>* fallback_reasons = nullptr);
 
 }  // namespace guardjit

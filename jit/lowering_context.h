@@ -36,8 +36,8 @@ class LoweringContext {
   TensorMeta MetaOf(int id) const;
   static std::vector<IndexExpr> Sizes(const TensorMeta& meta);
 
-  int AddBuffer(int slot, const TensorMeta& meta, Shape strides,
-                std::string label);
+  int AddBuffer(int slot, const TensorMeta& meta,
+                std::vector<IndexExpr> strides, std::string label);
   // compute(operands at the broadcast index).
   int Pointwise(DType dtype, std::vector<IndexExpr> sizes,
                 std::vector<int> operands, PointwiseFn compute,

@@ -28,6 +28,22 @@ using lowering_internal::Values;
 
 enum class ReductionKind { kSum, kMean, kProd, kMax, kMin };
 
+// Elements of `self` a reduction over `mask` combines.
+IndexExpr ReducedCount(const LValue& self, const std::vector<bool>& mask) {
+  IndexExpr n = IndexExpr::Const(1);
+  for (int dim = 0; dim < self.rank(); ++dim) {
+    if (mask[dim]) n = n * self.sizes[dim];
+  }
+  return n;
+}
+
+// `n` as a value of floating dtype `d`: a constant where it is one, else
+// computed from the kernel's size parameters.
+ValueExpr CountValue(const IndexExpr& n, DType d) {
+  if (n.is_const()) return ValueExpr::Const(d, static_cast<double>(n.value()));
+  return C(ValueExpr::Index(n), d);
+}
+
 LowerFn ReductionLowering(ReductionKind kind) {
   return [kind](LoweringContext& ctx, const Node& node,
                 const std::vector<TensorMeta>& out) -> Outputs {
@@ -47,32 +63,11 @@ LowerFn ReductionLowering(ReductionKind kind) {
     if (kind == ReductionKind::kMin) combine = CombineOp::kMin;
     const int reduced = ctx.Reduce(body, mask, keepdim, combine);
     if (kind != ReductionKind::kMean) return std::vector<int>{reduced};
-    int64_t n = 1;
-    for (int dim = 0; dim < rank; ++dim) {
-      if (!mask[dim]) continue;
-      const IndexExpr& size = ctx.value(self).sizes[dim];
-      if (!size.is_const()) return Unsupported("mean over a symbolic dim");
-      n *= size.value();
-    }
-    return std::vector<int>{
-        ctx.Pointwise(out[0], {reduced}, [d, n](const Values& v) {
-          return Bin(BinaryOp::kDiv, v[0],
-                     ValueExpr::Const(d, static_cast<double>(n)));
-        })};
+    const ValueExpr n = CountValue(ReducedCount(ctx.value(self), mask), d);
+    return std::vector<int>{ctx.Pointwise(
+        out[0], {reduced},
+        [n](const Values& v) { return Bin(BinaryOp::kDiv, v[0], n); })};
   };
-}
-
-// Elements of `self` a reduction over `mask` combines, if the sizes are
-// constants.
-std::optional<int64_t> ReducedCount(const LValue& self,
-                                    const std::vector<bool>& mask) {
-  int64_t n = 1;
-  for (int dim = 0; dim < self.rank(); ++dim) {
-    if (!mask[dim]) continue;
-    if (!self.sizes[dim].is_const()) return std::nullopt;
-    n *= self.sizes[dim].value();
-  }
-  return n;
 }
 
 // any/all: every value read as bool (NaN is true), or/and over the dims,
@@ -122,27 +117,30 @@ Outputs Var(LoweringContext& ctx, const Node& node,
   ASSIGN_OR_RETURN(
       std::vector<bool> mask,
       ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
-  std::optional<int64_t> n = ReducedCount(ctx.value(self), mask);
-  if (!n.has_value()) return Unsupported("var over a symbolic dim");
+  const IndexExpr n = ReducedCount(ctx.value(self), mask);
   const double correction =
       args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double();
-  const double divisor = std::max(0.0, static_cast<double>(*n) - correction);
+  const ValueExpr count = CountValue(n, d);
+  const ValueExpr divisor =
+      n.is_const()
+          ? ValueExpr::Const(
+                d, std::max(0.0, static_cast<double>(n.value()) - correction))
+          : Bin(BinaryOp::kMaximum, ValueExpr::Const(d, 0.0),
+                Bin(BinaryOp::kSub, count, ValueExpr::Const(d, correction)));
   const bool keepdim = args.bool_arg(3);
   const int x = ctx.Pointwise(d, sizes, {self},
                               [d](const Values& v) { return C(v[0], d); });
   const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);
-  const double count = static_cast<double>(*n);
   const int square =
-      ctx.Pointwise(d, sizes, {x, sum}, [d, count](const Values& v) {
+      ctx.Pointwise(d, sizes, {x, sum}, [count](const Values& v) {
         ValueExpr diff =
-            Bin(BinaryOp::kSub, v[0],
-                Bin(BinaryOp::kDiv, v[1], ValueExpr::Const(d, count)));
+            Bin(BinaryOp::kSub, v[0], Bin(BinaryOp::kDiv, v[1], count));
         return Bin(BinaryOp::kMul, diff, diff);
       });
   const int m2 = ctx.Reduce(square, mask, keepdim, CombineOp::kSum);
   return std::vector<int>{
-      ctx.Pointwise(out[0], {m2}, [d, divisor](const Values& v) {
-        return Bin(BinaryOp::kDiv, v[0], ValueExpr::Const(d, divisor));
+      ctx.Pointwise(out[0], {m2}, [divisor](const Values& v) {
+        return Bin(BinaryOp::kDiv, v[0], divisor);
       })};
 }
 
@@ -189,14 +187,9 @@ Outputs LayerNorm(LoweringContext& ctx, const Node& node,
   const int rank = static_cast<int>(sizes.size());
   const int axis = rank - static_cast<int>(args.int_list(1).size());
   std::vector<bool> mask(rank, false);
-  int64_t n = 1;
-  for (int dim = axis; dim < rank; ++dim) {
-    mask[dim] = true;
-    if (!sizes[dim].is_const()) return Unsupported("symbolic layer_norm");
-    n *= sizes[dim].value();
-  }
+  for (int dim = axis; dim < rank; ++dim) mask[dim] = true;
   const double eps = args.float_arg(4);
-  const ValueExpr count = ValueExpr::Const(d, static_cast<double>(n));
+  const ValueExpr count = CountValue(ReducedCount(ctx.value(input), mask), d);
   const int x = ctx.Pointwise(d, sizes, {input},
                               [d](const Values& v) { return C(v[0], d); });
   const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);

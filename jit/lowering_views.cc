@@ -3,6 +3,7 @@
 // index. Never a copy.
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +36,30 @@ const absl::flat_hash_map<std::string, ViewOp>& ViewTargets() {
     return map;
   }();
   return *targets;
+}
+
+// Where a slice or select along a dim of symbolic `size` starts, clamped as
+// SliceGeometry and SelectGeometry clamp it: exact for every size, where
+// shape inference decided the clamps for the sizes its guards accept.
+absl::StatusOr<IndexExpr> SymbolicStart(ViewOp op, const MetaArgs& args,
+                                        const IndexExpr& size) {
+  if (op == ViewOp::kSelect) {
+    const SymInt index = args.sym_int(2);
+    if (index.is_symbolic()) return Unsupported("symbolic select index");
+    return index.hint() < 0 ? IndexExpr::Const(index.hint()) + size
+                            : IndexExpr::Const(index.hint());
+  }
+  const std::optional<SymInt> start = args.optional_sym_int(2);
+  if (start.has_value() && start->is_symbolic()) {
+    return Unsupported("symbolic slice start");
+  }
+  int64_t value = start.has_value() ? start->hint() : 0;
+  // INT64_MAX is how a traced `x[sys.maxsize:]` spells "no start".
+  if (value == std::numeric_limits<int64_t>::max()) value = 0;
+  if (value < 0) {
+    return IndexExpr::Max(IndexExpr::Const(value) + size, IndexExpr::Const(0));
+  }
+  return IndexExpr::Min(IndexExpr::Const(value), size);
 }
 
 // The index remap of `op` for a source that is not memory (a computed
@@ -115,24 +140,27 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
     }
     case ViewOp::kSlice:
     case ViewOp::kSelect: {
-      std::optional<Shape> sizes = ConcreteShape(in_sizes);
-      if (!sizes.has_value()) return Unsupported("symbolic slice");
-      const Shape unit = ContiguousStrides(*sizes);
-      ASSIGN_OR_RETURN(ViewGeometry g, (ViewOpGeometry<TensorMeta, int64_t>(
-                                           op, args, *sizes, unit)));
       ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), in_rank));
-      const int64_t start = unit[dim] == 0 ? 0 : g.offset / unit[dim];
+      IndexExpr start;
+      if (std::optional<Shape> sizes = ConcreteShape(in_sizes)) {
+        const Shape unit = ContiguousStrides(*sizes);
+        ASSIGN_OR_RETURN(ViewGeometry g, (ViewOpGeometry<TensorMeta, int64_t>(
+                                             op, args, *sizes, unit)));
+        start = IndexExpr::Const(unit[dim] == 0 ? 0 : g.offset / unit[dim]);
+      } else {
+        ASSIGN_OR_RETURN(start, SymbolicStart(op, args, in_sizes[dim]));
+      }
       if (op == ViewOp::kSelect) {
         return RemapFn([dim, start](const std::vector<IndexExpr>& idx) {
           std::vector<IndexExpr> in = idx;
-          in.insert(in.begin() + dim, IndexExpr::Const(start));
+          in.insert(in.begin() + dim, start);
           return in;
         });
       }
       const int64_t step = args.int_arg(4);
       return RemapFn([dim, start, step](const std::vector<IndexExpr>& idx) {
         std::vector<IndexExpr> in = idx;
-        in[dim] = IndexExpr::Const(start) + idx[dim] * IndexExpr::Const(step);
+        in[dim] = start + idx[dim] * IndexExpr::Const(step);
         return in;
       });
     }
@@ -149,24 +177,28 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
   const MetaArgs args = ArgsOf(ctx, node);
   const std::vector<IndexExpr> out_sizes = LoweringContext::Sizes(out[0]);
   const ViewOp op = unsafe_view ? ViewOp::kView : ViewTargets().at(node.target);
+  // Memory of symbolic sizes or strides is viewed by remapping the index
+  // (the strided geometry would take guards this compile cannot add).
   std::optional<Shape> in_sizes = ConcreteShape(src.sizes);
-  if (src.kind == LValue::Kind::kBuffer && in_sizes.has_value()) {
+  std::optional<Shape> in_strides = ConcreteShape(src.strides);
+  if (src.kind == LValue::Kind::kBuffer && in_sizes.has_value() &&
+      in_strides.has_value() && src.offset.is_const()) {
     std::optional<ViewGeometry> geometry;
     if (unsafe_view) {
       std::optional<Shape> sizes = ConcreteShape(out_sizes);
       std::optional<Shape> strides =
-          sizes ? ComputeViewStrides<int64_t>(*in_sizes, src.strides, *sizes)
+          sizes ? ComputeViewStrides<int64_t>(*in_sizes, *in_strides, *sizes)
                 : std::nullopt;
       if (strides.has_value()) geometry = ViewGeometry{*sizes, *strides, 0};
     } else {
       ASSIGN_OR_RETURN(geometry, (ViewOpGeometry<TensorMeta, int64_t>(
-                                     op, args, *in_sizes, src.strides)));
+                                     op, args, *in_sizes, *in_strides)));
     }
     if (geometry.has_value()) {
       LValue v = src;
       v.sizes = out_sizes;
-      v.strides = geometry->strides;
-      v.offset = src.offset + geometry->offset;
+      v.strides = ConstExprs(geometry->strides);
+      v.offset = src.offset + IndexExpr::Const(geometry->offset);
       return std::vector<int>{ctx.Add(std::move(v))};
     }
   }

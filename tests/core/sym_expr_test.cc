@@ -118,5 +118,32 @@ TEST(SymExprTest, EvaluateMatchesIntegerArithmetic) {
   }
 }
 
+TEST(SymExprTest, TermsSpellTheCanonicalForm) {
+  const SymExpr s0 = SymExpr::Symbol(0);
+  const SymExpr s1 = SymExpr::Symbol(1);
+  const SymExpr e = s0 * s0 * 3 - SymExpr::Max(s1, 4) + 2;
+  // Rebuilding from the terms gives the expression back.
+  SymExpr rebuilt(0);
+  for (const SymExpr::Monomial& m : e.Terms()) {
+    SymExpr product(m.coefficient);
+    for (const SymExpr::Factor& f : m.factors) {
+      switch (f.kind) {
+        case SymExpr::AtomKind::kSymbol:
+          product = product * SymExpr::Symbol(f.symbol);
+          break;
+        case SymExpr::AtomKind::kMax:
+          product = product * SymExpr::Max(f.a, f.b);
+          break;
+        default:
+          ADD_FAILURE() << "unexpected atom";
+      }
+    }
+    rebuilt = rebuilt + product;
+  }
+  EXPECT_EQ(rebuilt, e);
+  EXPECT_EQ(e.Terms().size(), 3u);
+  EXPECT_TRUE(SymExpr(0).Terms().empty());
+}
+
 }  // namespace
 }  // namespace guardjit

@@ -1,5 +1,7 @@
 #include "jit/index_expr.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -31,6 +33,46 @@ TEST(IndexExprTest, EqualityIsStructural) {
             E::Var(0) * E::Const(3) + E::Var(1));
   EXPECT_NE(E::Var(0) + E::Var(1), E::Var(1) + E::Var(0));
   EXPECT_NE(E::Var(0), E::Size(0));
+}
+
+TEST(IndexExprTest, MaxMinFoldConstantsAndPrint) {
+  EXPECT_EQ(E::Max(E::Const(3), E::Const(-2)).value(), 3);
+  EXPECT_EQ(E::Min(E::Const(3), E::Const(-2)).value(), -2);
+  EXPECT_EQ(E::Max(E::Size(0), E::Size(0)), E::Size(0));
+  EXPECT_EQ(E::Min(E::Const(1), E::Size(1)).ToString(), "min(1, s1)");
+  EXPECT_EQ(E::Max(E::Size(0) + E::Const(-2), E::Const(0)).ToString(),
+            "max((s0 + -2), 0)");
+}
+
+// Every SymExpr atom kind converts, and the index expression evaluates to
+// what the symbolic one does, for many symbol values.
+TEST(IndexExprTest, FromSymEvaluatesLikeTheSymExpr) {
+  const SymExpr s0 = SymExpr::Symbol(0);
+  const SymExpr s1 = SymExpr::Symbol(1);
+  const std::vector<SymExpr> exprs = {
+      SymExpr(7),
+      s0,
+      s0 * s1 * 3 - s1 + 2,
+      s0 * s0 - 1,
+      SymExpr::FloorDiv(s0 + 1, 2) * s1,
+      SymExpr::Mod(s0 * 5, s1 + 3),
+      SymExpr::Max(s0 - 5, 0) + SymExpr::Min(s1, 4),
+      SymExpr::FloorDiv(s0 - 10, 3),
+      SymExpr::Mod(s0 - 10, 4),
+  };
+  for (const SymExpr& e : exprs) {
+    const E index = E::FromSym(e);
+    for (int64_t a : {2, 3, 7, 64, 1001}) {
+      for (int64_t b : {2, 5, 9}) {
+        const std::vector<int64_t> values = {a, b};
+        EXPECT_EQ(index.Evaluate(values), e.Evaluate(values))
+            << e.ToString() << " as " << index.ToString() << " at " << a << ", "
+            << b;
+      }
+    }
+  }
+  EXPECT_EQ(E::FromSym(s0 * s1).ToString(), "s0*s1");
+  EXPECT_TRUE(E::FromSym(SymExpr(5)).is_const(5));
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/call_signature.h"
 #include "core/compiler.h"
+#include "core/shape_env.h"
+#include "core/specializer.h"
 #include "gtest/gtest.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
@@ -24,6 +28,89 @@ double JitTolerance(DType dtype) {
     default:
       return 0;
   }
+}
+
+namespace {
+
+std::vector<InputView> ViewsOf(const std::vector<Tensor>& inputs) {
+  std::vector<InputView> views;
+  for (const Tensor& t : inputs) views.push_back(InputView::Of(t));
+  return views;
+}
+
+void ExpectSameOutputs(const std::vector<Tensor>& actual,
+                       const std::vector<Tensor>& expected, double rtol) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const Tensor& e = expected[i];
+    SCOPED_TRACE(absl::StrCat("output ", i));
+    const double tol = rtol >= 0 ? rtol : JitTolerance(e.dtype());
+    ExpectTensor(actual[i], e.dtype(), e.sizes(), ToDoubles(e), tol, tol);
+  }
+}
+
+}  // namespace
+
+DynamicEntry MakeDynamicEntry(std::shared_ptr<const Graph> graph,
+                              const std::vector<Tensor>& example,
+                              const std::vector<DynamicDim>& dynamic) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < example.size(); ++i) {
+    names.push_back(absl::StrCat("x", i));
+  }
+  const std::vector<InputView> views = ViewsOf(example);
+  const CallSignature call{views, AmbientState()};
+  ShapeEnv env;
+  SymbolicInputs symbolic;
+  DynamicEntry entry;
+  {
+    ShapeEnv::Scope scope(&env);
+    symbolic = MakeSymbolicInputs(names, call, dynamic, env);
+    auto specialized = SpecializeGraph(graph, symbolic.metas);
+    EXPECT_TRUE(specialized.ok()) << specialized.status();
+    if (!specialized.ok()) return entry;
+    entry.graph = specialized->graph;
+    entry.spec.meta = std::move(specialized->meta);
+  }
+  entry.spec.inputs = symbolic.metas;
+  for (const SymbolInfo& s : env.symbols()) {
+    entry.spec.symbols.push_back({s.input, s.dim});
+  }
+  entry.guards = std::make_shared<const GuardTree>(
+      MakeGuardTree(call, std::move(symbolic), env));
+  return entry;
+}
+
+std::unique_ptr<Executable> ExpectDynamicJitMatchesEager(
+    std::shared_ptr<const Graph> graph, const std::vector<DynamicDim>& dynamic,
+    const std::vector<std::vector<Tensor>>& calls, double rtol) {
+  const DynamicEntry entry = MakeDynamicEntry(graph, calls[0], dynamic);
+  EXPECT_TRUE(entry.spec.dynamic()) << "no dim became a symbol";
+  if (entry.graph == nullptr) return nullptr;
+  auto executable = SharedJit().Compile(entry.graph, entry.spec);
+  EXPECT_TRUE(executable.ok()) << executable.status();
+  if (!executable.ok()) return nullptr;
+  auto eager = EagerInterpreter::Create(graph);
+  EXPECT_TRUE(eager.ok()) << eager.status();
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::string sizes;
+    for (const Tensor& t : calls[c]) {
+      absl::StrAppend(&sizes, " [", absl::StrJoin(t.sizes(), ","), "]");
+    }
+    SCOPED_TRACE(absl::StrCat("call ", c, " of graph ", graph->name(),
+                              " with sizes", sizes));
+    const std::vector<InputView> views = ViewsOf(calls[c]);
+    // Only calls the entry serves are meaningful.
+    EXPECT_EQ(entry.guards->FailureReason({views, AmbientState()}),
+              std::nullopt);
+    auto actual = (*executable)->Run(calls[c]);
+    auto expected = (*eager)->Run(calls[c]);
+    EXPECT_TRUE(expected.ok()) << expected.status();
+    EXPECT_TRUE(actual.ok()) << actual.status();
+    if (!actual.ok() || !expected.ok()) continue;
+    ExpectSameOutputs(*actual, *expected, rtol);
+  }
+  return *std::move(executable);
 }
 
 void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,

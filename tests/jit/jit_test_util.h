@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler.h"
 #include "core/graph.h"
 #include "core/graph_builder.h"
+#include "core/symbolic_inputs.h"
 #include "core/tensor.h"
 #include "jit/jit_compiler.h"
 
@@ -29,6 +31,26 @@ double JitTolerance(DType dtype);
 void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
                            const std::vector<Tensor>& inputs, double rtol = -1,
                            const std::vector<Tensor>* compile_for = nullptr);
+
+// A dynamic cache entry as Function builds one on a miss: `example`'s dims
+// in `dynamic` become symbols (MakeSymbolicInputs), the graph is specialized
+// over them, and `guards` are the entry's guards.
+struct DynamicEntry {
+  std::shared_ptr<const Graph> graph;
+  Specialization spec;
+  std::shared_ptr<const GuardTree> guards;
+};
+DynamicEntry MakeDynamicEntry(std::shared_ptr<const Graph> graph,
+                              const std::vector<Tensor>& example,
+                              const std::vector<DynamicDim>& dynamic);
+
+// Compiles the dynamic entry of `graph` for `calls[0]` ONCE, then runs every
+// call (which the entry's guards must accept) through it and the eager
+// interpreter, expecting equal results within `rtol` (default
+// JitTolerance). Returns the executable.
+std::unique_ptr<Executable> ExpectDynamicJitMatchesEager(
+    std::shared_ptr<const Graph> graph, const std::vector<DynamicDim>& dynamic,
+    const std::vector<std::vector<Tensor>>& calls, double rtol = -1);
 
 // A graph of one op applied to placeholders x0, x1, ... (one per tensor in
 // `tensor_args`; other args literal), output = the op's outputs.

@@ -1,0 +1,388 @@
+// Dynamic cache entries through the CPU JIT: each graph is compiled ONCE for
+// a dynamic entry (sizes are symbols s0, s1, ...) and then called at many
+// sizes its guards accept, every result checked against the eager
+// interpreter; the plans must be fused kernels, not the eager plan.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "core/logging.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/eager_interpreter.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectDynamicJitMatchesEager;
+using ::testing::HasSubstr;
+using testing::RandomTensor;
+using testing::SharedJit;
+
+// Sizes of the calls: 2, odd sizes, and one large enough to run in parallel.
+const std::vector<std::pair<int64_t, int64_t>> kSizes = {
+    {3, 5}, {2, 2}, {7, 33}, {1, 17}, {65, 9}, {5, 3}, {11, 4}, {300, 301}};
+
+Arg Ints(std::vector<int64_t> v) {
+  std::vector<Arg> list;
+  for (int64_t i : v) list.push_back(Arg::Int(i));
+  return Arg::OfList(list);
+}
+
+std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
+  auto graph = b.Finish();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return std::shared_ptr<const Graph>(std::move(*graph));
+}
+
+void Node(GraphBuilder& b, const std::string& name, const std::string& target,
+          std::vector<Arg> args, Kwargs kwargs = {}) {
+  auto node = b.AddNode(name, target, std::move(args), std::move(kwargs));
+  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
+}
+
+// The calls: for each (n, m) of kSizes with n, m >= min_size (sizes 0 and 1
+// are specialized, not symbols), tensors of the shapes `shapes` gives.
+std::vector<std::vector<Tensor>> Calls(
+    DType dtype,
+    const std::function<std::vector<Shape>(int64_t, int64_t)>& shapes,
+    int64_t min_size = 2) {
+  std::vector<std::vector<Tensor>> calls;
+  uint64_t seed = 1;
+  for (const auto& [n, m] : kSizes) {
+    if (n < min_size || m < min_size) continue;
+    std::vector<Tensor> inputs;
+    for (const Shape& s : shapes(n, m)) {
+      inputs.push_back(RandomTensor(dtype, s, seed++));
+    }
+    calls.push_back(std::move(inputs));
+  }
+  return calls;
+}
+
+std::string Describe(const std::unique_ptr<Executable>& exe) {
+  return exe == nullptr ? "" : exe->Describe();
+}
+
+// relu((x + y) * x) - 1.5 with y broadcast along rows: one kernel.
+TEST(DynamicConformanceTest, PointwiseChainWithBroadcasting) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("pointwise");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    ASSERT_TRUE(b.AddPlaceholder("y").ok());
+    Node(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
+    Node(b, "m", "aten.mul.Tensor", {Arg::Ref("a"), Arg::Ref("x")});
+    Node(b, "r", "aten.relu.default", {Arg::Ref("m")});
+    Node(b, "o", "aten.sub.Scalar", {Arg::Ref("r"), Arg::Int(3)});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+    const int compiled = SharedJit().kernels().compiled();
+    auto exe =
+        ExpectDynamicJitMatchesEager(Finish(b), {{0, 0}, {0, 1}, {1, 0}},
+                                     Calls(dtype, [](int64_t n, int64_t m) {
+                                       return std::vector<Shape>{{n, m}, {m}};
+                                     }));
+    EXPECT_EQ(Describe(exe),
+              "jit: 1 fused kernels, 0 eager nodes, 2 size symbols");
+    // One kernel serves every size.
+    EXPECT_LE(SharedJit().kernels().compiled() - compiled, 1);
+  }
+}
+
+// sum over dim 1 with keepdim, amax over dim 0, mean over dim 1.
+TEST(DynamicConformanceTest, ReductionsOverSymbolicDims) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("reductions");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    Node(b, "s", "aten.sum.dim_IntList",
+         {Arg::Ref("x"), Ints({1}), Arg::Bool(true)});
+    Node(b, "c", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("s")});
+    Node(b, "mx", "aten.amax.default",
+         {Arg::Ref("x"), Ints({0}), Arg::Bool(false)});
+    std::vector<Arg> outputs = {Arg::Ref("c"), Arg::Ref("mx")};
+    if (IsFloating(dtype)) {
+      Node(b, "mean", "aten.mean.dim",
+           {Arg::Ref("x"), Ints({1}), Arg::Bool(false)});
+      outputs.push_back(Arg::Ref("mean"));
+    }
+    ASSERT_TRUE(b.SetOutputs(outputs).ok());
+    auto exe =
+        ExpectDynamicJitMatchesEager(Finish(b), {{0, 0}, {0, 1}},
+                                     Calls(dtype,
+                                           [](int64_t n, int64_t m) {
+                                             return std::vector<Shape>{{n, m}};
+                                           }),
+                                     dtype == DType::kFloat32 ? 1e-4 : -1);
+    EXPECT_THAT(Describe(exe), HasSubstr(" 0 eager nodes, 2 size symbols"));
+  }
+}
+
+// softmax and log_softmax over rows of symbolic length, and var over them.
+TEST(DynamicConformanceTest, SoftmaxAndVarRows) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("softmax");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    Node(b, "sm", "aten._softmax.default",
+         {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
+    Node(b, "lsm", "aten._log_softmax.default",
+         {Arg::Ref("x"), Arg::Int(0), Arg::Bool(false)});
+    Node(b, "v", "aten.var.correction", {Arg::Ref("x"), Ints({1})},
+         {{"correction", Arg::Int(1)}, {"keepdim", Arg::Bool(true)}});
+    ASSERT_TRUE(
+        b.SetOutputs({Arg::Ref("sm"), Arg::Ref("lsm"), Arg::Ref("v")}).ok());
+    auto exe =
+        ExpectDynamicJitMatchesEager(Finish(b), {{0, 0}, {0, 1}},
+                                     Calls(dtype,
+                                           [](int64_t n, int64_t m) {
+                                             return std::vector<Shape>{{n, m}};
+                                           }),
+                                     dtype == DType::kFloat32 ? 1e-4 : -1);
+    EXPECT_THAT(Describe(exe), HasSubstr(" 0 eager nodes, 2 size symbols"));
+  }
+}
+
+// native_layer_norm over the symbolic last dim, with weight and bias.
+TEST(DynamicConformanceTest, LayerNormRows) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("layer_norm");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    ASSERT_TRUE(b.AddPlaceholder("w").ok());
+    ASSERT_TRUE(b.AddPlaceholder("bias").ok());
+    Node(b, "ln", "aten.native_layer_norm.default",
+         {Arg::Ref("x"), Ints({7}), Arg::Ref("w"), Arg::Ref("bias"),
+          Arg::Float(1e-5)});
+    Node(b, "y", "getitem", {Arg::Ref("ln"), Arg::Int(0)});
+    Node(b, "mean", "getitem", {Arg::Ref("ln"), Arg::Int(1)});
+    Node(b, "rstd", "getitem", {Arg::Ref("ln"), Arg::Int(2)});
+    ASSERT_TRUE(
+        b.SetOutputs({Arg::Ref("y"), Arg::Ref("mean"), Arg::Ref("rstd")}).ok());
+    // Rows of symbolic count, normalized over a static width (the op's
+    // normalized_shape is a literal; DecomposedLayerNormOverSymbolicRows
+    // normalizes over a symbolic width).
+    std::vector<std::vector<Tensor>> calls;
+    uint64_t seed = 5;
+    for (int64_t n : {3, 2, 9, 64, 301}) {
+      calls.push_back({RandomTensor(dtype, {n, 7}, seed++),
+                       RandomTensor(dtype, {7}, seed++),
+                       RandomTensor(dtype, {7}, seed++)});
+    }
+    auto exe = ExpectDynamicJitMatchesEager(
+        Finish(b), {{0, 0}}, calls, dtype == DType::kFloat32 ? 1e-4 : -1);
+    EXPECT_THAT(Describe(exe), HasSubstr("1 fused kernels, 0 eager nodes"));
+  }
+}
+
+// Layer norm written out over a symbolic row length: mean and variance of
+// each row, then the affine normalization, as decomposed graphs spell it.
+TEST(DynamicConformanceTest, DecomposedLayerNormOverSymbolicRows) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("ln_decomposed");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    ASSERT_TRUE(b.AddPlaceholder("w").ok());
+    Node(b, "mu", "aten.mean.dim",
+         {Arg::Ref("x"), Ints({-1}), Arg::Bool(true)});
+    Node(b, "d", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("mu")});
+    Node(b, "var", "aten.var.correction", {Arg::Ref("x"), Ints({-1})},
+         {{"correction", Arg::Int(0)}, {"keepdim", Arg::Bool(true)}});
+    Node(b, "ve", "aten.add.Scalar", {Arg::Ref("var"), Arg::Float(1e-5)});
+    Node(b, "r", "aten.rsqrt.default", {Arg::Ref("ve")});
+    Node(b, "n", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("r")});
+    Node(b, "y", "aten.mul.Tensor", {Arg::Ref("n"), Arg::Ref("w")});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+    auto exe = ExpectDynamicJitMatchesEager(
+        Finish(b), {{0, 0}, {0, 1}, {1, 0}},
+        Calls(dtype,
+              [](int64_t n, int64_t m) {
+                return std::vector<Shape>{{n, m}, {m}};
+              }),
+        dtype == DType::kFloat32 ? 1e-4 : -1);
+    EXPECT_THAT(Describe(exe), HasSubstr(" 0 eager nodes, 2 size symbols"));
+  }
+}
+
+// Views of inputs with symbolic sizes and of computed values, feeding
+// pointwise ops: permute, slice (from 1, and from -2), select, view
+// (flatten) of an input and of a computed value, expand of a size-1 dim.
+TEST(DynamicConformanceTest, ViewsFeedingPointwise) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("views");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    ASSERT_TRUE(b.AddPlaceholder("col").ok());
+    Node(b, "t", "aten.permute.default", {Arg::Ref("x"), Ints({1, 0})});
+    Node(b, "sl", "aten.slice.Tensor",
+         {Arg::Ref("t"), Arg::Int(0), Arg::Int(1), Arg::None(), Arg::Int(1)});
+    Node(b, "o1", "aten.mul.Scalar", {Arg::Ref("sl"), Arg::Int(2)});
+    Node(b, "tail", "aten.slice.Tensor",
+         {Arg::Ref("x"), Arg::Int(1), Arg::Int(-2), Arg::None(), Arg::Int(1)});
+    Node(b, "o2", "aten.add.Scalar", {Arg::Ref("tail"), Arg::Int(1)});
+    Node(b, "last", "aten.select.int",
+         {Arg::Ref("x"), Arg::Int(1), Arg::Int(-1)});
+    Node(b, "o3", "aten.neg.default", {Arg::Ref("last")});
+    Node(b, "flat", "aten.view.default", {Arg::Ref("x"), Ints({-1})});
+    Node(b, "o4", "aten.mul.Tensor", {Arg::Ref("flat"), Arg::Ref("flat")});
+    Node(b, "sq", "aten.mul.Tensor", {Arg::Ref("x"), Arg::Ref("x")});
+    Node(b, "sqv", "aten.view.default", {Arg::Ref("sq"), Ints({-1})});
+    Node(b, "o5", "aten.add.Scalar", {Arg::Ref("sqv"), Arg::Int(1)});
+    Node(b, "sqt", "aten.permute.default", {Arg::Ref("sq"), Ints({1, 0})});
+    Node(b, "o7", "aten.sub.Scalar", {Arg::Ref("sqt"), Arg::Int(2)});
+    Node(b, "ex", "aten.expand.default", {Arg::Ref("col"), Ints({-1, 4})});
+    Node(b, "o6", "aten.sub.Scalar", {Arg::Ref("ex"), Arg::Int(1)});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("o1"), Arg::Ref("o2"), Arg::Ref("o3"),
+                              Arg::Ref("o4"), Arg::Ref("o5"), Arg::Ref("o6"),
+                              Arg::Ref("o7")})
+                    .ok());
+    auto graph = Finish(b);
+    auto exe = ExpectDynamicJitMatchesEager(
+        graph, {{0, 0}, {0, 1}, {1, 0}},
+        // The slices' sizes s1 - 1 and s1 - 2 broadcast, which guards them
+        // != 1: rows of 2 are another entry.
+        Calls(
+            dtype,
+            [](int64_t n, int64_t m) {
+              return std::vector<Shape>{{n, m}, {n, 1}};
+            },
+            /*min_size=*/3));
+    EXPECT_THAT(Describe(exe), HasSubstr(" 0 eager nodes, 2 size symbols"));
+  }
+}
+
+// An extern (mm) inside a fused program: its output sizes are evaluated per
+// call, kernels before and after it take the symbols.
+TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    GraphBuilder b("mlp");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    ASSERT_TRUE(b.AddPlaceholder("w").ok());
+    ASSERT_TRUE(b.AddPlaceholder("bias").ok());
+    Node(b, "xs", "aten.tanh.default", {Arg::Ref("x")});
+    Node(b, "h", "aten.mm.default", {Arg::Ref("xs"), Arg::Ref("w")});
+    Node(b, "hb", "aten.add.Tensor", {Arg::Ref("h"), Arg::Ref("bias")});
+    Node(b, "r", "aten.relu.default", {Arg::Ref("hb")});
+    Node(b, "s", "aten._softmax.default",
+         {Arg::Ref("r"), Arg::Int(1), Arg::Bool(false)});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("s"), Arg::Ref("h")}).ok());
+    // x [n, k] @ w [k, 5]: n and k symbolic (k shared by x and w).
+    std::vector<std::vector<Tensor>> calls;
+    uint64_t seed = 11;
+    for (const auto& [n, k] : kSizes) {
+      if (n == 1 || k == 1) continue;
+      calls.push_back({RandomTensor(dtype, {n, k}, seed++),
+                       RandomTensor(dtype, {k, 5}, seed++),
+                       RandomTensor(dtype, {5}, seed++)});
+    }
+    auto exe =
+        ExpectDynamicJitMatchesEager(Finish(b), {{0, 0}, {0, 1}, {1, 0}}, calls,
+                                     dtype == DType::kFloat32 ? 1e-4 : 1e-10);
+    EXPECT_EQ(Describe(exe),
+              "jit: 2 fused kernels, 1 eager nodes, 2 size symbols");
+  }
+}
+
+// A dynamic entry called with transposed inputs compiles one variant whose
+// strides are symbolic too: later sizes compile nothing new.
+TEST(DynamicConformanceTest, TransposedInputsShareOneVariant) {
+  GraphBuilder b("transposed");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  Node(b, "e", "aten.exp.default", {Arg::Ref("x")});
+  Node(b, "s", "aten.sum.dim_IntList",
+       {Arg::Ref("e"), Ints({1}), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
+  auto graph = Finish(b);
+  std::vector<std::vector<Tensor>> calls;
+  uint64_t seed = 21;
+  for (const auto& [n, m] : kSizes) {
+    if (n == 1 || m == 1) continue;
+    // Memory laid out as [m, n], viewed as [n, m].
+    const Tensor memory = RandomTensor(DType::kFloat32, {m, n}, seed++);
+    calls.push_back({memory.AsStrided({n, m}, {1, n})});
+  }
+  auto exe = ExpectDynamicJitMatchesEager(
+      graph, {{0, 0}, {0, 1}}, {calls.begin(), calls.begin() + 2}, 1e-4);
+  ASSERT_NE(exe, nullptr);
+  const int compiled = SharedJit().kernels().compiled();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok());
+  for (const auto& call : calls) {
+    auto actual = exe->Run(call);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    auto expected = (*eager)->Run(call);
+    ASSERT_TRUE(expected.ok());
+    testing::ExpectTensor((*actual)[0], DType::kFloat32, (*expected)[0].sizes(),
+                          testing::ToDoubles((*expected)[0]), 1e-4, 1e-4);
+  }
+  EXPECT_EQ(SharedJit().kernels().compiled(), compiled);
+}
+
+// GJ_LOGS=codegen shows the dynamic kernels over their size parameters.
+TEST(DynamicConformanceTest, CodegenLogShowsSizeParameters) {
+  std::string log;
+  SetLogTopics("codegen");
+  SetLogSink([&](LogTopic topic, absl::string_view message) {
+    if (topic == LogTopic::kCodegen) log += std::string(message);
+  });
+  GraphBuilder b("logged");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  Node(b, "s", "aten._softmax.default",
+       {Arg::Ref("x"), Arg::Int(1), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
+  auto exe = ExpectDynamicJitMatchesEager(
+      Finish(b), {{0, 0}, {0, 1}},
+      Calls(DType::kFloat32, [](int64_t n, int64_t m) {
+        return std::vector<Shape>{{n, m}};
+      }));
+  SetLogSink(nullptr);
+  SetLogTopics("");
+  EXPECT_THAT(log, HasSubstr("s0: int64, s1: int64"));
+  EXPECT_THAT(log, HasSubstr("for i0 < s0"));
+  EXPECT_THAT(log, HasSubstr("i1 < s1"));
+}
+
+// What the JIT leaves to eager kernels inside a dynamic program (integer
+// division, float16) runs there at each call's sizes; a graph computing a
+// size runs the dynamic eager plan. Both still match eager.
+TEST(DynamicConformanceTest, EagerStepsAndEagerPlanFallbacks) {
+  {
+    GraphBuilder b("int_div");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    Node(b, "a", "aten.add.Scalar", {Arg::Ref("x"), Arg::Int(7)});
+    Node(b, "d", "aten.div.Tensor_mode", {Arg::Ref("a"), Arg::Int(3)},
+         {{"rounding_mode", Arg::String("floor")}});
+    Node(b, "m", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("x")});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("m")}).ok());
+    auto exe = ExpectDynamicJitMatchesEager(
+        Finish(b), {{0, 0}, {0, 1}},
+        Calls(DType::kInt32, [](int64_t n, int64_t m) {
+          return std::vector<Shape>{{n, m}};
+        }));
+    EXPECT_EQ(Describe(exe),
+              "jit: 2 fused kernels, 1 eager nodes, 2 size symbols");
+  }
+  {
+    GraphBuilder b("sized");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    Node(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(1)});
+    Node(b, "v", "aten.view.default",
+         {Arg::Ref("x"), Arg::OfList({Arg::Int(-1), Arg::Ref("n")})});
+    Node(b, "e", "aten.exp.default", {Arg::Ref("v")});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("e")}).ok());
+    auto exe = ExpectDynamicJitMatchesEager(
+        Finish(b), {{0, 0}, {0, 1}},
+        Calls(DType::kFloat32, [](int64_t n, int64_t m) {
+          return std::vector<Shape>{{n, m}};
+        }));
+    EXPECT_THAT(Describe(exe), HasSubstr("dynamic eager plan"));
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
