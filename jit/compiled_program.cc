@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/gemm_step.h"
 #include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
 
@@ -146,7 +147,9 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
         pointers.push_back(slots[s].data());
       const CompiledKernelFn fn = kernels_[i];
       void* const* buffers = pointers.data();
-      if (grain_[i] > 0) {
+      if (step.gemm != nullptr) {
+        RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots));
+      } else if (grain_[i] > 0) {
         ThreadPool::Global().ParallelFor(outer_extent_[i], grain_[i],
                                          [&](int64_t begin, int64_t end) {
                                            fn(buffers, nullptr, begin, end);

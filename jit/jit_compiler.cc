@@ -13,6 +13,7 @@
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
+#include "jit/gemm_epilogue.h"
 #include "jit/lowering.h"
 #include "runtime/eager_compiler.h"
 
@@ -36,6 +37,7 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
+  FuseGemmEpilogues(graph, plan);
   if (LogEnabled(LogTopic::kCodegen)) {
     std::string message =
         absl::StrCat("graph '", graph.name(), "': ", plan.num_kernels(),
