@@ -10,6 +10,7 @@
 // division, layer_norm's normalization) fuse in as epilogue stores.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,9 +37,14 @@ struct KernelStep {
   std::vector<std::string> computes;  // labels of the values it stores
 };
 
+struct GemmStep;  // gemm_step.h
+
 struct PlanStep {
   bool is_kernel = true;
   KernelStep kernel;
+  // Set on a kernel step: an extern matrix product with `kernel` as its
+  // epilogue (gemm_epilogue.h); `node` is the product's node.
+  std::shared_ptr<const GemmStep> gemm;
   int node = -1;  // an eager step: the graph node
   // Eager step: (node << 16 | output) of each graph value it reads, with
   // where that value lives.

@@ -16,6 +16,7 @@
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
+#include "jit/gemm_epilogue.h"
 #include "jit/lowering.h"
 #include "jit/lowering_context.h"
 #include "runtime/eager_compiler.h"
@@ -84,6 +85,8 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
+  // GEMM steps take concrete sizes: static entries only, for now.
+  if (num_symbols == 0) FuseGemmEpilogues(graph, plan);
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.
   for (PlanStep& step : plan.steps) {

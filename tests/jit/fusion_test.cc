@@ -7,6 +7,7 @@
 #include "core/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/gemm_step.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -149,9 +150,10 @@ TEST(FusionTest, ReductionsOverDifferentDimsAreSeparateKernels) {
                         1e-5);
 }
 
-// mm stays an eager (BLAS) node between two fused kernels; its input is the
-// first kernel's only materialized value.
-TEST(FusionTest, MatmulRunsEagerlyBetweenKernels) {
+// mm runs by BLAS after the first fused kernel, whose only materialized
+// value is its input, with the second kernel (relu(h) * t) as its epilogue
+// (gemm_epilogue.h).
+TEST(FusionTest, MatmulRunsByBlasBetweenKernels) {
   GraphBuilder b("mm_sandwich");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   ASSERT_TRUE(b.AddPlaceholder("w").ok());
@@ -164,10 +166,11 @@ TEST(FusionTest, MatmulRunsEagerlyBetweenKernels) {
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
   std::shared_ptr<const Graph> graph(*b.Finish());
   Plan plan = PlanOf(*graph, {{8, 8}, {8, 8}});
-  ASSERT_EQ(plan.steps.size(), 3u);
+  ASSERT_EQ(plan.steps.size(), 2u);
   EXPECT_TRUE(plan.steps[0].is_kernel);
-  EXPECT_FALSE(plan.steps[1].is_kernel);
-  EXPECT_TRUE(plan.steps[2].is_kernel);
+  EXPECT_EQ(plan.steps[0].gemm, nullptr);
+  EXPECT_TRUE(plan.steps[1].is_kernel);
+  EXPECT_NE(plan.steps[1].gemm, nullptr);
   ExpectJitMatchesEager(graph,
                         {RandomTensor(DType::kFloat32, {8, 8}, 5),
                          RandomTensor(DType::kFloat32, {8, 8}, 6)},

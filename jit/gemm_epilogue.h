@@ -1,0 +1,23 @@
+#ifndef GUARDJIT_JIT_GEMM_EPILOGUE_H_
+#define GUARDJIT_JIT_GEMM_EPILOGUE_H_
+
+// Fuses pointwise consumers into extern matrix products. An eager step for
+// mm, addmm or bmm (float32/float64, every extent >= 1, alpha != 0) whose
+// output only the next kernel reads, and reads element by element (at the
+// point it computes: relu, gelu, a bias broadcast over rows, a residual of
+// the same shape, scalar ops, ...), becomes one GemmStep (gemm_step.h) with
+// that kernel as its epilogue. addmm's bias (times beta) joins the epilogue
+// too, so a bare addmm gets an epilogue of its own. Everything else (other
+// dtypes, empty or too-large extents, outputs read elsewhere, reductions
+// over the product) stays an eager step.
+
+#include "core/graph.h"
+#include "jit/fusion.h"
+
+namespace guardjit {
+
+void FuseGemmEpilogues(const Graph& graph, Plan& plan);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_GEMM_EPILOGUE_H_

@@ -1,0 +1,69 @@
+#ifndef GUARDJIT_JIT_GEMM_STEP_H_
+#define GUARDJIT_JIT_GEMM_STEP_H_
+
+// An extern matrix product (mm, addmm, bmm) run by BLAS on panels of its
+// output, each panel handed to a compiled epilogue kernel right after BLAS
+// wrote it, while it is still in cache. The product never exists in memory
+// as a whole: BLAS writes each panel into per-thread scratch, and the
+// epilogue (bias, activation, residual add, ... fused by gemm_epilogue.h)
+// reads it from there and stores the step's real outputs.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "jit/fusion.h"
+#include "jit/llvm_codegen.h"
+
+namespace guardjit {
+
+// A tensor in the program's memory at fixed sizes and strides (GEMM steps
+// are built for static entries only).
+struct FixedRef {
+  int slot = -1;
+  Shape sizes;
+  Shape strides;
+  int64_t offset = 0;
+};
+// `ref` when its sizes, strides and offset are all constants.
+std::optional<FixedRef> FixedRefOf(const TensorRef& ref);
+
+struct GemmStep {
+  std::string target;             // the graph node's op, for plans and logs
+  DType dtype = DType::kFloat32;  // float32 or float64
+  bool batched = false;           // bmm: [B, M, K] @ [B, K, N]
+  int64_t batch = 1, m = 0, n = 0, k = 0;  // all >= 1
+  FixedRef a, b;     // [M, K] and [K, N], or [B, M, K] and [B, K, N]
+  double alpha = 1;  // the product is scaled by alpha (addmm), never 0
+  // The epilogue kernel's buffer parameter that reads the product, indexed
+  // as the contiguous [B,] M, N tensor; its outer loop 0 runs over M (over B
+  // when batched).
+  int product_param = -1;
+
+  // "gemm aten.addmm.default f32 [1024x512] @ [512x256]^T"
+  std::string ToString() const;
+};
+
+// Runs `step`: for each panel of the epilogue's outer loop 0, BLAS computes
+// the panel's product into scratch and `epilogue` runs over the panel with
+// `params` (its buffer pointers; the product's entry is replaced by the
+// scratch). `slots` holds the program's memory, where the operands live.
+// With more than one ThreadPool thread, panels run in parallel on the pool
+// and OpenBLAS runs one thread inside each.
+absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
+                         absl::Span<void* const> params,
+                         const std::vector<Tensor>& slots);
+
+// Epilogue outer-loop iterations per panel: a panel of output that stays in
+// L2, or k rows where that is more (BLAS repacks b on every call), split so
+// that every thread gets one.
+int64_t GemmPanelUnits(const GemmStep& step, int num_threads);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_GEMM_STEP_H_

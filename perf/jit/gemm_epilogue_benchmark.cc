@@ -1,0 +1,186 @@
+// Extern GEMM with a fused epilogue against a direct cblas_sgemm call, in one
+// process, 1024x1024x1024 float32:
+//   BM_CblasSgemm              cblas_sgemm into a preallocated C (beta = 0)
+//   BM_JitAddmmRelu            relu(addmm(bias, x, w)) through JitCompiler:
+//                              one GEMM step, bias + relu fused per panel
+//   BM_JitLinearRelu           relu(addmm(bias, x, permute(w))), w [N, K]:
+//                              BLAS reads w transposed, no copy
+//   BM_EagerAddmmRelu          the same graph on the eager interpreter
+//                              (bias copy, sgemm with beta = 1, relu pass)
+// Each iteration of the graph benchmarks also times one cblas_sgemm call of
+// the same shape and transposes, so `vs_cblas` (cblas time / graph time) is
+// measured under the same load; `GFLOPs` counts 2*M*N*K per call. The graphs
+// allocate their output on every call, the baseline does not.
+//
+// Threads: the ThreadPool's (GJ_NUM_THREADS, default one per hardware
+// thread); main() gives OpenBLAS the same count for the baseline and the
+// eager path. Run with GJ_NUM_THREADS=1 for single-threaded numbers.
+
+#include <cblas.h>
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/graph_builder.h"
+#include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
+#include "runtime/thread_pool.h"
+
+namespace guardjit {
+namespace {
+
+constexpr int64_t kM = 1024, kN = 1024, kK = 1024;
+constexpr double kFlops = 2.0 * kM * kN * kK;
+
+JitCompiler& Jit() {
+  static JitCompiler* jit = JitCompiler::Create().value().release();
+  return *jit;
+}
+
+Tensor Filled(IntSpan sizes, int salt) {
+  Tensor t = *Tensor::Empty(DType::kFloat32, sizes);
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    p[i] = static_cast<float>((i * 7 + salt) % 1000) * 0.002f - 1.0f;
+  }
+  return t;
+}
+
+// relu(addmm(bias, x, w)); with `linear`, w is [N, K] and permuted first.
+std::shared_ptr<const Graph> AddmmRelu(bool linear) {
+  GraphBuilder b(linear ? "linear_relu" : "addmm_relu");
+  (void)b.AddPlaceholder("x");
+  (void)b.AddPlaceholder("w");
+  (void)b.AddPlaceholder("bias");
+  std::string w = "w";
+  if (linear) {
+    (void)b.AddNode("wt", "aten.permute.default",
+                    {Arg::Ref("w"), Arg::OfList({Arg::Int(1), Arg::Int(0)})});
+    w = "wt";
+  }
+  (void)b.AddNode("mm", "aten.addmm.default",
+                  {Arg::Ref("bias"), Arg::Ref("x"), Arg::Ref(w)});
+  (void)b.AddNode("out", "aten.relu.default", {Arg::Ref("mm")});
+  (void)b.SetOutputs({Arg::Ref("out")});
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+std::vector<Tensor> Inputs(bool linear) {
+  return {Filled({kM, kK}, 1),
+          linear ? Filled({kN, kK}, 2) : Filled({kK, kN}, 2), Filled({kN}, 3)};
+}
+
+// One direct cblas_sgemm of the benchmark's shape; returns its seconds.
+class Baseline {
+ public:
+  explicit Baseline(bool transposed_b)
+      : a_(Filled({kM, kK}, 1)),
+        b_(Filled({kK, kN}, 2)),
+        c_(Filled({kM, kN}, 0)),
+        trans_b_(transposed_b ? CblasTrans : CblasNoTrans) {}
+
+  double Run() {
+    const auto start = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b_, kM, kN, kK, 1.0f,
+                a_.data_as<float>(), kK, b_.data_as<float>(),
+                trans_b_ == CblasTrans ? kK : kN, 0.0f, c_.data_as<float>(),
+                kN);
+    benchmark::DoNotOptimize(c_.data());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+
+ private:
+  Tensor a_, b_, c_;
+  CBLAS_TRANSPOSE trans_b_;
+};
+
+void BM_CblasSgemm(benchmark::State& state) {
+  Baseline baseline(/*transposed_b=*/false);
+  double seconds = 0;
+  for (auto _ : state) {
+    const double t = baseline.Run();
+    state.SetIterationTime(t);
+    seconds += t;
+  }
+  state.counters["GFLOPs"] = kFlops * state.iterations() / seconds / 1e9;
+  state.counters["threads"] = ThreadPool::Global().num_threads();
+}
+BENCHMARK(BM_CblasSgemm)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+// Times `run` per iteration, with one baseline call after each.
+template <typename Fn>
+void RunAgainstBaseline(benchmark::State& state, bool transposed_b, Fn run) {
+  Baseline baseline(transposed_b);
+  double seconds = 0, baseline_seconds = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto out = run();
+    benchmark::DoNotOptimize(out);
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!out.ok()) {
+      state.SkipWithError(std::string(out.status().message()).c_str());
+      return;
+    }
+    state.SetIterationTime(t);
+    seconds += t;
+    baseline_seconds += baseline.Run();
+  }
+  state.counters["GFLOPs"] = kFlops * state.iterations() / seconds / 1e9;
+  state.counters["cblas_GFLOPs"] =
+      kFlops * state.iterations() / baseline_seconds / 1e9;
+  state.counters["vs_cblas"] = baseline_seconds / seconds;
+}
+
+void BM_JitGraph(benchmark::State& state, bool linear) {
+  const std::vector<Tensor> inputs = Inputs(linear);
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe = Jit().Compile(AddmmRelu(linear), spec);
+  if (!exe.ok()) {
+    state.SkipWithError(exe.status().ToString().c_str());
+    return;
+  }
+  RunAgainstBaseline(state, linear, [&] { return (*exe)->Run(inputs); });
+}
+BENCHMARK_CAPTURE(BM_JitGraph, AddmmRelu, false)
+    ->Name("BM_JitAddmmRelu")
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+BENCHMARK_CAPTURE(BM_JitGraph, LinearRelu, true)
+    ->Name("BM_JitLinearRelu")
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+
+void BM_EagerAddmmRelu(benchmark::State& state) {
+  const std::vector<Tensor> inputs = Inputs(false);
+  auto eager = *EagerInterpreter::Create(AddmmRelu(false));
+  RunAgainstBaseline(state, false, [&] { return eager->Run(inputs); });
+}
+BENCHMARK(BM_EagerAddmmRelu)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+}  // namespace
+}  // namespace guardjit
+
+int main(int argc, char** argv) {
+  if (std::getenv("GJ_BENCH_DEFAULT_MALLOC") == nullptr) {
+    // Large blocks from the heap, kept after free: no mmap per call.
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+  openblas_set_num_threads(guardjit::ThreadPool::Global().num_threads());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
