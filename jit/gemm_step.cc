@@ -171,10 +171,18 @@ std::string GemmStep::ToString() const {
 }
 
 int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
+  // Splitting across threads costs wake-ups (and OpenBLAS's thread count
+  // switched twice): a panel of a parallel split gets at least this much
+  // work, so small products (an MLP at batch 256) run on the calling thread.
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+  const int64_t row_macs = std::max<int64_t>(1, step.n * step.k);
   if (step.batched) {
     const int64_t per_thread =
         (step.batch + num_threads - 1) / std::max(num_threads, 1);
-    return std::max<int64_t>(1, per_thread);
+    const int64_t min_batches =
+        kMinParallelMacs / std::max<int64_t>(1, step.m * row_macs);
+    return std::clamp<int64_t>(std::max(per_thread, min_batches), 1,
+                               std::max<int64_t>(1, step.batch));
   }
   const int64_t row_bytes = step.n * ItemSize(step.dtype);
   // BLAS packs all of b (k x n) again on every call, while a panel of r
@@ -184,7 +192,8 @@ int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
   // 256 rows 0.93, 512 rows 0.96, 1024 rows 0.995.)
   int64_t rows = std::max(kPanelBytes / row_bytes, step.k);
   if (num_threads > 1) {
-    rows = std::min(rows, (step.m + num_threads - 1) / num_threads);
+    rows = std::min(rows, std::max((step.m + num_threads - 1) / num_threads,
+                                   kMinParallelMacs / row_macs));
   }
   return std::clamp<int64_t>(rows, 1, step.m);
 }

@@ -355,8 +355,15 @@ TEST(GemmPanelTest, PanelsFitL2OrKRowsAndCoverEveryThread) {
   EXPECT_EQ(GemmPanelUnits(step, 1), 256);  // 1 MiB of float32 rows
   step.m = 1;
   EXPECT_EQ(GemmPanelUnits(step, 4), 1);
+  // Too little work to split: one panel, on the calling thread.
+  step.m = 256;
+  step.n = 16;
+  step.k = 8;
+  EXPECT_EQ(GemmPanelUnits(step, 2), 256);
   step.batched = true;
   step.batch = 5;
+  EXPECT_EQ(GemmPanelUnits(step, 2), 5);
+  step.m = step.n = step.k = 128;
   EXPECT_EQ(GemmPanelUnits(step, 2), 3);
 }
 
