@@ -22,12 +22,17 @@ uint64_t HashGuardValues(const GuardTree& guards,
                          const std::vector<int>& size_dims,
                          const std::vector<int>& stride_dims) {
   uint64_t h = 0;
-  for (int k : size_dims)
-    h = HashMix(h, static_cast<uint64_t>(
-                       *guards.tensors()[k / kMaxRank].sizes[k % kMaxRank]));
-  for (int k : stride_dims)
-    h = HashMix(h, static_cast<uint64_t>(
-                       *guards.tensors()[k / kMaxRank].strides[k % kMaxRank]));
+  uint64_t j = 0;
+  for (int k : size_dims) {
+    h +=
+        HashTerm(j++, static_cast<uint64_t>(
+                          *guards.tensors()[k / kMaxRank].sizes[k % kMaxRank]));
+  }
+  for (int k : stride_dims) {
+    h += HashTerm(j++,
+                  static_cast<uint64_t>(
+                      *guards.tensors()[k / kMaxRank].strides[k % kMaxRank]));
+  }
   return h;
 }
 
@@ -51,23 +56,25 @@ GuardTable::GuardTable(std::vector<CacheEntry*> entries)
   }
 }
 
-std::optional<uint64_t> GuardTable::HashValues(const Mask& mask,
-                                               const CallSignature& call) {
+bool GuardTable::HashValues(const Mask& mask, const CallSignature& call,
+                            uint64_t& hash) {
   uint64_t h = 0;
+  uint64_t j = 0;
   const size_t n = call.inputs.size();
   for (int k : mask.size_dims) {
     const size_t i = k / kMaxRank;
     const int d = k % kMaxRank;
-    if (i >= n || d >= call.inputs[i].rank) return std::nullopt;
-    h = HashMix(h, static_cast<uint64_t>(call.inputs[i].sizes[d]));
+    if (i >= n || d >= call.inputs[i].rank) return false;
+    h += HashTerm(j++, static_cast<uint64_t>(call.inputs[i].sizes[d]));
   }
   for (int k : mask.stride_dims) {
     const size_t i = k / kMaxRank;
     const int d = k % kMaxRank;
-    if (i >= n || d >= call.inputs[i].rank) return std::nullopt;
-    h = HashMix(h, static_cast<uint64_t>(call.inputs[i].strides[d]));
+    if (i >= n || d >= call.inputs[i].rank) return false;
+    h += HashTerm(j++, static_cast<uint64_t>(call.inputs[i].strides[d]));
   }
-  return h;
+  hash = h;
+  return true;
 }
 
 CacheEntry* GuardTable::Lookup(const CallSignature& call) const {
@@ -100,9 +107,9 @@ CacheEntry* GuardTable::LookupIndexed(const CallSignature& call) const {
   CacheEntry* best = nullptr;
   uint64_t best_tick = 0;
   for (size_t m = 0; m < masks_.size(); ++m) {
-    const std::optional<uint64_t> values = HashValues(masks_[m], call);
-    if (!values) continue;
-    auto candidates = index_.find(HashMix(HashMix(static_key, m), *values));
+    uint64_t values;
+    if (!HashValues(masks_[m], call, values)) continue;
+    auto candidates = index_.find(HashMix(HashMix(static_key, m), values));
     if (candidates == index_.end()) continue;
     for (CacheEntry* e : candidates->second) {
       uint64_t tick = e->last_used.load(std::memory_order_relaxed);

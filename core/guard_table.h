@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -38,9 +37,11 @@ class GuardTable {
     std::vector<int> size_dims;
     std::vector<int> stride_dims;
   };
-  // Hash of the call's values at `mask`, or nullopt if the call lacks a dim.
-  static std::optional<uint64_t> HashValues(const Mask& mask,
-                                            const CallSignature& call);
+  // Sets `hash` to the hash of the call's values at `mask`; false if the call
+  // lacks one of its dims. (Not an optional: returning one through memory
+  // stalled the lookup on a store-to-load forward.)
+  static bool HashValues(const Mask& mask, const CallSignature& call,
+                         uint64_t& hash);
 
   // The slow path: one hash probe per mask.
   CacheEntry* LookupIndexed(const CallSignature& call) const;

@@ -9,8 +9,6 @@
 namespace guardjit {
 namespace {
 
-uint64_t Mix(uint64_t h, uint64_t v) { return HashMix(h, v); }
-
 // What TENSOR_MATCH checks exactly in every entry, packed into one word.
 uint64_t InputKey(DType dtype, const Device& device, bool requires_grad,
                   int rank) {
@@ -37,32 +35,33 @@ GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
       tensors_(std::move(tensors)),
       alias_of_(std::move(alias_of)),
       symbolic_(std::move(symbolic)) {
-  uint64_t h = Mix(0, ambient_.Bits());
+  uint64_t h = HashTerm(0, ambient_.Bits());
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorGuard& t = tensors_[i];
     input_keys_.push_back(
         InputKey(t.dtype, t.device, t.requires_grad, t.rank()));
-    h = Mix(h, input_keys_.back());
+    h += HashTerm(2 * i + 1, input_keys_.back());
     for (int d = 0; d < t.rank(); ++d) {
       const auto in = static_cast<int32_t>(i);
       const auto dim = static_cast<int16_t>(d);
       if (t.sizes[d]) dim_checks_.push_back({in, dim, false, *t.sizes[d]});
       if (t.strides[d]) dim_checks_.push_back({in, dim, true, *t.strides[d]});
     }
-    h = Mix(h, static_cast<uint64_t>(alias_of_[i]));
+    h += HashTerm(2 * i + 2, static_cast<uint64_t>(alias_of_[i]));
   }
-  static_key_ = h;
+  static_key_ = HashMix(h, tensors_.size());
 }
 
 uint64_t GuardTree::StaticKeyOf(const CallSignature& call,
                                 absl::Span<const int> alias_of) {
-  uint64_t h = Mix(0, call.ambient.Bits());
+  uint64_t h = HashTerm(0, call.ambient.Bits());
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const InputView& v = call.inputs[i];
-    h = Mix(h, InputKey(v.dtype, v.device, v.requires_grad, v.rank));
-    h = Mix(h, static_cast<uint64_t>(alias_of[i]));
+    h += HashTerm(2 * i + 1,
+                  InputKey(v.dtype, v.device, v.requires_grad, v.rank));
+    h += HashTerm(2 * i + 2, static_cast<uint64_t>(alias_of[i]));
   }
-  return h;
+  return HashMix(h, call.inputs.size());
 }
 
 bool GuardTree::Check(const CallSignature& call) const {
@@ -84,10 +83,10 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
     const InputView& v = call.inputs[c.input];
     if ((c.stride ? v.strides : v.sizes)[c.dim] != c.value) return false;
   }
-  // An empty span means the caller checks aliasing itself (Check()).
-  if (!alias_of.empty() &&
-      !std::equal(alias_of.begin(), alias_of.end(), alias_of_.begin())) {
-    return false;
+  // An empty span means the caller checks aliasing itself (Check()). A plain
+  // loop: std::equal on ints becomes a memcmp call, costly for a few inputs.
+  for (size_t i = 0; i < alias_of.size(); ++i) {
+    if (alias_of[i] != alias_of_[i]) return false;
   }
   if (symbolic_.empty()) return true;
   constexpr int kStackSymbols = 16;
