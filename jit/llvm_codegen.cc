@@ -21,6 +21,9 @@ namespace {
 
 bool IsUnsigned(DType d) { return d == DType::kUInt8 || d == DType::kBool; }
 
+// Vectors a reduction loop keeps in flight (llvm.loop.interleave.count).
+constexpr int kInterleave = 2;
+
 class KernelEmitter {
  public:
   KernelEmitter(const Kernel& kernel, llvm::Module* module)
@@ -467,10 +470,16 @@ absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
   llvm::BranchInst* latch = b_.CreateBr(header);
   if (no_unroll_) {
     // Fully unrolled reductions keep two accumulators and spill every load;
-    // left rolled, the vectorizer interleaves them instead.
+    // left rolled, the vectorizer keeps partial accumulators instead. Unroll
+    // disabled also disables interleaving, so its count is given explicitly:
+    // two vectors in flight hide the accumulator's add/max latency.
     llvm::MDNode* disable = llvm::MDNode::get(
         ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    llvm::MDNode* interleave = llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+               llvm::ConstantAsMetadata::get(b_.getInt32(kInterleave))});
+    llvm::MDNode* id =
+        llvm::MDNode::getDistinct(ctx_, {nullptr, disable, interleave});
     id->replaceOperandWith(0, id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
@@ -537,6 +546,18 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   }
   llvm::Value* acc = Alloca(t);
   b_.CreateStore(init, acc);
+  // Floating max/min combine with maxnum/minnum under nnan nsz (a plain
+  // vmaxps the vectorizer keeps in partial accumulators; llvm.maximum's NaN
+  // and signed-zero handling is a serial blend chain) and track NaN on the
+  // side: any NaN input makes the result NaN, as in eager amax/amin. The sign
+  // of a zero result is unspecified.
+  const bool fp_min_max = fp && (stage.combine == CombineOp::kMax ||
+                                 stage.combine == CombineOp::kMin);
+  llvm::Value* saw_nan = nullptr;
+  if (fp_min_max) {
+    saw_nan = Alloca(b_.getInt1Ty());
+    b_.CreateStore(b_.getFalse(), saw_nan);
+  }
   no_unroll_ = true;
   absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
@@ -567,6 +588,22 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
       case CombineOp::kArgMin:
       case CombineOp::kMax:
       case CombineOp::kMin: {
+        if (fp_min_max) {
+          r = b_.CreateBinaryIntrinsic(stage.combine == CombineOp::kMax
+                                           ? llvm::Intrinsic::maxnum
+                                           : llvm::Intrinsic::minnum,
+                                       a, x);
+          if (auto* inst = llvm::dyn_cast<llvm::Instruction>(r)) {
+            llvm::FastMathFlags flags;
+            flags.setNoNaNs();
+            flags.setNoSignedZeros();
+            inst->setFastMathFlags(flags);
+          }
+          b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), saw_nan),
+                                     b_.CreateFCmpUNO(x, x)),
+                         saw_nan);
+          break;
+        }
         ASSIGN_OR_RETURN(
             r, Binary(stage.combine == CombineOp::kMax ? BinaryOp::kMaximum
                                                        : BinaryOp::kMinimum,
@@ -581,7 +618,13 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   no_unroll_ = false;
   RETURN_IF_ERROR(status);
   locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
-  locals_[stage.local] = b_.CreateLoad(t, acc);
+  llvm::Value* result = b_.CreateLoad(t, acc);
+  if (fp_min_max) {
+    // maxnum under nnan is poison once it met a NaN; the select discards it.
+    result = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), saw_nan),
+                             FConst(t, NAN), result);
+  }
+  locals_[stage.local] = result;
   return absl::OkStatus();
 }
 

@@ -149,7 +149,7 @@ Outputs Var(LoweringContext& ctx, const Node& node,
       })};
 }
 
-// softmax = exp(x - max) / sum(exp(x - max)); log_softmax = x - max -
+// softmax = exp(x - max) * (1 / sum(exp(x - max))); log_softmax = x - max -
 // log(sum(exp(x - max))), reduced over `dim`, in the output dtype.
 LowerFn SoftmaxLowering(bool log) {
   return [log](LoweringContext& ctx, const Node& node,
@@ -175,9 +175,13 @@ LowerFn SoftmaxLowering(bool log) {
                        ValueExpr::Unary(UnaryOp::kLog, v[2]));
           })};
     }
-    return std::vector<int>{ctx.Pointwise(
-        out[0], {e, sum},
-        [](const Values& v) { return Bin(BinaryOp::kDiv, v[0], v[1]); })};
+    // Times the reciprocal, as ATen's vectorized softmax does: the division
+    // is loop-invariant and hoisted, leaving one multiply per element.
+    return std::vector<int>{
+        ctx.Pointwise(out[0], {e, sum}, [d](const Values& v) {
+          return Bin(BinaryOp::kMul, v[0],
+                     Bin(BinaryOp::kDiv, ValueExpr::Const(d, 1.0), v[1]));
+        })};
   };
 }
 

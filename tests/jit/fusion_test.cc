@@ -82,7 +82,7 @@ TEST(FusionTest, SoftmaxIsOneKernelWithTwoReductions) {
   EXPECT_EQ(k.buffers.size(), 2u);
   const std::string ir = k.ToString();
   // exp(x - max) is computed once: the sum stage stores it, the epilogue
-  // reads it back.
+  // reads it back and multiplies by the (hoisted) reciprocal of the sum.
   EXPECT_EQ(ir,
             "kernel(in0: float32*, out0: out float32*)\n"
             "  for i0 < 8:\n"
@@ -91,8 +91,8 @@ TEST(FusionTest, SoftmaxIsOneKernelWithTwoReductions) {
             "    local1 = sum<float32> for i1 < 128\n"
             "        of exp(sub(in0[(i0*128 + i1)], local0))\n"
             "        storing out0[(i0*128 + i1)]\n"
-            "    for i1 < 128: out0[(i0*128 + i1)] = div(out0[(i0*128 + i1)], "
-            "local1)\n");
+            "    for i1 < 128: out0[(i0*128 + i1)] = mul(out0[(i0*128 + i1)], "
+            "div(1:float32, local1))\n");
 }
 
 TEST(FusionTest, LayerNormIsOneKernelWritingThreeOutputs) {

@@ -164,6 +164,47 @@ TEST(ReductionConformanceTest, ArgMaxArgMinMatchEager) {
   }
 }
 
+// Floating max/min reductions run vectorized (maxnum with NaN tracked on the
+// side): a NaN anywhere in a row, in the vector body or the remainder, makes
+// that row's result NaN, as in eager; infinities are ordinary values. Rows of
+// 67 elements cover both parts; softmax shares the max reduction.
+TEST(ReductionConformanceTest, MaxMinPropagateNaNAndInfinityInLongRows) {
+  constexpr int64_t kCols = 67;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    Tensor x = RandomTensor(dtype, {6, kCols}, 21, -4, 4);
+    auto set = [&](int64_t row, int64_t col, double v) {
+      if (dtype == DType::kFloat32) {
+        x.data_as<float>()[row * kCols + col] = static_cast<float>(v);
+      } else {
+        x.data_as<double>()[row * kCols + col] = v;
+      }
+    };
+    set(0, 0, NAN);          // first element
+    set(1, 40, NAN);         // vector body
+    set(2, kCols - 1, NAN);  // remainder
+    set(3, 5, INFINITY);
+    set(3, 9, -INFINITY);
+    set(4, 7, -INFINITY);
+    set(4, 60, NAN);  // NaN after an infinity
+    // row 5 stays finite
+    for (const char* target : {"aten.amax.default", "aten.amin.default"}) {
+      for (int dim : {0, 1}) {
+        SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype), " ", dim));
+        auto graph = OpGraph(
+            target,
+            {Arg::Ref("x0"), Arg::OfList({Arg::Int(dim)}), Arg::Bool(false)},
+            1);
+        ExpectJitMatchesEager(graph, {x});
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)});
+      }
+    }
+    SCOPED_TRACE(absl::StrCat("softmax ", DTypeName(dtype)));
+    auto softmax = OpGraph("aten._softmax.default",
+                           {Arg::Ref("x0"), Arg::Int(1), Arg::Bool(false)}, 1);
+    ExpectJitMatchesEager(softmax, {x}, Rtol(dtype));
+  }
+}
+
 TEST(ReductionConformanceTest, SoftmaxAndLogSoftmaxMatchEager) {
   for (const char* target :
        {"aten._softmax.default", "aten._log_softmax.default"}) {
