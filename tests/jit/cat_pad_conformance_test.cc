@@ -22,6 +22,10 @@
 namespace guardjit {
 namespace {
 
+using testing::AddNode;
+using testing::Finish;
+using testing::Ints;
+
 using testing::ExpectDynamicJitMatchesEager;
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
@@ -32,24 +36,6 @@ using testing::SharedJit;
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
                              DType::kInt64,   DType::kBool,    DType::kFloat16,
                              DType::kBFloat16};
-
-Arg Ints(const std::vector<int64_t>& v) {
-  std::vector<Arg> list;
-  for (int64_t i : v) list.push_back(Arg::Int(i));
-  return Arg::OfList(list);
-}
-
-void AddNode(GraphBuilder& b, const std::string& name,
-             const std::string& target, std::vector<Arg> args) {
-  auto node = b.AddNode(name, target, std::move(args));
-  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
-}
-
-std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
-  auto graph = b.Finish();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return std::shared_ptr<const Graph>(std::move(*graph));
-}
 
 // Whether eager mode accepts the graph for these inputs.
 bool Accepts(const Graph& graph, const std::vector<Tensor>& inputs) {

@@ -18,32 +18,17 @@
 namespace guardjit {
 namespace {
 
+using testing::AddNode;
 using testing::ExpectDynamicJitMatchesEager;
+using testing::Finish;
 using ::testing::HasSubstr;
+using testing::Ints;
 using testing::RandomTensor;
 using testing::SharedJit;
 
 // Sizes of the calls: 2, odd sizes, and one large enough to run in parallel.
 const std::vector<std::pair<int64_t, int64_t>> kSizes = {
     {3, 5}, {2, 2}, {7, 33}, {1, 17}, {65, 9}, {5, 3}, {11, 4}, {300, 301}};
-
-Arg Ints(std::vector<int64_t> v) {
-  std::vector<Arg> list;
-  for (int64_t i : v) list.push_back(Arg::Int(i));
-  return Arg::OfList(list);
-}
-
-std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
-  auto graph = b.Finish();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return std::shared_ptr<const Graph>(std::move(*graph));
-}
-
-void Node(GraphBuilder& b, const std::string& name, const std::string& target,
-          std::vector<Arg> args, Kwargs kwargs = {}) {
-  auto node = b.AddNode(name, target, std::move(args), std::move(kwargs));
-  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
-}
 
 // The calls: for each (n, m) of kSizes with n, m >= min_size (sizes 0 and 1
 // are specialized, not symbols), tensors of the shapes `shapes` gives.
@@ -75,10 +60,10 @@ TEST(DynamicConformanceTest, PointwiseChainWithBroadcasting) {
     GraphBuilder b("pointwise");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
     ASSERT_TRUE(b.AddPlaceholder("y").ok());
-    Node(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
-    Node(b, "m", "aten.mul.Tensor", {Arg::Ref("a"), Arg::Ref("x")});
-    Node(b, "r", "aten.relu.default", {Arg::Ref("m")});
-    Node(b, "o", "aten.sub.Scalar", {Arg::Ref("r"), Arg::Int(3)});
+    AddNode(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
+    AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("a"), Arg::Ref("x")});
+    AddNode(b, "r", "aten.relu.default", {Arg::Ref("m")});
+    AddNode(b, "o", "aten.sub.Scalar", {Arg::Ref("r"), Arg::Int(3)});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
     const int compiled = SharedJit().kernels().compiled();
     auto exe =
@@ -99,15 +84,15 @@ TEST(DynamicConformanceTest, ReductionsOverSymbolicDims) {
     SCOPED_TRACE(DTypeName(dtype));
     GraphBuilder b("reductions");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    Node(b, "s", "aten.sum.dim_IntList",
-         {Arg::Ref("x"), Ints({1}), Arg::Bool(true)});
-    Node(b, "c", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("s")});
-    Node(b, "mx", "aten.amax.default",
-         {Arg::Ref("x"), Ints({0}), Arg::Bool(false)});
+    AddNode(b, "s", "aten.sum.dim_IntList",
+            {Arg::Ref("x"), Ints({1}), Arg::Bool(true)});
+    AddNode(b, "c", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("s")});
+    AddNode(b, "mx", "aten.amax.default",
+            {Arg::Ref("x"), Ints({0}), Arg::Bool(false)});
     std::vector<Arg> outputs = {Arg::Ref("c"), Arg::Ref("mx")};
     if (IsFloating(dtype)) {
-      Node(b, "mean", "aten.mean.dim",
-           {Arg::Ref("x"), Ints({1}), Arg::Bool(false)});
+      AddNode(b, "mean", "aten.mean.dim",
+              {Arg::Ref("x"), Ints({1}), Arg::Bool(false)});
       outputs.push_back(Arg::Ref("mean"));
     }
     ASSERT_TRUE(b.SetOutputs(outputs).ok());
@@ -128,12 +113,12 @@ TEST(DynamicConformanceTest, SoftmaxAndVarRows) {
     SCOPED_TRACE(DTypeName(dtype));
     GraphBuilder b("softmax");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    Node(b, "sm", "aten._softmax.default",
-         {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
-    Node(b, "lsm", "aten._log_softmax.default",
-         {Arg::Ref("x"), Arg::Int(0), Arg::Bool(false)});
-    Node(b, "v", "aten.var.correction", {Arg::Ref("x"), Ints({1})},
-         {{"correction", Arg::Int(1)}, {"keepdim", Arg::Bool(true)}});
+    AddNode(b, "sm", "aten._softmax.default",
+            {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
+    AddNode(b, "lsm", "aten._log_softmax.default",
+            {Arg::Ref("x"), Arg::Int(0), Arg::Bool(false)});
+    AddNode(b, "v", "aten.var.correction", {Arg::Ref("x"), Ints({1})},
+            {{"correction", Arg::Int(1)}, {"keepdim", Arg::Bool(true)}});
     ASSERT_TRUE(
         b.SetOutputs({Arg::Ref("sm"), Arg::Ref("lsm"), Arg::Ref("v")}).ok());
     auto exe =
@@ -155,12 +140,12 @@ TEST(DynamicConformanceTest, LayerNormRows) {
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
     ASSERT_TRUE(b.AddPlaceholder("w").ok());
     ASSERT_TRUE(b.AddPlaceholder("bias").ok());
-    Node(b, "ln", "aten.native_layer_norm.default",
-         {Arg::Ref("x"), Ints({7}), Arg::Ref("w"), Arg::Ref("bias"),
-          Arg::Float(1e-5)});
-    Node(b, "y", "getitem", {Arg::Ref("ln"), Arg::Int(0)});
-    Node(b, "mean", "getitem", {Arg::Ref("ln"), Arg::Int(1)});
-    Node(b, "rstd", "getitem", {Arg::Ref("ln"), Arg::Int(2)});
+    AddNode(b, "ln", "aten.native_layer_norm.default",
+            {Arg::Ref("x"), Ints({7}), Arg::Ref("w"), Arg::Ref("bias"),
+             Arg::Float(1e-5)});
+    AddNode(b, "y", "getitem", {Arg::Ref("ln"), Arg::Int(0)});
+    AddNode(b, "mean", "getitem", {Arg::Ref("ln"), Arg::Int(1)});
+    AddNode(b, "rstd", "getitem", {Arg::Ref("ln"), Arg::Int(2)});
     ASSERT_TRUE(
         b.SetOutputs({Arg::Ref("y"), Arg::Ref("mean"), Arg::Ref("rstd")}).ok());
     // Rows of symbolic count, normalized over a static width (the op's
@@ -187,15 +172,15 @@ TEST(DynamicConformanceTest, DecomposedLayerNormOverSymbolicRows) {
     GraphBuilder b("ln_decomposed");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
     ASSERT_TRUE(b.AddPlaceholder("w").ok());
-    Node(b, "mu", "aten.mean.dim",
-         {Arg::Ref("x"), Ints({-1}), Arg::Bool(true)});
-    Node(b, "d", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("mu")});
-    Node(b, "var", "aten.var.correction", {Arg::Ref("x"), Ints({-1})},
-         {{"correction", Arg::Int(0)}, {"keepdim", Arg::Bool(true)}});
-    Node(b, "ve", "aten.add.Scalar", {Arg::Ref("var"), Arg::Float(1e-5)});
-    Node(b, "r", "aten.rsqrt.default", {Arg::Ref("ve")});
-    Node(b, "n", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("r")});
-    Node(b, "y", "aten.mul.Tensor", {Arg::Ref("n"), Arg::Ref("w")});
+    AddNode(b, "mu", "aten.mean.dim",
+            {Arg::Ref("x"), Ints({-1}), Arg::Bool(true)});
+    AddNode(b, "d", "aten.sub.Tensor", {Arg::Ref("x"), Arg::Ref("mu")});
+    AddNode(b, "var", "aten.var.correction", {Arg::Ref("x"), Ints({-1})},
+            {{"correction", Arg::Int(0)}, {"keepdim", Arg::Bool(true)}});
+    AddNode(b, "ve", "aten.add.Scalar", {Arg::Ref("var"), Arg::Float(1e-5)});
+    AddNode(b, "r", "aten.rsqrt.default", {Arg::Ref("ve")});
+    AddNode(b, "n", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("r")});
+    AddNode(b, "y", "aten.mul.Tensor", {Arg::Ref("n"), Arg::Ref("w")});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
     auto exe = ExpectDynamicJitMatchesEager(
         Finish(b), {{0, 0}, {0, 1}, {1, 0}},
@@ -217,25 +202,27 @@ TEST(DynamicConformanceTest, ViewsFeedingPointwise) {
     GraphBuilder b("views");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
     ASSERT_TRUE(b.AddPlaceholder("col").ok());
-    Node(b, "t", "aten.permute.default", {Arg::Ref("x"), Ints({1, 0})});
-    Node(b, "sl", "aten.slice.Tensor",
-         {Arg::Ref("t"), Arg::Int(0), Arg::Int(1), Arg::None(), Arg::Int(1)});
-    Node(b, "o1", "aten.mul.Scalar", {Arg::Ref("sl"), Arg::Int(2)});
-    Node(b, "tail", "aten.slice.Tensor",
-         {Arg::Ref("x"), Arg::Int(1), Arg::Int(-2), Arg::None(), Arg::Int(1)});
-    Node(b, "o2", "aten.add.Scalar", {Arg::Ref("tail"), Arg::Int(1)});
-    Node(b, "last", "aten.select.int",
-         {Arg::Ref("x"), Arg::Int(1), Arg::Int(-1)});
-    Node(b, "o3", "aten.neg.default", {Arg::Ref("last")});
-    Node(b, "flat", "aten.view.default", {Arg::Ref("x"), Ints({-1})});
-    Node(b, "o4", "aten.mul.Tensor", {Arg::Ref("flat"), Arg::Ref("flat")});
-    Node(b, "sq", "aten.mul.Tensor", {Arg::Ref("x"), Arg::Ref("x")});
-    Node(b, "sqv", "aten.view.default", {Arg::Ref("sq"), Ints({-1})});
-    Node(b, "o5", "aten.add.Scalar", {Arg::Ref("sqv"), Arg::Int(1)});
-    Node(b, "sqt", "aten.permute.default", {Arg::Ref("sq"), Ints({1, 0})});
-    Node(b, "o7", "aten.sub.Scalar", {Arg::Ref("sqt"), Arg::Int(2)});
-    Node(b, "ex", "aten.expand.default", {Arg::Ref("col"), Ints({-1, 4})});
-    Node(b, "o6", "aten.sub.Scalar", {Arg::Ref("ex"), Arg::Int(1)});
+    AddNode(b, "t", "aten.permute.default", {Arg::Ref("x"), Ints({1, 0})});
+    AddNode(
+        b, "sl", "aten.slice.Tensor",
+        {Arg::Ref("t"), Arg::Int(0), Arg::Int(1), Arg::None(), Arg::Int(1)});
+    AddNode(b, "o1", "aten.mul.Scalar", {Arg::Ref("sl"), Arg::Int(2)});
+    AddNode(
+        b, "tail", "aten.slice.Tensor",
+        {Arg::Ref("x"), Arg::Int(1), Arg::Int(-2), Arg::None(), Arg::Int(1)});
+    AddNode(b, "o2", "aten.add.Scalar", {Arg::Ref("tail"), Arg::Int(1)});
+    AddNode(b, "last", "aten.select.int",
+            {Arg::Ref("x"), Arg::Int(1), Arg::Int(-1)});
+    AddNode(b, "o3", "aten.neg.default", {Arg::Ref("last")});
+    AddNode(b, "flat", "aten.view.default", {Arg::Ref("x"), Ints({-1})});
+    AddNode(b, "o4", "aten.mul.Tensor", {Arg::Ref("flat"), Arg::Ref("flat")});
+    AddNode(b, "sq", "aten.mul.Tensor", {Arg::Ref("x"), Arg::Ref("x")});
+    AddNode(b, "sqv", "aten.view.default", {Arg::Ref("sq"), Ints({-1})});
+    AddNode(b, "o5", "aten.add.Scalar", {Arg::Ref("sqv"), Arg::Int(1)});
+    AddNode(b, "sqt", "aten.permute.default", {Arg::Ref("sq"), Ints({1, 0})});
+    AddNode(b, "o7", "aten.sub.Scalar", {Arg::Ref("sqt"), Arg::Int(2)});
+    AddNode(b, "ex", "aten.expand.default", {Arg::Ref("col"), Ints({-1, 4})});
+    AddNode(b, "o6", "aten.sub.Scalar", {Arg::Ref("ex"), Arg::Int(1)});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("o1"), Arg::Ref("o2"), Arg::Ref("o3"),
                               Arg::Ref("o4"), Arg::Ref("o5"), Arg::Ref("o6"),
                               Arg::Ref("o7")})
@@ -264,12 +251,12 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
     ASSERT_TRUE(b.AddPlaceholder("w").ok());
     ASSERT_TRUE(b.AddPlaceholder("bias").ok());
-    Node(b, "xs", "aten.tanh.default", {Arg::Ref("x")});
-    Node(b, "h", "aten.mm.default", {Arg::Ref("xs"), Arg::Ref("w")});
-    Node(b, "hb", "aten.add.Tensor", {Arg::Ref("h"), Arg::Ref("bias")});
-    Node(b, "r", "aten.relu.default", {Arg::Ref("hb")});
-    Node(b, "s", "aten._softmax.default",
-         {Arg::Ref("r"), Arg::Int(1), Arg::Bool(false)});
+    AddNode(b, "xs", "aten.tanh.default", {Arg::Ref("x")});
+    AddNode(b, "h", "aten.mm.default", {Arg::Ref("xs"), Arg::Ref("w")});
+    AddNode(b, "hb", "aten.add.Tensor", {Arg::Ref("h"), Arg::Ref("bias")});
+    AddNode(b, "r", "aten.relu.default", {Arg::Ref("hb")});
+    AddNode(b, "s", "aten._softmax.default",
+            {Arg::Ref("r"), Arg::Int(1), Arg::Bool(false)});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("s"), Arg::Ref("h")}).ok());
     // x [n, k] @ w [k, 5]: n and k symbolic (k shared by x and w).
     std::vector<std::vector<Tensor>> calls;
@@ -293,9 +280,9 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
 TEST(DynamicConformanceTest, TransposedInputsShareOneVariant) {
   GraphBuilder b("transposed");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
-  Node(b, "e", "aten.exp.default", {Arg::Ref("x")});
-  Node(b, "s", "aten.sum.dim_IntList",
-       {Arg::Ref("e"), Ints({1}), Arg::Bool(false)});
+  AddNode(b, "e", "aten.exp.default", {Arg::Ref("x")});
+  AddNode(b, "s", "aten.sum.dim_IntList",
+          {Arg::Ref("e"), Ints({1}), Arg::Bool(false)});
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
   auto graph = Finish(b);
   std::vector<std::vector<Tensor>> calls;
@@ -332,8 +319,8 @@ TEST(DynamicConformanceTest, CodegenLogShowsSizeParameters) {
   });
   GraphBuilder b("logged");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
-  Node(b, "s", "aten._softmax.default",
-       {Arg::Ref("x"), Arg::Int(1), Arg::Bool(false)});
+  AddNode(b, "s", "aten._softmax.default",
+          {Arg::Ref("x"), Arg::Int(1), Arg::Bool(false)});
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
   auto exe = ExpectDynamicJitMatchesEager(
       Finish(b), {{0, 0}, {0, 1}},
@@ -354,10 +341,10 @@ TEST(DynamicConformanceTest, EagerStepsAndEagerPlanFallbacks) {
   {
     GraphBuilder b("int_div");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    Node(b, "a", "aten.add.Scalar", {Arg::Ref("x"), Arg::Int(7)});
-    Node(b, "d", "aten.div.Tensor_mode", {Arg::Ref("a"), Arg::Int(3)},
-         {{"rounding_mode", Arg::String("floor")}});
-    Node(b, "m", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("x")});
+    AddNode(b, "a", "aten.add.Scalar", {Arg::Ref("x"), Arg::Int(7)});
+    AddNode(b, "d", "aten.div.Tensor_mode", {Arg::Ref("a"), Arg::Int(3)},
+            {{"rounding_mode", Arg::String("floor")}});
+    AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("x")});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("m")}).ok());
     auto exe = ExpectDynamicJitMatchesEager(
         Finish(b), {{0, 0}, {0, 1}},
@@ -370,10 +357,10 @@ TEST(DynamicConformanceTest, EagerStepsAndEagerPlanFallbacks) {
   {
     GraphBuilder b("sized");
     ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    Node(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(1)});
-    Node(b, "v", "aten.view.default",
-         {Arg::Ref("x"), Arg::OfList({Arg::Int(-1), Arg::Ref("n")})});
-    Node(b, "e", "aten.exp.default", {Arg::Ref("v")});
+    AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(1)});
+    AddNode(b, "v", "aten.view.default",
+            {Arg::Ref("x"), Arg::OfList({Arg::Int(-1), Arg::Ref("n")})});
+    AddNode(b, "e", "aten.exp.default", {Arg::Ref("v")});
     ASSERT_TRUE(b.SetOutputs({Arg::Ref("e")}).ok());
     auto exe = ExpectDynamicJitMatchesEager(
         Finish(b), {{0, 0}, {0, 1}},

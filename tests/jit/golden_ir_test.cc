@@ -23,23 +23,9 @@
 namespace guardjit {
 namespace {
 
-Arg Ints(const std::vector<int64_t>& v) {
-  std::vector<Arg> list;
-  for (int64_t i : v) list.push_back(Arg::Int(i));
-  return Arg::OfList(list);
-}
-
-void AddNode(GraphBuilder& b, const std::string& name,
-             const std::string& target, std::vector<Arg> args) {
-  auto node = b.AddNode(name, target, std::move(args));
-  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
-}
-
-std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
-  auto graph = b.Finish();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return std::shared_ptr<const Graph>(std::move(*graph));
-}
+using testing::AddNode;
+using testing::Finish;
+using testing::Ints;
 
 Specialization StaticSpec(const std::vector<Shape>& shapes) {
   Specialization spec;

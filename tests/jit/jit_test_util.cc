@@ -178,4 +178,22 @@ std::shared_ptr<const Graph> OpGraph(const std::string& target,
   return std::shared_ptr<const Graph>(std::move(*graph));
 }
 
+Arg Ints(const std::vector<int64_t>& v) {
+  std::vector<Arg> list;
+  for (int64_t i : v) list.push_back(Arg::Int(i));
+  return Arg::OfList(list);
+}
+
+void AddNode(GraphBuilder& b, const std::string& name,
+             const std::string& target, std::vector<Arg> args, Kwargs kwargs) {
+  auto node = b.AddNode(name, target, std::move(args), std::move(kwargs));
+  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
+}
+
+std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
+  auto graph = b.Finish();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return std::shared_ptr<const Graph>(std::move(*graph));
+}
+
 }  // namespace guardjit::testing

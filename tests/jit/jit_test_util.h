@@ -60,6 +60,14 @@ std::shared_ptr<const Graph> OpGraph(const std::string& target,
                                      int num_inputs, Kwargs kwargs = {},
                                      int num_outputs = 1);
 
+// Graph-building shorthands for tests: an int list arg, a node that must be
+// accepted (a failed ASSERT names it), a graph that must finish.
+Arg Ints(const std::vector<int64_t>& v);
+void AddNode(GraphBuilder& b, const std::string& name,
+             const std::string& target, std::vector<Arg> args,
+             Kwargs kwargs = {});
+std::shared_ptr<const Graph> Finish(GraphBuilder& b);
+
 }  // namespace guardjit::testing
 
 #endif  // GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_
