@@ -49,6 +49,12 @@ bool SameSizes(const std::vector<IndexExpr>& a,
   return a == b;
 }
 
+// A load of memory of `dtype`, as a value of ComputeDType(dtype).
+ValueExpr LoadAs(int param, DType dtype, IndexExpr index) {
+  return ValueExpr::Cast(ValueExpr::Load(param, dtype, std::move(index)),
+                         ComputeDType(dtype));
+}
+
 std::string IndexKey(int value, const std::vector<IndexExpr>& idx) {
   std::string key = absl::StrCat(value, ":");
   for (const IndexExpr& e : idx) absl::StrAppend(&key, e.ToString(), ",");
@@ -208,13 +214,13 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
     for (int d = 0; d < value.rank(); ++d) {
       offset = offset + idx[d] * value.strides[d];
     }
-    result = ValueExpr::Load(Param(value.slot, value.dtype, false, ctx),
-                             value.dtype, offset);
+    result =
+        LoadAs(Param(value.slot, value.dtype, false, ctx), value.dtype, offset);
   } else if (mat_slot_[v] >= 0 && group_of_[v] < ctx.group) {
     // In memory written by an earlier kernel. (A value a later kernel
     // materializes is recomputed here: that memory does not exist yet.)
-    result = ValueExpr::Load(Param(mat_slot_[v], value.dtype, false, ctx),
-                             value.dtype, Linearize(idx, value.sizes));
+    result = LoadAs(Param(mat_slot_[v], value.dtype, false, ctx), value.dtype,
+                    Linearize(idx, value.sizes));
   } else if (value.kind == LValue::Kind::kReduction) {
     if (group_of_[v] != ctx.group) {
       if (!ctx.dry_run) {
@@ -222,7 +228,7 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
             absl::StrCat("reduction ", value.label, " has no memory"));
       }
       ctx.needs_memory.push_back(v);
-      result = ValueExpr::Local(-1, value.dtype);
+      result = ValueExpr::Local(-1, ComputeDType(value.dtype));
     } else {
       // Only the row being reduced is at hand: the index must be the outer
       // point (size-1 reduced dims at 0).
@@ -231,8 +237,9 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
         return absl::FailedPreconditionError("reduction read off its row");
       }
       auto local = ctx.local_of.find(v);
-      result = ValueExpr::Local(
-          local == ctx.local_of.end() ? -1 : local->second, value.dtype);
+      result =
+          ValueExpr::Local(local == ctx.local_of.end() ? -1 : local->second,
+                           ComputeDType(value.dtype));
     }
   } else if (auto view = view_ref_.find(v);
              view != view_ref_.end() && view->second.group < ctx.group) {
@@ -241,10 +248,18 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
     for (int d = 0; d < value.rank(); ++d) {
       offset = offset + idx[d] * ref.strides[d];
     }
-    result = ValueExpr::Load(Param(ref.slot, value.dtype, false, ctx),
-                             value.dtype, offset);
+    result =
+        LoadAs(Param(ref.slot, value.dtype, false, ctx), value.dtype, offset);
   } else if (value.kind == LValue::Kind::kView) {
     ASSIGN_OR_RETURN(result, Emit(value.operands[0], value.remap(idx), ctx));
+  } else if (value.kind == LValue::Kind::kSelect) {
+    const std::vector<std::vector<IndexExpr>> op_idx = value.operand_index(idx);
+    std::vector<ValueExpr> operands;
+    for (size_t k = 0; k < value.operands.size(); ++k) {
+      ASSIGN_OR_RETURN(ValueExpr e, Emit(value.operands[k], op_idx[k], ctx));
+      operands.push_back(std::move(e));
+    }
+    result = value.select(idx, operands);
   } else {
     std::vector<ValueExpr> operands;
     for (int o : value.operands) {
@@ -436,10 +451,13 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
             value.rank() == static_cast<int>(g.mask.size()) && !g.mask.empty());
       }
       if (value.kind == LValue::Kind::kReduction) {
-        stage.value = ValueExpr::Local(ctx.local_of.at(m.value), value.dtype);
+        stage.value = ValueExpr::Local(ctx.local_of.at(m.value),
+                                       ComputeDType(value.dtype));
       } else {
         ASSIGN_OR_RETURN(stage.value, Emit(m.value, idx, ctx));
       }
+      // float16/bfloat16 round once, here.
+      stage.value = ValueExpr::Cast(stage.value, value.dtype);
       stage.buffer = Param(mat_slot_[m.value], value.dtype, true, ctx);
       stage.index = Linearize(idx, value.sizes);
       step.allocate.push_back(mat_slot_[m.value]);

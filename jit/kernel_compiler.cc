@@ -3,9 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace guardjit {
 
@@ -47,6 +49,14 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
   }
   if (fresh.empty()) return result;
   ++next_module_;
+  if (LogEnabled(LogTopic::kCodegen)) {
+    // Before OptimizeModule stamps the host's CPU and features on it: the
+    // same text on every machine (golden files compare it).
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+    Log(LogTopic::kCodegen, absl::StrCat("LLVM IR before O3:\n", os.str()));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
                    jit_->CreateTargetMachine());
   RETURN_IF_ERROR(OptimizeModule(*module, *machine));

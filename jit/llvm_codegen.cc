@@ -42,6 +42,10 @@ class KernelEmitter {
         return b_.getInt32Ty();
       case DType::kInt64:
         return b_.getInt64Ty();
+      case DType::kFloat16:
+        return b_.getHalfTy();
+      case DType::kBFloat16:
+        return b_.getBFloatTy();
       case DType::kFloat32:
         return b_.getFloatTy();
       case DType::kFloat64:
@@ -60,6 +64,8 @@ class KernelEmitter {
   absl::StatusOr<llvm::Value*> Binary(BinaryOp op, DType d, llvm::Value* a,
                                       llvm::Value* c);
   llvm::Value* Cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* ReducedToFloat(llvm::Value* x, DType from);
+  llvm::Value* FloatToReduced(llvm::Value* x, DType to);
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
     return b_.CreateUnaryIntrinsic(id, x);
   }
@@ -171,8 +177,39 @@ llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
 }
 
+// bfloat16 converts with integer operations (core/half.h's rounding), so no
+// target needs bfloat16 conversion instructions or libcalls; float16 uses
+// fpext/fptrunc (F16C on x86 hosts that have it).
+llvm::Value* KernelEmitter::ReducedToFloat(llvm::Value* x, DType from) {
+  if (from == DType::kFloat16) return b_.CreateFPExt(x, b_.getFloatTy());
+  llvm::Value* bits =
+      b_.CreateZExt(b_.CreateBitCast(x, b_.getInt16Ty()), b_.getInt32Ty());
+  return b_.CreateBitCast(b_.CreateShl(bits, 16), b_.getFloatTy());
+}
+
+llvm::Value* KernelEmitter::FloatToReduced(llvm::Value* x, DType to) {
+  if (to == DType::kFloat16) return b_.CreateFPTrunc(x, b_.getHalfTy());
+  llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
+  llvm::Value* high = b_.CreateLShr(bits, 16);
+  llvm::Value* bias =
+      b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(high, b_.getInt32(1)));
+  llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, bias), 16);
+  llvm::Value* quiet_nan = b_.CreateOr(high, b_.getInt32(0x40));
+  llvm::Value* result =
+      b_.CreateSelect(b_.CreateFCmpUNO(x, x), quiet_nan, rounded);
+  return b_.CreateBitCast(b_.CreateTrunc(result, b_.getInt16Ty()),
+                          b_.getBFloatTy());
+}
+
 llvm::Value* KernelEmitter::Cast(llvm::Value* x, DType from, DType to) {
   if (from == to) return x;
+  // float16/bfloat16 convert through float32, as their eager conversions do.
+  if (ComputeDType(from) != from) {
+    return Cast(ReducedToFloat(x, from), DType::kFloat32, to);
+  }
+  if (ComputeDType(to) != to) {
+    return FloatToReduced(Cast(x, from, DType::kFloat32), to);
+  }
   llvm::Type* t = TypeOf(to);
   if (to == DType::kBool) {
     return IsFloating(from)

@@ -62,6 +62,13 @@ enum class BinaryOp {
   kXor,
 };
 
+// float16 and bfloat16 are storage dtypes in the loop IR: loaded, stored and
+// cast, never computed in. Values of those dtypes compute in float32 (as
+// PyTorch's opmath and Inductor do) and round when stored.
+inline DType ComputeDType(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 ? DType::kFloat32 : d;
+}
+
 const char* UnaryOpName(UnaryOp op);
 const char* BinaryOpName(BinaryOp op);
 

@@ -175,7 +175,26 @@ int LoweringContext::View(int source, std::vector<IndexExpr> sizes,
   return Add(std::move(v));
 }
 
+int LoweringContext::Select(const TensorMeta& out, std::vector<int> operands,
+                            decltype(LValue::operand_index) operand_index,
+                            decltype(LValue::select) select) {
+  LValue v;
+  v.kind = LValue::Kind::kSelect;
+  v.dtype = out.dtype;
+  v.sizes = Sizes(out);
+  v.operands = std::move(operands);
+  v.operand_index = std::move(operand_index);
+  v.select = std::move(select);
+  return Add(std::move(v));
+}
+
 ValueExpr ScalarConst(const Scalar& s, DType dtype) {
+  if (ComputeDType(dtype) != dtype) {
+    // Rounded to float16/bfloat16 through float32, as runtime/convert.h.
+    return ValueExpr::Cast(
+        ValueExpr::Cast(ScalarConst(s, DType::kFloat32), dtype),
+        DType::kFloat32);
+  }
   if (IsFloating(dtype)) return ValueExpr::Const(dtype, s.to_double());
   if (dtype == DType::kBool) return ValueExpr::IntConst(dtype, s.to_bool());
   if (s.is_float()) {
@@ -189,16 +208,16 @@ ValueExpr ScalarConst(const Scalar& s, DType dtype) {
   return ValueExpr::IntConst(dtype, s.to_int());
 }
 
-bool JitSupportsDType(DType dtype) {
-  return dtype != DType::kFloat16 && dtype != DType::kBFloat16;
-}
-
 namespace {
 
 bool IsTensorArgOk(const LoweredGraph& lowered, const Arg& a) {
-  if (!a.is_value()) return true;
-  const int v = lowered.ValueOf(a.as_value());
-  return v >= 0 && JitSupportsDType(lowered.values[v].dtype);
+  if (a.is_list()) {
+    for (const Arg& item : a.as_list()) {
+      if (!IsTensorArgOk(lowered, item)) return false;
+    }
+    return true;
+  }
+  return !a.is_value() || lowered.ValueOf(a.as_value()) >= 0;
 }
 
 void CollectValueRefs(const Arg& arg, std::vector<ValueRef>* refs) {
@@ -272,16 +291,15 @@ absl::StatusOr<LoweredGraph> Lower(
         absl::StatusOr<std::vector<int>> outputs =
             absl::UnimplementedError("no JIT lowering");
         const LowerFn* lower = FindLowering(node.target);
-        bool dtypes_ok = true;
+        bool args_ok = true;
         for (const Arg& a : node.args) {
-          dtypes_ok = dtypes_ok && IsTensorArgOk(lowered, a);
+          args_ok = args_ok && IsTensorArgOk(lowered, a);
         }
         for (const TensorMeta& m : metas[i]) {
-          dtypes_ok =
-              dtypes_ok && JitSupportsDType(m.dtype) && m.device.is_cpu();
+          args_ok = args_ok && m.device.is_cpu();
         }
-        if (!dtypes_ok) {
-          outputs = absl::UnimplementedError("float16/bfloat16 run eagerly");
+        if (!args_ok) {
+          outputs = absl::UnimplementedError("not a CPU computation");
         } else if (lower != nullptr) {
           const size_t mark = lowered.values.size();
           outputs = (*lower)(ctx, node, metas[i]);

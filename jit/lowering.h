@@ -60,7 +60,7 @@ struct Slot {
 };
 
 struct LValue {
-  enum class Kind { kBuffer, kPointwise, kView, kReduction };
+  enum class Kind { kBuffer, kPointwise, kView, kReduction, kSelect };
   Kind kind = Kind::kPointwise;
   DType dtype = DType::kFloat32;
   std::vector<IndexExpr> sizes;
@@ -83,6 +83,17 @@ struct LValue {
   // (sizes, strides), or an error when no view expresses it there.
   std::function<absl::StatusOr<ViewGeometry>(IntSpan sizes, IntSpan strides)>
       geometry;
+
+  // kSelect: select(idx, operands' values), operand k read at
+  // operand_index(idx)[k] (cat, constant_pad_nd: the index picks which
+  // operand, or a fill value, the element comes from). Every operand index
+  // stays in its operand's bounds, also where `select` discards the value.
+  std::function<std::vector<std::vector<IndexExpr>>(
+      const std::vector<IndexExpr>&)>
+      operand_index;
+  std::function<ValueExpr(const std::vector<IndexExpr>&,
+                          const std::vector<ValueExpr>&)>
+      select;
 
   // kReduction over the source's dims flagged in `mask`, accumulated in the
   // source's dtype (lowering casts first).

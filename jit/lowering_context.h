@@ -49,6 +49,9 @@ class LoweringContext {
              CombineOp combine, std::string label = "");
   int View(int source, std::vector<IndexExpr> sizes, RemapFn remap,
            std::string label = "");
+  int Select(const TensorMeta& out, std::vector<int> operands,
+             decltype(LValue::operand_index) operand_index,
+             decltype(LValue::select) select);
   void SetViewGeometry(int view, decltype(LValue::geometry) geometry) {
     out_->values[view].geometry = std::move(geometry);
   }
@@ -71,6 +74,7 @@ const LowerFn* FindLowering(absl::string_view target);
 // Parts of the table FindLowering reads, one per file.
 void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 
 // Shorthands of the per-op lowerings.
 namespace lowering_internal {
@@ -93,8 +97,9 @@ inline MetaArgs ArgsOf(const LoweringContext& ctx, const Node& node) {
       });
 }
 
+// `x` as a value of dtype `d`, computed in ComputeDType(d).
 inline ValueExpr C(const ValueExpr& x, DType d) {
-  return ValueExpr::Cast(x, d);
+  return ValueExpr::Cast(x, ComputeDType(d));
 }
 inline ValueExpr Bin(BinaryOp op, const ValueExpr& a, const ValueExpr& b) {
   return ValueExpr::Binary(op, a, b);
@@ -102,10 +107,9 @@ inline ValueExpr Bin(BinaryOp op, const ValueExpr& a, const ValueExpr& b) {
 
 }  // namespace lowering_internal
 
-// `s` converted to `dtype` as PyTorch's Scalar::to<T>() converts it.
+// `s` converted to `dtype` as PyTorch's Scalar::to<T>() converts it, as a
+// value of ComputeDType(dtype).
 ValueExpr ScalarConst(const Scalar& s, DType dtype);
-
-bool JitSupportsDType(DType dtype);
 
 }  // namespace guardjit
 

@@ -1,7 +1,7 @@
 // Per-op lowerings of the pointwise ops, with PyTorch's type promotion (the
 // compute dtype is the one the eager kernels compute in), and the table of
 // every lowering (views: lowering_views.cc, reductions and normalizations:
-// lowering_reductions.cc).
+// lowering_reductions.cc, cat and constant_pad_nd: lowering_cat_pad.cc).
 
 #include <algorithm>
 #include <optional>
@@ -31,7 +31,7 @@ using lowering_internal::Values;
 LowerFn UnaryLowering(UnaryOp op) {
   return [op](LoweringContext& ctx, const Node& node,
               const std::vector<TensorMeta>& out) -> Outputs {
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     return std::vector<int>{ctx.Pointwise(
         out[0], {ctx.Operand(node.args[0])},
         [op, d](const Values& v) { return ValueExpr::Unary(op, C(v[0], d)); })};
@@ -65,7 +65,7 @@ LowerFn PredicateLowering(UnaryOp op, bool cast_to_bool) {
 LowerFn AddSubLowering(bool subtract) {
   return [subtract](LoweringContext& ctx, const Node& node,
                     const std::vector<TensorMeta>& out) -> Outputs {
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     const Scalar alpha = ArgsOf(ctx, node).scalar(2);
     const int a = ctx.Operand(node.args[0]);
     const int b = ctx.Operand(node.args[1]);
@@ -88,7 +88,7 @@ LowerFn AddSubLowering(bool subtract) {
 LowerFn BinaryLowering(BinaryOp op) {
   return [op](LoweringContext& ctx, const Node& node,
               const std::vector<TensorMeta>& out) -> Outputs {
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     BinaryOp actual = op;
     if (d == DType::kBool) {
       if (op == BinaryOp::kMul || op == BinaryOp::kMinimum) {
@@ -126,7 +126,7 @@ Outputs DivMode(LoweringContext& ctx, const Node& node,
 // special-cases them), 1 and 2 exact.
 Outputs PowTensorScalar(LoweringContext& ctx, const Node& node,
                         const std::vector<TensorMeta>& out) {
-  const DType d = out[0].dtype;
+  const DType d = ComputeDType(out[0].dtype);
   if (!IsFloating(d)) return Unsupported("integral power runs eagerly");
   const double e = ArgsOf(ctx, node).scalar(1).to_double();
   const int x = ctx.Operand(node.args[0]);
@@ -173,7 +173,7 @@ LowerFn LogicalLowering(BinaryOp op) {
 
 Outputs Where(LoweringContext& ctx, const Node& node,
               const std::vector<TensorMeta>& out) {
-  const DType d = out[0].dtype;
+  const DType d = ComputeDType(out[0].dtype);
   std::vector<int> operands;
   for (int i = 0; i < 3; ++i) operands.push_back(ctx.Operand(node.args[i]));
   return std::vector<int>{ctx.Pointwise(out[0], operands, [d](const Values& v) {
@@ -185,7 +185,7 @@ Outputs Where(LoweringContext& ctx, const Node& node,
 // is left out (the eager kernel's infinities change nothing).
 Outputs Clamp(LoweringContext& ctx, const Node& node,
               const std::vector<TensorMeta>& out, bool tensor_bounds) {
-  const DType d = out[0].dtype;
+  const DType d = ComputeDType(out[0].dtype);
   if (d == DType::kBool) return Unsupported("bool clamp");
   std::vector<int> operands = {ctx.Operand(node.args[0])};
   const bool has_min = !node.args[1].is_none();
@@ -214,12 +214,14 @@ Outputs Clamp(LoweringContext& ctx, const Node& node,
 }
 
 // _to_copy (a dtype change) and clone: a new value, never the input itself.
+// A conversion to float16/bfloat16 rounds there, as the graph asks, even
+// where the value is computed on in float32.
 Outputs CopyAs(LoweringContext& ctx, const Node& node,
                const std::vector<TensorMeta>& out) {
   const DType d = out[0].dtype;
-  return std::vector<int>{
-      ctx.Pointwise(out[0], {ctx.Operand(node.args[0])},
-                    [d](const Values& v) { return C(v[0], d); })};
+  return std::vector<int>{ctx.Pointwise(
+      out[0], {ctx.Operand(node.args[0])},
+      [d](const Values& v) { return C(ValueExpr::Cast(v[0], d), d); })};
 }
 
 absl::flat_hash_map<std::string, LowerFn> BuildTable() {
@@ -293,6 +295,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   t["aten.clone.default"] = CopyAs;
   AddViewLowerings(t);
   AddReductionLowerings(t);
+  AddCatPadLowerings(t);
   return t;
 }
 

@@ -54,7 +54,7 @@ LowerFn ReductionLowering(ReductionKind kind) {
                      ReadReductionMask(args, rank, EmptyDims::kReduceAll));
     const int keepdim_index = node.op->schema.ArgIndex("keepdim");
     const bool keepdim = keepdim_index >= 0 && args.bool_arg(keepdim_index);
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     const int body = ctx.Pointwise(d, ctx.value(self).sizes, {self},
                                    [d](const Values& v) { return C(v[0], d); });
     CombineOp combine = CombineOp::kSum;
@@ -62,7 +62,12 @@ LowerFn ReductionLowering(ReductionKind kind) {
     if (kind == ReductionKind::kMax) combine = CombineOp::kMax;
     if (kind == ReductionKind::kMin) combine = CombineOp::kMin;
     const int reduced = ctx.Reduce(body, mask, keepdim, combine);
-    if (kind != ReductionKind::kMean) return std::vector<int>{reduced};
+    if (kind != ReductionKind::kMean) {
+      if (out[0].dtype == d) return std::vector<int>{reduced};
+      // float16/bfloat16: accumulated in float32, rounded when stored.
+      return std::vector<int>{ctx.Pointwise(
+          out[0], {reduced}, [](const Values& v) { return v[0]; })};
+    }
     const ValueExpr n = CountValue(ReducedCount(ctx.value(self), mask), d);
     return std::vector<int>{ctx.Pointwise(
         out[0], {reduced},
@@ -87,7 +92,7 @@ LowerFn AnyAllLowering(bool all, EmptyDims empty_dims) {
                       [](const Values& v) { return C(v[0], DType::kBool); });
     const int reduced = ctx.Reduce(truth, mask, keepdim,
                                    all ? CombineOp::kMin : CombineOp::kMax);
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     return std::vector<int>{ctx.Pointwise(
         out[0], {reduced}, [d](const Values& v) { return C(v[0], d); })};
   };
@@ -111,7 +116,7 @@ LowerFn ArgLowering(CombineOp combine) {
 Outputs Var(LoweringContext& ctx, const Node& node,
             const std::vector<TensorMeta>& out) {
   const MetaArgs args = ArgsOf(ctx, node);
-  const DType d = out[0].dtype;
+  const DType d = ComputeDType(out[0].dtype);
   const int self = ctx.Operand(node.args[0]);
   const std::vector<IndexExpr> sizes = ctx.value(self).sizes;
   ASSIGN_OR_RETURN(
@@ -149,7 +154,7 @@ Outputs Var(LoweringContext& ctx, const Node& node,
 LowerFn SoftmaxLowering(bool log) {
   return [log](LoweringContext& ctx, const Node& node,
                const std::vector<TensorMeta>& out) -> Outputs {
-    const DType d = out[0].dtype;
+    const DType d = ComputeDType(out[0].dtype);
     const int self = ctx.Operand(node.args[0]);
     const std::vector<IndexExpr> sizes = ctx.value(self).sizes;
     const int rank = static_cast<int>(sizes.size());
@@ -180,7 +185,7 @@ LowerFn SoftmaxLowering(bool log) {
 // over the trailing normalized dims, rstd = 1 / sqrt(var + eps).
 Outputs LayerNorm(LoweringContext& ctx, const Node& node,
                   const std::vector<TensorMeta>& out) {
-  const DType d = out[0].dtype;
+  const DType d = ComputeDType(out[0].dtype);
   const MetaArgs args = ArgsOf(ctx, node);
   const int input = ctx.Operand(node.args[0]);
   const std::vector<IndexExpr> sizes = ctx.value(input).sizes;

@@ -191,8 +191,9 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
   // Negative pads crop first, as in PyTorch, so cropping past a dim's size
   // fails even where a positive pad on the other side would make up for it.
   bool any_positive = false;
-  // Padded dims specialize.
-  Shape sizes = self.shape();
+  // Padded dims specialize; the others keep their symbols.
+  Shape sizes(rank, 0);
+  for (int d = rank - padded_dims; d < rank; ++d) sizes[d] = self.sizes[d];
   for (int d = rank - padded_dims; d < rank; ++d) {
     const int64_t lo = pad[2 * (rank - d - 1)],
                   hi = pad[2 * (rank - d - 1) + 1];
@@ -233,7 +234,11 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
                                    DTypeName(self.dtype), " without overflow"));
     }
   }
-  return std::vector<TensorMeta>{TensorMeta{self.dtype, sizes, self.device}};
+  SymShape out_sizes = self.sizes;
+  for (int d = rank - padded_dims; d < rank; ++d)
+    out_sizes[d] = SymInt(sizes[d]);
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, std::move(out_sizes), self.device}};
 }
 
 }  // namespace

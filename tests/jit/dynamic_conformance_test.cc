@@ -348,7 +348,7 @@ TEST(DynamicConformanceTest, CodegenLogShowsSizeParameters) {
 }
 
 // What the JIT leaves to eager kernels inside a dynamic program (integer
-// division, float16) runs there at each call's sizes; a graph computing a
+// division) runs there at each call's sizes; a graph computing a
 // size runs the dynamic eager plan. Both still match eager.
 TEST(DynamicConformanceTest, EagerStepsAndEagerPlanFallbacks) {
   {

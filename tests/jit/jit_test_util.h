@@ -21,7 +21,8 @@ namespace guardjit::testing {
 JitCompiler& SharedJit();
 
 // Per-dtype tolerance for values computed by a fused kernel vs the eager
-// kernels (different but equally valid rounding orders and math functions).
+// kernels (different but equally valid rounding orders and math functions;
+// float16/bfloat16 within two units in the last place).
 double JitTolerance(DType dtype);
 
 // Compiles `graph` for the metas of `compile_for` (default: `inputs`), runs

@@ -107,7 +107,8 @@ std::vector<OpCase> Cases() {
 }
 
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
-                             DType::kInt64, DType::kBool};
+                             DType::kInt64,   DType::kBool,    DType::kFloat16,
+                             DType::kBFloat16};
 
 TEST(PointwiseConformanceTest, EveryLoweredOpMatchesEager) {
   int compared = 0;
@@ -141,7 +142,7 @@ TEST(PointwiseConformanceTest, EveryLoweredOpMatchesEager) {
       ++compared;
     }
   }
-  EXPECT_GT(compared, 250);
+  EXPECT_GT(compared, 350);
 }
 
 // Random graphs of 2-12 pointwise ops over broadcasting inputs; every value
@@ -205,15 +206,23 @@ class RandomChain {
 };
 
 TEST(PointwiseConformanceTest, RandomBroadcastingChainsMatchEager) {
-  for (uint64_t seed = 0; seed < 40; ++seed) {
-    const DType dtype = seed % 2 ? DType::kFloat64 : DType::kFloat32;
+  const DType dtypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                          DType::kBFloat16};
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const DType dtype = dtypes[seed % 4];
     std::vector<Tensor> inputs;
     auto graph = RandomChain(seed, dtype).Build(&inputs);
-    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    SCOPED_TRACE(absl::StrCat("seed ", seed, " ", DTypeName(dtype)));
     std::vector<TensorMeta> metas;
     for (const Tensor& t : inputs) metas.push_back(TensorMeta::Of(t));
     if (!InferShapes(*graph, metas).ok()) continue;  // shapes don't broadcast
-    ExpectJitMatchesEager(graph, inputs);
+    // Eager rounds float16/bfloat16 after each of up to 12 ops, the fused
+    // kernel once at the end: up to 12 roundings apart, plus what the
+    // chain's subtractions amplify.
+    double rtol = -1;
+    if (dtype == DType::kFloat16) rtol = 3e-2;
+    if (dtype == DType::kBFloat16) rtol = 2.5e-1;
+    ExpectJitMatchesEager(graph, inputs, rtol);
   }
 }
 

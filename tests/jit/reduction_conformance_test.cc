@@ -25,6 +25,12 @@ using testing::RandomTensor;
 // eager kernels' double sums.
 constexpr double kReductionRtol = 1e-5;
 
+// float16/bfloat16 results round once from float32: JitTolerance's.
+double Rtol(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? -1
+                                                               : kReductionRtol;
+}
+
 std::vector<Arg> DimList(const std::vector<int64_t>& dims) {
   std::vector<Arg> list;
   for (int64_t d : dims) list.push_back(Arg::Int(d));
@@ -45,8 +51,9 @@ TEST(ReductionConformanceTest, RandomDimsAndKeepdimMatchEager) {
                     {"aten.amin.default", true, false}};
   int compared = 0;
   for (const Op& op : ops) {
-    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32,
-                        DType::kInt64, DType::kBool}) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
+          DType::kBool, DType::kFloat16, DType::kBFloat16}) {
       if (op.floats_only && !IsFloating(dtype)) continue;
       for (int trial = 0; trial < 4; ++trial) {
         std::vector<int64_t> dims;
@@ -62,13 +69,13 @@ TEST(ReductionConformanceTest, RandomDimsAndKeepdimMatchEager) {
             {Arg::Ref("x0"), Arg::OfList(DimList(dims)), Arg::Bool(keepdim)},
             1);
         const Tensor x = RandomTensor(dtype, shape, rng());
-        ExpectJitMatchesEager(graph, {x}, kReductionRtol);
-        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, kReductionRtol);
+        ExpectJitMatchesEager(graph, {x}, Rtol(dtype));
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, Rtol(dtype));
         ++compared;
       }
     }
   }
-  EXPECT_GT(compared, 50);
+  EXPECT_GT(compared, 70);
 }
 
 TEST(ReductionConformanceTest, FullReductionsMatchEager) {
@@ -160,21 +167,23 @@ TEST(ReductionConformanceTest, ArgMaxArgMinMatchEager) {
 TEST(ReductionConformanceTest, SoftmaxAndLogSoftmaxMatchEager) {
   for (const char* target :
        {"aten._softmax.default", "aten._log_softmax.default"}) {
-    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                        DType::kBFloat16}) {
       for (int dim : {0, 1, -1}) {
         SCOPED_TRACE(absl::StrCat(target, " ", DTypeName(dtype), " ", dim));
         auto graph = OpGraph(
             target, {Arg::Ref("x0"), Arg::Int(dim), Arg::Bool(false)}, 1);
         const Tensor x = RandomTensor(dtype, {2, 9, 33}, dim + 10, -8, 8);
-        ExpectJitMatchesEager(graph, {x}, kReductionRtol);
-        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, kReductionRtol);
+        ExpectJitMatchesEager(graph, {x}, Rtol(dtype));
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, Rtol(dtype));
       }
     }
   }
 }
 
 TEST(ReductionConformanceTest, LayerNormMatchesEager) {
-  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+  for (DType dtype :
+       {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
     for (int normalized_dims : {1, 2}) {
       for (bool affine : {false, true}) {
         SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", normalized_dims,
@@ -197,7 +206,7 @@ TEST(ReductionConformanceTest, LayerNormMatchesEager) {
         args.push_back(Arg::Float(1e-5));
         auto graph = OpGraph("aten.native_layer_norm.default", args,
                              static_cast<int>(inputs.size()), {}, 3);
-        ExpectJitMatchesEager(graph, inputs, kReductionRtol);
+        ExpectJitMatchesEager(graph, inputs, Rtol(dtype));
       }
     }
   }

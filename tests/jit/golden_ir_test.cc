@@ -1,0 +1,183 @@
+// Golden files of generated code: for a few fixed graphs, the text
+// GJ_LOGS=codegen prints when the JIT compiles them (the plan with each
+// fused kernel's loop IR, then the LLVM IR of the kernels before the O3
+// pipeline, which has no host CPU in it) must equal tests/jit/golden/
+// <name>.txt, so refactors of lowering, fusion or codegen show up as diffs.
+// GJ_UPDATE_GOLDEN=1 rewrites the files instead of comparing.
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/graph_builder.h"
+#include "core/logging.h"
+#include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+Arg Ints(const std::vector<int64_t>& v) {
+  std::vector<Arg> list;
+  for (int64_t i : v) list.push_back(Arg::Int(i));
+  return Arg::OfList(list);
+}
+
+void AddNode(GraphBuilder& b, const std::string& name,
+             const std::string& target, std::vector<Arg> args) {
+  auto node = b.AddNode(name, target, std::move(args));
+  ASSERT_TRUE(node.ok()) << name << ": " << node.status();
+}
+
+std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
+  auto graph = b.Finish();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return std::shared_ptr<const Graph>(std::move(*graph));
+}
+
+Specialization StaticSpec(const std::vector<Shape>& shapes) {
+  Specialization spec;
+  for (const Shape& s : shapes) {
+    spec.inputs.push_back(
+        TensorMeta::Of(testing::RandomTensor(DType::kFloat32, s, 1)));
+  }
+  return spec;
+}
+
+// What GJ_LOGS=codegen prints while a fresh JitCompiler (kernels numbered
+// from 0, nothing cached) compiles `graph` for `spec`.
+std::string CodegenLog(std::shared_ptr<const Graph> graph,
+                       const Specialization& spec) {
+  std::string log;
+  SetLogTopics("codegen");
+  SetLogSink([&log](LogTopic topic, absl::string_view message) {
+    if (topic == LogTopic::kCodegen) absl::StrAppend(&log, message, "\n");
+  });
+  auto jit = JitCompiler::Create();
+  EXPECT_TRUE(jit.ok()) << jit.status();
+  if (jit.ok()) {
+    auto executable = (*jit)->Compile(std::move(graph), spec);
+    EXPECT_TRUE(executable.ok()) << executable.status();
+  }
+  SetLogSink(nullptr);
+  const char* env = std::getenv("GJ_LOGS");
+  SetLogTopics(env != nullptr ? env : "");
+  return log;
+}
+
+// Compares `actual` with the golden file `name`, reporting the first line
+// that differs, or rewrites the file under GJ_UPDATE_GOLDEN=1.
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  const std::string path = absl::StrCat(GJ_GOLDEN_DIR, "/", name, ".txt");
+  const char* update = std::getenv("GJ_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << "no golden file " << path
+                         << "; run with GJ_UPDATE_GOLDEN=1 to create it";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string expected = buffer.str();
+  if (expected == actual) return;
+  const std::vector<std::string> want = absl::StrSplit(expected, '\n');
+  const std::vector<std::string> got = absl::StrSplit(actual, '\n');
+  size_t line = 0;
+  while (line < want.size() && line < got.size() && want[line] == got[line]) {
+    ++line;
+  }
+  auto at = [](const std::vector<std::string>& lines, size_t i) {
+    return i < lines.size() ? lines[i] : std::string("<end of text>");
+  };
+  std::string context;
+  for (size_t i = line; i < line + 3; ++i) {
+    absl::StrAppend(&context, "  line ", i + 1, "\n    golden: ", at(want, i),
+                    "\n    now:    ", at(got, i), "\n");
+  }
+  ADD_FAILURE() << path << " differs from the generated code (" << want.size()
+                << " vs " << got.size() << " lines), first at line " << line + 1
+                << ":\n"
+                << context
+                << "If the change is intended, rerun with "
+                   "GJ_UPDATE_GOLDEN=1 and review the diff of "
+                << path;
+}
+
+// relu((x + y) * x) - 1.5 with y broadcast along rows.
+std::shared_ptr<const Graph> PointwiseGraph() {
+  GraphBuilder b("pointwise_broadcast");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(b.AddPlaceholder("y").ok());
+  AddNode(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
+  AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("a"), Arg::Ref("x")});
+  AddNode(b, "r", "aten.relu.default", {Arg::Ref("m")});
+  AddNode(b, "o", "aten.sub.Scalar", {Arg::Ref("r"), Arg::Float(1.5)});
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  return Finish(b);
+}
+
+TEST(GoldenIrTest, PointwiseChainWithBroadcasting) {
+  ExpectGolden("pointwise_broadcast",
+               CodegenLog(PointwiseGraph(), StaticSpec({{4, 8}, {8}})));
+}
+
+TEST(GoldenIrTest, Softmax) {
+  GraphBuilder b("softmax");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "sm", "aten._softmax.default",
+          {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("sm")}).ok());
+  ExpectGolden("softmax", CodegenLog(Finish(b), StaticSpec({{4, 16}})));
+}
+
+TEST(GoldenIrTest, LayerNorm) {
+  GraphBuilder b("layer_norm");
+  for (const char* x : {"x", "w", "bias"}) {
+    ASSERT_TRUE(b.AddPlaceholder(x).ok());
+  }
+  AddNode(b, "ln", "aten.native_layer_norm.default",
+          {Arg::Ref("x"), Ints({16}), Arg::Ref("w"), Arg::Ref("bias"),
+           Arg::Float(1e-5)});
+  AddNode(b, "y", "getitem", {Arg::Ref("ln"), Arg::Int(0)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  ExpectGolden("layer_norm",
+               CodegenLog(Finish(b), StaticSpec({{4, 16}, {16}, {16}})));
+}
+
+// relu(pad(cat(sin(x), y))): one kernel, cat and pad as selects.
+TEST(GoldenIrTest, CatPadFusion) {
+  GraphBuilder b("cat_pad");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  AddNode(b, "s", "aten.sin.default", {Arg::Ref("x")});
+  AddNode(b, "c", "aten.cat.default",
+          {Arg::OfList({Arg::Ref("s"), Arg::Ref("y")}), Arg::Int(1)});
+  AddNode(b, "p", "aten.constant_pad_nd.default",
+          {Arg::Ref("c"), Ints({1, 2}), Arg::Float(0.5)});
+  AddNode(b, "o", "aten.relu.default", {Arg::Ref("p")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  ExpectGolden("cat_pad", CodegenLog(Finish(b), StaticSpec({{4, 6}, {4, 3}})));
+}
+
+// The pointwise chain as a dynamic entry: sizes are kernel parameters.
+TEST(GoldenIrTest, DynamicPointwiseChain) {
+  const std::vector<Tensor> example = {
+      testing::RandomTensor(DType::kFloat32, {4, 8}, 1),
+      testing::RandomTensor(DType::kFloat32, {8}, 2)};
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(PointwiseGraph(), example, {{0, 0}, {0, 1}});
+  ASSERT_NE(entry.graph, nullptr);
+  ExpectGolden("dynamic_pointwise", CodegenLog(entry.graph, entry.spec));
+}
+
+}  // namespace
+}  // namespace guardjit
