@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/conv_step.h"
 #include "jit/gemm_step.h"
 #include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
@@ -193,9 +194,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       void* const* buffers = pointers.data();
       const int64_t* values = symbols.data();
       if (step.gemm != nullptr) {
-        // Only static entries fuse GEMM epilogues (their kernels take no
-        // size parameters).
+        // Only static entries fuse GEMM and conv epilogues (their kernels take
+        // no size parameters).
         RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots));
+      } else if (step.conv != nullptr) {
+        RETURN_IF_ERROR(RunConvStep(*step.conv, fn, pointers, slots));
       } else if (sizes.grain[i] > 0) {
         ThreadPool::Global().ParallelFor(sizes.outer_extent[i], sizes.grain[i],
                                          [&](int64_t begin, int64_t end) {

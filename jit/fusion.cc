@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "jit/conv_step.h"
 #include "jit/gemm_step.h"
 
 namespace guardjit {
@@ -602,11 +603,12 @@ std::string Plan::ToString() const {
   std::string out;
   for (size_t i = 0; i < steps.size(); ++i) {
     const PlanStep& s = steps[i];
-    if (s.gemm != nullptr) {
-      absl::StrAppend(&out, "step ", i, ": ", s.gemm->ToString(),
-                      " with epilogue computing ",
-                      absl::StrJoin(s.kernel.computes, ", "), "\n",
-                      s.kernel.kernel.ToString());
+    if (s.gemm != nullptr || s.conv != nullptr) {
+      absl::StrAppend(
+          &out, "step ", i, ": ",
+          s.gemm != nullptr ? s.gemm->ToString() : s.conv->ToString(),
+          " with epilogue computing ", absl::StrJoin(s.kernel.computes, ", "),
+          "\n", s.kernel.kernel.ToString());
     } else if (s.is_kernel) {
       absl::StrAppend(&out, "step ", i, ": kernel computing ",
                       absl::StrJoin(s.kernel.computes, ", "), "\n",

@@ -38,6 +38,7 @@ struct KernelStep {
 };
 
 struct GemmStep;  // gemm_step.h
+struct ConvStep;  // conv_step.h
 
 struct PlanStep {
   bool is_kernel = true;
@@ -45,6 +46,8 @@ struct PlanStep {
   // Set on a kernel step: an extern matrix product with `kernel` as its
   // epilogue (gemm_epilogue.h); `node` is the product's node.
   std::shared_ptr<const GemmStep> gemm;
+  // Likewise an extern convolution (conv_epilogue.h).
+  std::shared_ptr<const ConvStep> conv;
   int node = -1;  // an eager step: the graph node
   // Eager step: (node << 16 | output) of each graph value it reads, with
   // where that value lives.

@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <mutex>
-#include <new>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "jit/blas_panels.h"
 #include "jit/lowering.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/tensor_copy.h"
@@ -23,34 +21,6 @@ namespace {
 // A panel of output this size stays in L2 (2 MiB and up on current x86
 // server cores) beside the blocks of a and b that BLAS packs.
 constexpr int64_t kPanelBytes = int64_t{1} << 20;
-// Scratch up to this size is kept per thread between calls.
-constexpr size_t kMaxCachedScratch = size_t{32} << 20;
-
-// How BLAS reads a [rows, cols] matrix: row by row (CblasNoTrans) or column
-// by column (CblasTrans), `ld` apart. The stride of a size-1 dim is never
-// read, so any value is fine there.
-struct BlasMatrix {
-  CBLAS_TRANSPOSE trans;
-  blasint ld;
-};
-
-std::optional<BlasMatrix> BlasLayout(int64_t rows, int64_t cols,
-                                     int64_t row_stride, int64_t col_stride) {
-  constexpr int64_t kMax = std::numeric_limits<blasint>::max();
-  if (cols == 1 || col_stride == 1) {
-    const int64_t ld = rows == 1 ? cols : row_stride;
-    if (ld >= cols && ld <= kMax) {
-      return BlasMatrix{CblasNoTrans, static_cast<blasint>(ld)};
-    }
-  }
-  if (rows == 1 || row_stride == 1) {
-    const int64_t ld = cols == 1 ? rows : col_stride;
-    if (ld >= rows && ld <= kMax) {
-      return BlasMatrix{CblasTrans, static_cast<blasint>(ld)};
-    }
-  }
-  return std::nullopt;
-}
 
 // One operand as BLAS reads it: its [B, R, C] view (a contiguous copy when
 // its strides have no BLAS layout, kept alive here) and the layout.
@@ -95,68 +65,7 @@ void Gemm(const Operand& a, int64_t a_offset, const Operand& b,
   }
 }
 
-// Per-thread scratch for panels, 64-byte aligned, kept between calls.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { Free(); }
-
-  void* Get(size_t bytes) {
-    if (bytes > bytes_) {
-      Free();
-      data_ = ::operator new (bytes, std::align_val_t{64});
-      bytes_ = bytes;
-    }
-    return data_;
-  }
-  void Free() {
-    if (data_ != nullptr) ::operator delete (data_, std::align_val_t{64});
-    data_ = nullptr;
-    bytes_ = 0;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-// Holds OpenBLAS at one thread while panels run in parallel on the pool
-// (OpenBLAS's own threads would oversubscribe the cores, and its pthread
-// build serializes concurrent callers), restoring the count when the last
-// such region ends.
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (depth_++ == 0) {
-      saved_ = openblas_get_num_threads();
-      if (saved_ != 1) openblas_set_num_threads(1);
-    }
-  }
-  ~SingleThreadedBlas() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--depth_ == 0 && saved_ != 1) openblas_set_num_threads(saved_);
-  }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  static inline std::mutex mu_;
-  static inline int depth_ = 0;
-  static inline int saved_ = 1;
-};
-
 }  // namespace
-
-std::optional<FixedRef> FixedRefOf(const TensorRef& ref) {
-  std::optional<Shape> sizes = ConcreteShape(ref.sizes);
-  std::optional<Shape> strides = ConcreteShape(ref.strides);
-  if (!sizes || !strides || !ref.offset.is_const()) return std::nullopt;
-  return FixedRef{ref.slot, *std::move(sizes), *std::move(strides),
-                  ref.offset.value()};
-}
 
 std::string GemmStep::ToString() const {
   const auto matrix = [](const FixedRef& r) {
@@ -215,9 +124,7 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
   const size_t scratch_bytes = static_cast<size_t>(panel * unit_elems * item);
 
   const auto run_panels = [&](int64_t first, int64_t last) {
-    thread_local Scratch cached;
-    Scratch uncached;
-    Scratch& scratch = scratch_bytes <= kMaxCachedScratch ? cached : uncached;
+    PanelScratch scratch;
     char* const out = static_cast<char*>(scratch.Get(scratch_bytes));
     std::vector<void*> args(params.begin(), params.end());
     for (int64_t p = first; p < last; ++p) {

@@ -17,21 +17,11 @@
 #include "absl/types/span.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "jit/extern_epilogue.h"
 #include "jit/fusion.h"
 #include "jit/llvm_codegen.h"
 
 namespace guardjit {
-
-// A tensor in the program's memory at fixed sizes and strides (GEMM steps
-// are built for static entries only).
-struct FixedRef {
-  int slot = -1;
-  Shape sizes;
-  Shape strides;
-  int64_t offset = 0;
-};
-// `ref` when its sizes, strides and offset are all constants.
-std::optional<FixedRef> FixedRefOf(const TensorRef& ref);
 
 struct GemmStep {
   std::string target;             // the graph node's op, for plans and logs

@@ -16,6 +16,7 @@
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
+#include "jit/conv_epilogue.h"
 #include "jit/gemm_epilogue.h"
 #include "jit/lowering.h"
 #include "jit/lowering_context.h"
@@ -85,8 +86,10 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
-  // GEMM steps take concrete sizes: static entries only, for now.
+  // GEMM and conv steps take concrete sizes: static entries only, for now
+  // (FuseConvSteps logs why a dynamic entry's convolutions stay eager).
   if (num_symbols == 0) FuseGemmEpilogues(graph, plan);
+  FuseConvSteps(graph, num_symbols, plan, &fallbacks);
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.
   for (PlanStep& step : plan.steps) {

@@ -14,9 +14,12 @@ namespace guardjit {
 
 // The CPU JIT backend: lowers a specialized graph to loop IR, fuses it,
 // compiles the kernels with LLVM and returns an executable that runs them,
-// with ops the JIT cannot compile (mm, convolution, indexing, float16 ...)
-// run by their eager kernels in between. Should the JIT itself fail on a
-// graph, Compile logs a warning and returns the eager plan. Thread-safe.
+// with ops the JIT cannot compile (indexing, float16 ...) run by their eager
+// kernels in between. Matrix products and convolutions (float32, float64)
+// are extern BLAS steps with their pointwise consumers fused as epilogues
+// (gemm_epilogue.h, conv_epilogue.h) on fixed sizes, eager steps in dynamic
+// entries. Should the JIT itself fail on a graph, Compile logs a warning and
+// returns the eager plan. Thread-safe.
 //
 // Layout: the Specialization carries sizes, not strides, so a compile
 // assumes contiguous inputs and bakes their strides into the kernels; a call

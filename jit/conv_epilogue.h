@@ -1,0 +1,33 @@
+#ifndef GUARDJIT_JIT_CONV_EPILOGUE_H_
+#define GUARDJIT_JIT_CONV_EPILOGUE_H_
+
+// Turns eager convolution steps into ConvSteps (conv_step.h) with fused
+// epilogues. A non-transposed aten.convolution.default of float32 or float64
+// at fixed sizes (1 to 3 spatial dims, any groups, stride, padding and
+// dilation, no empty extents) becomes one ConvStep whose epilogue is the
+// next kernel when only that kernel reads the result, and reads it element
+// by element (relu, gelu, a residual of the same shape, scalar ops, ...),
+// else a kernel storing the result. The convolution's bias joins the
+// epilogue. Everything else stays an eager step: transposed convolutions,
+// other dtypes, dynamic entries (their sizes are not fixed), empty or
+// too-large extents.
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "jit/fusion.h"
+
+namespace guardjit {
+
+// `num_symbols`: the entry's size symbols (a dynamic entry keeps its
+// convolutions eager). `eager_reasons` holds Lower's fallback reasons, one
+// "name (target): reason" line per node it left eager: the lines of
+// convolutions that became ConvSteps are removed, and those of convolutions
+// that stay eager say why.
+void FuseConvSteps(const Graph& graph, int num_symbols, Plan& plan,
+                   std::vector<std::string>* eager_reasons);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_CONV_EPILOGUE_H_

@@ -1,0 +1,74 @@
+#ifndef GUARDJIT_JIT_CONV_STEP_H_
+#define GUARDJIT_JIT_CONV_STEP_H_
+
+// An extern convolution (aten.convolution.default, not transposed) run as
+// im2col + BLAS GEMM per batch image and group, each image's output handed
+// to a compiled epilogue kernel while it is still in cache. As in
+// gemm_step.h, the convolution's result never exists in memory as a whole:
+// BLAS writes one image of it into per-thread scratch, and the epilogue
+// (the bias broadcast over channels, activations, a residual add, ... fused
+// by conv_epilogue.h) reads it from there and stores the step's outputs.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "jit/extern_epilogue.h"
+#include "jit/llvm_codegen.h"
+
+namespace guardjit {
+
+struct ConvStep {
+  // Spatial extents as 3-D ones: a 1-D or 2-D convolution has leading
+  // spatial dims of size 1 (stride 1, no padding, dilation 1).
+  using Dims3 = std::array<int64_t, 3>;
+
+  std::string target;             // the graph node's op, for plans and logs
+  DType dtype = DType::kFloat32;  // float32 or float64
+  int spatial = 2;                // spatial dims: 1 to 3
+  int64_t batch = 1, groups = 1;
+  int64_t in_channels = 1, out_channels = 1;  // per group
+  Dims3 in = {1, 1, 1}, out = {1, 1, 1}, kernel = {1, 1, 1};
+  Dims3 stride = {1, 1, 1}, padding = {0, 0, 0}, dilation = {1, 1, 1};
+  FixedRef input;   // [N, groups * in_channels, in...]
+  FixedRef weight;  // [groups * out_channels, in_channels, kernel...]
+  // The epilogue kernel's buffer parameter that reads the convolution's
+  // result, indexed as the contiguous [N, groups * out_channels, out...]
+  // tensor; its outer loop 0 runs over N.
+  int product_param = -1;
+
+  // Rows of an image's column matrix per group: in_channels x kernel volume.
+  int64_t rows() const;
+  // Its columns: the output positions of one image.
+  int64_t cols() const;
+  // A 1x1 kernel at stride 1 without padding reads the image as it is: its
+  // column matrix is the input itself (when BLAS can read it in place).
+  bool pointwise() const;
+
+  // "conv aten.convolution.default float32 [8x64x56x56] * [64x64x3x3]
+  // stride 1x1 padding 1x1 dilation 1x1 groups 1"
+  std::string ToString() const;
+};
+
+// Runs `step`: for each batch image, im2col into scratch, one GEMM per group
+// into the image's slice of the result (in scratch), then `epilogue` over
+// that image with `params` (its buffer pointers; the result's entry is
+// replaced by the scratch). `slots` holds the program's memory, where the
+// input and weight live. With more than one ThreadPool thread and enough
+// work, images run in parallel on the pool with one BLAS thread inside each.
+absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
+                         absl::Span<void* const> params,
+                         const std::vector<Tensor>& slots);
+
+// Images per chunk of a parallel run: chunks of at least 2^20 multiply-adds.
+// A step whose batch is no more than this runs on the calling thread.
+int64_t ConvImagesPerChunk(const ConvStep& step);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_CONV_STEP_H_
