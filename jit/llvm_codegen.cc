@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/llvm_math.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/IR/IRBuilder.h"
@@ -67,8 +68,6 @@ class KernelEmitter {
   absl::StatusOr<llvm::Value*> Binary(BinaryOp op, DType d, llvm::Value* a,
                                       llvm::Value* c);
   llvm::Value* Cast(llvm::Value* x, DType from, DType to);
-  llvm::Value* ReducedToFloat(llvm::Value* x, DType from);
-  llvm::Value* FloatToReduced(llvm::Value* x, DType to);
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
     return b_.CreateUnaryIntrinsic(id, x);
   }
@@ -139,79 +138,19 @@ llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
   return nullptr;
 }
 
-// Cephes-style expf: e^x = 2^n * p(r), n = round(x / ln 2), r = x - n ln 2
-// in two parts, p a degree-7 polynomial evaluated with FMAs; 2^n applied in
-// two halves so results down to the smallest denormal are right. Inputs
-// past the overflow/underflow thresholds and NaN are selected at the end
-// (the lanes computed for them are discarded). Within 2 ulp of glibc's expf
-// over the float range (Float32ExpIsWithinTwoUlpOfLibm).
 llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
-  llvm::Type* t = x->getType();
-  if (!t->isFloatTy()) return Intrinsic(llvm::Intrinsic::exp, x);
-  auto fma = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) {
-    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a, b, c});
-  };
-  llvm::Type* i32 = b_.getInt32Ty();
-  llvm::Value* fx =
-      Intrinsic(llvm::Intrinsic::floor,
-                fma(x, FConst(t, 1.44269504088896341), FConst(t, 0.5)));
-  llvm::Value* neg_fx = b_.CreateFNeg(fx);
-  llvm::Value* r = fma(neg_fx, FConst(t, 0.693359375), x);
-  r = fma(neg_fx, FConst(t, -2.12194440e-4), r);
-  llvm::Value* z = b_.CreateFMul(r, r);
-  llvm::Value* y = FConst(t, 1.9875691500E-4);
-  for (double c : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                   1.6666665459E-1, 5.0000001201E-1}) {
-    y = fma(y, r, FConst(t, c));
-  }
-  y = b_.CreateFAdd(fma(y, z, r), FConst(t, 1.0));
-  llvm::Value* n = b_.CreateFPToSI(fx, i32);
-  llvm::Value* half = b_.CreateAShr(n, 1);
-  auto pow2 = [&](llvm::Value* e) {
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23),
-                            t);
-  };
-  llvm::Value* result =
-      b_.CreateFMul(b_.CreateFMul(y, pow2(half)), pow2(b_.CreateSub(n, half)));
-  result = b_.CreateSelect(b_.CreateFCmpOGT(x, FConst(t, 88.72283935546875)),
-                           FConst(t, INFINITY), result);
-  result = b_.CreateSelect(b_.CreateFCmpOLT(x, FConst(t, -103.97282791137695)),
-                           FConst(t, 0.0), result);
-  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
-}
-
-// bfloat16 converts with integer operations (core/half.h's rounding), so no
-// target needs bfloat16 conversion instructions or libcalls; float16 uses
-// fpext/fptrunc (F16C on x86 hosts that have it).
-llvm::Value* KernelEmitter::ReducedToFloat(llvm::Value* x, DType from) {
-  if (from == DType::kFloat16) return b_.CreateFPExt(x, b_.getFloatTy());
-  llvm::Value* bits =
-      b_.CreateZExt(b_.CreateBitCast(x, b_.getInt16Ty()), b_.getInt32Ty());
-  return b_.CreateBitCast(b_.CreateShl(bits, 16), b_.getFloatTy());
-}
-
-llvm::Value* KernelEmitter::FloatToReduced(llvm::Value* x, DType to) {
-  if (to == DType::kFloat16) return b_.CreateFPTrunc(x, b_.getHalfTy());
-  llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
-  llvm::Value* high = b_.CreateLShr(bits, 16);
-  llvm::Value* bias =
-      b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(high, b_.getInt32(1)));
-  llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, bias), 16);
-  llvm::Value* quiet_nan = b_.CreateOr(high, b_.getInt32(0x40));
-  llvm::Value* result =
-      b_.CreateSelect(b_.CreateFCmpUNO(x, x), quiet_nan, rounded);
-  return b_.CreateBitCast(b_.CreateTrunc(result, b_.getInt16Ty()),
-                          b_.getBFloatTy());
+  if (!x->getType()->isFloatTy()) return Intrinsic(llvm::Intrinsic::exp, x);
+  return EmitExpF32(b_, x);
 }
 
 llvm::Value* KernelEmitter::Cast(llvm::Value* x, DType from, DType to) {
   if (from == to) return x;
   // float16/bfloat16 convert through float32, as their eager conversions do.
   if (ComputeDType(from) != from) {
-    return Cast(ReducedToFloat(x, from), DType::kFloat32, to);
+    return Cast(EmitReducedToFloat(b_, x, from), DType::kFloat32, to);
   }
   if (ComputeDType(to) != to) {
-    return FloatToReduced(Cast(x, from, DType::kFloat32), to);
+    return EmitFloatToReduced(b_, Cast(x, from, DType::kFloat32), to);
   }
   llvm::Type* t = TypeOf(to);
   if (to == DType::kBool) {
@@ -553,10 +492,15 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   // of a zero result is unspecified.
   const bool fp_min_max = fp && (stage.combine == CombineOp::kMax ||
                                  stage.combine == CombineOp::kMin);
+  // The flag ORs the bit patterns of the NaN inputs (never zero): an integer
+  // as wide as the element keeps it one vandps/vorps per vector (an i1 flag
+  // is packed to bytes every vector; a sign-extended compare is narrowed
+  // back to one).
+  llvm::Type* nan_flag_t = b_.getIntNTy(t->getPrimitiveSizeInBits());
   llvm::Value* saw_nan = nullptr;
   if (fp_min_max) {
-    saw_nan = Alloca(b_.getInt1Ty());
-    b_.CreateStore(b_.getFalse(), saw_nan);
+    saw_nan = Alloca(nan_flag_t);
+    b_.CreateStore(llvm::Constant::getNullValue(nan_flag_t), saw_nan);
   }
   no_unroll_ = true;
   absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
@@ -599,9 +543,13 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
             flags.setNoSignedZeros();
             inst->setFastMathFlags(flags);
           }
-          b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), saw_nan),
-                                     b_.CreateFCmpUNO(x, x)),
-                         saw_nan);
+          b_.CreateStore(
+              b_.CreateOr(
+                  b_.CreateLoad(nan_flag_t, saw_nan),
+                  b_.CreateSelect(
+                      b_.CreateFCmpUNO(x, x), b_.CreateBitCast(x, nan_flag_t),
+                      b_.getIntN(nan_flag_t->getIntegerBitWidth(), 0))),
+              saw_nan);
           break;
         }
         ASSIGN_OR_RETURN(
@@ -621,8 +569,9 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
   llvm::Value* result = b_.CreateLoad(t, acc);
   if (fp_min_max) {
     // maxnum under nnan is poison once it met a NaN; the select discards it.
-    result = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), saw_nan),
-                             FConst(t, NAN), result);
+    result =
+        b_.CreateSelect(b_.CreateIsNotNull(b_.CreateLoad(nan_flag_t, saw_nan)),
+                        FConst(t, NAN), result);
   }
   locals_[stage.local] = result;
   return absl::OkStatus();

@@ -24,9 +24,9 @@ using CompiledKernelFn = void (*)(void* const* buffers, const int64_t* sizes,
 // Adds `kernel` to `module` as an external function `name` of the
 // CompiledKernelFn signature. Math: LLVM intrinsics where they exist (sqrt,
 // fabs, floor, log, sin, cos, pow, maximum/minimum); float32 exp (also inside
-// sigmoid, silu, softmax) is a vectorizable Cephes-style polynomial within 2
-// ulp of glibc's expf (tested); tanh, erf and log1p call libm, resolved from
-// the process by the JIT.
+// sigmoid, silu, softmax) is expanded inline, vectorizable, within 2 ulp of
+// glibc's expf (jit/llvm_math.h); tanh, erf and log1p call libm, resolved
+// from the process by the JIT.
 absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
                         llvm::Module* module);
 
