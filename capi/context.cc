@@ -50,7 +50,10 @@ gj_error* gj_context_create(const gj_context_options* options,
         break;
       case GJ_BACKEND_DEFAULT:
       case GJ_BACKEND_CPU_JIT: {
-        ASSIGN_OR_RETURN(context->compiler, guardjit::JitCompiler::Create());
+        guardjit::JitCompiler::Options jit_options;
+        jit_options.num_threads = opts.num_threads;
+        ASSIGN_OR_RETURN(context->compiler,
+                         guardjit::JitCompiler::Create(jit_options));
         break;
       }
       default:

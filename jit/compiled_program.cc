@@ -49,9 +49,11 @@ Tensor ViewOf(const std::vector<Tensor>& slots, const Ref& ref) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-    KernelCompiler& compiler, int num_symbols) {
-  std::unique_ptr<CompiledProgram> program(new CompiledProgram(
-      std::move(graph), std::move(metas), std::move(plan), num_symbols));
+    KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
+    int num_symbols) {
+  std::unique_ptr<CompiledProgram> program(
+      new CompiledProgram(std::move(graph), std::move(metas), std::move(plan),
+                          std::move(pool), num_symbols));
   const Plan& p = program->plan_;
   std::vector<const Kernel*> kernels;
   for (const PlanStep& step : p.steps) {
@@ -196,14 +198,14 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       if (step.gemm != nullptr) {
         // Only static entries fuse GEMM and conv epilogues (their kernels take
         // no size parameters).
-        RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots));
+        RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots, *pool_));
       } else if (step.conv != nullptr) {
-        RETURN_IF_ERROR(RunConvStep(*step.conv, fn, pointers, slots));
+        RETURN_IF_ERROR(RunConvStep(*step.conv, fn, pointers, slots, *pool_));
       } else if (sizes.grain[i] > 0) {
-        ThreadPool::Global().ParallelFor(sizes.outer_extent[i], sizes.grain[i],
-                                         [&](int64_t begin, int64_t end) {
-                                           fn(buffers, values, begin, end);
-                                         });
+        pool_->ParallelFor(sizes.outer_extent[i], sizes.grain[i],
+                           [&](int64_t begin, int64_t end) {
+                             fn(buffers, values, begin, end);
+                           });
       } else {
         fn(buffers, values, 0, sizes.outer_extent[i]);
       }

@@ -13,6 +13,7 @@
 #include "jit/fusion.h"
 #include "jit/kernel_compiler.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 
@@ -20,7 +21,7 @@ namespace guardjit {
 // the nodes the JIT left alone run by their eager reference kernels in
 // between. Allocates outputs and intermediates per call and frees each
 // intermediate after its last reader. A kernel with enough work splits its
-// first outer loop across the global ThreadPool. Run is thread-safe (no
+// first outer loop across the program's ThreadPool. Run is thread-safe (no
 // state).
 //
 // A dynamic program (num_symbols > 0) serves every size its entry's guards
@@ -30,11 +31,13 @@ namespace guardjit {
 // sizes. A static program evaluates them once, in Create.
 class CompiledProgram {
  public:
-  // Compiles the plan's kernels with `compiler` (which must outlive this).
-  // `metas` are symbolic for a dynamic program, over `num_symbols` symbols.
+  // Compiles the plan's kernels with `compiler` (which must outlive this);
+  // kernels, GEMM and conv steps run on `pool`. `metas` are symbolic for a
+  // dynamic program, over `num_symbols` symbols.
   static absl::StatusOr<std::unique_ptr<CompiledProgram>> Create(
       std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-      KernelCompiler& compiler, int num_symbols = 0);
+      KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
+      int num_symbols = 0);
 
   // Inputs must have the dtypes, layout and (static program) sizes the
   // program was built for; `symbols` holds the call's symbol values (one per
@@ -67,10 +70,11 @@ class CompiledProgram {
   };
 
   CompiledProgram(std::shared_ptr<const Graph> graph, GraphMeta metas,
-                  Plan plan, int num_symbols)
+                  Plan plan, std::shared_ptr<ThreadPool> pool, int num_symbols)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         plan_(std::move(plan)),
+        pool_(std::move(pool)),
         num_symbols_(num_symbols) {}
 
   CallSizes Evaluate(absl::Span<const int64_t> symbols) const;
@@ -78,6 +82,7 @@ class CompiledProgram {
   std::shared_ptr<const Graph> graph_;
   GraphMeta metas_;
   Plan plan_;
+  std::shared_ptr<ThreadPool> pool_;
   int num_symbols_ = 0;
   std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
   std::vector<const KernelFn*> eager_;     // per step; null for kernels

@@ -233,7 +233,7 @@ int64_t ConvImagesPerChunk(const ConvStep& step) {
 
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots) {
+                         const std::vector<Tensor>& slots, ThreadPool& pool) {
   ASSIGN_OR_RETURN(const Operands ops, Prepare(step, slots));
   const int64_t item = ItemSize(step.dtype);
   const int64_t image_elems = step.groups * step.out_channels * step.cols();
@@ -266,11 +266,13 @@ absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
       epilogue(args.data(), nullptr, n, n + 1);
     }
   };
-  ThreadPool& pool = ThreadPool::Global();
   const int64_t chunk = ConvImagesPerChunk(step);
   if (pool.num_threads() > 1 && step.batch > chunk) {
     SingleThreadedBlas one_thread;
     pool.ParallelFor(step.batch, chunk, run_images);
+  } else if (pool.num_threads() == 1) {
+    SingleThreadedBlas one_thread;
+    run_images(0, step.batch);
   } else {
     run_images(0, step.batch);
   }

@@ -20,6 +20,7 @@
 #include "core/tensor.h"
 #include "jit/extern_epilogue.h"
 #include "jit/llvm_codegen.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 
@@ -59,11 +60,12 @@ struct ConvStep {
 // into the image's slice of the result (in scratch), then `epilogue` over
 // that image with `params` (its buffer pointers; the result's entry is
 // replaced by the scratch). `slots` holds the program's memory, where the
-// input and weight live. With more than one ThreadPool thread and enough
-// work, images run in parallel on the pool with one BLAS thread inside each.
+// input and weight live. With more than one `pool` thread and enough work,
+// images run in parallel on the pool with one BLAS thread inside each; with
+// a one-thread pool OpenBLAS runs one thread too.
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots);
+                         const std::vector<Tensor>& slots, ThreadPool& pool);
 
 // Images per chunk of a parallel run: chunks of at least 2^20 multiply-adds.
 // A step whose batch is no more than this runs on the calling thread.

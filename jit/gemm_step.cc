@@ -109,12 +109,11 @@ int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
 
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots) {
+                         const std::vector<Tensor>& slots, ThreadPool& pool) {
   ASSIGN_OR_RETURN(const Operand a,
                    PrepareOperand(step.a, step.batched, slots));
   ASSIGN_OR_RETURN(const Operand b,
                    PrepareOperand(step.b, step.batched, slots));
-  ThreadPool& pool = ThreadPool::Global();
   const int threads = pool.num_threads();
   const int64_t units = step.batched ? step.batch : step.m;
   const int64_t unit_elems = step.batched ? step.m * step.n : step.n;
@@ -152,6 +151,9 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
   if (threads > 1 && num_panels > 1) {
     SingleThreadedBlas one_thread;
     pool.ParallelFor(num_panels, 1, run_panels);
+  } else if (threads == 1) {
+    SingleThreadedBlas one_thread;
+    run_panels(0, num_panels);
   } else {
     run_panels(0, num_panels);
   }

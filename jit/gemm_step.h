@@ -20,6 +20,7 @@
 #include "jit/extern_epilogue.h"
 #include "jit/fusion.h"
 #include "jit/llvm_codegen.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 
@@ -43,11 +44,12 @@ struct GemmStep {
 // the panel's product into scratch and `epilogue` runs over the panel with
 // `params` (its buffer pointers; the product's entry is replaced by the
 // scratch). `slots` holds the program's memory, where the operands live.
-// With more than one ThreadPool thread, panels run in parallel on the pool
-// and OpenBLAS runs one thread inside each.
+// With more than one `pool` thread, panels run in parallel on the pool and
+// OpenBLAS runs one thread inside each; with a one-thread pool OpenBLAS runs
+// one thread too.
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots);
+                         const std::vector<Tensor>& slots, ThreadPool& pool);
 
 // Epilogue outer-loop iterations per panel: a panel of output that stays in
 // L2, or k rows where that is more (BLAS repacks b on every call), split so

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -99,9 +100,21 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
     std::string message = absl::StrCat(
         "graph '", graph.name(), "': ", plan.num_kernels(), " kernels",
         num_symbols > 0 ? " over size symbols" : "", "\n", plan.ToString());
-    if (!fallbacks.empty()) {
+    // Lowering's reasons for the nodes still eager (a GEMM or conv step
+    // took over others, and the plan shows those).
+    std::vector<std::string> eager;
+    for (const PlanStep& step : plan.steps) {
+      if (step.is_kernel) continue;
+      const Node& node = graph.node(step.node);
+      const std::string prefix =
+          absl::StrCat(node.name, " (", node.target, "): ");
+      for (const std::string& reason : fallbacks) {
+        if (absl::StartsWith(reason, prefix)) eager.push_back(reason);
+      }
+    }
+    if (!eager.empty()) {
       absl::StrAppend(&message, "eager nodes:\n  ",
-                      absl::StrJoin(fallbacks, "\n  "), "\n");
+                      absl::StrJoin(eager, "\n  "), "\n");
     }
     Log(LogTopic::kCodegen, message);
   }
@@ -112,13 +125,15 @@ class JitExecutable : public Executable {
  public:
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec,
-                std::shared_ptr<KernelCompiler> kernels, Layout layout,
+                std::shared_ptr<KernelCompiler> kernels,
+                std::shared_ptr<ThreadPool> pool, Layout layout,
                 std::unique_ptr<CompiledProgram> program)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         inputs_(spec.inputs),
         symbols_(spec.symbols),
         kernels_(std::move(kernels)),
+        pool_(std::move(pool)),
         layout_(std::move(layout)),
         program_(std::move(program)) {}
 
@@ -167,7 +182,7 @@ class JitExecutable : public Executable {
                      PlanGraph(*graph_, metas_, layout, num_symbols));
     ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
                      CompiledProgram::Create(graph_, metas_, std::move(plan),
-                                             *kernels_, num_symbols));
+                                             *kernels_, pool_, num_symbols));
     variants_.push_back({std::move(layout), std::move(program)});
     return variants_.back().second.get();
   }
@@ -177,6 +192,7 @@ class JitExecutable : public Executable {
   std::vector<TensorMeta> inputs_;
   std::vector<SymbolSource> symbols_;
   std::shared_ptr<KernelCompiler> kernels_;
+  std::shared_ptr<ThreadPool> pool_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
   mutable absl::Mutex mu_;
@@ -202,10 +218,23 @@ absl::StatusOr<GraphMeta> MetasOf(const Graph& graph,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create() {
+absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create(
+    const Options& options) {
+  if (options.num_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JitCompiler: num_threads is ", options.num_threads,
+                     "; expected 0 (the global pool) or more"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<KernelCompiler> kernels,
                    KernelCompiler::Create());
-  return std::unique_ptr<JitCompiler>(new JitCompiler(std::move(kernels)));
+  // The global pool is never destroyed: share it without ownership.
+  std::shared_ptr<ThreadPool> pool =
+      options.num_threads == 0
+          ? std::shared_ptr<ThreadPool>(&ThreadPool::Global(),
+                                        [](ThreadPool*) {})
+          : std::make_shared<ThreadPool>(options.num_threads);
+  return std::unique_ptr<JitCompiler>(
+      new JitCompiler(std::move(kernels), std::move(pool)));
 }
 
 absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
@@ -254,7 +283,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
       return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
     }
     return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_,
-                                   num_symbols);
+                                   pool_, num_symbols);
   }();
   if (!program.ok()) {
     // A JIT failure must not fail the call: run the eager plan (the dynamic
@@ -264,9 +293,9 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
                      "' runs eagerly: ", program.status().ToString()));
     return EagerCompiler().Compile(std::move(graph), spec);
   }
-  return std::make_unique<JitExecutable>(std::move(graph), std::move(metas),
-                                         spec, kernels_, std::move(layout),
-                                         *std::move(program));
+  return std::make_unique<JitExecutable>(
+      std::move(graph), std::move(metas), spec, kernels_, pool_,
+      std::move(layout), *std::move(program));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

@@ -9,6 +9,7 @@
 #include "core/compiler.h"
 #include "jit/fusion.h"
 #include "jit/kernel_compiler.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 
@@ -28,7 +29,17 @@ namespace guardjit {
 // so an entry sees one layout in practice).
 class JitCompiler : public Compiler {
  public:
-  static absl::StatusOr<std::unique_ptr<JitCompiler>> Create();
+  struct Options {
+    // Threads that compiled programs run on (their kernels' outer loops,
+    // GEMM panels, conv images), counting the calling thread; 0 shares the
+    // process's ThreadPool::Global() (GJ_NUM_THREADS, else one per core).
+    int num_threads = 0;
+  };
+  static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
+      const Options& options);
+  static absl::StatusOr<std::unique_ptr<JitCompiler>> Create() {
+    return Create(Options());
+  }
 
   absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::shared_ptr<const Graph> graph, const Specialization& spec) override;
@@ -41,11 +52,15 @@ class JitCompiler : public Compiler {
   absl::StatusOr<Plan> PlanFor(const Graph& graph, const Specialization& spec);
 
   KernelCompiler& kernels() { return *kernels_; }
+  // The pool this compiler's programs run on.
+  ThreadPool& thread_pool() { return *pool_; }
 
  private:
-  explicit JitCompiler(std::shared_ptr<KernelCompiler> kernels)
-      : kernels_(std::move(kernels)) {}
+  JitCompiler(std::shared_ptr<KernelCompiler> kernels,
+              std::shared_ptr<ThreadPool> pool)
+      : kernels_(std::move(kernels)), pool_(std::move(pool)) {}
   std::shared_ptr<KernelCompiler> kernels_;
+  std::shared_ptr<ThreadPool> pool_;
 };
 
 }  // namespace guardjit

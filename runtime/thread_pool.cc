@@ -34,6 +34,11 @@ ThreadPool& ThreadPool::Global() {
   return *pool;
 }
 
+uint64_t ThreadPool::parallel_loops() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
 void ThreadPool::ParallelFor(int64_t n, int64_t grain,
                              absl::FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;

@@ -31,6 +31,10 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
+  // Loops that were split across the workers (a loop run on its caller's
+  // thread alone is not counted).
+  uint64_t parallel_loops() const;
+
   // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least
   // `grain` long (but the last), on the workers and the calling thread;
   // returns when every chunk is done. Thread-safe.
@@ -45,7 +49,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex run_mu_;  // held by the thread whose loop owns the pool
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
   bool stop_ = false;

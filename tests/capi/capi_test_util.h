@@ -95,10 +95,12 @@ inline ::testing::AssertionResult IsError(
   return ::testing::AssertionSuccess() << message;
 }
 
-inline ContextPtr MakeContext(gj_backend backend = GJ_BACKEND_DEFAULT) {
+inline ContextPtr MakeContext(gj_backend backend = GJ_BACKEND_DEFAULT,
+                              int32_t num_threads = 0) {
   gj_context_options options;
   gj_context_options_init(&options);
   options.backend = backend;
+  options.num_threads = num_threads;
   gj_context* context = nullptr;
   gj_error* error = gj_context_create(&options, &context);
   EXPECT_TRUE(Ok(error));

@@ -176,4 +176,28 @@ TEST(CapiContextTest, BackendsAgreeAndExplainNamesThem) {
   }
 }
 
+// A context's thread count is the JIT's: one thread and several compute the
+// same values (rows are split across threads, not reduced across them).
+TEST(CapiContextTest, JitThreadCountsAgree) {
+  const std::vector<int64_t> shape = {256, 1024};
+  std::vector<float> xs(256 * 1024), ys(256 * 1024);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = 0.01f * static_cast<float>(i % 101) - 0.4f;
+    ys[i] = 0.03f * static_cast<float>(i % 7) + 0.2f;
+  }
+  HostTensor<float> x(shape, xs), y(shape, ys);
+  std::vector<std::vector<float>> results;
+  for (int32_t threads : {1, 2}) {
+    ContextPtr ctx = MakeContext(GJ_BACKEND_CPU_JIT, threads);
+    GraphPtr graph = FusableGraph(ctx.get());
+    FunctionPtr f = MakeFunction(ctx.get(), graph.get());
+    const DLTensor* in[] = {x.dl(), y.dl()};
+    DLManagedTensor* out[2] = {nullptr, nullptr};
+    ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 2, nullptr, out, 2)));
+    ManagedPtr softmax(out[0]), sum(out[1]);
+    results.push_back(Floats(out[0]->dl_tensor));
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 }  // namespace

@@ -7,6 +7,8 @@
 #include "core/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/eager_interpreter.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -15,6 +17,7 @@ namespace {
 
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::OpGraph;
 using testing::RandomTensor;
 using testing::SharedJit;
@@ -127,6 +130,61 @@ TEST(JitCompilerTest, CodegenLogShowsThePlanAndEagerNodes) {
   ASSERT_TRUE(exe.ok());
   EXPECT_THAT(log, HasSubstr("0 kernels"));
   EXPECT_THAT(log, HasSubstr("op (aten.mm.default): no JIT lowering"));
+}
+
+// A product the GEMM step runs (with its relu epilogue) is not listed as an
+// eager node.
+TEST(JitCompilerTest, CodegenLogListsOnlyNodesThatStayEager) {
+  GraphBuilder b("mm_relu");
+  ASSERT_TRUE(b.AddPlaceholder("a").ok());
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  ASSERT_TRUE(
+      b.AddNode("mm", "aten.mm.default", {Arg::Ref("a"), Arg::Ref("w")}).ok());
+  ASSERT_TRUE(b.AddNode("r", "aten.relu.default", {Arg::Ref("mm")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("r")}).ok());
+  std::shared_ptr<const Graph> graph(*b.Finish());
+  std::string log;
+  SetLogTopics("codegen");
+  SetLogSink([&](LogTopic topic, absl::string_view message) {
+    if (topic == LogTopic::kCodegen) log += std::string(message);
+  });
+  auto exe = SharedJit().Compile(
+      graph, {{{DType::kFloat32, {64, 32}}, {DType::kFloat32, {32, 48}}}});
+  SetLogSink(nullptr);
+  SetLogTopics("");
+  ASSERT_TRUE(exe.ok());
+  EXPECT_THAT(log, HasSubstr("gemm"));
+  EXPECT_THAT(log, Not(HasSubstr("eager nodes")));
+  EXPECT_THAT(log, Not(HasSubstr("mm (aten.mm.default)")));
+}
+
+// A compiler with its own pool runs its programs' parallel loops there, not
+// on the process's global pool.
+TEST(JitCompilerTest, ProgramsRunOnTheCompilersThreadPool) {
+  EXPECT_EQ(JitCompiler::Create({.num_threads = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (int threads : {1, 3}) {
+    auto jit = JitCompiler::Create({.num_threads = threads});
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    EXPECT_EQ((*jit)->thread_pool().num_threads(), threads);
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {512, 1024}, 1),
+        RandomTensor(DType::kFloat32, {1024}, 2)};
+    Specialization spec;
+    for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+    auto exe = (*jit)->Compile(AddGraph(), spec);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    const uint64_t global_before = ThreadPool::Global().parallel_loops();
+    auto out = (*exe)->Run(inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*jit)->thread_pool().parallel_loops(), threads > 1 ? 1u : 0u);
+    EXPECT_EQ(ThreadPool::Global().parallel_loops(), global_before);
+    auto eager = EagerInterpreter::Create(AddGraph());
+    ASSERT_TRUE(eager.ok());
+    auto want = (*eager)->Run(inputs);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(testing::ToDoubles((*out)[0]), testing::ToDoubles((*want)[0]));
+  }
 }
 
 TEST(JitCompilerTest, FallbackIsTheEagerInterpreter) {

@@ -68,6 +68,22 @@ TEST(ThreadPoolTest, NestedAndConcurrentLoopsComplete) {
 TEST(ThreadPoolTest, SingleThreadPoolRunsInline) {
   ThreadPool pool(1);
   ExpectCovers(pool, 1000, 10);
+  EXPECT_EQ(pool.parallel_loops(), 0u);
+}
+
+// Only loops split across the workers count: not one chunk, not a loop
+// nested in a loop body (it runs on its caller's thread).
+TEST(ThreadPoolTest, CountsLoopsSplitAcrossWorkers) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.parallel_loops(), 0u);
+  pool.ParallelFor(100, 1, [](int64_t, int64_t) {});
+  EXPECT_EQ(pool.parallel_loops(), 1u);
+  pool.ParallelFor(100, 100, [](int64_t, int64_t) {});
+  EXPECT_EQ(pool.parallel_loops(), 1u);
+  pool.ParallelFor(10, 1, [&](int64_t, int64_t) {
+    pool.ParallelFor(10, 1, [](int64_t, int64_t) {});
+  });
+  EXPECT_EQ(pool.parallel_loops(), 2u);
 }
 
 }  // namespace

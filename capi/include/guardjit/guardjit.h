@@ -115,7 +115,11 @@ typedef enum gj_backend {
 
 typedef struct gj_context_options {
   size_t struct_size;
-  /* Threads for CPU kernels; 0 = number of cores. */
+  /* Threads that compiled CPU programs run on (parallel kernel loops, GEMM
+   * panels, conv images), the calling thread included; a context with a
+   * count owns a pool of that many threads, and 1 also keeps OpenBLAS to one
+   * thread. 0 = the process-wide pool: GJ_NUM_THREADS if set, else one per
+   * core. */
   int32_t num_threads;
   /* Since 0.4 (appended); GJ_BACKEND_DEFAULT unless set. */
   gj_backend backend;
