@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/libmvec.h"
 #include "jit/llvm_math.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
@@ -71,10 +72,17 @@ class KernelEmitter {
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
     return b_.CreateUnaryIntrinsic(id, x);
   }
+  // A libm call, declared without side effects (errno is not read), so the
+  // loop vectorizer may turn it into its libmvec variant (jit/libmvec.h).
   llvm::Value* Libm(const char* f32, const char* f64, llvm::Value* x) {
     llvm::Type* t = x->getType();
     llvm::FunctionCallee fn = m_->getOrInsertFunction(
         t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, {t}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+      f->setDoesNotAccessMemory();
+      f->setDoesNotThrow();
+      f->setWillReturn();
+    }
     return b_.CreateCall(fn, {x});
   }
   llvm::Value* FConst(llvm::Type* t, double v) {
@@ -739,6 +747,10 @@ absl::Status OptimizeModule(llvm::Module& module,
   options.SLPVectorization = true;
   options.LoopInterleaving = true;
   llvm::PassBuilder builder(&machine, options);
+  // Registered before the defaults, so the vectorizer sees libmvec.
+  llvm::TargetLibraryInfoImpl library(machine.getTargetTriple());
+  AddLibmvecFunctions(machine, library);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);

@@ -5,6 +5,7 @@
 //   BM_EagerChain8_16M   the same graph run by the eager interpreter
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 //   BM_Softmax32x1024InCache   softmax's arithmetic alone (cache resident)
+//   BM_GeluErf16M        gelu(x) = x/2 (1 + erf(x/sqrt 2)) over 16M float32
 // Each JIT benchmark reports `vs_memcpy`: its bytes per second (one read and
 // one write of the tensor) over memcpy's for those bytes. Single-threaded.
 //
@@ -178,6 +179,16 @@ void BM_Softmax32x1024InCache(benchmark::State& state) {
 BENCHMARK(BM_Softmax32x1024InCache)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// gelu (erf form) over 16M float32: one kernel whose loop calls erff; with
+// libmvec (jit/libmvec.h) the loop is vectorized around its SIMD variant.
+void BM_GeluErf16M(benchmark::State& state) {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
+  auto exe =
+      Compile(OneOp("aten.gelu.default", {Arg::Ref("x0")}, 1, 1), inputs);
+  RunCompiled(state, *exe, inputs, kBig * sizeof(float));
+}
+BENCHMARK(BM_GeluErf16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_LayerNorm4096x1024(benchmark::State& state) {
   std::vector<Tensor> inputs = {Filled(DType::kFloat32, {4096, 1024}),

@@ -7,8 +7,15 @@
 #include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
+#include "jit/libmvec.h"
+#include "jit/orc_jit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace guardjit {
 namespace {
@@ -152,6 +159,77 @@ TEST(LlvmCodegenTest, Float32ExpIsWithinTwoUlpOfLibmForEveryInput) {
     }
   }
   RecordProperty("worst_ulp", static_cast<int>(worst));
+}
+
+// log, log1p, tanh, erf, sin and cos loops are vectorized around libmvec's
+// SIMD variants (jit/libmvec.h), and stay within libmvec's documented 4 ulp
+// of the scalar libm functions the eager kernels call.
+TEST(LlvmCodegenTest, MathLoopsVectorizeThroughLibmvecWithinFourUlp) {
+  auto jit = OrcJit::Create();
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto machine = (*jit)->CreateTargetMachine();
+  ASSERT_TRUE(machine.ok()) << machine.status();
+  llvm::TargetLibraryInfoImpl probe((*machine)->getTargetTriple());
+  if (AddLibmvecFunctions(**machine, probe) == 0) {
+    GTEST_SKIP() << "no libmvec for this target";
+  }
+  struct Case {
+    UnaryOp op;
+    float (*f32)(float);
+    double (*f64)(double);
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {UnaryOp::kLog, std::log, std::log, 1e-3, 1e4},
+      {UnaryOp::kLog1p, std::log1p, std::log1p, -0.9, 50},
+      {UnaryOp::kTanh, std::tanh, std::tanh, -12, 12},
+      {UnaryOp::kErf, std::erf, std::erf, -5, 5},
+      {UnaryOp::kSin, std::sin, std::sin, -40, 40},
+      {UnaryOp::kCos, std::cos, std::cos, -40, 40},
+  };
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      SCOPED_TRACE(absl::StrCat(UnaryOpName(c.op), " ", DTypeName(dtype)));
+      Kernel k = Map(dtype, dtype, c.op);
+      llvm::LLVMContext context;
+      llvm::Module module("libmvec_test", context);
+      ASSERT_TRUE(EmitKernel(k, "k", &module).ok());
+      ASSERT_TRUE(OptimizeModule(module, **machine).ok());
+      std::string ir;
+      llvm::raw_string_ostream os(ir);
+      module.print(os, nullptr);
+      EXPECT_THAT(ir, ::testing::HasSubstr("_ZGV")) << "not vectorized";
+
+      auto fns = Compiler().Compile({&k});
+      ASSERT_TRUE(fns.ok()) << fns.status();
+      const int64_t n = 20011;
+      std::vector<double> xs(n);
+      for (int64_t i = 0; i < n; ++i)
+        xs[i] = c.lo + (c.hi - c.lo) * i / (n - 1);
+      if (dtype == DType::kFloat32) {
+        std::vector<float> in(xs.begin(), xs.end()), out(n);
+        void* buffers[] = {in.data(), out.data()};
+        int64_t size = n;
+        (*fns)[0](buffers, &size, 0, n);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_LE(UlpDistance(out[i], c.f32(in[i])), 4)
+              << in[i] << ": " << out[i] << " vs " << c.f32(in[i]);
+        }
+      } else {
+        std::vector<double> out(n);
+        void* buffers[] = {xs.data(), out.data()};
+        int64_t size = n;
+        (*fns)[0](buffers, &size, 0, n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = c.f64(xs[i]);
+          ASSERT_LE(
+              std::abs(out[i] - want),
+              4 * std::abs(std::nextafter(want, INFINITY) - want) + 1e-300)
+              << xs[i] << ": " << out[i] << " vs " << want;
+        }
+      }
+    }
+  }
 }
 
 // Float-to-int conversion follows runtime/convert.h, not C's UB.
