@@ -338,6 +338,9 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Binary(BinaryOp op, DType d,
     case BinaryOp::kXor:
       if (!fp) return b_.CreateXor(a, c);
       break;
+    case BinaryOp::kFmod:
+      if (fp) return b_.CreateFRem(a, c);
+      break;
   }
   return absl::InternalError(
       absl::StrCat(BinaryOpName(op), " of ", DTypeName(d)));

@@ -21,8 +21,8 @@ const char* UnaryOpName(UnaryOp op) {
 
 const char* BinaryOpName(BinaryOp op) {
   static constexpr const char* kNames[] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",
-      "ne",  "lt",  "le",  "gt",  "ge",  "and",     "or",      "xor"};
+      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",  "ne",
+      "lt",  "le",  "gt",  "ge",  "and", "or",      "xor",     "fmod"};
   return kNames[static_cast<int>(op)];
 }
 

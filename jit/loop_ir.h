@@ -60,6 +60,7 @@ enum class BinaryOp {
   kAnd,  // bitwise on integers, logical on bool
   kOr,
   kXor,
+  kFmod,  // floating only: C's fmod (the result takes the dividend's sign)
 };
 
 // float16 and bfloat16 are storage dtypes in the loop IR: loaded, stored and

@@ -75,6 +75,7 @@ const LowerFn* FindLowering(absl::string_view target);
 void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 
 // Shorthands of the per-op lowerings.
 namespace lowering_internal {

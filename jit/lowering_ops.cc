@@ -4,6 +4,7 @@
 // lowering_reductions.cc, cat and constant_pad_nd: lowering_cat_pad.cc).
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -145,6 +146,56 @@ Outputs PowTensorScalar(LoweringContext& ctx, const Node& node,
       })};
 }
 
+// fmod (C: the sign of the dividend) and remainder (Python: the sign of the
+// divisor, fmod moved by one divisor where the signs differ), computed as the
+// eager kernel computes them. Integers run eagerly: a zero divisor is an
+// error there, which a kernel cannot raise.
+LowerFn ModLowering(bool python_mod) {
+  return [python_mod](LoweringContext& ctx, const Node& node,
+                      const std::vector<TensorMeta>& out) -> Outputs {
+    const DType d = ComputeDType(out[0].dtype);
+    if (!IsFloating(d)) {
+      return Unsupported("integral modulo runs eagerly (zero divisors)");
+    }
+    const int a = ctx.Operand(node.args[0]);
+    const int b = ctx.Operand(node.args[1]);
+    return std::vector<int>{
+        ctx.Pointwise(out[0], {a, b}, [python_mod, d](const Values& v) {
+          const ValueExpr divisor = C(v[1], d);
+          const ValueExpr mod = Bin(BinaryOp::kFmod, C(v[0], d), divisor);
+          if (!python_mod) return mod;
+          const ValueExpr zero = ValueExpr::Const(d, 0.0);
+          const ValueExpr move =
+              Bin(BinaryOp::kAnd, Bin(BinaryOp::kNe, mod, zero),
+                  Bin(BinaryOp::kXor, Bin(BinaryOp::kLt, divisor, zero),
+                      Bin(BinaryOp::kLt, mod, zero)));
+          return ValueExpr::Where(move, Bin(BinaryOp::kAdd, mod, divisor), mod);
+        })};
+  };
+}
+
+// round(x, decimals): scaled by 10^|decimals| in the compute dtype, rounded
+// half to even, scaled back (runtime/kernels/unary.cc). float16/bfloat16
+// run eagerly: their eager kernel rounds after each step.
+Outputs RoundDecimals(LoweringContext& ctx, const Node& node,
+                      const std::vector<TensorMeta>& out) {
+  const DType d = out[0].dtype;
+  if (d != DType::kFloat32 && d != DType::kFloat64) {
+    return Unsupported("round with decimals of a reduced float runs eagerly");
+  }
+  const int64_t decimals = ArgsOf(ctx, node).int_arg(1);
+  const double scale = std::pow(10.0, std::fabs(static_cast<double>(decimals)));
+  return std::vector<int>{
+      ctx.Pointwise(out[0], {ctx.Operand(node.args[0])}, [=](const Values& v) {
+        const ValueExpr ten_pow = ValueExpr::Const(d, scale);
+        const BinaryOp in = decimals < 0 ? BinaryOp::kDiv : BinaryOp::kMul;
+        const BinaryOp back = decimals < 0 ? BinaryOp::kMul : BinaryOp::kDiv;
+        return Bin(back,
+                   ValueExpr::Unary(UnaryOp::kRound, Bin(in, v[0], ten_pow)),
+                   ten_pow);
+      })};
+}
+
 // Comparisons compute in the promoted type of their operands.
 LowerFn CompareLowering(BinaryOp op) {
   return [op](LoweringContext& ctx, const Node& node,
@@ -271,7 +322,10 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
     t[name("bitwise_and")] = BinaryLowering(BinaryOp::kAnd);
     t[name("bitwise_or")] = BinaryLowering(BinaryOp::kOr);
     t[name("bitwise_xor")] = BinaryLowering(BinaryOp::kXor);
+    t[name("fmod")] = ModLowering(false);
+    t[name("remainder")] = ModLowering(true);
   }
+  t["aten.round.decimals"] = RoundDecimals;
   t["aten.div.Tensor_mode"] = DivMode;
   t["aten.div.Scalar_mode"] = DivMode;
   t["aten.pow.Tensor_Tensor"] = BinaryLowering(BinaryOp::kPow);
@@ -296,6 +350,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   AddViewLowerings(t);
   AddReductionLowerings(t);
   AddCatPadLowerings(t);
+  AddCreationLowerings(t);
   return t;
 }
 

@@ -26,12 +26,12 @@ using testing::AddNode;
 using testing::Finish;
 using testing::Ints;
 
+using testing::EagerSteps;
 using testing::ExpectDynamicJitMatchesEager;
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
 using testing::NonContiguousCopy;
 using testing::RandomTensor;
-using testing::SharedJit;
 
 constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
                              DType::kInt64,   DType::kBool,    DType::kFloat16,
@@ -42,19 +42,6 @@ bool Accepts(const Graph& graph, const std::vector<Tensor>& inputs) {
   std::vector<TensorMeta> metas;
   for (const Tensor& t : inputs) metas.push_back(TensorMeta::Of(t));
   return InferShapes(graph, metas).ok();
-}
-
-// The static plan's eager steps.
-int EagerSteps(const std::shared_ptr<const Graph>& graph,
-               const std::vector<Tensor>& inputs) {
-  Specialization spec;
-  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
-  auto plan = SharedJit().PlanFor(*graph, spec);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return -1;
-  int eager = 0;
-  for (const PlanStep& step : plan->steps) eager += !step.is_kernel;
-  return eager;
 }
 
 // Compiled for contiguous inputs and run on them, then on non-contiguous

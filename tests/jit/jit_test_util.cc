@@ -196,4 +196,16 @@ std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
   return std::shared_ptr<const Graph>(std::move(*graph));
 }
 
+int EagerSteps(const std::shared_ptr<const Graph>& graph,
+               const std::vector<Tensor>& inputs) {
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto plan = SharedJit().PlanFor(*graph, spec);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return -1;
+  int eager = 0;
+  for (const PlanStep& step : plan->steps) eager += !step.is_kernel;
+  return eager;
+}
+
 }  // namespace guardjit::testing

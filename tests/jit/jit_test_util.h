@@ -68,6 +68,11 @@ void AddNode(GraphBuilder& b, const std::string& name,
              Kwargs kwargs = {});
 std::shared_ptr<const Graph> Finish(GraphBuilder& b);
 
+// The eager steps of the SharedJit's static plan of `graph` for the metas of
+// `inputs` (contiguous); -1 (and a failure) if planning fails.
+int EagerSteps(const std::shared_ptr<const Graph>& graph,
+               const std::vector<Tensor>& inputs);
+
 }  // namespace guardjit::testing
 
 #endif  // GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_

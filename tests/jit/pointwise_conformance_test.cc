@@ -103,6 +103,19 @@ std::vector<OpCase> Cases() {
         {"aten._to_copy.default", {T({3, 17})}, {{"dtype", Arg::OfDType(to)}}});
   }
   cases.push_back({"aten.clone.default", {T({3, 17})}});
+  for (const char* op : {"fmod", "remainder"}) {
+    cases.push_back(
+        {absl::StrCat("aten.", op, ".Tensor"), {T({3, 17}), T({17})}});
+    cases.push_back({absl::StrCat("aten.", op, ".Scalar"),
+                     {T({3, 17}), L(Arg::Float(-0.75))}});
+    cases.push_back(
+        {absl::StrCat("aten.", op, ".Scalar"), {T({3, 17}), L(Arg::Int(2))}});
+  }
+  for (int64_t decimals : {0, 2, -1}) {
+    cases.push_back({"aten.round.decimals",
+                     {T({3, 17})},
+                     {{"decimals", Arg::Int(decimals)}}});
+  }
   return cases;
 }
 
