@@ -1,8 +1,6 @@
 #include "capi/context.h"
 
-#include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "capi/error.h"
@@ -60,12 +58,6 @@ gj_error* gj_context_create(const gj_context_options* options,
         return absl::InvalidArgumentError(absl::StrCat(
             "gj_context_create: options->backend is ",
             guardjit::capi::RawEnum(opts.backend), "; expected a gj_backend"));
-    }
-    if (opts.num_threads > 0) {
-      context->num_threads = opts.num_threads;
-    } else {
-      context->num_threads = static_cast<int32_t>(
-          std::max(1u, std::thread::hardware_concurrency()));
     }
     *out_context = context.release();
     return absl::OkStatus();

@@ -1,16 +1,14 @@
 #ifndef GUARDJIT_CAPI_CONTEXT_H_
 #define GUARDJIT_CAPI_CONTEXT_H_
 
-#include <cstdint>
 #include <memory>
 
 #include "core/compiler.h"
 
-// Process-wide settings shared by the graphs and functions made from it. The
-// thread count is resolved at creation so later users see a fixed value.
-// Functions share the context's compiler (and keep it alive).
+// Settings shared by the graphs and functions made from it. Functions share
+// the context's compiler (and keep it alive); the JIT compiler holds the
+// thread pool that options->num_threads chose.
 struct gj_context {
-  int32_t num_threads = 1;
   std::shared_ptr<guardjit::Compiler> compiler;
 };
 

@@ -20,7 +20,6 @@
 // eager path. Run with GJ_NUM_THREADS=1 for single-threaded numbers.
 
 #include <cblas.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +31,7 @@
 #include "benchmark/benchmark.h"
 #include "core/graph_builder.h"
 #include "jit/jit_compiler.h"
+#include "perf/jit/bench_util.h"
 #include "runtime/eager_interpreter.h"
 #include "runtime/thread_pool.h"
 
@@ -163,21 +163,11 @@ void BM_Baseline(benchmark::State& state, ConvShape s) {
 template <typename Fn>
 void RunAgainstBaseline(benchmark::State& state, const ConvShape& s, Fn run) {
   Baseline baseline(s);
-  double seconds = 0, baseline_seconds = 0;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    auto out = run();
-    benchmark::DoNotOptimize(out);
-    const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (!out.ok()) {
-      state.SkipWithError(std::string(out.status().message()).c_str());
-      return;
-    }
-    state.SetIterationTime(t);
-    seconds += t;
-    baseline_seconds += baseline.Run();
+  double seconds, baseline_seconds;
+  if (!bench::TimeAgainstBaseline(
+          state, run, [&] { return baseline.Run(); }, &seconds,
+          &baseline_seconds)) {
+    return;
   }
   state.counters["GFLOPs"] = s.flops() * state.iterations() / seconds / 1e9;
   state.counters["vs_baseline"] = seconds / baseline_seconds;
@@ -217,11 +207,7 @@ GJ_CONV_BENCHMARKS(BM_Eager);
 }  // namespace guardjit
 
 int main(int argc, char** argv) {
-  if (std::getenv("GJ_BENCH_DEFAULT_MALLOC") == nullptr) {
-    // Large blocks from the heap, kept after free: no mmap per call.
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  }
+  guardjit::bench::KeepLargeBlocksOnHeap();
   openblas_set_num_threads(guardjit::ThreadPool::Global().num_threads());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

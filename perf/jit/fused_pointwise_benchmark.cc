@@ -12,9 +12,8 @@
 // The executable allocates its 64 MiB output on every call. glibc serves
 // that with a fresh mmap (page faults, kernel zeroing) unless told to keep
 // freed memory, which main() does as a long-running process would
-// (mallopt); GJ_BENCH_DEFAULT_MALLOC=1 keeps glibc's defaults.
-
-#include <malloc.h>
+// (bench::KeepLargeBlocksOnHeap); GJ_BENCH_DEFAULT_MALLOC=1 keeps glibc's
+// defaults.
 
 #include <chrono>
 #include <cstdlib>
@@ -27,6 +26,7 @@
 #include "benchmark/benchmark.h"
 #include "core/graph_builder.h"
 #include "jit/jit_compiler.h"
+#include "perf/jit/bench_util.h"
 #include "runtime/eager_interpreter.h"
 
 namespace guardjit {
@@ -207,11 +207,7 @@ BENCHMARK(BM_LayerNorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace guardjit
 
 int main(int argc, char** argv) {
-  if (std::getenv("GJ_BENCH_DEFAULT_MALLOC") == nullptr) {
-    // Large blocks from the heap, kept after free: no mmap per call.
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  }
+  guardjit::bench::KeepLargeBlocksOnHeap();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -27,6 +27,7 @@ namespace {
 
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
+using testing::PlanOfInputs;
 using testing::RandomTensor;
 using testing::SharedJit;
 
@@ -131,14 +132,6 @@ std::vector<Tensor> ConvInputs(const Conv& c, Epilogue epilogue, DType dtype,
   return inputs;
 }
 
-Plan PlanOf(const Graph& graph, const std::vector<Tensor>& inputs) {
-  Specialization spec;
-  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
-  auto plan = SharedJit().PlanFor(graph, spec);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? *plan : Plan();
-}
-
 int ConvSteps(const Plan& plan) {
   int n = 0;
   for (const PlanStep& s : plan.steps) n += s.conv != nullptr;
@@ -168,8 +161,9 @@ Conv Conv2d(int64_t batch, int64_t cin, int64_t cout, int64_t h, int64_t w,
 
 TEST(ConvStepTest, ConvBiasReluIsOneConvStepWithItsEpilogue) {
   const Conv c = Conv2d(2, 3, 4, 8, 8, 3, 1, 1);
-  const Plan plan = PlanOf(*ConvGraph(c, Epilogue::kRelu),
-                           ConvInputs(c, Epilogue::kRelu, DType::kFloat32, 1));
+  const Plan plan =
+      PlanOfInputs(*ConvGraph(c, Epilogue::kRelu),
+                   ConvInputs(c, Epilogue::kRelu, DType::kFloat32, 1));
   ASSERT_EQ(plan.steps.size(), 1u) << plan.ToString();
   ASSERT_NE(plan.steps[0].conv, nullptr);
   EXPECT_EQ(plan.steps[0].conv->rows(), 27);
@@ -187,7 +181,7 @@ TEST(ConvStepTest, ResidualAndScalarConsumersFuseIntoOneStep) {
   const Conv c = Conv2d(2, 4, 4, 6, 6, 1, 1, 0);
   for (Epilogue e : {Epilogue::kResidualRelu, Epilogue::kGeluScale}) {
     const Plan plan =
-        PlanOf(*ConvGraph(c, e), ConvInputs(c, e, DType::kFloat32, 1));
+        PlanOfInputs(*ConvGraph(c, e), ConvInputs(c, e, DType::kFloat32, 1));
     ASSERT_EQ(plan.steps.size(), 1u) << plan.ToString();
     EXPECT_EQ(ConvSteps(plan), 1);
     EXPECT_TRUE(plan.steps[0].conv->pointwise());
@@ -197,8 +191,9 @@ TEST(ConvStepTest, ResidualAndScalarConsumersFuseIntoOneStep) {
 TEST(ConvStepTest, BareConvGetsAStoringEpilogue) {
   Conv c = Conv2d(1, 2, 3, 5, 5, 3, 2, 0);
   c.bias = false;
-  const Plan plan = PlanOf(*ConvGraph(c, Epilogue::kNone),
-                           ConvInputs(c, Epilogue::kNone, DType::kFloat64, 1));
+  const Plan plan =
+      PlanOfInputs(*ConvGraph(c, Epilogue::kNone),
+                   ConvInputs(c, Epilogue::kNone, DType::kFloat64, 1));
   ASSERT_EQ(plan.steps.size(), 1u) << plan.ToString();
   EXPECT_EQ(ConvSteps(plan), 1);
 }
@@ -220,7 +215,7 @@ TEST(ConvStepTest, ResultReadElsewhereIsStoredThenRead) {
   const std::vector<Tensor> inputs = {
       RandomTensor(DType::kFloat32, {2, 3, 10}, 1),
       RandomTensor(DType::kFloat32, {5, 3, 3}, 2)};
-  const Plan plan = PlanOf(*graph, inputs);
+  const Plan plan = PlanOfInputs(*graph, inputs);
   ASSERT_EQ(plan.steps.size(), 2u) << plan.ToString();
   EXPECT_EQ(ConvSteps(plan), 1);
   ExpectJitMatchesEager(graph, inputs, ConvTolerance(DType::kFloat32, 9));
@@ -248,7 +243,7 @@ TEST(ConvStepTest, TransposedAndHalfConvolutionsStayEagerAndSayWhy) {
     auto graph = ConvGraph(c.conv, Epilogue::kRelu);
     const std::vector<Tensor> inputs =
         ConvInputs(c.conv, Epilogue::kRelu, c.dtype, 7);
-    const Plan plan = PlanOf(*graph, inputs);
+    const Plan plan = PlanOfInputs(*graph, inputs);
     EXPECT_EQ(ConvSteps(plan), 0) << plan.ToString();
     ASSERT_FALSE(plan.steps.empty());
     EXPECT_FALSE(plan.steps[0].is_kernel);
@@ -371,7 +366,7 @@ TEST_P(ConvConformanceTest, RandomShapesWithEpilogues) {
           absl::StrCat(c.ToString(), " epilogue ", static_cast<int>(e)));
       auto graph = ConvGraph(c, e);
       const std::vector<Tensor> inputs = ConvInputs(c, e, dtype, 10 + i);
-      const Plan plan = PlanOf(*graph, inputs);
+      const Plan plan = PlanOfInputs(*graph, inputs);
       // One step: the convolution with its bias and consumers fused.
       EXPECT_EQ(plan.steps.size(), 1u) << plan.ToString();
       EXPECT_EQ(ConvSteps(plan), 1) << plan.ToString();
@@ -401,7 +396,7 @@ TEST_P(ConvConformanceTest, NonContiguousOperands) {
       ExpectJitMatchesEager(graph, strided, tol);
       strided[0] = ChannelsLast(inputs[0]);
       ExpectJitMatchesEager(graph, strided, tol);
-      EXPECT_EQ(ConvSteps(PlanOf(*graph, strided)), 1);
+      EXPECT_EQ(ConvSteps(PlanOfInputs(*graph, strided)), 1);
       strided = inputs;
       strided[1] = testing::NonContiguousCopy(inputs[1]);
       if (c.bias) strided[2] = testing::NonContiguousCopy(inputs[2]);

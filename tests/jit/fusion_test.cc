@@ -16,16 +16,9 @@ namespace {
 
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
+using testing::PlanOf;
 using testing::RandomTensor;
 using testing::SharedJit;
-
-Plan PlanOf(const Graph& graph, const std::vector<Shape>& shapes) {
-  Specialization spec;
-  for (const Shape& s : shapes) spec.inputs.push_back({DType::kFloat32, s});
-  auto plan = SharedJit().PlanFor(graph, spec);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? *plan : Plan();
-}
 
 int CountStages(const Kernel& k, Stage::Kind kind) {
   int n = 0;

@@ -23,8 +23,8 @@ namespace {
 
 using testing::ExpectJitMatchesEager;
 using ::testing::HasSubstr;
+using testing::PlanOf;
 using testing::RandomTensor;
-using testing::SharedJit;
 
 // One node per entry, named v0, v1, ...; "@k" in an argument list refers to
 // entry k's node, placeholders by name.
@@ -58,15 +58,6 @@ Arg R(const std::string& name) { return Arg::Ref(name); }
 
 Op Unary(const std::string& target, const std::string& x) {
   return {absl::StrCat("aten.", target, ".default"), {R(x)}};
-}
-
-Plan PlanOf(const Graph& graph, const std::vector<Shape>& shapes,
-            DType dtype = DType::kFloat32) {
-  Specialization spec;
-  for (const Shape& s : shapes) spec.inputs.push_back({dtype, s});
-  auto plan = SharedJit().PlanFor(graph, spec);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? *plan : Plan();
 }
 
 int GemmSteps(const Plan& plan) {

@@ -196,15 +196,34 @@ std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
   return std::shared_ptr<const Graph>(std::move(*graph));
 }
 
-int EagerSteps(const std::shared_ptr<const Graph>& graph,
-               const std::vector<Tensor>& inputs) {
+namespace {
+
+Plan PlanOrEmpty(const Graph& graph, const Specialization& spec) {
+  auto plan = SharedJit().PlanFor(graph, spec);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : Plan();
+}
+
+}  // namespace
+
+Plan PlanOf(const Graph& graph, const std::vector<Shape>& shapes, DType dtype) {
+  Specialization spec;
+  for (const Shape& s : shapes) spec.inputs.push_back({dtype, s});
+  return PlanOrEmpty(graph, spec);
+}
+
+Plan PlanOfInputs(const Graph& graph, const std::vector<Tensor>& inputs) {
   Specialization spec;
   for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
-  auto plan = SharedJit().PlanFor(*graph, spec);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return -1;
+  return PlanOrEmpty(graph, spec);
+}
+
+int EagerSteps(const std::shared_ptr<const Graph>& graph,
+               const std::vector<Tensor>& inputs) {
   int eager = 0;
-  for (const PlanStep& step : plan->steps) eager += !step.is_kernel;
+  for (const PlanStep& step : PlanOfInputs(*graph, inputs).steps) {
+    eager += !step.is_kernel;
+  }
   return eager;
 }
 

@@ -68,8 +68,14 @@ void AddNode(GraphBuilder& b, const std::string& name,
              Kwargs kwargs = {});
 std::shared_ptr<const Graph> Finish(GraphBuilder& b);
 
-// The eager steps of the SharedJit's static plan of `graph` for the metas of
-// `inputs` (contiguous); -1 (and a failure) if planning fails.
+// The SharedJit's static plan of `graph` for contiguous inputs of `shapes`
+// and `dtype`, or of the metas of `inputs`; an empty plan (and a test
+// failure) if planning fails.
+Plan PlanOf(const Graph& graph, const std::vector<Shape>& shapes,
+            DType dtype = DType::kFloat32);
+Plan PlanOfInputs(const Graph& graph, const std::vector<Tensor>& inputs);
+
+// The eager steps of PlanOfInputs(graph, inputs).
 int EagerSteps(const std::shared_ptr<const Graph>& graph,
                const std::vector<Tensor>& inputs);
 
