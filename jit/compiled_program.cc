@@ -1,8 +1,10 @@
 #include "jit/compiled_program.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
+#include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
@@ -201,13 +203,24 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
         RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots, *pool_));
       } else if (step.conv != nullptr) {
         RETURN_IF_ERROR(RunConvStep(*step.conv, fn, pointers, slots, *pool_));
-      } else if (sizes.grain[i] > 0) {
-        pool_->ParallelFor(sizes.outer_extent[i], sizes.grain[i],
-                           [&](int64_t begin, int64_t end) {
-                             fn(buffers, values, begin, end);
-                           });
       } else {
-        fn(buffers, values, 0, sizes.outer_extent[i]);
+        int64_t failed = 0;
+        if (sizes.grain[i] > 0) {
+          std::atomic<int64_t> faults{0};
+          pool_->ParallelFor(sizes.outer_extent[i], sizes.grain[i],
+                             [&](int64_t begin, int64_t end) {
+                               const int64_t f =
+                                   fn(buffers, values, begin, end);
+                               if (f != 0) faults.fetch_or(f);
+                             });
+          failed = faults.load();
+        } else {
+          failed = fn(buffers, values, 0, sizes.outer_extent[i]);
+        }
+        if (failed != 0) {
+          const int check = absl::countr_zero(static_cast<uint64_t>(failed));
+          return step.kernel.checks.at(check).Error(symbols);
+        }
       }
     } else {
       const Node& node = graph_->node(step.node);

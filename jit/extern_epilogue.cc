@@ -88,6 +88,12 @@ ValueExpr RewriteLoads(const ValueExpr& e, int buffer,
     case ValueExpr::Kind::kCast:
       result = ValueExpr::Cast(operand(0), e.dtype());
       break;
+    case ValueExpr::Kind::kGather:
+      // Epilogues have no gathers (IsPointwiseEpilogue); the index may still
+      // read `buffer`.
+      result = ValueExpr::Gather(e.buffer(), e.dtype(), e.index(), operand(0),
+                                 e.stride(), e.bound(), e.check());
+      break;
   }
   memo.emplace(e.id(), result);
   return result;
@@ -97,7 +103,11 @@ ValueExpr RewriteLoads(const ValueExpr& e, int buffer,
 // exactly those points, reading `param` (a tensor of `sizes`) only at the
 // point it computes: a pointwise kernel over `sizes`.
 bool IsPointwiseEpilogue(const Kernel& k, int param, const Shape& sizes) {
-  if (k.num_size_params != 0 || k.outer.size() != sizes.size()) return false;
+  // The extern steps run epilogues without looking for failed index checks.
+  if (k.num_size_params != 0 || k.num_checks != 0 ||
+      k.outer.size() != sizes.size()) {
+    return false;
+  }
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (k.outer[d].var != static_cast<int>(d) ||
         !k.outer[d].extent.is_const(sizes[d])) {

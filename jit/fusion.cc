@@ -84,12 +84,18 @@ class Scheduler {
     Kernel* kernel = nullptr;
     std::vector<int>* buffer_slots = nullptr;
     absl::flat_hash_map<int, int> param_of_slot;
+    absl::flat_hash_map<int, int> check_of;  // gather value -> its check
+    std::vector<IndexCheck>* checks = nullptr;
     int next_var = 0;
   };
 
   absl::StatusOr<ValueExpr> Emit(int v, const std::vector<IndexExpr>& idx,
                                  EmitCtx& ctx);
   int Param(int slot, DType dtype, bool output, EmitCtx& ctx);
+  absl::StatusOr<ValueExpr> EmitGather(int v, const std::vector<IndexExpr>& idx,
+                                       EmitCtx& ctx);
+  // Where `v` is in memory for a kernel of `group` to read, if it is.
+  std::optional<TensorRef> MemoryFor(int v, int group) const;
   EmitCtx MakeCtx(int group, bool dry_run);
   std::vector<IndexExpr> FullIndex(const Group& g, EmitCtx& ctx,
                                    std::vector<LoopRange>* loops);
@@ -252,6 +258,8 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
         LoadAs(Param(ref.slot, value.dtype, false, ctx), value.dtype, offset);
   } else if (value.kind == LValue::Kind::kView) {
     ASSIGN_OR_RETURN(result, Emit(value.operands[0], value.remap(idx), ctx));
+  } else if (value.kind == LValue::Kind::kGather) {
+    ASSIGN_OR_RETURN(result, EmitGather(v, idx, ctx));
   } else if (value.kind == LValue::Kind::kSelect) {
     const std::vector<std::vector<IndexExpr>> op_idx = value.operand_index(idx);
     std::vector<ValueExpr> operands;
@@ -277,6 +285,61 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
   }
   ctx.memo[key] = *result;
   return *result;
+}
+
+std::optional<TensorRef> Scheduler::MemoryFor(int v, int group) const {
+  const LValue& value = g_.values[v];
+  if (value.kind == LValue::Kind::kBuffer ||
+      (mat_slot_[v] >= 0 && group_of_[v] < group)) {
+    return RefOf(v);
+  }
+  if (auto view = view_ref_.find(v);
+      view != view_ref_.end() && view->second.group < group) {
+    return view->second.ref;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ValueExpr> Scheduler::EmitGather(
+    int v, const std::vector<IndexExpr>& idx, EmitCtx& ctx) {
+  const LValue& value = g_.values[v];
+  const std::optional<TensorRef> source =
+      MemoryFor(value.operands[0], ctx.group);
+  if (!source.has_value()) {
+    // Run() gives every gathered source memory before the gather's readers
+    // are scheduled; only a kernel after that memory's can read it.
+    return absl::FailedPreconditionError(
+        absl::StrCat("source of ", value.label, " not in memory here"));
+  }
+  const auto [index_idx, source_idx] = value.gather_at(idx);
+  ASSIGN_OR_RETURN(ValueExpr index, Emit(value.operands[1], index_idx, ctx));
+  index = ValueExpr::Cast(index, DType::kInt64);
+  IndexExpr base = source->offset;
+  for (size_t d = 0; d < source_idx.size(); ++d) {
+    if (static_cast<int>(d) != value.gather_dim) {
+      base = base + source_idx[d] * source->strides[d];
+    }
+  }
+  const bool scalar = value.gather_dim < 0;
+  const IndexExpr stride =
+      scalar ? IndexExpr::Const(0) : source->strides[value.gather_dim];
+  const IndexExpr bound =
+      scalar ? IndexExpr::Const(1) : source->sizes[value.gather_dim];
+  int check = 0;
+  if (ctx.checks != nullptr) {
+    auto [it, fresh] =
+        ctx.check_of.try_emplace(v, static_cast<int>(ctx.checks->size()));
+    if (fresh) {
+      ctx.checks->push_back(
+          {value.gather_what, std::max(value.gather_dim, 0), bound});
+      ctx.kernel->num_checks = static_cast<int>(ctx.checks->size());
+    }
+    check = it->second;
+  }
+  return ValueExpr::Cast(
+      ValueExpr::Gather(Param(source->slot, value.dtype, false, ctx),
+                        value.dtype, base, index, stride, bound, check),
+      ComputeDType(value.dtype));
 }
 
 bool Scheduler::TryEmit(int group, int v, bool full) {
@@ -426,6 +489,7 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
   EmitCtx ctx = MakeCtx(group, /*dry_run=*/false);
   ctx.kernel = &k;
   ctx.buffer_slots = &step.buffer_slots;
+  ctx.checks = &step.checks;
   int outer = 0;
   for (size_t d = 0; d < g.mask.size(); ++d) {
     if (!g.mask[d]) k.outer.push_back({outer++, g.full_sizes[d]});
@@ -505,6 +569,9 @@ absl::StatusOr<Plan> Scheduler::Run() {
     }
     if (v < n && g_.values[v].kind == LValue::Kind::kReduction) {
       AddReduction(v);
+    }
+    if (v < n && g_.values[v].kind == LValue::Kind::kGather) {
+      RETURN_IF_ERROR(Require(g_.values[v].operands[0]));
     }
   }
   for (int v : g_.outputs) RETURN_IF_ERROR(Require(v));
@@ -592,6 +659,12 @@ void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
 }
 
 }  // namespace
+
+absl::Status IndexCheck::Error(absl::Span<const int64_t> symbols) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": an index is out of range for dimension ", dim,
+                   " with size ", bound.Evaluate(symbols)));
+}
 
 int Plan::num_kernels() const {
   int n = 0;

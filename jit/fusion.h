@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "jit/loop_ir.h"
 #include "jit/lowering.h"
 
@@ -30,8 +32,20 @@ struct TensorRef {
   IndexExpr offset;
 };
 
+// What a kernel's index check guards: `what` (the node and argument) reads
+// dimension `dim` of a tensor whose size there is `bound`.
+struct IndexCheck {
+  std::string what;
+  int dim = 0;
+  IndexExpr bound;
+
+  // The error of a failed check, sizes evaluated with `symbols`.
+  absl::Status Error(absl::Span<const int64_t> symbols) const;
+};
+
 struct KernelStep {
   Kernel kernel;
+  std::vector<IndexCheck> checks;     // kernel.num_checks of them
   std::vector<int> buffer_slots;      // slot of each kernel buffer parameter
   std::vector<int> allocate;          // slots this kernel writes (fresh memory)
   std::vector<std::string> computes;  // labels of the values it stores

@@ -1,5 +1,6 @@
 #include "jit/llvm_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -71,6 +72,7 @@ class KernelEmitter {
   absl::StatusOr<llvm::Value*> Binary(BinaryOp op, DType d, llvm::Value* a,
                                       llvm::Value* c);
   llvm::Value* Cast(llvm::Value* x, DType from, DType to);
+  absl::StatusOr<llvm::Value*> Gather(const ValueExpr& e);
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
     return b_.CreateUnaryIntrinsic(id, x);
   }
@@ -115,6 +117,10 @@ class KernelEmitter {
   absl::flat_hash_map<int, llvm::Value*> vars_;
   std::vector<llvm::Value*> locals_;
   absl::flat_hash_map<const void*, llvm::Value*> memo_;
+  // The failed-check mask the kernel returns: OR-ed per gather, promoted to
+  // a loop-carried value (an or-reduction the vectorizer keeps in vectors).
+  llvm::Value* faults_ = nullptr;
+  llvm::GlobalVariable* zeros_ = nullptr;  // what a failed gather reads
   bool no_unroll_ = false;  // set while emitting a reduction's loops
 };
 
@@ -398,8 +404,46 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
     case ValueExpr::Kind::kIndex:
       v = Index(e.index());
       break;
+    case ValueExpr::Kind::kGather:
+      ASSIGN_OR_RETURN(v, Gather(e));
+      break;
   }
   memo_[e.id()] = v;
+  return v;
+}
+
+// An index outside [0, bound) (negative ones are huge unsigned) sets the
+// check's bit and reads a zero from a constant instead of the buffer, so
+// nothing out of bounds is touched, even when the dim is empty.
+absl::StatusOr<llvm::Value*> KernelEmitter::Gather(const ValueExpr& e) {
+  ASSIGN_OR_RETURN(llvm::Value * index, Value(e.operand(0)));
+  if (faults_ == nullptr || !index->getType()->isIntegerTy(64)) {
+    return absl::InternalError(
+        "gather in a kernel without index checks, or of a non-int64 index");
+  }
+  llvm::Type* mem = MemTypeOf(e.dtype());
+  llvm::Value* in_range = b_.CreateICmpULT(index, Index(e.bound()));
+  llvm::Value* offset = b_.CreateNSWAdd(
+      Index(e.index()),
+      b_.CreateNSWMul(b_.CreateSelect(in_range, index, b_.getInt64(0)),
+                      Index(e.stride())));
+  if (zeros_ == nullptr) {
+    auto* type = llvm::ArrayType::get(b_.getInt64Ty(), 1);
+    zeros_ = new llvm::GlobalVariable(*m_, type, /*isConstant=*/true,
+                                      llvm::GlobalValue::PrivateLinkage,
+                                      llvm::ConstantAggregateZero::get(type));
+    zeros_->setAlignment(llvm::Align(8));
+  }
+  llvm::Value* ptr = b_.CreateSelect(
+      in_range, b_.CreateInBoundsGEP(mem, buffers_[e.buffer()], offset),
+      zeros_);
+  llvm::Value* v = b_.CreateLoad(mem, ptr);
+  if (e.dtype() == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  const int bit = std::min(e.check(), 63);
+  b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt64Ty(), faults_),
+                             b_.CreateSelect(in_range, b_.getInt64(0),
+                                             b_.getInt64(uint64_t{1} << bit))),
+                 faults_);
   return v;
 }
 
@@ -675,9 +719,9 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
   // wrapper unpacks the arrays and inlines it.
   std::vector<llvm::Type*> params(k_.buffers.size(), ptr);
   params.insert(params.end(), k_.num_size_params + 2, i64);
-  fn_ = llvm::Function::Create(
-      llvm::FunctionType::get(b_.getVoidTy(), params, false),
-      llvm::Function::InternalLinkage, name + ".body", m_);
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(i64, params, false),
+                               llvm::Function::InternalLinkage, name + ".body",
+                               m_);
   fn_->addFnAttr(llvm::Attribute::AlwaysInline);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   for (size_t i = 0; i < k_.buffers.size(); ++i) {
@@ -688,6 +732,10 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
   }
   auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
+  if (k_.num_checks > 0) {
+    faults_ = b_.CreateAlloca(i64);
+    b_.CreateStore(b_.getInt64(0), faults_);
+  }
   auto arg = fn_->arg_begin();
   for (size_t i = 0; i < k_.buffers.size(); ++i) buffers_.push_back(&*arg++);
   for (int i = 0; i < k_.num_size_params; ++i) sizes_.push_back(&*arg++);
@@ -706,10 +754,12 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
       return Loops(k_.outer, 1, [&] { return EmitStages(); });
     }));
   }
-  b_.CreateRetVoid();
+  b_.CreateRet(faults_ != nullptr
+                   ? static_cast<llvm::Value*>(b_.CreateLoad(i64, faults_))
+                   : b_.getInt64(0));
 
   auto* wrapper = llvm::Function::Create(
-      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, false),
+      llvm::FunctionType::get(i64, {ptr, ptr, i64, i64}, false),
       llvm::Function::ExternalLinkage, name, m_);
   wrapper->addFnAttr(llvm::Attribute::NoUnwind);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
@@ -727,8 +777,7 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
   }
   args.push_back(&*w++);
   args.push_back(&*w++);
-  b_.CreateCall(fn_, args);
-  b_.CreateRetVoid();
+  b_.CreateRet(b_.CreateCall(fn_, args));
 
   std::string error;
   llvm::raw_string_ostream os(error);

@@ -18,8 +18,11 @@ namespace guardjit {
 // parameter, `sizes` one value per size parameter; the kernel runs its first
 // outer loop over [begin, end) (its whole body once when it has no outer
 // loops and begin < end), so callers can split that loop across threads.
-using CompiledKernelFn = void (*)(void* const* buffers, const int64_t* sizes,
-                                  int64_t begin, int64_t end);
+// It returns the mask of its index checks that failed over that range (bit
+// min(check, 63); 0 when every gathered index was in range or the kernel has
+// no checks).
+using CompiledKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
+                                     int64_t begin, int64_t end);
 
 // Adds `kernel` to `module` as an external function `name` of the
 // CompiledKernelFn signature. Math: LLVM intrinsics where they exist (sqrt,

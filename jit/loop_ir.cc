@@ -41,6 +41,21 @@ ValueExpr ValueExpr::Load(int buffer, DType dtype, IndexExpr index) {
   return ValueExpr(std::move(node));
 }
 
+ValueExpr ValueExpr::Gather(int buffer, DType dtype, IndexExpr base,
+                            const ValueExpr& index, IndexExpr stride,
+                            IndexExpr bound, int check) {
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kGather;
+  node->dtype = dtype;
+  node->id = buffer;
+  node->op = check;
+  node->index = std::move(base);
+  node->stride = std::move(stride);
+  node->bound = std::move(bound);
+  node->operands = {index};
+  return ValueExpr(std::move(node));
+}
+
 ValueExpr ValueExpr::Const(DType dtype, double value) {
   if (!IsFloating(dtype)) return IntConst(dtype, static_cast<int64_t>(value));
   auto node = std::make_shared<Node>();
@@ -220,6 +235,11 @@ class ExprPrinter {
         return absl::StrCat(dtype, "(", Text(e.operand(0)), ")");
       case ValueExpr::Kind::kIndex:
         return absl::StrCat("index(", e.index().ToString(), ")");
+      case ValueExpr::Kind::kGather:
+        return absl::StrCat(kernel_.buffers[e.buffer()].name, "[",
+                            e.index().ToString(), " + check", e.check(), "(",
+                            Text(e.operand(0)), " < ", e.bound().ToString(),
+                            ") * ", e.stride().ToString(), "]");
     }
     return "?";
   }
@@ -250,7 +270,10 @@ std::string Kernel::ToString() const {
   for (int s = 0; s < num_size_params; ++s) {
     params.push_back(absl::StrCat("s", s, ": int64"));
   }
-  std::string out = absl::StrCat("kernel(", absl::StrJoin(params, ", "), ")\n");
+  std::string out = absl::StrCat(
+      "kernel(", absl::StrJoin(params, ", "), ")",
+      num_checks > 0 ? absl::StrCat(" with ", num_checks, " index checks") : "",
+      "\n");
   std::string indent = "  ";
   if (!outer.empty()) {
     absl::StrAppend(&out, indent, Loops(outer), ":\n");

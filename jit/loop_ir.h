@@ -87,7 +87,8 @@ class ValueExpr {
     kBinary,
     kWhere,
     kCast,
-    kIndex
+    kIndex,
+    kGather
   };
 
   ValueExpr() : ValueExpr(IntConst(DType::kInt64, 0)) {}
@@ -101,6 +102,13 @@ class ValueExpr {
   // The int64 value of `index` (a symbolic size: element counts of a
   // dynamic entry's means and variances).
   static ValueExpr Index(IndexExpr index);
+  // buffer[base + index * stride] for an int64 value `index` that must lie
+  // in [0, bound): an index outside fails the kernel's index check number
+  // `check` (the kernel reports it; see Kernel::num_checks) and reads
+  // nothing out of bounds (the value is then unspecified).
+  static ValueExpr Gather(int buffer, DType dtype, IndexExpr base,
+                          const ValueExpr& index, IndexExpr stride,
+                          IndexExpr bound, int check);
   // The result of the kernel's reduction stage writing `local`.
   static ValueExpr Local(int local, DType dtype);
   static ValueExpr Unary(UnaryOp op, const ValueExpr& x);
@@ -113,9 +121,13 @@ class ValueExpr {
 
   Kind kind() const { return node_->kind; }
   DType dtype() const { return node_->dtype; }
-  int buffer() const { return node_->id; }                 // kLoad
-  int local() const { return node_->id; }                  // kLocal
-  const IndexExpr& index() const { return node_->index; }  // kLoad, kIndex
+  int buffer() const { return node_->id; }  // kLoad, kGather
+  int local() const { return node_->id; }   // kLocal
+  // kLoad, kIndex; kGather: the base.
+  const IndexExpr& index() const { return node_->index; }
+  const IndexExpr& stride() const { return node_->stride; }  // kGather
+  const IndexExpr& bound() const { return node_->bound; }    // kGather
+  int check() const { return node_->op; }                    // kGather
   bool is_int_const() const { return node_->is_int; }
   double float_value() const { return node_->fvalue; }
   int64_t int_value() const { return node_->ivalue; }
@@ -139,6 +151,7 @@ class ValueExpr {
     int id = -1;
     int op = 0;
     IndexExpr index;
+    IndexExpr stride, bound;  // kGather
     bool is_int = false;
     double fvalue = 0;
     int64_t ivalue = 0;
@@ -193,6 +206,11 @@ struct Kernel {
   std::vector<LoopRange> outer;
   std::vector<Stage> stages;
   int num_locals = 0;
+  // Index checks of its gathers, numbered from 0: a run of the kernel
+  // reports the set of checks that failed (bit min(check, 63) of a mask), so
+  // its caller can name the node whose index was out of range. Outputs are
+  // unspecified after a failed check.
+  int num_checks = 0;
 
   // The printed IR, which is also the kernel cache's key.
   std::string ToString() const;

@@ -188,6 +188,21 @@ int LoweringContext::Select(const TensorMeta& out, std::vector<int> operands,
   return Add(std::move(v));
 }
 
+int LoweringContext::Gather(const TensorMeta& out, int source, int index,
+                            int gather_dim,
+                            decltype(LValue::gather_at) gather_at,
+                            std::string what) {
+  LValue v;
+  v.kind = LValue::Kind::kGather;
+  v.dtype = out.dtype;
+  v.sizes = Sizes(out);
+  v.operands = {source, index};
+  v.gather_dim = gather_dim;
+  v.gather_at = std::move(gather_at);
+  v.gather_what = std::move(what);
+  return Add(std::move(v));
+}
+
 ValueExpr ScalarConst(const Scalar& s, DType dtype) {
   if (ComputeDType(dtype) != dtype) {
     // Rounded to float16/bfloat16 through float32, as runtime/convert.h.

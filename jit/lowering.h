@@ -60,7 +60,7 @@ struct Slot {
 };
 
 struct LValue {
-  enum class Kind { kBuffer, kPointwise, kView, kReduction, kSelect };
+  enum class Kind { kBuffer, kPointwise, kView, kReduction, kSelect, kGather };
   Kind kind = Kind::kPointwise;
   DType dtype = DType::kFloat32;
   std::vector<IndexExpr> sizes;
@@ -94,6 +94,18 @@ struct LValue {
   std::function<ValueExpr(const std::vector<IndexExpr>&,
                           const std::vector<ValueExpr>&)>
       select;
+
+  // kGather: operands {source, index}; the element at idx is the source's
+  // at gather_at(idx).second with its dim `gather_dim` replaced by the
+  // index's value at gather_at(idx).first (gather_dim -1: a 0-dim source,
+  // read as one element). An index outside [0, size of that dim) is an
+  // error: "<gather_what>: index out of range for dimension ...". The
+  // source is read from memory (fusion gives it some).
+  int gather_dim = -1;
+  std::function<std::pair<std::vector<IndexExpr>, std::vector<IndexExpr>>(
+      const std::vector<IndexExpr>&)>
+      gather_at;
+  std::string gather_what;
 
   // kReduction over the source's dims flagged in `mask`, accumulated in the
   // source's dtype (lowering casts first).

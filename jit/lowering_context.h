@@ -52,6 +52,9 @@ class LoweringContext {
   int Select(const TensorMeta& out, std::vector<int> operands,
              decltype(LValue::operand_index) operand_index,
              decltype(LValue::select) select);
+  // A gathering op's result (LValue::Kind::kGather).
+  int Gather(const TensorMeta& out, int source, int index, int gather_dim,
+             decltype(LValue::gather_at) gather_at, std::string what);
   void SetViewGeometry(int view, decltype(LValue::geometry) geometry) {
     out_->values[view].geometry = std::move(geometry);
   }
@@ -76,6 +79,7 @@ void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddIndexingLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 
 // Shorthands of the per-op lowerings.
 namespace lowering_internal {

@@ -351,6 +351,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   AddReductionLowerings(t);
   AddCatPadLowerings(t);
   AddCreationLowerings(t);
+  AddIndexingLowerings(t);
   return t;
 }
 

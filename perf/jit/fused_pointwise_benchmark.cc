@@ -6,6 +6,10 @@
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 //   BM_Softmax32x1024InCache   softmax's arithmetic alone (cache resident)
 //   BM_GeluErf16M        gelu(x) = x/2 (1 + erf(x/sqrt 2)) over 16M float32
+//   BM_Embedding16Kx256  embedding rows gathered at 16K random indices from
+//                        a [32K, 256] float32 table (16 MiB out); bytes are
+//                        one read and one write of the output; the eager
+//                        kernel of the same graph beside it
 // Each JIT benchmark reports `vs_memcpy`: its bytes per second (one read and
 // one write of the tensor) over memcpy's for those bytes. Single-threaded.
 //
@@ -189,6 +193,43 @@ void BM_GeluErf16M(benchmark::State& state) {
   RunCompiled(state, *exe, inputs, kBig * sizeof(float));
 }
 BENCHMARK(BM_GeluErf16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// 16K random rows of a [32K, 256] table, and the graph around the lookup.
+std::vector<Tensor> EmbeddingInputs() {
+  std::vector<Tensor> inputs = {Filled(DType::kFloat32, {32768, 256}),
+                                *Tensor::Empty(DType::kInt64, {16384})};
+  uint64_t state = 12345;
+  int64_t* p = inputs[1].data_as<int64_t>();
+  for (int64_t i = 0; i < 16384; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = static_cast<int64_t>(state >> 33) % 32768;
+  }
+  return inputs;
+}
+std::shared_ptr<const Graph> Embedding() {
+  return OneOp("aten.embedding.default", {Arg::Ref("x0"), Arg::Ref("x1")}, 2,
+               1);
+}
+
+void BM_Embedding16Kx256(benchmark::State& state) {
+  const std::vector<Tensor> inputs = EmbeddingInputs();
+  auto exe = Compile(Embedding(), inputs);
+  RunCompiled(state, *exe, inputs, 16384 * 256 * sizeof(float));
+}
+BENCHMARK(BM_Embedding16Kx256)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EagerEmbedding16Kx256(benchmark::State& state) {
+  const std::vector<Tensor> inputs = EmbeddingInputs();
+  auto eager = *EagerInterpreter::Create(Embedding());
+  for (auto _ : state) {
+    auto out = eager->Run(inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * 16384 * 256 * sizeof(float));
+}
+BENCHMARK(BM_EagerEmbedding16Kx256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_LayerNorm4096x1024(benchmark::State& state) {
   std::vector<Tensor> inputs = {Filled(DType::kFloat32, {4096, 1024}),

@@ -154,6 +154,21 @@ TEST(GoldenIrTest, CatPadFusion) {
   ExpectGolden("cat_pad", CodegenLog(Finish(b), StaticSpec({{4, 6}, {4, 3}})));
 }
 
+// relu(embedding(w, i)): one kernel, the row read through a checked
+// indirect index (its failure bit is what the kernel returns).
+TEST(GoldenIrTest, EmbeddingGather) {
+  GraphBuilder b("embedding");
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  ASSERT_TRUE(b.AddPlaceholder("i").ok());
+  AddNode(b, "e", "aten.embedding.default", {Arg::Ref("w"), Arg::Ref("i")});
+  AddNode(b, "o", "aten.relu.default", {Arg::Ref("e")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  Specialization spec = StaticSpec({{10, 16}});
+  spec.inputs.push_back(
+      TensorMeta::Of(testing::RandomTensor(DType::kInt64, {3}, 1, 0, 10)));
+  ExpectGolden("embedding", CodegenLog(Finish(b), spec));
+}
+
 // The pointwise chain as a dynamic entry: sizes are kernel parameters.
 TEST(GoldenIrTest, DynamicPointwiseChain) {
   const std::vector<Tensor> example = {
