@@ -230,6 +230,57 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
   return std::vector<int>{view};
 }
 
+// split_with_sizes: piece k is the slice [start_k, start_k + size_k) along
+// `dim`, start_k the sum of the sizes before it (symbolic sizes included, so
+// a dynamic entry's pieces stay exact). Memory of concrete layout is viewed
+// with a new offset (pieces alias their input, as in eager mode); anything
+// else remaps the index.
+Outputs SplitLowering(LoweringContext& ctx, const Node& node,
+                      const std::vector<TensorMeta>& out) {
+  const int source = ctx.Operand(node.args[0]);
+  // A copy: adding the pieces may move the context's values.
+  const LValue src = ctx.value(source);
+  const MetaArgs args = ArgsOf(ctx, node);
+  ASSIGN_OR_RETURN(const int dim, NormalizeDim(args.int_arg(2), src.rank()));
+  const std::optional<Shape> in_sizes = ConcreteShape(src.sizes);
+  const std::optional<Shape> in_strides = ConcreteShape(src.strides);
+  const bool memory = src.kind == LValue::Kind::kBuffer &&
+                      in_sizes.has_value() && in_strides.has_value() &&
+                      src.offset.is_const();
+  std::vector<int> pieces;
+  IndexExpr start = IndexExpr::Const(0);
+  for (const TensorMeta& piece : out) {
+    const std::vector<IndexExpr> sizes = LoweringContext::Sizes(piece);
+    if (memory) {
+      LValue v = src;
+      v.sizes = sizes;
+      v.offset = src.offset + start * src.strides[dim];
+      pieces.push_back(ctx.Add(std::move(v)));
+    } else {
+      const int view = ctx.View(
+          source, sizes, [dim, start](const std::vector<IndexExpr>& idx) {
+            std::vector<IndexExpr> in = idx;
+            in[dim] = in[dim] + start;
+            return in;
+          });
+      if (std::optional<Shape> concrete = ConcreteShape(sizes);
+          concrete.has_value() && start.is_const()) {
+        ctx.SetViewGeometry(
+            view,
+            [dim, offset = start.value(), out_sizes = *concrete](
+                IntSpan, IntSpan strides) -> absl::StatusOr<ViewGeometry> {
+              return ViewGeometry{out_sizes,
+                                  Shape(strides.begin(), strides.end()),
+                                  offset * strides[dim]};
+            });
+      }
+      pieces.push_back(view);
+    }
+    start = start + sizes[dim];
+  }
+  return pieces;
+}
+
 }  // namespace
 
 void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
@@ -239,6 +290,7 @@ void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
       return ViewLowering(c, n, o, false);
     };
   }
+  t["aten.split_with_sizes.default"] = SplitLowering;
   t["aten._unsafe_view.default"] = [](LoweringContext& c, const Node& n,
                                       const std::vector<TensorMeta>& o) {
     return ViewLowering(c, n, o, true);

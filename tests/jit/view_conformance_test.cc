@@ -100,5 +100,76 @@ TEST(ViewConformanceTest, ViewOutputOfAnInputSharesItsMemory) {
   EXPECT_EQ((*out)[1].stride(0), 1);
 }
 
+// split_with_sizes of x or exp(x): the pieces are views (no eager step, no
+// copy of an input), read by a pointwise op and returned.
+std::shared_ptr<const Graph> SplitGraph(const std::vector<int64_t>& sizes,
+                                        int64_t dim, bool computed) {
+  GraphBuilder b("split");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  std::string src = "x";
+  if (computed) {
+    testing::AddNode(b, "e", "aten.exp.default", {Arg::Ref("x")});
+    src = "e";
+  }
+  testing::AddNode(b, "s", "aten.split_with_sizes.default",
+                   {Arg::Ref(src), testing::Ints(sizes), Arg::Int(dim)});
+  std::vector<Arg> outputs;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const std::string piece = absl::StrCat("p", k);
+    testing::AddNode(b, piece, "getitem",
+                     {Arg::Ref("s"), Arg::Int(static_cast<int64_t>(k))});
+    outputs.push_back(Arg::Ref(piece));
+  }
+  // The middle piece times 3 plus the last one's first slice, broadcast.
+  testing::AddNode(b, "first", "aten.slice.Tensor",
+                   {Arg::Ref(absl::StrCat("p", sizes.size() - 1)),
+                    Arg::Int(dim), Arg::Int(0), Arg::Int(1)});
+  testing::AddNode(b, "m", "aten.mul.Scalar", {Arg::Ref("p1"), Arg::Int(3)});
+  testing::AddNode(b, "a", "aten.add.Tensor",
+                   {Arg::Ref("m"), Arg::Ref("first")});
+  outputs.push_back(Arg::Ref("a"));
+  EXPECT_TRUE(b.SetOutputs(outputs).ok());
+  return testing::Finish(b);
+}
+
+TEST(ViewConformanceTest, SplitWithSizesPiecesAreViews) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    int64_t dim;
+  };
+  for (const Case& c : {Case{{2, 3, 1}, 1}, Case{{1, 3, 1}, -1},
+                        Case{{0, 4, 2}, 1}, Case{{3, 1}, 0}}) {
+    for (bool computed : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("split ", c.sizes.size(), " pieces along ",
+                                c.dim, computed ? " of exp(x)" : " of x"));
+      auto graph = SplitGraph(c.sizes, c.dim, computed);
+      const Tensor x = RandomTensor(DType::kFloat32, {4, 6, 5}, 3);
+      EXPECT_EQ(testing::EagerSteps(graph, {x}), 0);
+      ExpectJitMatchesEager(graph, {x});
+      ExpectJitMatchesEager(graph, {NonContiguousCopy(x)});
+      if (!computed) {
+        // Piece 1 of an input is that input's memory, as in eager mode.
+        auto exe = testing::SharedJit().Compile(graph, {{TensorMeta::Of(x)}});
+        ASSERT_TRUE(exe.ok()) << exe.status();
+        auto out = (*exe)->Run({x});
+        ASSERT_TRUE(out.ok()) << out.status();
+        const int dim = c.dim < 0 ? static_cast<int>(c.dim) + 3 : c.dim;
+        EXPECT_EQ((*out)[1].data(), static_cast<const float*>(x.data()) +
+                                        c.sizes[0] * x.stride(dim));
+      }
+    }
+  }
+}
+
+// A dynamic entry (rows symbolic): the pieces keep their constant offsets.
+TEST(ViewConformanceTest, SplitWithSizesInADynamicEntry) {
+  auto graph = SplitGraph({2, 3, 1}, 1, /*computed=*/true);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t rows : {4, 7, 13, 30, 2}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {rows, 6, 5}, rows)});
+  }
+  testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls);
+}
+
 }  // namespace
 }  // namespace guardjit
