@@ -11,7 +11,9 @@
 //                        one read and one write of the output; the eager
 //                        kernel of the same graph beside it
 // Each JIT benchmark reports `vs_memcpy`: its bytes per second (one read and
-// one write of the tensor) over memcpy's for those bytes. Single-threaded.
+// one write of the tensor) over memcpy's for those bytes, the two run
+// alternately in the same loop (bench::TimeAgainstBaseline). Single-threaded
+// with GJ_NUM_THREADS=1.
 //
 // The executable allocates its 64 MiB output on every call. glibc serves
 // that with a fresh mmap (page faults, kernel zeroing) unless told to keep
@@ -43,20 +45,6 @@ JitCompiler& Jit() {
   return *jit;
 }
 
-// Seconds per byte-pair copied by memcpy over `bytes` (best of several).
-double MemcpySecondsPerByte(size_t bytes) {
-  std::vector<char> src(bytes, 1), dst(bytes, 0);
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    std::memcpy(dst.data(), src.data(), bytes);
-    benchmark::DoNotOptimize(dst.data());
-    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
-    best = std::min(best, t.count());
-  }
-  return best / static_cast<double>(bytes);
-}
-
 void BM_Memcpy16M(benchmark::State& state) {
   const size_t bytes = kBig * sizeof(float);
   std::vector<char> src(bytes, 1), dst(bytes, 0);
@@ -68,25 +56,29 @@ void BM_Memcpy16M(benchmark::State& state) {
 }
 BENCHMARK(BM_Memcpy16M)->Unit(benchmark::kMillisecond);
 
-// Runs `exe` on `inputs` in the benchmark loop; `bytes` is one read plus one
-// write of the main tensor.
+// Runs `exe` on `inputs` in the benchmark loop, each run followed by a
+// memcpy of `bytes` (one read plus one write of the main tensor) between
+// buffers of its own: vs_memcpy is the ratio of the summed times, both
+// measured under the same conditions (the benchmark's time is the runs').
 void RunCompiled(benchmark::State& state, const Executable& exe,
                  const std::vector<Tensor>& inputs, size_t bytes) {
-  double seconds = 0;
-  for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
-    auto out = exe.Run(inputs);
-    benchmark::DoNotOptimize(out);
-    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
-    seconds += t.count();
-    if (!out.ok()) {
-      state.SkipWithError(std::string(out.status().message()).c_str());
-      return;
-    }
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  const auto copy = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  double seconds = 0, memcpy_seconds = 0;
+  if (!bench::TimeAgainstBaseline(
+          state, [&] { return exe.Run(inputs); }, copy, &seconds,
+          &memcpy_seconds)) {
+    return;
   }
   state.SetBytesProcessed(state.iterations() * 2 * bytes);
-  const double per_byte = seconds / state.iterations() / bytes;
-  state.counters["vs_memcpy"] = MemcpySecondsPerByte(bytes) / per_byte;
+  state.counters["vs_memcpy"] = memcpy_seconds / seconds;
 }
 
 std::unique_ptr<Executable> Compile(std::shared_ptr<const Graph> graph,
@@ -130,7 +122,7 @@ void BM_FusedChain8_16M(benchmark::State& state) {
   auto exe = Compile(Chain8(), inputs);
   RunCompiled(state, *exe, inputs, kBig * sizeof(float));
 }
-BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 void BM_EagerChain8_16M(benchmark::State& state) {
   std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
@@ -167,7 +159,7 @@ void BM_Softmax4096x1024(benchmark::State& state) {
               inputs);
   RunCompiled(state, *exe, inputs, inputs[0].numel() * sizeof(float));
 }
-BENCHMARK(BM_Softmax4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Softmax4096x1024)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // The same kernel on 32 rows (128 KiB in and out, cache resident): its time
 // is the arithmetic (mostly exp), which the 4096-row case overlaps with DRAM
@@ -182,7 +174,7 @@ void BM_Softmax32x1024InCache(benchmark::State& state) {
 }
 BENCHMARK(BM_Softmax32x1024InCache)
     ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
+    ->UseManualTime();
 
 // gelu (erf form) over 16M float32: one kernel whose loop calls erff; with
 // libmvec (jit/libmvec.h) the loop is vectorized around its SIMD variant.
@@ -192,7 +184,7 @@ void BM_GeluErf16M(benchmark::State& state) {
       Compile(OneOp("aten.gelu.default", {Arg::Ref("x0")}, 1, 1), inputs);
   RunCompiled(state, *exe, inputs, kBig * sizeof(float));
 }
-BENCHMARK(BM_GeluErf16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GeluErf16M)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // 16K random rows of a [32K, 256] table, and the graph around the lookup.
 std::vector<Tensor> EmbeddingInputs() {
@@ -216,7 +208,7 @@ void BM_Embedding16Kx256(benchmark::State& state) {
   auto exe = Compile(Embedding(), inputs);
   RunCompiled(state, *exe, inputs, 16384 * 256 * sizeof(float));
 }
-BENCHMARK(BM_Embedding16Kx256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Embedding16Kx256)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 void BM_EagerEmbedding16Kx256(benchmark::State& state) {
   const std::vector<Tensor> inputs = EmbeddingInputs();
@@ -242,7 +234,9 @@ void BM_LayerNorm4096x1024(benchmark::State& state) {
                      inputs);
   RunCompiled(state, *exe, inputs, inputs[0].numel() * sizeof(float));
 }
-BENCHMARK(BM_LayerNorm4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LayerNorm4096x1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 
 }  // namespace
 }  // namespace guardjit
