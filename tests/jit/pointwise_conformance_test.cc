@@ -78,6 +78,12 @@ std::vector<OpCase> Cases() {
   cases.push_back({"aten.div.Tensor_mode",
                    {T({3, 17}), L(Arg::Float(0.75))},
                    {{"rounding_mode", Arg::String("floor")}}});
+  cases.push_back({"aten.div.Scalar_mode",
+                   {T({3, 17}), L(Arg::Float(-1.5))},
+                   {{"rounding_mode", Arg()}}});
+  cases.push_back({"aten.div.Scalar_mode",
+                   {T({3, 17}), L(Arg::Int(3))},
+                   {{"rounding_mode", Arg::String("trunc")}}});
   for (const char* op :
        {"maximum", "minimum", "logical_and", "logical_or", "logical_xor"}) {
     cases.push_back(

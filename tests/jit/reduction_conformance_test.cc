@@ -129,6 +129,31 @@ TEST(ReductionConformanceTest, VarAnyAllMatchEager) {
     auto graph = OpGraph(target, {Arg::Ref("x0"), Arg::OfList({})}, 1);
     ExpectJitMatchesEager(graph, {RandomTensor(DType::kBool, shape, 7)});
   }
+  for (const char* target : {"aten.any.default", "aten.all.default"}) {
+    SCOPED_TRACE(target);
+    auto graph = OpGraph(target, {Arg::Ref("x0")}, 1);
+    for (DType dtype : {DType::kBool, DType::kFloat32, DType::kInt64}) {
+      ExpectJitMatchesEager(graph, {RandomTensor(dtype, shape, 8, 0, 2)});
+      // All nonzero: all() is true.
+      ExpectJitMatchesEager(graph, {RandomTensor(dtype, shape, 9, 1, 2)});
+    }
+  }
+}
+
+TEST(ReductionConformanceTest, ProdAlongADimMatchesEager) {
+  for (int64_t dim : {0, 1, -1}) {
+    for (bool keepdim : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("prod dim ", dim, " keepdim ", keepdim));
+      auto graph =
+          OpGraph("aten.prod.dim_int",
+                  {Arg::Ref("x0"), Arg::Int(dim), Arg::Bool(keepdim)}, 1);
+      for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
+        ExpectJitMatchesEager(graph,
+                              {RandomTensor(dtype, {4, 6, 5}, 10, 0.5, 1.5)},
+                              kReductionRtol);
+      }
+    }
+  }
 }
 
 TEST(ReductionConformanceTest, ArgMaxArgMinMatchEager) {

@@ -36,6 +36,7 @@ std::vector<ViewCase> Cases() {
       {"unsqueeze", "aten.unsqueeze.default", {Arg::Int(1)}, {4, 6, 5}},
       {"squeeze", "aten.squeeze.default", {}, {4, 1, 5}},
       {"squeeze_dim", "aten.squeeze.dim", {Arg::Int(-2)}, {4, 1, 5}},
+      {"squeeze_dims", "aten.squeeze.dims", {ints({0, 1, -1})}, {4, 1, 1}},
       {"slice",
        "aten.slice.Tensor",
        {Arg::Int(1), Arg::Int(1), Arg::Int(6), Arg::Int(2)},
