@@ -115,10 +115,17 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
   ASSIGN_OR_RETURN(const Operand b,
                    PrepareOperand(step.b, step.batched, slots));
   const int threads = pool.num_threads();
+  // One product on several threads is OpenBLAS's to split, as the eager
+  // kernels' calls are: panels on this pool would share the cores with
+  // OpenBLAS's own workers, which spin for a while after any threaded call
+  // (1024^3 float32 on 2 cores measured 0.58-0.89 of one sgemm call that
+  // way, 0.99 with OPENBLAS_THREAD_TIMEOUT=4 putting them to sleep). Batched
+  // products (many small ones) are split here, OpenBLAS held to one thread.
+  const bool blas_threads = !step.batched && threads > 1;
   const int64_t units = step.batched ? step.batch : step.m;
   const int64_t unit_elems = step.batched ? step.m * step.n : step.n;
   const int64_t item = ItemSize(step.dtype);
-  const int64_t panel = GemmPanelUnits(step, threads);
+  const int64_t panel = GemmPanelUnits(step, blas_threads ? 1 : threads);
   const int64_t num_panels = (units + panel - 1) / panel;
   const size_t scratch_bytes = static_cast<size_t>(panel * unit_elems * item);
 
@@ -148,7 +155,7 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
       epilogue(args.data(), nullptr, begin, end);
     }
   };
-  if (threads > 1 && num_panels > 1) {
+  if (!blas_threads && threads > 1 && num_panels > 1) {
     SingleThreadedBlas one_thread;
     pool.ParallelFor(num_panels, 1, run_panels);
   } else if (threads == 1) {

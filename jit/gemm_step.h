@@ -44,9 +44,11 @@ struct GemmStep {
 // the panel's product into scratch and `epilogue` runs over the panel with
 // `params` (its buffer pointers; the product's entry is replaced by the
 // scratch). `slots` holds the program's memory, where the operands live.
-// With more than one `pool` thread, panels run in parallel on the pool and
-// OpenBLAS runs one thread inside each; with a one-thread pool OpenBLAS runs
-// one thread too.
+// With more than one `pool` thread, a batched product's panels run in
+// parallel on the pool with OpenBLAS on one thread inside each, and a single
+// product's panels run on the calling thread with OpenBLAS threading each
+// call itself (at its own thread count, as the eager kernels' calls); with a
+// one-thread pool OpenBLAS runs one thread.
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
                          const std::vector<Tensor>& slots, ThreadPool& pool);
