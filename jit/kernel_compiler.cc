@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "jit/llvm_codegen.h"
+#include "jit/llvm_optimize.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"

@@ -1,8 +1,9 @@
 #ifndef GUARDJIT_JIT_LLVM_CODEGEN_H_
 #define GUARDJIT_JIT_LLVM_CODEGEN_H_
 
-// The CPU backend of the loop IR: LLVM IR through IRBuilder, optimized at O3
-// for the host CPU so the loop vectorizer sees every kernel.
+// The CPU backend of the loop IR: LLVM IR through IRBuilder (optimized by
+// llvm_optimize.h at O3 for the host CPU, so the loop vectorizer sees every
+// kernel).
 
 #include <cstdint>
 #include <string>
@@ -10,7 +11,6 @@
 #include "absl/status/status.h"
 #include "jit/loop_ir.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
 
 namespace guardjit {
 
@@ -32,10 +32,6 @@ using CompiledKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
 // from the process by the JIT.
 absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
                         llvm::Module* module);
-
-// Runs the new pass manager's O3 pipeline (loop and SLP vectorizers on) for
-// `machine`'s CPU and features, after stamping them on every function.
-absl::Status OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine);
 
 }  // namespace guardjit
 

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
 #include "jit/libmvec.h"
+#include "jit/llvm_optimize.h"
 #include "jit/orc_jit.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
