@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph_builder.h"
+#include "core/protobuf_diagnostics.h"
 #include "core/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -161,6 +163,12 @@ absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
   return tensor;
 }
 
+// Messages nest at most this deep in both formats (a list argument is two
+// levels, Argument and ArgumentList; a subgraph two, the map entry and Graph).
+// The loader and everything after it recurse per level, so the limit bounds
+// their stack use too: well within a 256 KiB thread stack.
+constexpr int kMaxMessageDepth = 64;
+
 class CollectErrors : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
@@ -250,9 +258,17 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
         "graph protobuf larger than 2 GiB; use external data");
   }
   proto::Graph graph;
-  if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed graph protobuf (", bytes.size(), " bytes)"));
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t*>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(kMaxMessageDepth);
+  ProtobufDiagnostics diagnostics;
+  if (!graph.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    std::string detail = diagnostics.Take();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed graph protobuf (", bytes.size(), " bytes)",
+        detail.empty() ? "" : absl::StrCat(": ", detail),
+        " (messages nest at most ", kMaxMessageDepth, " levels deep)"));
   }
   return LoadGraph(graph, options);
 }
@@ -261,6 +277,9 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromText(
     absl::string_view text, const GraphLoadOptions& options) {
   proto::Graph graph;
   google::protobuf::TextFormat::Parser parser;
+  // Without a limit the parser recurses once per nested message, so a deeply
+  // nested input (a few thousand levels) overflows the caller's stack.
+  parser.SetRecursionLimit(kMaxMessageDepth);
   CollectErrors errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), &graph)) {
