@@ -1,6 +1,7 @@
 // gj_function_call and gj_function_call_alloc: DLPack in, DLPack out, around
 // Function::Run.
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "capi/dlpack_convert.h"
 #include "capi/error.h"
 #include "capi/function.h"
@@ -29,9 +31,30 @@ absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
     GJ_READ_OPTION(opts, options, grad_mode);
     GJ_READ_OPTION(opts, options, deterministic);
     GJ_READ_OPTION(opts, options, requires_grad);
+    GJ_READ_OPTION(opts, options, cancel);
+    GJ_READ_OPTION(opts, options, timeout_us);
   }
-  return CallState{opts.grad_mode != 0, opts.deterministic != 0,
-                   opts.requires_grad};
+  if (opts.timeout_us < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": options->timeout_us is ", opts.timeout_us,
+                     "; expected 0 (no limit) or more"));
+  }
+  CallState state{opts.grad_mode != 0, opts.deterministic != 0,
+                  opts.requires_grad};
+  state.cancel = opts.cancel;
+  if (opts.timeout_us > 0) {
+    state.deadline = absl::Now() + absl::Microseconds(opts.timeout_us);
+  }
+  return state;
+}
+
+// Whether `result` is `dest` itself: the executable wrote it in place.
+bool SameView(const Tensor& result, const Tensor& dest) {
+  return result.data() == dest.data() && result.dtype() == dest.dtype() &&
+         std::equal(result.sizes().begin(), result.sizes().end(),
+                    dest.sizes().begin(), dest.sizes().end()) &&
+         std::equal(result.strides().begin(), result.strides().end(),
+                    dest.strides().begin(), dest.strides().end());
 }
 
 absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
@@ -73,11 +96,10 @@ absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Run(Function& function,
-                                        absl::Span<const Tensor> inputs,
-                                        const CallState& state,
-                                        absl::string_view fn) {
-  auto results = function.Run(inputs, state);
+absl::StatusOr<std::vector<Tensor>> Run(
+    Function& function, absl::Span<const Tensor> inputs, const CallState& state,
+    absl::string_view fn, absl::Span<const Tensor* const> destinations = {}) {
+  auto results = function.Run(inputs, state, destinations);
   if (!results.ok()) {
     return absl::Status(results.status().code(),
                         absl::StrCat(fn, ": function '", function.name(),
@@ -119,8 +141,9 @@ absl::StatusOr<std::vector<Tensor>> BorrowOutputs(
 // into an output it overlaps would read values already overwritten.
 absl::Status DetachFromOutputs(std::vector<Tensor>& results,
                                absl::Span<const Tensor> outputs) {
-  for (Tensor& result : results) {
-    if (result.storage() != nullptr) continue;
+  for (size_t i = 0; i < results.size(); ++i) {
+    Tensor& result = results[i];
+    if (result.storage() != nullptr || SameView(result, outputs[i])) continue;
     ByteRange range = MemoryRange(result);
     for (const Tensor& out : outputs) {
       if (range.Overlaps(MemoryRange(out))) {
@@ -144,8 +167,14 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> out,
                    BorrowOutputs(outputs, num_outputs, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
-  // Check every output before writing any, so a mismatch leaves all untouched.
+  std::vector<const Tensor*> destinations;
+  destinations.reserve(out.size());
+  for (const Tensor& t : out) destinations.push_back(&t);
+  ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                   Run(f, in, state, kFn, destinations));
+  // Executables check destinations before running; the eager fallback past
+  // the recompile limit cannot, so check every output again before writing
+  // any, so a mismatch leaves all untouched.
   for (size_t i = 0; i < out.size(); ++i) {
     TensorMeta want = TensorMeta::Of(results[i]);
     TensorMeta got = TensorMeta::Of(out[i]);
@@ -156,7 +185,9 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
     }
   }
   RETURN_IF_ERROR(DetachFromOutputs(results, out));
-  for (size_t i = 0; i < out.size(); ++i) CopyInto(out[i], results[i]);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!SameView(results[i], out[i])) CopyInto(out[i], results[i]);
+  }
   return absl::OkStatus();
 }
 
@@ -208,6 +239,8 @@ void gj_call_options_init(gj_call_options* options) {
   options->grad_mode = 1;
   options->deterministic = 0;
   options->requires_grad = nullptr;
+  options->cancel = nullptr;
+  options->timeout_us = 0;
 }
 
 gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,

@@ -224,19 +224,6 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   return Tensor::Borrow(reinterpret_cast<void*>(first), dtype, sizes, strides);
 }
 
-ByteRange MemoryRange(const Tensor& tensor) {
-  if (tensor.numel() == 0) return {};
-  intptr_t lo = 0, hi = 0;
-  for (int d = 0; d < tensor.dim(); ++d) {
-    if (tensor.size(d) <= 1) continue;
-    intptr_t span = tensor.stride(d) * (tensor.size(d) - 1);
-    (span >= 0 ? hi : lo) += span;
-  }
-  const uintptr_t base = reinterpret_cast<uintptr_t>(tensor.data());
-  const intptr_t item = tensor.item_size();
-  return {base + lo * item, base + (hi + 1) * item};
-}
-
 bool IsNonOverlapping(const Tensor& tensor) {
   if (tensor.numel() <= 1) return true;
   std::vector<std::pair<uint64_t, int64_t>> dims;  // |stride|, size

@@ -24,16 +24,6 @@ absl::StatusOr<DType> FromDLDataType(DLDataType type, absl::string_view what);
 absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
                                       absl::string_view what);
 
-// The bytes a tensor's elements span; empty for numel 0.
-struct ByteRange {
-  uintptr_t begin = 0;
-  uintptr_t end = 0;
-  bool Overlaps(const ByteRange& other) const {
-    return begin < other.end && other.begin < end;
-  }
-};
-ByteRange MemoryRange(const Tensor& tensor);
-
 // False only when no two elements can share memory: with dims sorted by
 // stride, each stride exceeds the span of the dims below it (the test PyTorch
 // uses; layouts it cannot decide count as overlapping).

@@ -17,7 +17,16 @@ struct gj_error {
 
 namespace guardjit::capi {
 
-// NULL for an OK status, else a new gj_error the caller owns.
+// Error messages are at most this long (plus a "… (N more bytes)" marker).
+inline constexpr size_t kMaxMessageBytes = 4096;
+
+// `message` with control bytes escaped (\n, \t, \r, \xNN: input echoed in
+// a message cannot forge lines in a host's log) and cut to kMaxMessageBytes
+// at a character boundary, with the number of bytes left out.
+std::string BoundedMessage(absl::string_view message);
+
+// NULL for an OK status, else a new gj_error the caller owns; its message is
+// BoundedMessage(status.message()).
 gj_error* ToError(const absl::Status& status);
 // The preallocated out-of-memory error, which must not be deleted.
 bool IsStaticError(const gj_error* error);

@@ -50,7 +50,8 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::Run(
-    absl::Span<const Tensor> inputs, const CallState& state) {
+    absl::Span<const Tensor> inputs, const CallState& state,
+    absl::Span<const Tensor* const> destinations) {
   // Views into the tensors' own size arrays: no allocation for small calls.
   constexpr size_t kStack = 8;
   InputView stack_views[kStack];
@@ -67,9 +68,13 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   AmbientState ambient;
   ambient.grad_mode = state.grad_mode;
   ambient.deterministic_algorithms = state.deterministic;
+  RunContext ctx;
+  ctx.destinations = destinations;
+  ctx.cancel = state.cancel;
+  ctx.deadline = state.deadline;
   return cache_->Call(
-      inputs,
-      CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient});
+      inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
+      ctx);
 }
 
 std::string Function::InputLabel(size_t index) const {

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/compiler.h"
 #include "core/function.h"
@@ -30,6 +31,8 @@ struct CallState {
   bool grad_mode = true;
   bool deterministic = false;
   const uint8_t* requires_grad = nullptr;  // per input; null = none
+  const int32_t* cancel = nullptr;         // the host's stop flag
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 // A callable graph: the C API's view of a function, in front of the guard
@@ -43,8 +46,11 @@ class Function {
 
   // Runs on validated CPU inputs (borrowed for the call). Results may alias
   // the inputs, each other, or the graph's constants (see AliasesConstant).
-  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
-                                          const CallState& state);
+  // `destinations` (empty, or one per output, null = allocate) are the
+  // caller's output tensors (RunContext::destinations).
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Tensor> inputs, const CallState& state,
+      absl::Span<const Tensor* const> destinations = {});
   const guardjit::Function& cache() const { return *cache_; }
 
   const Graph& graph() const { return *graph_; }

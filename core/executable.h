@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/run_context.h"
 #include "core/tensor.h"
 
 namespace guardjit {
@@ -15,9 +16,19 @@ namespace guardjit {
 class Executable {
  public:
   virtual ~Executable() = default;
-  // Runs on inputs that passed the entry's guards. Thread-safe.
+  // Runs on inputs that passed the entry's guards. Thread-safe. Returns one
+  // tensor per graph output: for an output with a destination in `ctx`,
+  // either a view of the destination (written in place) or a tensor the
+  // caller copies into it. A destination that does not match its output is
+  // INVALID_ARGUMENT before anything runs. Whatever fails (a bad index found
+  // by a kernel, a stop request) leaves every destination unwritten.
   virtual absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const = 0;
+      const RunContext& ctx, absl::Span<const Tensor> inputs) const = 0;
+  // Run with no destinations and no stop conditions.
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Tensor> inputs) const {
+    return Run(RunContext(), inputs);
+  }
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
 };

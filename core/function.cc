@@ -62,7 +62,8 @@ Function::Function(std::shared_ptr<const Graph> graph,
 Function::~Function() = default;
 
 absl::StatusOr<std::vector<Tensor>> Function::Call(
-    absl::Span<const Tensor> inputs, const CallSignature& call) {
+    absl::Span<const Tensor> inputs, const CallSignature& call,
+    const RunContext& ctx) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
   const GuardTable* table = table_.load(std::memory_order_acquire);
   CacheEntry* entry;
@@ -79,22 +80,23 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
   } else {
     entry = table->Lookup(call);
   }
-  if (entry == nullptr) return Miss(inputs, call);
+  if (entry == nullptr) return Miss(inputs, call, ctx);
   entry->hits.fetch_add(1, std::memory_order_relaxed);
   entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1,
                          std::memory_order_relaxed);
-  return entry->executable->Run(inputs);
+  return entry->executable->Run(ctx, inputs);
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::Miss(
-    absl::Span<const Tensor> inputs, const CallSignature& call) {
+    absl::Span<const Tensor> inputs, const CallSignature& call,
+    const RunContext& ctx) {
   std::unique_lock<std::mutex> lock(compile_mu_);
   // Another thread may have compiled this specialization while we waited.
   if (CacheEntry* entry =
           table_.load(std::memory_order_acquire)->Lookup(call)) {
     lock.unlock();
     entry->hits.fetch_add(1, std::memory_order_relaxed);
-    return entry->executable->Run(inputs);
+    return entry->executable->Run(ctx, inputs);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> failures;
@@ -115,7 +117,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
     fallback_calls_.fetch_add(1, std::memory_order_relaxed);
     const Executable* fallback = fallback_.get();
     lock.unlock();
-    return fallback->Run(inputs);
+    return fallback->Run(ctx, inputs);
   }
   if (!entries_.empty() && LogEnabled(LogTopic::kRecompiles)) {
     Log(LogTopic::kRecompiles,
@@ -176,7 +178,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   tables_.push_back(std::make_unique<GuardTable>(std::move(all)));
   table_.store(tables_.back().get(), std::memory_order_release);
   lock.unlock();
-  return raw->executable->Run(inputs);
+  return raw->executable->Run(ctx, inputs);
 }
 
 absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(

@@ -47,8 +47,11 @@ class Function {
 
   // `inputs` and `views` describe the same tensors (views carry what the
   // host said beyond the data: requires_grad). Thread-safe.
+  // `ctx` carries the caller's output destinations and stop conditions
+  // (Executable::Run).
   absl::StatusOr<std::vector<Tensor>> Call(absl::Span<const Tensor> inputs,
-                                           const CallSignature& call);
+                                           const CallSignature& call,
+                                           const RunContext& ctx = {});
 
   FunctionStats stats() const;
   // torch._dynamo.explain()-style report plus cache state and counters.
@@ -65,7 +68,8 @@ class Function {
   Function(std::shared_ptr<const Graph> graph,
            std::shared_ptr<Compiler> compiler, FunctionOptions options);
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
-                                           const CallSignature& call);
+                                           const CallSignature& call,
+                                           const RunContext& ctx);
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
   // The dims to make symbolic on this compile (mark_dynamic, dynamic mode,
   // automatic dynamic). Called under the compile lock.

@@ -241,4 +241,17 @@ std::string Tensor::DebugString() const {
   return s;
 }
 
+ByteRange MemoryRange(const Tensor& tensor) {
+  if (tensor.numel() == 0) return {};
+  intptr_t lo = 0, hi = 0;
+  for (int d = 0; d < tensor.dim(); ++d) {
+    if (tensor.size(d) <= 1) continue;
+    intptr_t span = tensor.stride(d) * (tensor.size(d) - 1);
+    (span >= 0 ? hi : lo) += span;
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(tensor.data());
+  const intptr_t item = tensor.item_size();
+  return {base + lo * item, base + (hi + 1) * item};
+}
+
 }  // namespace guardjit

@@ -104,6 +104,16 @@ class Tensor {
   bool wrapped_number_ = false;
 };
 
+// The bytes a tensor's elements span; empty for numel 0.
+struct ByteRange {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+  bool Overlaps(const ByteRange& other) const {
+    return begin < other.end && other.begin < end;
+  }
+};
+ByteRange MemoryRange(const Tensor& tensor);
+
 }  // namespace guardjit
 
 #endif  // GUARDJIT_CORE_TENSOR_H_

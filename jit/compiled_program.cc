@@ -6,6 +6,7 @@
 
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
 #include "jit/gemm_step.h"
@@ -95,8 +96,53 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     }
     program->extern_output_slots_.push_back(std::move(outputs));
   }
+  program->PlanDirectOutputs();
   if (num_symbols == 0) program->static_sizes_ = program->Evaluate({});
   return program;
+}
+
+void CompiledProgram::PlanDirectOutputs() {
+  const Plan& p = plan_;
+  direct_output_.assign(p.slots.size(), -1);
+  // Steps that can fail once running: their failure must find every
+  // destination unwritten.
+  int last_fallible = -1;
+  std::vector<int> allocated_at(p.slots.size(), -1);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PlanStep& step = p.steps[i];
+    if (!step.is_kernel || step.kernel.kernel.num_checks > 0) {
+      last_fallible = static_cast<int>(i);
+    }
+    if (step.is_kernel) {
+      for (int s : step.kernel.allocate) allocated_at[s] = static_cast<int>(i);
+    }
+  }
+  std::vector<int> uses(p.slots.size(), 0);
+  for (const TensorRef& r : p.outputs) ++uses[r.slot];
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const TensorRef& r = p.outputs[k];
+    const int s = r.slot;
+    if (uses[s] != 1 || allocated_at[s] <= last_fallible ||
+        p.slot_buffer[s] >= 0 || !r.offset.is_const() ||
+        r.offset.value() != 0 || r.sizes.size() != p.slots[s].sizes.size()) {
+      continue;
+    }
+    // The output is the whole slot, laid out contiguously.
+    const std::vector<IndexExpr> contiguous =
+        ContiguousStrideExprs(p.slots[s].sizes);
+    bool whole = true;
+    for (size_t d = 0; d < r.sizes.size(); ++d) {
+      whole &=
+          r.sizes[d] == p.slots[s].sizes[d] && r.strides[d] == contiguous[d];
+    }
+    if (whole) direct_output_[s] = static_cast<int>(k);
+  }
+}
+
+int CompiledProgram::num_direct_outputs() const {
+  int n = 0;
+  for (int k : direct_output_) n += k >= 0;
+  return n;
 }
 
 CompiledProgram::CallSizes CompiledProgram::Evaluate(
@@ -151,7 +197,8 @@ CompiledProgram::CallSizes CompiledProgram::Evaluate(
 }
 
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
-    absl::Span<const Tensor> inputs, absl::Span<const int64_t> symbols) const {
+    const RunContext& ctx, absl::Span<const Tensor> inputs,
+    absl::Span<const int64_t> symbols) const {
   static const Tensor kReleased;
   if (static_cast<int>(symbols.size()) != num_symbols_) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -160,6 +207,39 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
   CallSizes evaluated;
   if (num_symbols_ > 0) evaluated = Evaluate(symbols);
   const CallSizes& sizes = num_symbols_ > 0 ? evaluated : static_sizes_;
+  for (size_t k = 0; k < sizes.outputs.size(); ++k) {
+    RETURN_IF_ERROR(CheckDestination(ctx, k,
+                                     plan_.slots[sizes.outputs[k].slot].dtype,
+                                     sizes.outputs[k].sizes));
+  }
+  const bool stoppable = ctx.stoppable();
+  // The destination a slot is written into directly, or null.
+  auto direct = [&](int s) -> const Tensor* {
+    const int k = direct_output_[s];
+    if (k < 0 || stoppable) return nullptr;
+    const Tensor* dest = ctx.destination(k);
+    if (dest == nullptr || !dest->is_contiguous()) return nullptr;
+    const ByteRange range = MemoryRange(*dest);
+    for (const Tensor& in : inputs) {
+      if (range.Overlaps(MemoryRange(in))) return nullptr;
+    }
+    return dest;
+  };
+  // Stops between steps and between parallel chunks; what the stop reports.
+  auto stop_before = [&](size_t i) -> absl::Status {
+    absl::Status stop = ctx.CheckStop();
+    if (stop.ok()) return stop;
+    const PlanStep& step = plan_.steps[i];
+    return absl::Status(
+        stop.code(),
+        absl::StrCat(
+            stop.message(), " before step ", i + 1, " of ", plan_.steps.size(),
+            step.is_kernel
+                ? absl::StrCat(" (kernel computing ",
+                               absl::StrJoin(step.kernel.computes, ", "), ")")
+                : absl::StrCat(" (node '", graph_->node(step.node).name,
+                               "')")));
+  };
   std::vector<Tensor> slots(plan_.slots.size());
   for (size_t s = 0; s < plan_.slots.size(); ++s) {
     const Slot& slot = plan_.slots[s];
@@ -173,11 +253,17 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
   std::vector<void*> pointers;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& step = plan_.steps[i];
+    if (stoppable) RETURN_IF_ERROR(stop_before(i));
     if (step.is_kernel) {
       for (int s : step.kernel.allocate) {
         const Slot& slot = plan_.slots[s];
         const int b = plan_.slot_buffer[s];
         const Shape& shape = sizes.slots[s];
+        if (const Tensor* dest = direct(s)) {
+          slots[s] =
+              Tensor::Borrow(dest->data(), slot.dtype, shape, dest->strides());
+          continue;
+        }
         if (b < 0) {
           ASSIGN_OR_RETURN(slots[s], Tensor::Empty(slot.dtype, shape));
           continue;
@@ -207,12 +293,25 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
         int64_t failed = 0;
         if (sizes.grain[i] > 0) {
           std::atomic<int64_t> faults{0};
-          pool_->ParallelFor(sizes.outer_extent[i], sizes.grain[i],
-                             [&](int64_t begin, int64_t end) {
-                               const int64_t f =
-                                   fn(buffers, values, begin, end);
-                               if (f != 0) faults.fetch_or(f);
-                             });
+          std::atomic<bool> stopped{false};
+          pool_->ParallelFor(
+              sizes.outer_extent[i], sizes.grain[i],
+              [&](int64_t begin, int64_t end) {
+                if (stoppable && (stopped.load(std::memory_order_relaxed) ||
+                                  !ctx.CheckStop().ok())) {
+                  stopped.store(true, std::memory_order_relaxed);
+                  return;
+                }
+                const int64_t f = fn(buffers, values, begin, end);
+                if (f != 0) faults.fetch_or(f);
+              });
+          if (stopped.load()) {
+            absl::Status stop = stop_before(i);
+            // The flag may have been cleared since a chunk saw it.
+            return stop.ok() ? absl::CancelledError(absl::StrCat(
+                                   "cancelled by the host during step ", i + 1))
+                             : stop;
+          }
           failed = faults.load();
         } else {
           failed = fn(buffers, values, 0, sizes.outer_extent[i]);

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/graph.h"
+#include "core/run_context.h"
 #include "core/shape_inference.h"
 #include "core/tensor.h"
 #include "jit/fusion.h"
@@ -42,9 +43,25 @@ class CompiledProgram {
   // Inputs must have the dtypes, layout and (static program) sizes the
   // program was built for; `symbols` holds the call's symbol values (one per
   // symbol, empty for a static program).
+  //
+  // Outputs with a destination in `ctx` are written straight into it when
+  // their last producer is a kernel that allocates them, they are the whole
+  // contiguous slot, the destination is contiguous and overlaps no input,
+  // no step that can still fail (a kernel with index checks, an eager step)
+  // runs at or after that kernel, and `ctx` has no stop conditions (a stop
+  // between steps would leave them half-written). Others come back as
+  // tensors the caller copies. Destinations are checked before any step.
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const RunContext& ctx, absl::Span<const Tensor> inputs,
+      absl::Span<const int64_t> symbols = {}) const;
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs,
-      absl::Span<const int64_t> symbols = {}) const;
+      absl::Span<const int64_t> symbols = {}) const {
+    return Run(RunContext(), inputs, symbols);
+  }
+  // How many outputs a call with destinations for all of them writes in
+  // place (for explain and tests).
+  int num_direct_outputs() const;
 
   const Plan& plan() const { return plan_; }
   int num_symbols() const { return num_symbols_; }
@@ -78,6 +95,8 @@ class CompiledProgram {
         num_symbols_(num_symbols) {}
 
   CallSizes Evaluate(absl::Span<const int64_t> symbols) const;
+  // Fills direct_output_.
+  void PlanDirectOutputs();
 
   std::shared_ptr<const Graph> graph_;
   GraphMeta metas_;
@@ -87,6 +106,9 @@ class CompiledProgram {
   std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
   std::vector<const KernelFn*> eager_;     // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
+  // Per slot: the output written straight into its destination when the
+  // call gives one, or -1.
+  std::vector<int> direct_output_;
   CallSizes static_sizes_;  // a static program's sizes
 };
 

@@ -137,13 +137,16 @@ class JitExecutable : public Executable {
         layout_(std::move(layout)),
         program_(std::move(program)) {}
 
+  using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const override {
+      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
     ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
-    if (Matches(layout_, inputs, values)) return program_->Run(inputs, values);
+    if (Matches(layout_, inputs, values)) {
+      return program_->Run(ctx, inputs, values);
+    }
     ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs, values));
-    return variant->Run(inputs, values);
+    return variant->Run(ctx, inputs, values);
   }
 
   std::string Describe() const override {

@@ -13,9 +13,10 @@ class EagerPlan : public Executable {
   EagerPlan(std::unique_ptr<EagerInterpreter> interpreter, GraphMeta planned)
       : interpreter_(std::move(interpreter)), planned_(std::move(planned)) {}
 
+  using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const override {
-    return interpreter_->Run(inputs, &planned_);
+      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+    return interpreter_->Run(inputs, &planned_, ctx);
   }
   std::string Describe() const override {
     return absl::StrCat("eager plan, ", interpreter_->graph().num_ops(),
@@ -37,8 +38,9 @@ class DynamicEagerPlan : public Executable {
         symbolic_(std::move(symbolic)),
         symbols_(std::move(symbols)) {}
 
+  using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const override {
+      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
     std::vector<int64_t> values;
     values.reserve(symbols_.size());
     for (const SymbolSource& s : symbols_) {
@@ -56,7 +58,7 @@ class DynamicEagerPlan : public Executable {
         planned[n].push_back(std::move(c));
       }
     }
-    return interpreter_->Run(inputs, &planned);
+    return interpreter_->Run(inputs, &planned, ctx);
   }
   std::string Describe() const override {
     return absl::StrCat("dynamic eager plan over ", symbols_.size(),
@@ -75,9 +77,10 @@ class EagerFallback : public Executable {
   explicit EagerFallback(std::unique_ptr<EagerInterpreter> interpreter)
       : interpreter_(std::move(interpreter)) {}
 
+  using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const override {
-    return interpreter_->Run(inputs);
+      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+    return interpreter_->Run(inputs, nullptr, ctx);
   }
   std::string Describe() const override { return "eager interpreter"; }
 

@@ -125,10 +125,20 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::RunCond(
 }
 
 absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
-    absl::Span<const Tensor> inputs, const GraphMeta* planned) const {
+    absl::Span<const Tensor> inputs, const GraphMeta* planned,
+    const RunContext& ctx) const {
   const Graph& graph = *graph_;
   RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
   const int n = static_cast<int>(graph.nodes().size());
+  if (planned != nullptr && !ctx.destinations.empty()) {
+    const Node& out = graph.node(n - 1);
+    for (size_t k = 0; k < out.args.size(); ++k) {
+      const ValueRef v = out.args[k].as_value();
+      const TensorMeta& meta = (*planned)[v.node][v.index];
+      RETURN_IF_ERROR(CheckDestination(ctx, k, meta.dtype, meta.shape()));
+    }
+  }
+  const bool stoppable = ctx.stoppable();
   std::vector<std::vector<Tensor>> values(n);
   GraphMeta inferred(planned ? 0 : n);
   const GraphMeta& metas = planned ? *planned : inferred;
@@ -136,6 +146,12 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
   std::vector<Tensor> outputs;
   for (int i = 0; i < n; ++i) {
     const Node& node = graph.node(i);
+    if (stoppable && node.kind == NodeKind::kCallFunction) {
+      if (absl::Status stop = ctx.CheckStop(); !stop.ok()) {
+        return absl::Status(
+            stop.code(), absl::StrCat(stop.message(), " before ", Label(node)));
+      }
+    }
     switch (node.kind) {
       case NodeKind::kPlaceholder: {
         const Tensor& t = inputs[next_input++];

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/graph.h"
+#include "core/run_context.h"
 #include "core/shape_inference.h"
 #include "core/tensor.h"
 #include "runtime/kernel_registry.h"
@@ -28,10 +29,13 @@ class EagerInterpreter {
   // inputs or of each other, as in PyTorch. Thread-safe: Run keeps no state.
   // `planned` is every node's output metadata for inputs of exactly these
   // dtypes and shapes (InferShapes), saving shape inference per call; the
-  // caller guarantees the inputs match it.
-  absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs,
-      const GraphMeta* planned = nullptr) const;
+  // caller guarantees the inputs match it. With `planned`, destinations in
+  // `ctx` are checked against the outputs before any node runs; outputs are
+  // never written into them (the caller copies). `ctx`'s stop conditions are
+  // checked before each node.
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
+                                          const GraphMeta* planned = nullptr,
+                                          const RunContext& ctx = {}) const;
 
   const Graph& graph() const { return *graph_; }
 

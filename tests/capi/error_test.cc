@@ -1,5 +1,6 @@
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "absl/status/status.h"
 #include "capi_test_util.h"
@@ -48,6 +49,34 @@ TEST(CapiErrorTest, IsErrorChecksCodeAndMessage) {
                       {"out_context is NULL"}));
   EXPECT_FALSE(IsError(gj_context_create(nullptr, nullptr), GJ_NOT_FOUND, {}));
   EXPECT_FALSE(IsError(nullptr, GJ_NOT_FOUND, {}));
+}
+
+// Issue #19: messages echoed input bytes unescaped and unbounded (a 573 KB
+// input gave a 1.86 MB message).
+TEST(CapiErrorTest, MessagesAreEscapedAndBounded) {
+  gj_context* raw = nullptr;
+  ASSERT_EQ(gj_context_create(nullptr, &raw), nullptr);
+  gjtest::ContextPtr context(raw);
+  // A target with a newline, a control byte and 600,000 more bytes.
+  const std::string text =
+      "placeholders { name: \"x\" } nodes { name: \"n\" target: "
+      "\"aten.bogus\\n\\001" +
+      std::string(600000, 'x') +
+      "\" args { ref: \"x\" } } outputs { ref: \"n\" }";
+  gj_graph* graph = nullptr;
+  gj_error* error = gj_graph_from_text(context.get(), text.data(), text.size(),
+                                       nullptr, &graph);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(graph, nullptr);
+  const std::string message = gj_error_message(error);
+  gj_error_destroy(error);
+  EXPECT_LE(message.size(), 4096u + 40u);
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_EQ(message.find('\001'), std::string::npos);
+  EXPECT_NE(message.find("aten.bogus\\n\\x01xxx"), std::string::npos)
+      << message.substr(0, 200);
+  EXPECT_NE(message.find("more bytes)"), std::string::npos)
+      << message.substr(message.size() - 100);
 }
 
 }  // namespace

@@ -21,8 +21,9 @@ class CountingCompiler : public Compiler {
   class Numbered : public Executable {
    public:
     explicit Numbered(int n) : n_(n) {}
+    using Executable::Run;
     absl::StatusOr<std::vector<Tensor>> Run(
-        absl::Span<const Tensor>) const override {
+        const RunContext&, absl::Span<const Tensor>) const override {
       return std::vector<Tensor>{
           Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64)};
     }

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 4
+#define GJ_API_VERSION_MINOR 5
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -301,6 +301,12 @@ typedef struct gj_call_options {
   /* Since 0.2: per input, nonzero where the host's tensor requires grad
    * (DLPack does not carry it); NULL = none. Read during the call only. */
   const uint8_t* requires_grad;
+  /* Since 0.5: a flag the host may set nonzero from any thread to stop the
+   * call; NULL = none. Read with relaxed atomic loads while the call runs. */
+  const int32_t* cancel;
+  /* Since 0.5: the call stops once this many microseconds have passed since
+   * it started; 0 = no limit. */
+  int64_t timeout_us;
 } gj_call_options;
 
 GJ_EXPORT void gj_call_options_init(gj_call_options* options);
@@ -311,10 +317,20 @@ GJ_EXPORT void gj_call_options_init(gj_call_options* options);
  * overlap an input. Inputs and outputs are borrowed for the call; their
  * data + byte_offset must be aligned to the item size. Blocks until the
  * results are written; on error no output has been written.
+ * Outputs' dtypes and shapes are checked before anything runs (a compiled
+ * entry knows them from the inputs' sizes). Compiled kernels write
+ * contiguous outputs in place, with no copy, when nothing that can still fail
+ * runs after them and the call has no cancel flag or timeout; other outputs
+ * are copied in once the whole call has succeeded.
+ * Stopping: with options->cancel or options->timeout_us, the call checks
+ * before each step of the compiled program and each parallel chunk of a
+ * kernel, and returns CANCELLED or DEADLINE_EXCEEDED with no output written.
+ * One chunk (a whole reduction of a kernel that does not split) runs to its
+ * end before the check.
  * Errors: INVALID_ARGUMENT naming the input or output (NULL pointer, wrong
  * count, unsupported dtype, negative sizes, shapes an op rejects),
  * OUT_OF_RANGE (element count or byte extent past int64), UNIMPLEMENTED (a
- * device this build cannot run on). */
+ * device this build cannot run on), CANCELLED, DEADLINE_EXCEEDED. */
 GJ_EXPORT gj_error* gj_function_call(gj_function* function,
                                      const DLTensor* const* inputs,
                                      size_t num_inputs,

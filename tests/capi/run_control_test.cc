@@ -1,0 +1,193 @@
+// gj_function_call's run contract: outputs checked before anything runs,
+// outputs written in place (or copied) whatever their layout, and calls the
+// host stops with a cancel flag or a timeout (issue #19, item 3).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "capi_test_util.h"
+#include "gtest/gtest.h"
+#include "guardjit/guardjit.h"
+
+namespace {
+
+using gjtest::ContextPtr;
+using gjtest::FunctionPtr;
+using gjtest::GraphPtr;
+using gjtest::HostTensor;
+using gjtest::IsError;
+using gjtest::Ok;
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class RunControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override { context_ = gjtest::MakeContext(); }
+
+  // rows = sum(expand(x, [rows, cols]), dim 1): rows * cols additions into
+  // `rows` outputs, a parallel kernel of many chunks.
+  FunctionPtr RowSums(int64_t rows, int64_t cols) {
+    graph_ = gjtest::BuildGraph(
+        context_.get(), "row_sums", {"x"},
+        [&](gj_graph_builder* b) {
+          const int64_t sizes[] = {rows, cols};
+          gj_arg expand[] = {gj_arg_ref("x"), gj_arg_ints(sizes, 2)};
+          EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+              b, "big", "aten.expand.default", expand, 2)));
+          const int64_t dims[] = {1};
+          gj_arg sum[] = {gj_arg_ref("big"), gj_arg_ints(dims, 1)};
+          EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+              b, "sums", "aten.sum.dim_IntList", sum, 2)));
+        },
+        {"sums"});
+    return gjtest::MakeFunction(context_.get(), graph_.get());
+  }
+
+  // y = x * 2 + 1, elementwise.
+  FunctionPtr Affine() {
+    graph_ = gjtest::BuildGraph(
+        context_.get(), "affine", {"x"},
+        [](gj_graph_builder* b) {
+          gj_arg mul[] = {gj_arg_ref("x"), gj_arg_int(2)};
+          EXPECT_TRUE(Ok(
+              gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
+          gj_arg add[] = {gj_arg_ref("mul"), gj_arg_int(1)};
+          EXPECT_TRUE(
+              Ok(gj_graph_builder_add_node(b, "y", "aten.add.Tensor", add, 2)));
+        },
+        {"y"});
+    return gjtest::MakeFunction(context_.get(), graph_.get());
+  }
+
+  ContextPtr context_;
+  GraphPtr graph_;
+};
+
+TEST_F(RunControlTest, WrongOutputShapeFailsBeforeRunning) {
+  // 2^36 additions: seconds of work if the call ran before checking.
+  FunctionPtr f = RowSums(int64_t{1} << 20, int64_t{1} << 16);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> wrong({1 << 19}, std::vector<float>(1 << 19, -7));
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {wrong.dl()};
+  for (int call = 0; call < 2; ++call) {  // the miss, then a hit
+    const auto start = Clock::now();
+    EXPECT_TRUE(IsError(
+        gj_function_call(f.get(), in, 1, out, 1, nullptr), GJ_INVALID_ARGUMENT,
+        {"output 0", "expected float32[1048576], got float32[524288]"}));
+    EXPECT_LT(SecondsSince(start), 2.0);
+  }
+  for (float v : wrong.buffer()) ASSERT_EQ(v, -7);
+}
+
+TEST_F(RunControlTest, CancelFlagSetBeforeTheCallStopsIt) {
+  FunctionPtr f = RowSums(1024, 1024);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({1024}, std::vector<float>(1024, -7));
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  int32_t cancel = 1;
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.cancel = &cancel;
+  EXPECT_TRUE(IsError(gj_function_call(f.get(), in, 1, out, 1, &options),
+                      GJ_CANCELLED, {"row_sums", "cancelled by the host"}));
+  for (float v : y.buffer()) ASSERT_EQ(v, -7);
+  // The same function runs normally once the flag is clear.
+  cancel = 0;
+  ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, out, 1, &options)));
+  for (float v : y.buffer()) ASSERT_EQ(v, 1024);
+}
+
+TEST_F(RunControlTest, TimeoutStopsALongCallBetweenChunks) {
+  // 2^36 additions over 2^20 rows: many seconds on two cores.
+  FunctionPtr f = RowSums(int64_t{1} << 20, int64_t{1} << 16);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({1 << 20}, std::vector<float>(1 << 20, -7));
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.timeout_us = 20000;
+  const auto start = Clock::now();
+  EXPECT_TRUE(IsError(gj_function_call(f.get(), in, 1, out, 1, &options),
+                      GJ_DEADLINE_EXCEEDED, {"timeout", "step 1 of 1"}));
+  // The compile (a miss) plus one chunk per thread past the deadline.
+  EXPECT_LT(SecondsSince(start), 3.0);
+  for (float v : y.buffer()) ASSERT_EQ(v, -7);
+  options.timeout_us = -1;
+  EXPECT_TRUE(IsError(gj_function_call(f.get(), in, 1, out, 1, &options),
+                      GJ_INVALID_ARGUMENT, {"timeout_us is -1"}));
+}
+
+TEST_F(RunControlTest, CancelFromAnotherThread) {
+  FunctionPtr f = RowSums(int64_t{1} << 20, int64_t{1} << 16);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({1 << 20}, std::vector<float>(1 << 20, -7));
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  int32_t cancel = 0;
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    __atomic_store_n(&cancel, 1, __ATOMIC_RELAXED);
+  });
+  const auto start = Clock::now();
+  gj_error* error = gj_function_call(f.get(), in, 1, out, 1, &options);
+  stopper.join();
+  EXPECT_TRUE(IsError(error, GJ_CANCELLED, {"cancelled by the host"}));
+  EXPECT_LT(SecondsSince(start), 3.0);
+  for (float v : y.buffer()) ASSERT_EQ(v, -7);
+}
+
+// Destinations of every layout get the same values: contiguous (written in
+// place), transposed, offset into a larger buffer, padded rows, and the
+// input's own buffer (f(x) written over x).
+TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
+  FunctionPtr f = Affine();
+  std::vector<float> values(12);
+  for (int i = 0; i < 12; ++i) values[i] = static_cast<float>(i) - 5;
+  std::vector<float> expected;
+  for (float v : values) expected.push_back(v * 2 + 1);
+  HostTensor<float> x({3, 4}, values);
+  const DLTensor* in[] = {x.dl()};
+  auto check = [&](HostTensor<float>& y, auto element) {
+    const DLTensor* out[] = {y.dl()};
+    for (int call = 0; call < 3; ++call) {
+      ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, out, 1, nullptr)));
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 4; ++c) {
+          ASSERT_EQ(y.buffer()[element(r, c)], expected[r * 4 + c])
+              << "row " << r << " col " << c;
+        }
+      }
+    }
+  };
+  HostTensor<float> contiguous({3, 4}, std::vector<float>(12, -1));
+  check(contiguous, [](int r, int c) { return r * 4 + c; });
+  HostTensor<float> transposed({3, 4}, std::vector<float>(12, -1), {1, 3});
+  check(transposed, [](int r, int c) { return c * 3 + r; });
+  HostTensor<float> padded({3, 4}, std::vector<float>(18, -1), {6, 1});
+  check(padded, [](int r, int c) { return r * 6 + c; });
+  for (float v : {padded.buffer()[4], padded.buffer()[5]}) EXPECT_EQ(v, -1);
+  HostTensor<float> offset({3, 4}, std::vector<float>(16, -1));
+  offset.dl()->byte_offset = 4 * sizeof(float);
+  check(offset, [](int r, int c) { return 4 + r * 4 + c; });
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(offset.buffer()[i], -1);
+  // Over its own input: every call doubles and adds one in place.
+  HostTensor<float> xy({3, 4}, values);
+  const DLTensor* inout[] = {xy.dl()};
+  ASSERT_TRUE(Ok(gj_function_call(f.get(), inout, 1, inout, 1, nullptr)));
+  EXPECT_EQ(xy.buffer(), expected);
+}
+
+}  // namespace
