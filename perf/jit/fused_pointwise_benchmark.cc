@@ -3,6 +3,10 @@
 //   BM_FusedChain8_16M   an 8-op pointwise chain over 16M float32 through the
 //                        JIT's executable (one fused kernel: same bytes)
 //   BM_EagerChain8_16M   the same graph run by the eager interpreter
+//   BM_CApiChain8_16M/0  the same graph through gj_function_call into a
+//                        caller buffer reused across calls (what a host
+//                        sees: guards, dispatch, output handling)
+//   BM_CApiChain8_16M/1  through gj_function_call_alloc, each output released
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 //   BM_Softmax32x1024InCache   softmax's arithmetic alone (cache resident)
 //   BM_GeluErf16M        gelu(x) = x/2 (1 + erf(x/sqrt 2)) over 16M float32
@@ -31,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "core/graph_builder.h"
+#include "guardjit/guardjit.h"
 #include "jit/jit_compiler.h"
 #include "perf/jit/bench_util.h"
 #include "runtime/eager_interpreter.h"
@@ -123,6 +128,105 @@ void BM_FusedChain8_16M(benchmark::State& state) {
   RunCompiled(state, *exe, inputs, kBig * sizeof(float));
 }
 BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+// Chain8 through the C API; the function of a context with the CPU JIT.
+struct CApiChain8 {
+  CApiChain8() {
+    gj_context_create(nullptr, &ctx);
+    gj_graph_builder* b;
+    gj_graph_builder_create(ctx, "chain8", &b);
+    gj_graph_builder_add_input(b, "x");
+    auto node = [&](const char* name, const char* target,
+                    std::vector<gj_arg> args) {
+      gj_graph_builder_add_node(b, name, target, args.data(), args.size());
+    };
+    node("v0", "aten.mul.Scalar", {gj_arg_ref("x"), gj_arg_float(0.5)});
+    node("v1", "aten.add.Scalar", {gj_arg_ref("v0"), gj_arg_float(1.0)});
+    node("v2", "aten.relu.default", {gj_arg_ref("v1")});
+    node("v3", "aten.mul.Tensor", {gj_arg_ref("v2"), gj_arg_ref("x")});
+    node("v4", "aten.neg.default", {gj_arg_ref("v3")});
+    node("v5", "aten.sub.Tensor", {gj_arg_ref("v4"), gj_arg_ref("x")});
+    node("v6", "aten.abs.default", {gj_arg_ref("v5")});
+    node("v7", "aten.maximum.default", {gj_arg_ref("v6"), gj_arg_ref("v0")});
+    const char* outs[] = {"v7"};
+    gj_graph_builder_set_outputs(b, outs, 1);
+    gj_graph_builder_finish(b, &graph);
+    gj_graph_builder_destroy(b);
+    gj_function_create(ctx, graph, nullptr, &fn);
+  }
+  ~CApiChain8() {
+    gj_function_destroy(fn);
+    gj_graph_destroy(graph);
+    gj_context_destroy(ctx);
+  }
+  gj_context* ctx = nullptr;
+  gj_graph* graph = nullptr;
+  gj_function* fn = nullptr;
+};
+
+// vs_memcpy as RunCompiled's, so BM_CApiChain8_16M's over
+// BM_FusedChain8_16M's is the share of the kernel's speed a host sees.
+void BM_CApiChain8_16M(benchmark::State& state) {
+  const bool alloc = state.range(0) == 1;
+  CApiChain8 c;
+  Tensor x = Filled(DType::kFloat32, {kBig});
+  Tensor y = *Tensor::Empty(DType::kFloat32, {kBig});
+  int64_t shape[1] = {kBig};
+  auto dl = [&](const Tensor& t) {
+    DLTensor d{};
+    d.data = t.data();
+    d.device = {kDLCPU, 0};
+    d.ndim = 1;
+    d.dtype = {kDLFloat, 32, 1};
+    d.shape = shape;
+    return d;
+  };
+  DLTensor dx = dl(x), dy = dl(y);
+  const DLTensor* in[] = {&dx};
+  const DLTensor* out[] = {&dy};
+  const size_t bytes = kBig * sizeof(float);
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double seconds = 0, memcpy_seconds = 0;
+  auto call = [&]() -> gj_error* {
+    if (!alloc) return gj_function_call(c.fn, in, 1, out, 1, nullptr);
+    DLManagedTensor* result = nullptr;
+    gj_error* e = gj_function_call_alloc(c.fn, in, 1, nullptr, &result, 1);
+    gj_tensor_release(result);
+    return e;
+  };
+  if (gj_error* e = call()) {  // the compile
+    state.SkipWithError(gj_error_message(e));
+    gj_error_destroy(e);
+    return;
+  }
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    gj_error* e = call();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      return;
+    }
+    state.SetIterationTime(t);
+    seconds += t;
+    start = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+    memcpy_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * bytes);
+  state.counters["vs_memcpy"] = memcpy_seconds / seconds;
+}
+BENCHMARK(BM_CApiChain8_16M)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 
 void BM_EagerChain8_16M(benchmark::State& state) {
   std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
