@@ -47,7 +47,13 @@ const char* DeviceTypeName(DLDeviceType type) {
 }
 
 absl::Status CheckDevice(DLDevice device, absl::string_view what) {
-  if (device.device_type == kDLCPU) return absl::OkStatus();
+  if (device.device_type == kDLCPU) {
+    // There is one host: PyTorch, NumPy and DLPack's own docs use id 0.
+    if (device.device_id == 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": CPU tensor with device_id ", device.device_id,
+                     "; CPU tensors have device_id 0"));
+  }
   std::string where = absl::StrCat(
       what, ": tensor is on device ", DeviceTypeName(device.device_type),
       " (type ", static_cast<int>(device.device_type), ", id ",
@@ -174,12 +180,6 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
   const Shape strides = t.strides == nullptr
                             ? ContiguousStrides(sizes)
                             : Shape(t.strides, t.strides + t.ndim);
-  if (t.byte_offset % item_size != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": byte_offset ", t.byte_offset,
-                     " is not a multiple of the item size ", item_size, " of ",
-                     DTypeName(dtype)));
-  }
   if (*numel == 0) {
     // Hosts may pass NULL data for empty tensors. Nothing is read through
     // it, but kernels may still hand it to memcpy with a size of 0, which
@@ -237,11 +237,34 @@ bool IsNonOverlapping(const Tensor& tensor) {
   std::sort(dims.begin(), dims.end());
   // The validated extent stays below 2^63, so the span cannot overflow.
   uint64_t span = 0;
+  bool dense_rule = true;
   for (const auto& [stride, size] : dims) {
-    if (stride <= span) return false;
+    if (stride <= span) {
+      dense_rule = false;
+      break;
+    }
     span += stride * static_cast<uint64_t>(size - 1);
   }
-  return true;
+  if (dense_rule) return true;
+  // Layouts the rule cannot decide (interleaved strides such as [4, 3] for
+  // sizes [10, 4]) are decided exactly, element by element, up to
+  // kMaxExactOverlapCheck elements; larger ones count as overlapping.
+  if (tensor.numel() > kMaxExactOverlapCheck) return false;
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(tensor.numel()));
+  std::vector<int64_t> index(tensor.dim(), 0);
+  for (int64_t n = 0; n < tensor.numel(); ++n) {
+    int64_t offset = 0;
+    for (int d = 0; d < tensor.dim(); ++d)
+      offset += index[d] * tensor.stride(d);
+    offsets.push_back(offset);
+    for (int d = tensor.dim() - 1; d >= 0; --d) {
+      if (++index[d] < tensor.size(d)) break;
+      index[d] = 0;
+    }
+  }
+  std::sort(offsets.begin(), offsets.end());
+  return std::adjacent_find(offsets.begin(), offsets.end()) == offsets.end();
 }
 
 namespace {

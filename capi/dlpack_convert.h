@@ -24,9 +24,12 @@ absl::StatusOr<DType> FromDLDataType(DLDataType type, absl::string_view what);
 absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
                                       absl::string_view what);
 
-// False only when no two elements can share memory: with dims sorted by
-// stride, each stride exceeds the span of the dims below it (the test PyTorch
-// uses; layouts it cannot decide count as overlapping).
+// True when no two elements share memory: with dims sorted by stride, each
+// stride exceeds the span of the dims below it (the test PyTorch uses), or,
+// for layouts that rule cannot decide, no two element offsets are equal
+// (checked exactly up to kMaxExactOverlapCheck elements; larger ones count as
+// overlapping).
+inline constexpr int64_t kMaxExactOverlapCheck = int64_t{1} << 20;
 bool IsNonOverlapping(const Tensor& tensor);
 
 // Hands a contiguous tensor that owns its storage to the host. The returned

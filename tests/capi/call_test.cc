@@ -185,13 +185,30 @@ TEST_F(CapiCallTest, DevicesOtherThanCpu) {
                       {"input 1 ('b')", "OpenCL"}));
   b.dl()->device = {kDLVulkan, 0};
   EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT, {"Vulkan"}));
+  // A CPU tensor with a device_id is meaningless, not silently accepted.
+  b.dl()->device = {kDLCPU, 12345};
+  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
+                      {"input 1 ('b')", "device_id 12345"}));
 }
 
-TEST_F(CapiCallTest, ByteOffsetMustBeWholeItemsAndIsApplied) {
+TEST_F(CapiCallTest, DataPlusByteOffsetMustBeAlignedAndIsApplied) {
   HostTensor<float> b({2}, {0, 0, 7, 8});
   b.dl()->byte_offset = 2;
   EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
-                      {"input 1 ('b')", "byte_offset 2", "item size 4"}));
+                      {"input 1 ('b')", "not aligned", "4-byte item size"}));
+  // The header asks for data + byte_offset aligned, not byte_offset alone:
+  // an odd offset from a pointer 1 byte before an item is fine.
+  {
+    DLTensor shifted = *b.dl();
+    shifted.data = reinterpret_cast<char*>(b.buffer().data()) + 5;
+    shifted.byte_offset = 3;  // data + 3 = element 2
+    const DLTensor* inputs[] = {a_.dl(), &shifted};
+    DLManagedTensor* out[2] = {};
+    ASSERT_TRUE(Ok(
+        gj_function_call_alloc(function_.get(), inputs, 2, nullptr, out, 2)));
+    ManagedPtr out0(out[0]), out1(out[1]);
+    EXPECT_EQ(Floats(out[1]->dl_tensor), (std::vector<float>{7, 8}));
+  }
   b.dl()->byte_offset = 8;
   const DLTensor* inputs[] = {a_.dl(), b.dl()};
   DLManagedTensor* out[2] = {};
@@ -370,6 +387,32 @@ TEST_F(CapiCallOutputsTest, OverlappingOutputsRejected) {
   HostTensor<float> fresh({2}, {0, 0});
   EXPECT_TRUE(IsError(Call(fresh.dl(), o1.dl()), GJ_INVALID_ARGUMENT,
                       {"output 1", "share memory"}));
+}
+
+// Interleaved strides the sorted-stride rule cannot decide: [10, 4] with
+// strides [4, 3] touches 40 distinct elements (4i + 3j is unique for j < 4),
+// as the header promises; strides [3, 2] do not (3*2 + 2*0 == 3*0 + 2*3).
+TEST(CapiOverlapTest, InterleavedStridesAreDecidedExactly) {
+  gjtest::ContextPtr context = gjtest::MakeContext();
+  GraphPtr graph = gjtest::IdentityGraph(context.get(), {"x"});
+  FunctionPtr function = gjtest::MakeFunction(context.get(), graph.get());
+  std::vector<float> values(40);
+  for (int i = 0; i < 40; ++i) values[i] = static_cast<float>(i);
+  HostTensor<float> x({10, 4}, values);
+  HostTensor<float> out({10, 4}, std::vector<float>(46, -1), {4, 3});
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* outs[] = {out.dl()};
+  ASSERT_TRUE(Ok(gj_function_call(function.get(), in, 1, outs, 1, nullptr)));
+  for (int i = 0; i < 10; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(out.buffer()[4 * i + 3 * j], values[4 * i + j]);
+    }
+  }
+  HostTensor<float> shared({10, 4}, std::vector<float>(40, -1), {3, 2});
+  outs[0] = shared.dl();
+  EXPECT_TRUE(IsError(gj_function_call(function.get(), in, 1, outs, 1, nullptr),
+                      GJ_INVALID_ARGUMENT, {"output 0", "share memory"}));
+  for (float v : shared.buffer()) EXPECT_EQ(v, -1);
 }
 
 // An output written over an input it aliases still receives the input's

@@ -315,8 +315,15 @@ GJ_EXPORT void gj_call_options_init(gj_call_options* options);
  * output's dtype and shape (strides may be NULL for contiguous, or any
  * non-overlapping strides) and must not overlap another output. An output may
  * overlap an input. Inputs and outputs are borrowed for the call; their
- * data + byte_offset must be aligned to the item size. Blocks until the
- * results are written; on error no output has been written.
+ * data + byte_offset must be aligned to the item size (byte_offset itself
+ * need not be a multiple of it). Non-overlap is decided by PyTorch's rule
+ * (dims sorted by stride, each stride past the span of the dims below) and,
+ * where that rule cannot tell (interleaved strides such as [4, 3] for sizes
+ * [10, 4]), exactly for outputs of up to 2^20 elements; larger ones are
+ * refused as possibly overlapping. CPU tensors must have device_id 0. The
+ * product of the sizes must fit in int64 even where another dim is 0
+ * (OUT_OF_RANGE otherwise). Blocks until the results are written; on error
+ * no output has been written.
  * Outputs' dtypes and shapes are checked before anything runs (a compiled
  * entry knows them from the inputs' sizes). Compiled kernels write
  * contiguous outputs in place, with no copy, when nothing that can still fail
