@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -87,6 +88,39 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
   return entry->executable->Run(ctx, inputs);
 }
 
+namespace {
+
+// `status` with the sources of the size symbols its message names appended
+// ("shapes [s0] and [10] are not broadcastable (s0 = x.size()[0], 7 in this
+// call)"): the caller never sees symbol names otherwise.
+absl::Status WithSymbolSources(const absl::Status& status,
+                               const ShapeEnv& env) {
+  std::vector<std::string> named;
+  const std::string message(status.message());
+  for (size_t i = 0; i < env.symbols().size(); ++i) {
+    const std::string name = absl::StrCat("s", i);
+    for (size_t at = message.find(name); at != std::string::npos;
+         at = message.find(name, at + 1)) {
+      const size_t end = at + name.size();
+      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]);
+      const bool ends =
+          end == message.size() || !absl::ascii_isdigit(message[end]);
+      if (starts && ends) {
+        const SymbolInfo& info = env.symbols()[i];
+        named.push_back(absl::StrCat(name, " = ", info.source, ", ", info.hint,
+                                     " in this call"));
+        break;
+      }
+    }
+  }
+  if (named.empty()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrCat(message, " (", absl::StrJoin(named, "; "), ")"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> Function::Miss(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
@@ -140,7 +174,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
     {
       ShapeEnv::Scope scope(&env);
       symbolic = MakeSymbolicInputs(input_names_, call, dynamic, env);
-      ASSIGN_OR_RETURN(specialized, SpecializeGraph(graph_, symbolic.metas));
+      auto result = SpecializeGraph(graph_, symbolic.metas);
+      if (!result.ok()) return WithSymbolSources(result.status(), env);
+      specialized = *std::move(result);
     }
     again = false;
     for (const SymbolicGuards::DimBinding& b : symbolic.symbolic.dims) {
@@ -157,8 +193,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   for (const SymbolInfo& s : env.symbols()) {
     spec.symbols.push_back({s.input, s.dim});
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                   compiler_->Compile(specialized.graph, spec));
+  auto compiled = compiler_->Compile(specialized.graph, spec);
+  if (!compiled.ok()) return WithSymbolSources(compiled.status(), env);
+  std::unique_ptr<Executable> executable = *std::move(compiled);
   auto entry = std::make_unique<CacheEntry>(
       static_cast<int>(entries_.size()),
       MakeGuardTree(call, std::move(symbolic), env), std::move(executable));

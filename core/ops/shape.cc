@@ -86,6 +86,14 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
                          " for tensor number ", i, " in the list"));
       }
     }
+    int64_t sum = 0;
+    if (!sizes[dim].is_symbolic() && !t.sizes[dim].is_symbolic() &&
+        __builtin_add_overflow(sizes[dim].hint(), t.sizes[dim].hint(), &sum)) {
+      return absl::OutOfRangeError(
+          absl::StrCat("argument 'tensors': sizes along dimension ", dim,
+                       " add up past 2^63 (", sizes[dim].hint(), " + ",
+                       t.sizes[dim].hint(), ")"));
+    }
     sizes[dim] += t.sizes[dim];
   }
   return std::vector<TensorMeta>{TensorMeta{dtype, sizes, first->device}};

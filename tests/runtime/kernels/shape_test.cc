@@ -10,6 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/graph_builder.h"
+#include "core/shape_inference.h"
 #include "core/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
@@ -59,6 +61,26 @@ void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
   EXPECT_EQ(result.status().code(), code) << result.status();
   EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
       << result.status();
+}
+
+// Issue #19: cat added sizes without an overflow check ("negative size
+// -9223372036854775801" from a later allocation).
+TEST(ShapeTest, CatSizesAddingPastInt64AreOutOfRange) {
+  GraphBuilder b("cat");
+  ASSERT_TRUE(b.AddPlaceholder("a").ok());
+  ASSERT_TRUE(
+      b.AddNode("c", "aten.cat.default",
+                {Arg::OfList({Arg::Ref("a"), Arg::Ref("a"), Arg::Ref("a")})})
+          .ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("c")}).ok());
+  auto graph = b.Finish();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const TensorMeta huge{DType::kFloat32, {SymInt(int64_t{1} << 62)}};
+  auto metas = InferShapes(**graph, {huge});
+  EXPECT_EQ(metas.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_NE(std::string(metas.status().message()).find("past 2^63"),
+            std::string::npos)
+      << metas.status();
 }
 
 TEST(ShapeTest, CatAlongEachDim) {
