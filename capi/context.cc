@@ -18,6 +18,8 @@ void gj_context_options_init(gj_context_options* options) {
   options->struct_size = sizeof(gj_context_options);
   options->num_threads = 0;
   options->backend = GJ_BACKEND_DEFAULT;
+  options->max_cached_kernels =
+      guardjit::KernelCompiler::kDefaultMaxCachedKernels;
 }
 
 gj_error* gj_context_create(const gj_context_options* options,
@@ -35,6 +37,12 @@ gj_error* gj_context_create(const gj_context_options* options,
           "gj_context_options_init"));
       GJ_READ_OPTION(opts, options, num_threads);
       GJ_READ_OPTION(opts, options, backend);
+      GJ_READ_OPTION(opts, options, max_cached_kernels);
+    }
+    if (opts.max_cached_kernels < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gj_context_create: options->max_cached_kernels is ",
+          opts.max_cached_kernels, "; expected 0 (no cache) or more"));
     }
     if (opts.num_threads < 0) {
       return absl::InvalidArgumentError(
@@ -50,6 +58,7 @@ gj_error* gj_context_create(const gj_context_options* options,
       case GJ_BACKEND_CPU_JIT: {
         guardjit::JitCompiler::Options jit_options;
         jit_options.num_threads = opts.num_threads;
+        jit_options.max_cached_kernels = opts.max_cached_kernels;
         ASSIGN_OR_RETURN(context->compiler,
                          guardjit::JitCompiler::Create(jit_options));
         break;

@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     kernels.push_back(&step.kernel.kernel);
   }
   ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> compiled,
-                   compiler.Compile(kernels));
+                   compiler.Compile(kernels, &program->code_));
   size_t next = 0;
   for (const PlanStep& step : p.steps) {
     std::vector<int> outputs;

@@ -104,7 +104,9 @@ class CompiledProgram {
   std::shared_ptr<ThreadPool> pool_;
   int num_symbols_ = 0;
   std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
-  std::vector<const KernelFn*> eager_;     // per step; null for kernels
+  // The modules kernels_ live in (their code is freed with the last owner).
+  std::vector<std::shared_ptr<const ModuleCode>> code_;
+  std::vector<const KernelFn*> eager_;  // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
   // Per slot: the output written straight into its destination when the
   // call gives one, or -1.

@@ -229,7 +229,7 @@ absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create(
                      "; expected 0 (the global pool) or more"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<KernelCompiler> kernels,
-                   KernelCompiler::Create());
+                   KernelCompiler::Create(options.max_cached_kernels));
   // The global pool is never destroyed: share it without ownership.
   std::shared_ptr<ThreadPool> pool =
       options.num_threads == 0

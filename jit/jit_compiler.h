@@ -34,6 +34,9 @@ class JitCompiler : public Compiler {
     // GEMM panels, conv images), counting the calling thread; 0 shares the
     // process's ThreadPool::Global() (GJ_NUM_THREADS, else one per core).
     int num_threads = 0;
+    // Compiled kernels the cache keeps once no program uses them (LRU
+    // beyond); code in use is kept by its programs whatever the cap.
+    int max_cached_kernels = KernelCompiler::kDefaultMaxCachedKernels;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
       const Options& options);

@@ -1,5 +1,6 @@
 #include "jit/kernel_compiler.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,16 +14,51 @@
 
 namespace guardjit {
 
-absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create() {
+ModuleCode::~ModuleCode() {
+  absl::Status removed = jit_->Remove(tracker_);
+  if (!removed.ok()) Log(LogTopic::kWarnings, removed.ToString());
+  live_->fetch_sub(1, std::memory_order_relaxed);
+}
+
+absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
+    int max_cached_kernels) {
+  if (max_cached_kernels < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_cached_kernels is ", max_cached_kernels,
+                     "; expected 0 (no cache) or more"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<OrcJit> jit, OrcJit::Create());
   std::string target = jit->TargetDescription();
-  return std::unique_ptr<KernelCompiler>(
-      new KernelCompiler(std::move(jit), std::move(target)));
+  return std::unique_ptr<KernelCompiler>(new KernelCompiler(
+      std::move(jit), std::move(target), max_cached_kernels));
+}
+
+void KernelCompiler::Evict(
+    std::vector<std::shared_ptr<const ModuleCode>>* released) {
+  while (static_cast<int>(cache_.size()) > max_cached_) {
+    auto oldest = cache_.begin();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->second.last_used < oldest->second.last_used) oldest = it;
+    }
+    released->push_back(std::move(oldest->second.code));
+    cache_.erase(oldest);
+  }
 }
 
 absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
-    const std::vector<const Kernel*>& kernels) {
+    const std::vector<const Kernel*>& kernels,
+    std::vector<std::shared_ptr<const ModuleCode>>* owners) {
+  // Modules released here (evicted, or an owner list's old entries) remove
+  // their code after the lock is gone.
+  std::vector<std::shared_ptr<const ModuleCode>> keep;
   absl::MutexLock lock(&mu_);
+  auto own = [&](const std::shared_ptr<const ModuleCode>& code) {
+    std::vector<std::shared_ptr<const ModuleCode>>& list =
+        owners != nullptr ? *owners : pinned_;
+    if (std::find(list.begin(), list.end(), code) == list.end()) {
+      list.push_back(code);
+    }
+  };
   std::vector<CompiledKernelFn> result(kernels.size(), nullptr);
   std::vector<std::string> keys;
   for (const Kernel* k : kernels)
@@ -36,7 +72,9 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
   for (size_t i = 0; i < kernels.size(); ++i) {
     auto it = cache_.find(keys[i]);
     if (it != cache_.end()) {
-      result[i] = it->second;
+      result[i] = it->second.fn;
+      it->second.last_used = ++tick_;
+      own(it->second.code);
       ++hits_;
       continue;
     }
@@ -62,19 +100,34 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
                    jit_->CreateTargetMachine());
   RETURN_IF_ERROR(OptimizeModule(*module, *machine));
-  RETURN_IF_ERROR(jit_->AddModule(
-      llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
+  ASSIGN_OR_RETURN(llvm::orc::ResourceTrackerSP tracker,
+                   jit_->AddModule(llvm::orc::ThreadSafeModule(
+                       std::move(module), std::move(context))));
+  auto code = std::make_shared<const ModuleCode>(jit_.get(), std::move(tracker),
+                                                 &live_modules_);
+  own(code);
   for (const auto& [i, symbol] : fresh) {
     ASSIGN_OR_RETURN(void* address, jit_->Lookup(symbol));
     result[i] = reinterpret_cast<CompiledKernelFn>(address);
-    if (cache_.try_emplace(keys[i], result[i]).second) ++compiled_;
+    auto [it, inserted] = cache_.try_emplace(keys[i]);
+    if (inserted) {
+      it->second = Cached{result[i], code, ++tick_};
+      ++compiled_;
+    }
   }
+  // Evicted modules still in use stay loaded through their owners.
+  Evict(&keep);
   return result;
 }
 
 int KernelCompiler::compiled() const {
   absl::MutexLock lock(&mu_);
   return compiled_;
+}
+
+int KernelCompiler::cached_kernels() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(cache_.size());
 }
 
 int KernelCompiler::cache_hits() const {

@@ -1,6 +1,8 @@
 #ifndef GUARDJIT_JIT_KERNEL_COMPILER_H_
 #define GUARDJIT_JIT_KERNEL_COMPILER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,32 +16,83 @@
 
 namespace guardjit {
 
+// The machine code of one compiled module (one or more kernels). Removed
+// from the JIT, its memory returned, when the last owner lets go: the
+// programs that run its kernels and the kernel cache while it keeps them.
+class ModuleCode {
+ public:
+  ModuleCode(OrcJit* jit, llvm::orc::ResourceTrackerSP tracker,
+             std::atomic<int>* live)
+      : jit_(jit), tracker_(std::move(tracker)), live_(live) {
+    live_->fetch_add(1, std::memory_order_relaxed);
+  }
+  ~ModuleCode();
+  ModuleCode(const ModuleCode&) = delete;
+  ModuleCode& operator=(const ModuleCode&) = delete;
+
+ private:
+  OrcJit* jit_;
+  llvm::orc::ResourceTrackerSP tracker_;
+  std::atomic<int>* live_;
+};
+
 // Compiles loop-IR kernels to host code through one OrcJit, with an
 // in-memory cache keyed by (printed loop IR, target): identical kernels,
-// from one graph or many, compile once. Thread-safe; compiled code lives as
-// long as this object.
+// from one graph or many, compile once. Thread-safe.
+//
+// Memory: each compiled module is a ModuleCode owned by the programs using
+// its kernels (Compile's `owners`) and by the cache. The cache keeps at most
+// `max_cached_kernels` kernels, least recently used evicted first, so a
+// long-running host that compiles many graphs and destroys their functions
+// returns to a bounded footprint. Objects using code must keep their owners
+// (and this compiler) alive.
 class KernelCompiler {
  public:
-  static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create();
+  static constexpr int kDefaultMaxCachedKernels = 1024;
+  static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create(
+      int max_cached_kernels = kDefaultMaxCachedKernels);
 
-  // The compiled function of each kernel (new ones share one LLVM module).
+  // The compiled function of each kernel (new ones share one LLVM module),
+  // and in `owners` the modules they live in, which the caller keeps while
+  // it runs them. Without `owners` (tests, one-off kernels) the code stays
+  // until this compiler is destroyed.
   absl::StatusOr<std::vector<CompiledKernelFn>> Compile(
-      const std::vector<const Kernel*>& kernels);
+      const std::vector<const Kernel*>& kernels,
+      std::vector<std::shared_ptr<const ModuleCode>>* owners = nullptr);
 
   // Kernels compiled and cache hits so far (for tests and explain()).
   int compiled() const;
   int cache_hits() const;
+  // Kernels in the cache now, and modules whose code is still loaded.
+  int cached_kernels() const;
+  int live_modules() const { return live_modules_.load(); }
   const std::string& target() const { return target_; }
 
  private:
-  KernelCompiler(std::unique_ptr<OrcJit> jit, std::string target)
-      : jit_(std::move(jit)), target_(std::move(target)) {}
+  struct Cached {
+    CompiledKernelFn fn = nullptr;
+    std::shared_ptr<const ModuleCode> code;
+    uint64_t last_used = 0;
+  };
+  KernelCompiler(std::unique_ptr<OrcJit> jit, std::string target,
+                 int max_cached_kernels)
+      : jit_(std::move(jit)),
+        target_(std::move(target)),
+        max_cached_(max_cached_kernels) {}
+  // Drops least recently used kernels past the cap, moving their code into
+  // `released` (to be let go of after the lock).
+  void Evict(std::vector<std::shared_ptr<const ModuleCode>>* released)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<OrcJit> jit_;
   const std::string target_;
+  const int max_cached_;
+  std::atomic<int> live_modules_{0};
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, CompiledKernelFn> cache_
-      ABSL_GUARDED_BY(mu_);
+  // Declared after jit_: destroyed first, while the JIT can still remove.
+  absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const ModuleCode>> pinned_ ABSL_GUARDED_BY(mu_);
+  uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   int compiled_ ABSL_GUARDED_BY(mu_) = 0;
   int hits_ ABSL_GUARDED_BY(mu_) = 0;
   int next_module_ ABSL_GUARDED_BY(mu_) = 0;

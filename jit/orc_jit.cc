@@ -41,9 +41,19 @@ absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
   return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit), *jtmb));
 }
 
-absl::Status OrcJit::AddModule(llvm::orc::ThreadSafeModule module) {
-  if (llvm::Error e = jit_->addIRModule(std::move(module))) {
+absl::StatusOr<llvm::orc::ResourceTrackerSP> OrcJit::AddModule(
+    llvm::orc::ThreadSafeModule module) {
+  llvm::orc::ResourceTrackerSP tracker =
+      jit_->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = jit_->addIRModule(tracker, std::move(module))) {
     return ToStatus(std::move(e), "adding an IR module");
+  }
+  return tracker;
+}
+
+absl::Status OrcJit::Remove(const llvm::orc::ResourceTrackerSP& tracker) {
+  if (llvm::Error e = tracker->remove()) {
+    return ToStatus(std::move(e), "removing a module's code");
   }
   return absl::OkStatus();
 }

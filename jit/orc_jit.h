@@ -20,8 +20,12 @@ class OrcJit {
  public:
   static absl::StatusOr<std::unique_ptr<OrcJit>> Create();
 
-  // Adds an IR module; its functions become callable after Lookup.
-  absl::Status AddModule(llvm::orc::ThreadSafeModule module);
+  // Adds an IR module; its functions become callable after Lookup. The
+  // returned tracker owns the module's code: Remove(tracker) frees it.
+  absl::StatusOr<llvm::orc::ResourceTrackerSP> AddModule(
+      llvm::orc::ThreadSafeModule module);
+  // Frees the code and symbols of a module added with AddModule.
+  absl::Status Remove(const llvm::orc::ResourceTrackerSP& tracker);
   // Address of a compiled function (compiling it on first lookup).
   absl::StatusOr<void*> Lookup(absl::string_view name);
 

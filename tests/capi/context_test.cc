@@ -61,6 +61,21 @@ TEST(CapiContextTest, NegativeThreadsRejectedAndOutZeroed) {
   EXPECT_EQ(context, nullptr);
 }
 
+TEST(CapiContextTest, KernelCacheCapOption) {
+  gj_context_options options;
+  gj_context_options_init(&options);
+  EXPECT_EQ(options.max_cached_kernels, 1024);
+  options.max_cached_kernels = -5;
+  gj_context* context = reinterpret_cast<gj_context*>(0x1);
+  EXPECT_TRUE(IsError(gj_context_create(&options, &context),
+                      GJ_INVALID_ARGUMENT, {"max_cached_kernels", "-5"}));
+  EXPECT_EQ(context, nullptr);
+  // No cache at all still compiles and runs.
+  options.max_cached_kernels = 0;
+  ASSERT_EQ(gj_context_create(&options, &context), nullptr);
+  gj_context_destroy(context);
+}
+
 TEST(CapiContextTest, UninitializedStructSizeRejected) {
   gj_context_options options;
   gj_context_options_init(&options);

@@ -193,5 +193,34 @@ TEST(JitCompilerTest, FallbackIsTheEagerInterpreter) {
   EXPECT_THAT((*exe)->Describe(), HasSubstr("eager"));
 }
 
+// Issue #19 item 4: many distinct graphs compiled and dropped (a server
+// loading models over time) leave at most the kernel cache's code loaded.
+TEST(JitCompilerTest, DroppedExecutablesReleaseTheirCode) {
+  auto jit = JitCompiler::Create({.max_cached_kernels = 8});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  const Tensor x = RandomTensor(DType::kFloat32, {64}, 1);
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<Executable>> live;
+    for (int g = 0; g < 40; ++g) {
+      // x * (round * 40 + g): a distinct kernel each.
+      auto graph =
+          OpGraph("aten.mul.Tensor",
+                  {Arg::Ref("x0"), Arg::Float(round * 40 + g + 0.5)}, 1);
+      auto exe = (*jit)->Compile(graph, spec);
+      ASSERT_TRUE(exe.ok()) << exe.status();
+      ASSERT_TRUE((*exe)->Run({x}).ok());
+      live.push_back(*std::move(exe));
+    }
+    // The cache keeps 8 of the 40 live modules (the older ones evicted).
+    EXPECT_EQ((*jit)->kernels().live_modules(), 40) << "round " << round;
+    live.clear();
+    EXPECT_EQ((*jit)->kernels().live_modules(), 8) << "round " << round;
+  }
+  EXPECT_EQ(JitCompiler::Create({.max_cached_kernels = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace guardjit

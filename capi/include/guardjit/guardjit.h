@@ -123,12 +123,20 @@ typedef struct gj_context_options {
   int32_t num_threads;
   /* Since 0.4 (appended); GJ_BACKEND_DEFAULT unless set. */
   gj_backend backend;
+  /* Since 0.5 (appended): compiled kernels the context keeps for reuse once
+   * no function uses them (least recently used dropped beyond); default
+   * 1024, 0 = none. Code in use by a live function stays whatever the cap:
+   * destroying functions returns their compiled code's memory. */
+  int32_t max_cached_kernels;
 } gj_context_options;
 
 GJ_EXPORT void gj_context_options_init(gj_context_options* options);
 GJ_EXPORT gj_error* gj_context_create(const gj_context_options* options,
                                       gj_context** out_context);
-/* Every graph and function made from the context must be destroyed first. */
+/* Every graph and function made from the context must be destroyed first.
+ * Memory: a function's compiled code is freed when the function is
+ * destroyed (beyond what max_cached_kernels keeps); the context's own state
+ * does not grow with the number of graphs compiled. */
 GJ_EXPORT void gj_context_destroy(gj_context* context);
 
 /* ------------------------------------------------------------------------ */
