@@ -17,7 +17,7 @@ struct CacheEntry {
   CacheEntry(int id, GuardTree guards, std::unique_ptr<Executable> executable)
       : id(id), guards(std::move(guards)), executable(std::move(executable)) {}
 
-  const int id;
+  int id;  // set by the Function when it publishes the entry
   const GuardTree guards;
   const std::unique_ptr<Executable> executable;
   std::string reason;  // what compiled it: "first call" or the guard failure

@@ -121,16 +121,46 @@ absl::Status WithSymbolSources(const absl::Status& status,
 
 }  // namespace
 
+std::string Function::MissKey(const CallSignature& call) {
+  // Every field any guard can read, exactly: two calls with one key get the
+  // same specialization, so one compile serves both.
+  std::string key;
+  auto put = [&key](int64_t v) {
+    key.append(reinterpret_cast<const char*>(&v), sizeof(v));
+  };
+  put(static_cast<int64_t>(call.ambient.Bits()));
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const InputView& v = call.inputs[i];
+    put(static_cast<int64_t>(v.dtype) | (int64_t{v.requires_grad} << 8) |
+        (static_cast<int64_t>(v.device.type) << 16) |
+        (int64_t{v.device.index} << 24) | (int64_t{v.rank} << 40));
+    for (int d = 0; d < v.rank; ++d) put(v.sizes[d]);
+    for (int d = 0; d < v.rank; ++d) put(v.strides[d]);
+    put(FirstAlias(call.inputs, i));
+  }
+  return key;
+}
+
 absl::StatusOr<std::vector<Tensor>> Function::Miss(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
-  std::unique_lock<std::mutex> lock(compile_mu_);
-  // Another thread may have compiled this specialization while we waited.
-  if (CacheEntry* entry =
-          table_.load(std::memory_order_acquire)->Lookup(call)) {
-    lock.unlock();
-    entry->hits.fetch_add(1, std::memory_order_relaxed);
-    return entry->executable->Run(ctx, inputs);
+  // Single flight per miss key: the first thread to miss on a key compiles
+  // it without holding mu_; others on the same key wait for it and look up
+  // again; misses on other keys compile at the same time, and stats,
+  // explain and guard dumps never wait for a compile.
+  const std::string key = MissKey(call);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (CacheEntry* entry =
+            table_.load(std::memory_order_acquire)->Lookup(call)) {
+      lock.unlock();
+      entry->hits.fetch_add(1, std::memory_order_relaxed);
+      return entry->executable->Run(ctx, inputs);
+    }
+    auto it = pending_.find(key);
+    if (it == pending_.end()) break;
+    std::shared_ptr<Pending> pending = it->second;
+    pending_cv_.wait(lock, [&] { return pending->done; });
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> failures;
@@ -142,8 +172,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   const std::string reason =
       failures.empty() ? "first call" : absl::StrJoin(failures, "; ");
   std::optional<std::string> warning;
-  if (!policy_.OnMiss(static_cast<int>(entries_.size()), reason, warning,
-                      options_.name)) {
+  // Compiles in flight count against the limit as the entries they become.
+  if (!policy_.OnMiss(static_cast<int>(entries_.size() + pending_.size()),
+                      reason, warning, options_.name)) {
     if (warning) Log(LogTopic::kWarnings, *warning);
     if (fallback_ == nullptr) {
       ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
@@ -160,12 +191,65 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
             "\n    triggered by the following guard failure(s):\n    - ",
             absl::StrJoin(failures, "\n    - ")));
   }
-
-  auto start = Clock::now();
   ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, DynamicDims(call));
-  ShapeEnv env;
-  SymbolicInputs symbolic;
-  SpecializedGraph specialized;
+  auto pending = std::make_shared<Pending>();
+  pending_.emplace(key, pending);
+  lock.unlock();
+
+  // Whatever happens below, waiters on this key wake up and look again.
+  auto finish = [&](std::unique_ptr<CacheEntry> entry) -> CacheEntry* {
+    std::lock_guard<std::mutex> relock(mu_);
+    CacheEntry* raw = entry.get();
+    if (entry != nullptr) {
+      // Numbered in the order entries are published.
+      entry->id = static_cast<int>(entries_.size());
+      compile_ms_total_ += entry->compile_ms;
+      entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1);
+      entries_.push_back(std::move(entry));
+      std::vector<CacheEntry*> all;
+      for (const auto& e : entries_) all.push_back(e.get());
+      tables_.push_back(std::make_unique<GuardTable>(std::move(all)));
+      table_.store(tables_.back().get(), std::memory_order_release);
+    }
+    pending_.erase(key);
+    pending->done = true;
+    pending_cv_.notify_all();
+    return raw;
+  };
+  auto start = Clock::now();
+  auto built = Specialize(call, std::move(dynamic));
+  if (!built.ok()) {
+    finish(nullptr);
+    return built.status();
+  }
+  auto& [env, symbolic, specialized] = *built;
+  Specialization spec;
+  spec.inputs = symbolic.metas;
+  spec.meta = std::move(specialized.meta);
+  for (const SymbolInfo& s : env.symbols()) {
+    spec.symbols.push_back({s.input, s.dim});
+  }
+  auto compiled = compiler_->Compile(specialized.graph, spec);
+  if (!compiled.ok()) {
+    finish(nullptr);
+    return WithSymbolSources(compiled.status(), env);
+  }
+  auto entry = std::make_unique<CacheEntry>(
+      -1, MakeGuardTree(call, std::move(symbolic), env), *std::move(compiled));
+  entry->compile_ms = MillisSince(start);
+  entry->reason = reason;
+  CacheEntry* raw = finish(std::move(entry));
+  if (LogEnabled(LogTopic::kGuards)) {
+    Log(LogTopic::kGuards, absl::StrCat("GUARDS for ", options_.name, " entry ",
+                                        raw->id, ":\n", raw->guards.Dump()));
+  }
+  return raw->executable->Run(ctx, inputs);
+}
+
+absl::StatusOr<Function::Specialized> Function::Specialize(
+    const CallSignature& call, std::vector<DynamicDim> dynamic) const {
+  Specialized out;
+  auto& [env, symbolic, specialized] = out;
   // A symbol the guards pin to one value (`x.size()[0] <= 2` on top of
   // `2 <= x.size()[0]`, or an op that needs the concrete size) makes its dims
   // static, as torch specializes it: one more pass without them.
@@ -187,35 +271,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
       again = true;
     }
   }
-  Specialization spec;
-  spec.inputs = symbolic.metas;
-  spec.meta = std::move(specialized.meta);
-  for (const SymbolInfo& s : env.symbols()) {
-    spec.symbols.push_back({s.input, s.dim});
-  }
-  auto compiled = compiler_->Compile(specialized.graph, spec);
-  if (!compiled.ok()) return WithSymbolSources(compiled.status(), env);
-  std::unique_ptr<Executable> executable = *std::move(compiled);
-  auto entry = std::make_unique<CacheEntry>(
-      static_cast<int>(entries_.size()),
-      MakeGuardTree(call, std::move(symbolic), env), std::move(executable));
-  entry->compile_ms = MillisSince(start);
-  entry->reason = reason;
-  entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1);
-  compile_ms_total_ += entry->compile_ms;
-  if (LogEnabled(LogTopic::kGuards)) {
-    Log(LogTopic::kGuards,
-        absl::StrCat("GUARDS for ", options_.name, " entry ", entry->id, ":\n",
-                     entry->guards.Dump()));
-  }
-  CacheEntry* raw = entry.get();
-  entries_.push_back(std::move(entry));
-  std::vector<CacheEntry*> all;
-  for (const auto& e : entries_) all.push_back(e.get());
-  tables_.push_back(std::make_unique<GuardTable>(std::move(all)));
-  table_.store(tables_.back().get(), std::memory_order_release);
-  lock.unlock();
-  return raw->executable->Run(ctx, inputs);
+  return out;
 }
 
 absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
@@ -291,7 +347,7 @@ FunctionStats Function::stats() const {
   const int64_t samples = guard_samples_.load();
   s.guard_ns_mean =
       samples ? static_cast<double>(guard_ns_total_.load()) / samples : 0;
-  std::lock_guard<std::mutex> lock(compile_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   s.compiles = static_cast<int64_t>(entries_.size());
   s.recompiles = s.compiles > 0 ? s.compiles - 1 : 0;
   s.cache_entries = s.compiles;
@@ -302,12 +358,12 @@ FunctionStats Function::stats() const {
 }
 
 std::vector<std::string> Function::RecompileReasons() const {
-  std::lock_guard<std::mutex> lock(compile_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return policy_.recompile_reasons();
 }
 
 std::string Function::DumpGuards() const {
-  std::lock_guard<std::mutex> lock(compile_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   for (const CacheEntry* e : EntriesMostRecentFirst()) {
     absl::StrAppend(&out, "entry ", e->id, " (", e->hits.load(), " hits):\n",
@@ -318,7 +374,7 @@ std::string Function::DumpGuards() const {
 
 std::string Function::Explain() const {
   const FunctionStats s = stats();
-  std::lock_guard<std::mutex> lock(compile_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const Graph& g = *graph_;
   std::string out;
   // What torch._dynamo.explain() prints. One graph and no breaks until graph

@@ -2,12 +2,14 @@
 #define GUARDJIT_CORE_FUNCTION_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -17,6 +19,9 @@
 #include "core/graph.h"
 #include "core/guard_table.h"
 #include "core/recompile_policy.h"
+#include "core/shape_env.h"
+#include "core/specializer.h"
+#include "core/symbolic_inputs.h"
 
 namespace guardjit {
 
@@ -34,10 +39,12 @@ struct FunctionStats {
 
 // A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no
 // guard state on a hit: it looks up the call signature in the published
-// GuardTable (no lock) and runs the entry. A miss takes the function's
-// compile lock (so concurrent misses compile once), records why it missed,
-// specializes, compiles and publishes a table with the new entry; past the
-// recompile limit the function runs existing entries or the eager fallback.
+// GuardTable (no lock) and runs the entry. A miss records why it missed,
+// specializes, compiles and publishes a table with the new entry; one
+// compile runs per miss key (calls with the same key wait for it, misses on
+// other keys compile concurrently) and no lock is held while it runs. Past
+// the recompile limit the function runs existing entries or the eager
+// fallback.
 class Function {
  public:
   static absl::StatusOr<std::unique_ptr<Function>> Create(
@@ -70,9 +77,25 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx);
+  // The bytes of everything a guard can read in `call`: calls with one key
+  // share a compile.
+  static std::string MissKey(const CallSignature& call);
+  // The graph specialized to `call` with `dynamic` dims symbolic (fewer where
+  // the guards pin a symbol). Needs no lock.
+  struct Specialized {
+    ShapeEnv env;
+    SymbolicInputs symbolic;
+    SpecializedGraph graph;
+  };
+  absl::StatusOr<Specialized> Specialize(const CallSignature& call,
+                                         std::vector<DynamicDim> dynamic) const;
+  // A compile in flight for one miss key.
+  struct Pending {
+    bool done = false;  // guarded by mu_
+  };
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
   // The dims to make symbolic on this compile (mark_dynamic, dynamic mode,
-  // automatic dynamic). Called under the compile lock.
+  // automatic dynamic). Called under mu_.
   absl::StatusOr<std::vector<DynamicDim>> DynamicDims(
       const CallSignature& call);
 
@@ -87,7 +110,10 @@ class Function {
   std::atomic<int64_t> calls_{0}, misses_{0}, fallback_calls_{0};
   std::atomic<int64_t> guard_samples_{0}, guard_ns_total_{0};
 
-  mutable std::mutex compile_mu_;  // guards everything below
+  // Guards everything below; held briefly, never during a compile.
+  mutable std::mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_;
+  std::condition_variable pending_cv_;
   std::vector<std::unique_ptr<CacheEntry>> entries_;
   std::vector<std::unique_ptr<GuardTable>>
       tables_;  // kept: readers may hold old ones

@@ -1,5 +1,6 @@
 #include "core/function.h"
 
+#include <chrono>
 #include <deque>
 #include <set>
 #include <thread>
@@ -278,6 +279,89 @@ TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
   EXPECT_THAT(h->RecompileReasons().back(),
               HasSubstr("x.size()[0] <= 4  # x.size()[0] = 6"));
   EXPECT_THAT(h->DumpGuards(), HasSubstr("LAMBDA_GUARD: x.size()[0] <= 4"));
+}
+
+// A compiler that takes `ms` per compile and records how many compiles ran
+// at once.
+class SlowCompiler : public CountingCompiler {
+ public:
+  explicit SlowCompiler(int ms) : ms_(ms) {}
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const Graph> graph, const Specialization& spec) override {
+    const int now = in_flight.fetch_add(1) + 1;
+    for (int seen = max_in_flight.load();
+         now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    in_flight.fetch_sub(1);
+    return CountingCompiler::Compile(std::move(graph), spec);
+  }
+  std::atomic<int> in_flight{0}, max_in_flight{0};
+
+ private:
+  int ms_;
+};
+
+// Issue #13: one compile per miss key, not per function.
+TEST(FunctionTest, MissesOnDifferentKeysCompileAtTheSameTime) {
+  auto compiler = std::make_shared<SlowCompiler>(300);
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
+  Inputs a(3), b(5);
+  std::vector<std::thread> threads;
+  threads.emplace_back(
+      [&] { EXPECT_GE(EntryOf(f->Call(a.tensors, a.sig())), 0); });
+  threads.emplace_back(
+      [&] { EXPECT_GE(EntryOf(f->Call(b.tensors, b.sig())), 0); });
+  // While both compile, stats and explain answer without waiting for them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto start = std::chrono::steady_clock::now();
+  FunctionStats s = f->stats();
+  (void)f->Explain();
+  (void)f->DumpGuards();
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(150));
+  EXPECT_EQ(s.cache_entries, 0);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(compiler->max_in_flight.load(), 2);
+  EXPECT_EQ(compiler->compiles.load(), 2);
+  EXPECT_EQ(f->stats().cache_entries, 2);
+}
+
+TEST(FunctionTest, MissesOnOneKeyCompileOnceAndTheOthersWait) {
+  auto compiler = std::make_shared<SlowCompiler>(100);
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
+  Inputs a(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back(
+        [&] { EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(compiler->compiles.load(), 1);
+  EXPECT_EQ(compiler->max_in_flight.load(), 1);
+  const FunctionStats s = f->stats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.hits, 7);
+}
+
+// The recompile limit counts compiles in flight: 6 threads on 6 shapes with
+// a limit of 2 make 2 entries, the rest run the fallback.
+TEST(FunctionTest, ConcurrentMissesRespectTheRecompileLimit) {
+  auto compiler = std::make_shared<SlowCompiler>(100);
+  auto f =
+      *Function::Create(AddGraph(), compiler, {"f", 2, DynamicMode::kStatic});
+  std::vector<std::unique_ptr<Inputs>> inputs;
+  for (int n = 2; n < 8; ++n) inputs.push_back(std::make_unique<Inputs>(n));
+  std::vector<std::thread> threads;
+  for (auto& in : inputs) {
+    threads.emplace_back([&f, &in] { (void)f->Call(in->tensors, in->sig()); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(compiler->compiles.load(), 2);
+  EXPECT_EQ(f->stats().cache_entries, 2);
+  EXPECT_EQ(f->stats().fallback_calls, 4);
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+# Sanitizer and fuzzing modes, included from the top-level CMakeLists.txt.
+# At most one of them per build directory:
+#
+#   GUARDJIT_SANITIZE=ON  ASan + UBSan on everything (scripts/test.sh: build-asan).
+#   GUARDJIT_TSAN=ON      ThreadSanitizer on everything: the library, its tests
+#                         and the tools (scripts/test.sh: build-tsan). g++ or
+#                         clang. Debian's absl, protobuf, OpenBLAS, LLVM and
+#                         libstdc++ stay uninstrumented; tests/tsan.supp lists
+#                         the reports that come from that.
+#   GUARDJIT_FUZZ=ON      the libFuzzer targets of tests/fuzz (scripts/fuzz.sh:
+#                         build-fuzz). clang only (clang++-19 matches the
+#                         LLVM 19 the library links): the library is compiled
+#                         with -fsanitize=fuzzer-no-link,address,undefined, the
+#                         targets linked with -fsanitize=fuzzer,address,undefined.
+
+if(GUARDJIT_FUZZ AND GUARDJIT_TSAN)
+  message(FATAL_ERROR "GUARDJIT_FUZZ and GUARDJIT_TSAN exclude each other")
+endif()
+if(GUARDJIT_SANITIZE AND GUARDJIT_TSAN)
+  message(FATAL_ERROR "GUARDJIT_SANITIZE (ASan) and GUARDJIT_TSAN exclude each other")
+endif()
+
+if(GUARDJIT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang" OR NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "GUARDJIT_FUZZ needs clang (libFuzzer): configure with "
+            "-DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 "
+            "(Debian packages clang-19 libclang-rt-19-dev)")
+  endif()
+  # Coverage feedback and ASan/UBSan everywhere; libFuzzer's main only in the
+  # fuzz targets (tests/fuzz/CMakeLists.txt adds -fsanitize=fuzzer there).
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
+                      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(GUARDJIT_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(GUARDJIT_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
