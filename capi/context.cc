@@ -1,5 +1,7 @@
 #include "capi/context.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +22,8 @@ void gj_context_options_init(gj_context_options* options) {
   options->backend = GJ_BACKEND_DEFAULT;
   options->max_cached_kernels =
       guardjit::KernelCompiler::kDefaultMaxCachedKernels;
+  options->max_cached_bytes =
+      guardjit::CachingHostAllocator::kDefaultMaxCachedBytes;
 }
 
 gj_error* gj_context_create(const gj_context_options* options,
@@ -38,6 +42,12 @@ gj_error* gj_context_create(const gj_context_options* options,
       GJ_READ_OPTION(opts, options, num_threads);
       GJ_READ_OPTION(opts, options, backend);
       GJ_READ_OPTION(opts, options, max_cached_kernels);
+      GJ_READ_OPTION(opts, options, max_cached_bytes);
+    }
+    if (opts.max_cached_bytes < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gj_context_create: options->max_cached_bytes is ",
+          opts.max_cached_bytes, "; expected 0 (no cache) or more"));
     }
     if (opts.max_cached_kernels < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -50,6 +60,8 @@ gj_error* gj_context_create(const gj_context_options* options,
                        opts.num_threads, "; expected 0 (all cores) or more"));
     }
     auto context = std::make_unique<gj_context>();
+    context->allocator =
+        std::make_shared<guardjit::CachingHostAllocator>(opts.max_cached_bytes);
     switch (guardjit::capi::RawEnum(opts.backend)) {
       case GJ_BACKEND_EAGER:
         context->compiler = std::make_shared<guardjit::EagerCompiler>();
@@ -74,5 +86,50 @@ gj_error* gj_context_create(const gj_context_options* options,
 }
 
 void gj_context_destroy(gj_context* context) { delete context; }
+
+void gj_memory_stats_init(gj_memory_stats* stats) {
+  if (stats == nullptr) return;
+  *stats = gj_memory_stats{};
+  stats->struct_size = sizeof(gj_memory_stats);
+}
+
+gj_error* gj_context_get_memory_stats(const gj_context* context,
+                                      gj_memory_stats* stats) {
+  using guardjit::capi::NullArgument;
+  constexpr absl::string_view kFn = "gj_context_get_memory_stats";
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    if (stats == nullptr) return NullArgument(kFn, "stats");
+    if (context == nullptr) return NullArgument(kFn, "context");
+    RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
+        stats->struct_size, kFn, "stats", "gj_memory_stats_init"));
+    const guardjit::CachingHostAllocator::Stats s = context->allocator->stats();
+    gj_memory_stats full;
+    gj_memory_stats_init(&full);
+    full.bytes_in_use = s.bytes_in_use;
+    full.bytes_cached = s.bytes_cached;
+    full.peak_bytes_in_use = s.peak_bytes_in_use;
+    full.system_allocations = s.system_allocations;
+    full.cache_hits = s.cache_hits;
+    if (auto* jit =
+            dynamic_cast<guardjit::JitCompiler*>(context->compiler.get())) {
+      full.compiled_modules = jit->kernels().live_modules();
+      full.cached_kernels = jit->kernels().cached_kernels();
+    }
+    // An older host's struct is shorter: write only what it has.
+    const size_t size = std::min(stats->struct_size, sizeof(full));
+    full.struct_size = stats->struct_size;
+    std::memcpy(stats, &full, size);
+    return absl::OkStatus();
+  });
+}
+
+gj_error* gj_context_release_cached_memory(gj_context* context) {
+  if (context == nullptr) {
+    return guardjit::capi::ToError(guardjit::capi::NullArgument(
+        "gj_context_release_cached_memory", "context"));
+  }
+  context->allocator->ReleaseCached();
+  return nullptr;
+}
 
 }  // extern "C"

@@ -29,7 +29,7 @@ Function::Function(std::shared_ptr<const Graph> graph,
 
 absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
-    FunctionOptions options) {
+    FunctionOptions options, std::shared_ptr<Allocator> allocator) {
   // Fail at creation, not on the first call, when an op has no kernel.
   RETURN_IF_ERROR(compiler->Fallback(graph).status());
   guardjit::FunctionOptions core_options;
@@ -45,8 +45,10 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
   ASSIGN_OR_RETURN(
       std::unique_ptr<guardjit::Function> cache,
       guardjit::Function::Create(graph, std::move(compiler), core_options));
-  return std::unique_ptr<Function>(
+  std::unique_ptr<Function> function(
       new Function(std::move(graph), std::move(cache), std::move(options)));
+  function->allocator_ = std::move(allocator);
+  return function;
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::Run(
@@ -72,6 +74,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   ctx.destinations = destinations;
   ctx.cancel = state.cancel;
   ctx.deadline = state.deadline;
+  ctx.allocator = allocator_;
   return cache_->Call(
       inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
       ctx);
@@ -160,7 +163,7 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
                      guardjit::capi::ReadOptions(options));
     auto function = guardjit::capi::Function::Create(
-        graph->graph, context->compiler, std::move(opts));
+        graph->graph, context->compiler, std::move(opts), context->allocator);
     if (!function.ok()) {
       return absl::Status(function.status().code(),
                           absl::StrCat(kFn, ": ", function.status().message()));

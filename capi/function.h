@@ -40,9 +40,11 @@ struct CallState {
 // Thread-safe.
 class Function {
  public:
+  // `allocator`: host memory for outputs and intermediates (the context's);
+  // null = the executables' default.
   static absl::StatusOr<std::unique_ptr<Function>> Create(
       std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
-      FunctionOptions options);
+      FunctionOptions options, std::shared_ptr<Allocator> allocator = nullptr);
 
   // Runs on validated CPU inputs (borrowed for the call). Results may alias
   // the inputs, each other, or the graph's constants (see AliasesConstant).
@@ -69,6 +71,7 @@ class Function {
   std::unique_ptr<guardjit::Function> cache_;
   FunctionOptions options_;
   absl::flat_hash_set<const Storage*> constant_storage_;
+  std::shared_ptr<Allocator> allocator_;
 };
 
 }  // namespace guardjit::capi

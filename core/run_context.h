@@ -3,11 +3,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "core/allocator.h"
 #include "core/tensor.h"
 
 namespace guardjit {
@@ -27,6 +29,9 @@ struct RunContext {
   const int32_t* cancel = nullptr;
   // The run stops once this time passes (gj_call_options.timeout_us).
   absl::Time deadline = absl::InfiniteFuture();
+  // Host memory for outputs and intermediates (the context's caching
+  // allocator); null: the executable's default.
+  std::shared_ptr<Allocator> allocator;
 
   bool stoppable() const {
     return cancel != nullptr || deadline != absl::InfiniteFuture();

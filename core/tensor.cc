@@ -9,22 +9,31 @@
 
 namespace guardjit {
 
-absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t nbytes) {
+absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
+    size_t nbytes, std::shared_ptr<Allocator> allocator) {
   constexpr size_t kAlign = 64;
   size_t rounded = (nbytes + kAlign - 1) / kAlign * kAlign;
   if (rounded < nbytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", nbytes, " bytes"));
   }
-  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  void* p = allocator != nullptr
+                ? allocator->Allocate(nbytes)
+                : std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", nbytes, " bytes"));
   }
-  return std::shared_ptr<Storage>(new Storage(p, nbytes));
+  return std::shared_ptr<Storage>(new Storage(p, nbytes, std::move(allocator)));
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  if (allocator_ != nullptr) {
+    allocator_->Free(data_, nbytes_);
+  } else {
+    std::free(data_);
+  }
+}
 
 absl::StatusOr<int64_t> CheckedNumel(IntSpan sizes) {
   int64_t n = 1;
@@ -58,6 +67,12 @@ absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
     return absl::UnimplementedError(
         absl::StrCat("allocation on ", device.ToString(), " is not supported"));
   }
+  return Empty(dtype, sizes, std::shared_ptr<Allocator>());
+}
+
+absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
+                                     std::shared_ptr<Allocator> allocator) {
+  const Device device = Device::Cpu();
   auto numel = CheckedNumel(sizes);
   if (!numel.ok()) return numel.status();
   int64_t nbytes;
@@ -67,7 +82,8 @@ absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
         absl::StrCat("shape [", absl::StrJoin(sizes, ", "), "] of ",
                      DTypeName(dtype), " overflows the address space"));
   }
-  auto storage = Storage::Allocate(static_cast<size_t>(nbytes));
+  auto storage =
+      Storage::Allocate(static_cast<size_t>(nbytes), std::move(allocator));
   if (!storage.ok()) return storage.status();
   Tensor t;
   t.storage_ = *std::move(storage);

@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/allocator.h"
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/scalar.h"
@@ -21,8 +22,11 @@ using IntSpan = absl::Span<const int64_t>;
 // Memory a tensor may own. Borrowed tensors (host inputs) have none.
 class Storage {
  public:
-  // 64-byte aligned, uninitialized.
-  static absl::StatusOr<std::shared_ptr<Storage>> Allocate(size_t nbytes);
+  // 64-byte aligned, uninitialized; from `allocator` (kept alive by the
+  // storage, so memory may outlive whoever made the allocator) or, when
+  // null, from the system.
+  static absl::StatusOr<std::shared_ptr<Storage>> Allocate(
+      size_t nbytes, std::shared_ptr<Allocator> allocator = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -31,9 +35,11 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
  private:
-  Storage(void* data, size_t nbytes) : data_(data), nbytes_(nbytes) {}
+  Storage(void* data, size_t nbytes, std::shared_ptr<Allocator> allocator)
+      : data_(data), nbytes_(nbytes), allocator_(std::move(allocator)) {}
   void* data_;
   size_t nbytes_;
+  std::shared_ptr<Allocator> allocator_;
 };
 
 // Product of `sizes`, or an error if it overflows int64.
@@ -51,6 +57,9 @@ class Tensor {
   // A new contiguous tensor; fails on overflow-sized shapes or negative dims.
   static absl::StatusOr<Tensor> Empty(DType dtype, IntSpan sizes,
                                       Device device = Device::Cpu());
+  // The same with host memory from `allocator` (null: the system's).
+  static absl::StatusOr<Tensor> Empty(DType dtype, IntSpan sizes,
+                                      std::shared_ptr<Allocator> allocator);
   static absl::StatusOr<Tensor> Zeros(DType dtype, IntSpan sizes);
   // A view of memory the caller owns and keeps alive.
   static Tensor Borrow(void* data, DType dtype, IntSpan sizes, IntSpan strides,

@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
 #include "jit/gemm_step.h"
+#include "runtime/caching_host_allocator.h"
 #include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
 
@@ -213,6 +214,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
                                      sizes.outputs[k].sizes));
   }
   const bool stoppable = ctx.stoppable();
+  // Outputs and intermediates come from a caching allocator: a hit gets the
+  // last call's pages back (no page faults, no zeroing by the kernel).
+  const std::shared_ptr<Allocator> allocator =
+      ctx.allocator != nullptr ? ctx.allocator
+                               : CachingHostAllocator::Default();
   // The destination a slot is written into directly, or null.
   auto direct = [&](int s) -> const Tensor* {
     const int k = direct_output_[s];
@@ -265,14 +271,16 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
           continue;
         }
         if (b < 0) {
-          ASSIGN_OR_RETURN(slots[s], Tensor::Empty(slot.dtype, shape));
+          ASSIGN_OR_RETURN(slots[s],
+                           Tensor::Empty(slot.dtype, shape, allocator));
           continue;
         }
         // Only kernels read it, so the borrowed view never outlives the
         // buffer this call holds.
         if (buffers[b].data() == nullptr) {
-          ASSIGN_OR_RETURN(buffers[b], Tensor::Empty(DType::kUInt8,
-                                                     {sizes.buffer_bytes[b]}));
+          ASSIGN_OR_RETURN(
+              buffers[b],
+              Tensor::Empty(DType::kUInt8, {sizes.buffer_bytes[b]}, allocator));
         }
         slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, shape,
                                   ContiguousStrides(shape));

@@ -190,4 +190,47 @@ TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
   EXPECT_EQ(xy.buffer(), expected);
 }
 
+// Library-allocated outputs come from the context's caching allocator:
+// repeated calls reuse the same blocks and the stats stay flat.
+TEST_F(RunControlTest, CallAllocMemoryStaysFlat) {
+  FunctionPtr f = Affine();
+  std::vector<float> values(4096, 1.0f);
+  HostTensor<float> x({64, 64}, values);
+  const DLTensor* in[] = {x.dl()};
+  gj_memory_stats before;
+  gj_memory_stats_init(&before);
+  auto stats = [&] {
+    gj_memory_stats s;
+    gj_memory_stats_init(&s);
+    EXPECT_TRUE(Ok(gj_context_get_memory_stats(context_.get(), &s)));
+    return s;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    DLManagedTensor* out = nullptr;
+    ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 1, nullptr, &out, 1)));
+    ASSERT_EQ(static_cast<const float*>(out->dl_tensor.data)[4095], 3.0f);
+    if (i == 100) before = stats();
+    gj_tensor_release(out);
+  }
+  const gj_memory_stats after = stats();
+  EXPECT_EQ(after.bytes_in_use, 0);
+  EXPECT_EQ(after.system_allocations, before.system_allocations);
+  EXPECT_EQ(after.bytes_cached, before.bytes_cached + before.bytes_in_use);
+  EXPECT_GE(after.cache_hits, 19899);
+  EXPECT_GE(after.compiled_modules, 1);
+  EXPECT_TRUE(Ok(gj_context_release_cached_memory(context_.get())));
+  EXPECT_EQ(stats().bytes_cached, 0);
+  // An output may outlive the context that made it.
+  DLManagedTensor* kept = nullptr;
+  ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 1, nullptr, &kept, 1)));
+  EXPECT_EQ(stats().bytes_in_use, 64 * 64 * 4);
+  f.reset();
+  graph_.reset();
+  context_.reset();
+  EXPECT_EQ(static_cast<const float*>(kept->dl_tensor.data)[0], 3.0f);
+  gj_tensor_release(kept);
+  EXPECT_TRUE(IsError(gj_context_get_memory_stats(nullptr, &before),
+                      GJ_INVALID_ARGUMENT, {"context is NULL"}));
+}
+
 }  // namespace

@@ -128,6 +128,11 @@ typedef struct gj_context_options {
    * 1024, 0 = none. Code in use by a live function stays whatever the cap:
    * destroying functions returns their compiled code's memory. */
   int32_t max_cached_kernels;
+  /* Since 0.5 (appended): host memory the context's caching allocator keeps
+   * for reuse after outputs and intermediates are freed (a call that
+   * allocates what the last one did gets the same pages back); default
+   * 1 GiB, 0 = none. gj_context_release_cached_memory returns it all. */
+  int64_t max_cached_bytes;
 } gj_context_options;
 
 GJ_EXPORT void gj_context_options_init(gj_context_options* options);
@@ -138,6 +143,28 @@ GJ_EXPORT gj_error* gj_context_create(const gj_context_options* options,
  * destroyed (beyond what max_cached_kernels keeps); the context's own state
  * does not grow with the number of graphs compiled. */
 GJ_EXPORT void gj_context_destroy(gj_context* context);
+
+/* Since 0.5: the context's memory. Host bytes are counted by size class
+ * (what the allocator reserved, at most 25% over what was asked). */
+typedef struct gj_memory_stats {
+  size_t struct_size;
+  int64_t bytes_in_use;       /* outputs and intermediates alive now */
+  int64_t bytes_cached;       /* freed, kept for reuse */
+  int64_t peak_bytes_in_use;  /* since the context was created */
+  int64_t system_allocations; /* blocks taken from the system */
+  int64_t cache_hits;         /* blocks served from the cache */
+  int64_t compiled_modules;   /* JIT code modules loaded */
+  int64_t cached_kernels;     /* compiled kernels kept for reuse */
+} gj_memory_stats;
+
+GJ_EXPORT void gj_memory_stats_init(gj_memory_stats* stats);
+/* Fills the fields that fit in stats->struct_size (call _init first).
+ * Thread-safe. Library-allocated outputs (gj_function_call_alloc) count as
+ * in use until released, even after the context is destroyed. */
+GJ_EXPORT gj_error* gj_context_get_memory_stats(const gj_context* context,
+                                                gj_memory_stats* stats);
+/* Returns every cached host block to the system. Thread-safe. */
+GJ_EXPORT gj_error* gj_context_release_cached_memory(gj_context* context);
 
 /* ------------------------------------------------------------------------ */
 /* Graphs: immutable once loaded; may be shared by several functions        */
