@@ -191,6 +191,44 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   return absl::OkStatus();
 }
 
+absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
+                        size_t num_inputs, const gj_call_options* options) {
+  constexpr absl::string_view kFn = "gj_function_precompile";
+  if (function == nullptr) return NullArgument(kFn, "function");
+  Function& f = *function->impl;
+  ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
+  if (inputs == nullptr && num_inputs > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": inputs is NULL with num_inputs ", num_inputs));
+  }
+  // Only metadata is read: inputs without data get distinct made-up
+  // addresses (never dereferenced), so they do not alias one another.
+  std::vector<DLTensor> described;
+  std::vector<const DLTensor*> pointers;
+  described.reserve(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i] != nullptr && inputs[i]->data == nullptr) {
+      DLTensor t = *inputs[i];
+      t.data = reinterpret_cast<void*>((uintptr_t{1} << 44) +
+                                       i * (uintptr_t{1} << 36));
+      t.byte_offset = 0;
+      described.push_back(t);
+      pointers.push_back(&described.back());
+    } else {
+      pointers.push_back(inputs[i]);
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<Tensor> in,
+                   BorrowInputs(f, pointers.data(), num_inputs, kFn));
+  absl::Status status = f.Precompile(in, state);
+  if (!status.ok()) {
+    return absl::Status(
+        status.code(),
+        absl::StrCat(kFn, ": function '", f.name(), "': ", status.message()));
+  }
+  return status;
+}
+
 // A result the host may own and write: contiguous, in memory of its own.
 absl::StatusOr<Tensor> OwnedResult(
     const Function& function, Tensor result,
@@ -272,6 +310,15 @@ gj_error* gj_function_call_alloc(gj_function* function,
     }
   }
   return error;
+}
+
+gj_error* gj_function_precompile(gj_function* function,
+                                 const DLTensor* const* inputs,
+                                 size_t num_inputs,
+                                 const gj_call_options* options) {
+  return guardjit::capi::Guarded([&] {
+    return guardjit::capi::Precompile(function, inputs, num_inputs, options);
+  });
 }
 
 void gj_tensor_release(DLManagedTensor* tensor) {

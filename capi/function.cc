@@ -51,6 +51,19 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
   return function;
 }
 
+absl::Status Function::Precompile(absl::Span<const Tensor> inputs,
+                                  const CallState& state) {
+  std::vector<InputView> views;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    views.push_back(InputView::Of(inputs[i], state.requires_grad != nullptr &&
+                                                 state.requires_grad[i] != 0));
+  }
+  AmbientState ambient;
+  ambient.grad_mode = state.grad_mode;
+  ambient.deterministic_algorithms = state.deterministic;
+  return cache_->Precompile(CallSignature{views, ambient});
+}
+
 absl::StatusOr<std::vector<Tensor>> Function::Run(
     absl::Span<const Tensor> inputs, const CallState& state,
     absl::Span<const Tensor* const> destinations) {

@@ -53,6 +53,9 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs, const CallState& state,
       absl::Span<const Tensor* const> destinations = {});
+  // Compiles the entry calls with these inputs' metadata would use.
+  absl::Status Precompile(absl::Span<const Tensor> inputs,
+                          const CallState& state);
   const guardjit::Function& cache() const { return *cache_; }
 
   const Graph& graph() const { return *graph_; }

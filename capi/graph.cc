@@ -47,13 +47,24 @@ gj_error* LoadGraph(absl::string_view fn, gj_context* context,
       return absl::Status(graph.status().code(),
                           absl::StrCat(fn, ": ", graph.status().message()));
     }
-    *out_graph = new gj_graph{std::shared_ptr<const Graph>(*std::move(graph))};
+    *out_graph = new gj_graph(std::shared_ptr<const Graph>(*std::move(graph)));
     return absl::OkStatus();
   });
 }
 
 }  // namespace
 }  // namespace guardjit::capi
+
+gj_graph::gj_graph(std::shared_ptr<const guardjit::Graph> g)
+    : graph(std::move(g)) {
+  for (const guardjit::Arg& a : graph->output_node().args) {
+    const guardjit::ValueRef v = a.as_value();
+    const guardjit::Node& node = graph->node(v.node);
+    output_names.push_back(node.num_outputs > 1
+                               ? absl::StrCat(node.name, "[", v.index, "]")
+                               : node.name);
+  }
+}
 
 extern "C" {
 
@@ -117,6 +128,11 @@ size_t gj_graph_num_inputs(const gj_graph* graph) {
 
 size_t gj_graph_num_outputs(const gj_graph* graph) {
   return graph == nullptr ? 0 : graph->graph->num_outputs();
+}
+
+const char* gj_graph_output_name(const gj_graph* graph, size_t index) {
+  if (graph == nullptr || index >= graph->output_names.size()) return nullptr;
+  return graph->output_names[index].c_str();
 }
 
 const char* gj_graph_input_name(const gj_graph* graph, size_t index) {

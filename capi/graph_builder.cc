@@ -114,7 +114,7 @@ absl::Status Finish(gj_graph_builder* builder, gj_graph** out_graph) {
   auto graph = builder->builder.Finish();
   RETURN_IF_ERROR(Prefixed(kFn, graph.status()));
   builder->finished = true;
-  *out_graph = new gj_graph{std::shared_ptr<const Graph>(*std::move(graph))};
+  *out_graph = new gj_graph(std::shared_ptr<const Graph>(*std::move(graph)));
   return absl::OkStatus();
 }
 

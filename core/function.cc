@@ -144,6 +144,16 @@ std::string Function::MissKey(const CallSignature& call) {
 absl::StatusOr<std::vector<Tensor>> Function::Miss(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
+  ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
+  return executable->Run(ctx, inputs);
+}
+
+absl::Status Function::Precompile(const CallSignature& call) {
+  return Resolve(call, true).status();
+}
+
+absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
+                                                    bool precompile) {
   // Single flight per miss key: the first thread to miss on a key compiles
   // it without holding mu_; others on the same key wait for it and look up
   // again; misses on other keys compile at the same time, and stats,
@@ -153,14 +163,19 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
   for (;;) {
     if (CacheEntry* entry =
             table_.load(std::memory_order_acquire)->Lookup(call)) {
-      lock.unlock();
-      entry->hits.fetch_add(1, std::memory_order_relaxed);
-      return entry->executable->Run(ctx, inputs);
+      if (!precompile) entry->hits.fetch_add(1, std::memory_order_relaxed);
+      return entry->executable.get();
     }
     auto it = pending_.find(key);
     if (it == pending_.end()) break;
     std::shared_ptr<Pending> pending = it->second;
     pending_cv_.wait(lock, [&] { return pending->done; });
+  }
+  if (precompile &&
+      static_cast<int>(entries_.size() + pending_.size()) >= policy_.limit()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "function '", options_.name, "' has reached its recompile limit (",
+        policy_.limit(), "); calls that miss run eagerly"));
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> failures;
@@ -169,8 +184,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
       failures.push_back(absl::StrCat("0/", e->id, ": ", *why));
     }
   }
-  const std::string reason =
+  std::string reason =
       failures.empty() ? "first call" : absl::StrJoin(failures, "; ");
+  if (precompile) reason = absl::StrCat("precompile: ", reason);
   std::optional<std::string> warning;
   // Compiles in flight count against the limit as the entries they become.
   if (!policy_.OnMiss(static_cast<int>(entries_.size() + pending_.size()),
@@ -180,9 +196,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
       ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
     }
     fallback_calls_.fetch_add(1, std::memory_order_relaxed);
-    const Executable* fallback = fallback_.get();
-    lock.unlock();
-    return fallback->Run(ctx, inputs);
+    return fallback_.get();
   }
   if (!entries_.empty() && LogEnabled(LogTopic::kRecompiles)) {
     Log(LogTopic::kRecompiles,
@@ -243,7 +257,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
     Log(LogTopic::kGuards, absl::StrCat("GUARDS for ", options_.name, " entry ",
                                         raw->id, ":\n", raw->guards.Dump()));
   }
-  return raw->executable->Run(ctx, inputs);
+  return raw->executable.get();
 }
 
 absl::StatusOr<Function::Specialized> Function::Specialize(

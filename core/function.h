@@ -60,6 +60,11 @@ class Function {
                                            const CallSignature& call,
                                            const RunContext& ctx = {});
 
+  // Compiles the entry a call with `call`'s signature would use, without
+  // running anything (nothing reads the inputs' data). OK if an entry
+  // already serves it; FAILED_PRECONDITION past the recompile limit.
+  absl::Status Precompile(const CallSignature& call);
+
   FunctionStats stats() const;
   // torch._dynamo.explain()-style report plus cache state and counters.
   std::string Explain() const;
@@ -77,6 +82,12 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx);
+  // The executable for `call`: its entry's (waiting for a compile of the
+  // same key in flight), a new entry's, or the eager fallback past the
+  // recompile limit. `precompile`: no hit is counted and the limit is an
+  // error instead of the fallback.
+  absl::StatusOr<const Executable*> Resolve(const CallSignature& call,
+                                            bool precompile);
   // The bytes of everything a guard can read in `call`: calls with one key
   // share a compile.
   static std::string MissKey(const CallSignature& call);

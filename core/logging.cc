@@ -44,7 +44,9 @@ Sink& GlobalSink() {
   return *sink;
 }
 
-const char* TopicName(LogTopic t) {
+}  // namespace
+
+const char* LogTopicName(LogTopic t) {
   switch (t) {
     case LogTopic::kGuards:
       return "guards";
@@ -60,8 +62,6 @@ const char* TopicName(LogTopic t) {
   return "?";
 }
 
-}  // namespace
-
 bool LogEnabled(LogTopic topic) {
   return (Topics().load(std::memory_order_relaxed) & Bit(topic)) != 0;
 }
@@ -73,7 +73,7 @@ void Log(LogTopic topic, absl::string_view message) {
     s.sink(topic, message);
     return;
   }
-  std::fprintf(stderr, "[guardjit:%s] %.*s\n", TopicName(topic),
+  std::fprintf(stderr, "[guardjit:%s] %.*s\n", LogTopicName(topic),
                static_cast<int>(message.size()), message.data());
 }
 

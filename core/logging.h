@@ -17,7 +17,11 @@ bool LogEnabled(LogTopic topic);
 // Writes "[guardjit:<topic>] <message>" to stderr or the host's sink.
 void Log(LogTopic topic, absl::string_view message);
 
+// "guards", "recompiles", "graph_breaks", "codegen", "warning".
+const char* LogTopicName(LogTopic topic);
+
 // Replaces stderr with `sink` (null restores stderr); for hosts and tests.
+// The sink runs under the log's lock, one message at a time.
 using LogSink = std::function<void(LogTopic, absl::string_view)>;
 void SetLogSink(LogSink sink);
 // Overrides GJ_LOGS (tests); the same syntax.

@@ -245,8 +245,11 @@ int Run(const std::vector<std::string>& args) {
     if (Failed(error)) return kExitError;
   }
   for (size_t i = 0; i < num_outputs; ++i) {
-    PrintTensor(stdout, "output " + std::to_string(i), outputs[i]->dl_tensor,
-                flags.print_all);
+    const char* name = gj_graph_output_name(h.graph, i);
+    PrintTensor(stdout,
+                "output " + std::to_string(i) + " (" +
+                    (name != nullptr ? name : "?") + ")",
+                outputs[i]->dl_tensor, flags.print_all);
   }
   release();
   if (times.size() == 1) {

@@ -37,7 +37,8 @@ printf 'name: "g"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.n
 # Success.
 expect 0 'placeholder +x' -- check "$tmp/pass.pbtxt"
 expect 0 'ok: 2 inputs \(x, mask\), 2 outputs' -- check "$tmp/pass.pbtxt"
-expect 0 'output 0: int64\[2, 2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
+expect 0 'output 0 \(x\): int64\[2, 2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
+expect 0 'output 1 \(mask\): bool\[2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
 expect 0 'values: \[1, 2, 3, 4\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0' --print
 expect 0 'values: \[True, False\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:true,false'
 expect 0 'min 7  max 7  mean 7' -- run "$tmp/pass.pbtxt" --input=x=float16[3]:7 --input mask=bool[]:zeros

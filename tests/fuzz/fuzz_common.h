@@ -380,6 +380,44 @@ inline void MakeTensor(FuzzedDataProvider& p,
   Classify(ft);
 }
 
+// An output of gj_function_call_alloc: a plausible CPU tensor with
+// row-major strides whose every byte can be read.
+inline void CheckAllocated(const DLManagedTensor* managed) {
+  if (managed == nullptr)
+    Fail("gj_function_call_alloc succeeded with a NULL output");
+  const DLTensor& t = managed->dl_tensor;
+  if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr))
+    Fail("allocated output: bad shape");
+  if (!SupportedDType(t.dtype)) Fail("allocated output: unsupported dtype");
+  if (t.device.device_type != kDLCPU || t.device.device_id != 0) {
+    Fail("allocated output: not a CPU tensor");
+  }
+  int64_t numel = 1;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] < 0) Fail("allocated output: negative size");
+    numel *= t.shape[d];
+  }
+  if (t.strides != nullptr) {  // row-major, as the header promises
+    int64_t expected = 1;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      if (t.shape[d] != 1 && t.strides[d] != expected) {
+        Fail("allocated output: strides not row-major");
+      }
+      expected *= t.shape[d];
+    }
+  }
+  if (numel == 0) return;
+  if (t.data == nullptr) Fail("allocated output: NULL data");
+  // Read every byte: ASan checks the buffer is as large as the tensor says.
+  const unsigned char* bytes =
+      static_cast<const unsigned char*>(t.data) + t.byte_offset;
+  const size_t nbytes = static_cast<size_t>(numel) * (t.dtype.bits / 8);
+  unsigned sum = 0;
+  for (size_t i = 0; i < nbytes; ++i) sum += bytes[i];
+  volatile unsigned sink = sum;
+  (void)sink;
+}
+
 // The options struct with every field from the fuzzer, inside a zeroed
 // buffer larger than the struct (a struct_size beyond the library's own
 // struct names bytes the harness owns).

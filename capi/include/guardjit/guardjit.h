@@ -205,6 +205,10 @@ GJ_EXPORT size_t gj_graph_num_inputs(const gj_graph* graph);
 GJ_EXPORT size_t gj_graph_num_outputs(const gj_graph* graph);
 /* Name of input `index`; lives as long as the graph; NULL if out of range. */
 GJ_EXPORT const char* gj_graph_input_name(const gj_graph* graph, size_t index);
+/* Since 0.5: name of the value output `index` returns (its node's name, or
+ * "node[k]" for element k of a multi-output node); lives as long as the
+ * graph; NULL if out of range. Outputs returning one value share its name. */
+GJ_EXPORT const char* gj_graph_output_name(const gj_graph* graph, size_t index);
 
 /* The graph as torch.fx's print_tabular shows it (opcode, name, target, args,
  * kwargs). Free *out_text with gj_string_destroy. */
@@ -392,6 +396,34 @@ GJ_EXPORT gj_error* gj_function_call_alloc(gj_function* function,
                                            const gj_call_options* options,
                                            DLManagedTensor** out_outputs,
                                            size_t num_outputs);
+
+/* Since 0.5: compiles the cache entry a call with these inputs would use,
+ * without running it, so the first real call is a hit (a server warming up
+ * before traffic). Only the inputs' metadata is read (dtype, shape, strides,
+ * device): data may be NULL, and inputs with NULL data never alias one
+ * another. An entry that already serves such a call makes this a no-op.
+ * Errors as gj_function_call's for inputs; FAILED_PRECONDITION when the
+ * function is past its recompile limit (calls would run eagerly). */
+GJ_EXPORT gj_error* gj_function_precompile(gj_function* function,
+                                           const DLTensor* const* inputs,
+                                           size_t num_inputs,
+                                           const gj_call_options* options);
+
+/* ------------------------------------------------------------------------ */
+/* Logging (since 0.5)                                                      */
+
+/* Receives guardjit's log lines instead of stderr: `topic` is "guards",
+ * "recompiles", "graph_breaks", "codegen" or "warning"; `message` has no
+ * "[guardjit:...]" prefix. Both strings live only during the call. Called
+ * from whichever thread logs, one message at a time; it must not call back
+ * into guardjit. */
+typedef void (*gj_log_callback)(void* user_data, const char* topic,
+                                const char* message);
+/* Process-wide. NULL restores stderr. */
+GJ_EXPORT void gj_set_log_callback(gj_log_callback callback, void* user_data);
+/* Which topics log, as GJ_LOGS says ("guards,recompiles", "all", ""):
+ * replaces what GJ_LOGS set. Warnings always log. Process-wide. */
+GJ_EXPORT void gj_set_log_topics(const char* spec);
 
 /* ------------------------------------------------------------------------ */
 /* Introspection: what the guard cache did and why (since 0.2)               */

@@ -1,0 +1,12 @@
+
+seed_mul
+
+x
+
+
+b
+" 
+mulaten.mul.Tensor
+x
+b*
+mul
