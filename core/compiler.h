@@ -28,6 +28,12 @@ struct Specialization {
   std::vector<TensorMeta> inputs;
   GraphMeta meta;
   std::vector<SymbolSource> symbols;
+  // The sizes and strides of the call that made the entry, per input (empty:
+  // contiguous inputs of `inputs`' sizes). A backend plans for this layout
+  // at compile time; the entry's guards accept only calls laid out alike
+  // (static strides, or for symbolic sizes the same dim order).
+  std::vector<Shape> example_sizes;
+  std::vector<Shape> example_strides;
 
   bool dynamic() const { return !symbols.empty(); }
 };

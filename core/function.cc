@@ -243,6 +243,10 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
   for (const SymbolInfo& s : env.symbols()) {
     spec.symbols.push_back({s.input, s.dim});
   }
+  for (const InputView& v : call.inputs) {
+    spec.example_sizes.emplace_back(v.sizes, v.sizes + v.rank);
+    spec.example_strides.emplace_back(v.strides, v.strides + v.rank);
+  }
   auto compiled = compiler_->Compile(specialized.graph, spec);
   if (!compiled.ok()) {
     finish(nullptr);

@@ -157,6 +157,13 @@ class JitExecutable : public Executable {
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
     }
+    absl::MutexLock lock(&mu_);
+    if (!variants_.empty()) {
+      // Calls laid out unlike the entry's first (its guards let them in):
+      // each layout compiled once, on its first call.
+      absl::StrAppend(&text, ", ", variants_.size(),
+                      " layout variants compiled at run time");
+    }
     return text;
   }
 
@@ -207,6 +214,28 @@ Layout ContiguousLayout(const Specialization& spec) {
   Layout layout;
   for (const TensorMeta& meta : spec.inputs) {
     layout.push_back(ContiguousStrideExprs(LoweringContext::Sizes(meta)));
+  }
+  return layout;
+}
+
+// The layout of the call that made the entry (Specialization's examples),
+// so the program it runs is compiled once, here, for the strides it will
+// see; contiguous where the specialization carries no example.
+Layout ExampleLayout(const Specialization& spec) {
+  if (spec.example_strides.size() != spec.inputs.size() ||
+      spec.example_sizes.size() != spec.inputs.size()) {
+    return ContiguousLayout(spec);
+  }
+  absl::InlinedVector<int64_t, 4> symbols;
+  for (const SymbolSource& s : spec.symbols) {
+    symbols.push_back(spec.example_sizes[s.input][s.dim]);
+  }
+  Layout layout;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const Tensor example =
+        Tensor::Borrow(nullptr, spec.inputs[i].dtype, spec.example_sizes[i],
+                       spec.example_strides[i]);
+    layout.push_back(LayoutOf(example, spec.inputs[i], symbols));
   }
   return layout;
 }
@@ -278,7 +307,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   }
   // Shapes the graph rejects are the caller's error.
   ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, spec));
-  Layout layout = ContiguousLayout(spec);
+  Layout layout = ExampleLayout(spec);
   const int num_symbols = static_cast<int>(spec.symbols.size());
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
     absl::StatusOr<Plan> plan = PlanGraph(*graph, metas, layout, num_symbols);

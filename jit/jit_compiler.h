@@ -22,11 +22,12 @@ namespace guardjit {
 // entries. Should the JIT itself fail on a graph, Compile logs a warning and
 // returns the eager plan. Thread-safe.
 //
-// Layout: the Specialization carries sizes, not strides, so a compile
-// assumes contiguous inputs and bakes their strides into the kernels; a call
-// whose inputs are laid out otherwise (transposed, sliced) compiles a
-// variant for that layout once and keeps it (static entries guard strides,
-// so an entry sees one layout in practice).
+// Layout: a compile plans for the strides of the call that made the entry
+// (Specialization::example_strides; contiguous without them) and bakes them
+// into the kernels, once, at compile time. A later call the entry's guards
+// accept but laid out otherwise compiles a variant for its layout on its
+// first run and keeps it (Describe counts them); static entries guard
+// strides, so in practice an entry sees one layout.
 class JitCompiler : public Compiler {
  public:
   struct Options {

@@ -347,10 +347,11 @@ void CallOnce(FuzzedDataProvider& p, gj_function* function) {
 void Run(FuzzedDataProvider& p) {
   const gj_backend backend =
       p.ConsumeBool() ? GJ_BACKEND_EAGER : GJ_BACKEND_DEFAULT;
+  const bool caching = p.ConsumeBool();
   gj_graph_builder* builder = reinterpret_cast<gj_graph_builder*>(1);
   if (gjfuzz::Consume(gj_graph_builder_create(
-          gjfuzz::Context(backend), p.ConsumeBool() ? "fuzzed" : PickName(p),
-          &builder))) {
+          gjfuzz::Context(backend, caching),
+          p.ConsumeBool() ? "fuzzed" : PickName(p), &builder))) {
     if (builder != nullptr)
       gjfuzz::Fail("gj_graph_builder_create wrote its output on error");
     return;
@@ -388,8 +389,8 @@ void Run(FuzzedDataProvider& p) {
   const int32_t dynamic = p.ConsumeIntegralInRange<int32_t>(0, 2);
   std::memcpy(&options.dynamic, &dynamic, sizeof(dynamic));
   gj_function* function = nullptr;
-  if (!gjfuzz::Consume(gj_function_create(gjfuzz::Context(backend), graph,
-                                          &options, &function))) {
+  if (!gjfuzz::Consume(gj_function_create(gjfuzz::Context(backend, caching),
+                                          graph, &options, &function))) {
     // Once, and maybe again with other shapes (a cache hit or a recompile).
     CallOnce(p, function);
     if (p.ConsumeBool()) CallOnce(p, function);

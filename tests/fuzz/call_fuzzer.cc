@@ -89,12 +89,20 @@ constexpr int kNumOutputs[kNumGraphs] = {1, 1, 1, 1, 2};
 // strides make them cheap to describe) but the work grows with them.
 constexpr int64_t kMaxInputElements = 4096;
 
-gj_graph* Graph(gj_backend backend, int index) {
-  static gj_graph* graphs[2][kNumGraphs] = {};
-  gj_graph*& graph = graphs[backend == GJ_BACKEND_EAGER][index];
+// Which context an input runs in.
+struct Setup {
+  gj_backend backend;
+  bool caching;
+  gj_context* context() const { return gjfuzz::Context(backend, caching); }
+};
+
+gj_graph* Graph(const Setup& setup, int index) {
+  static gj_graph* graphs[2][2][kNumGraphs] = {};
+  gj_graph*& graph =
+      graphs[setup.backend == GJ_BACKEND_EAGER][setup.caching][index];
   if (graph == nullptr) {
     gj_error* error =
-        gj_graph_from_text(gjfuzz::Context(backend), kGraphs[index],
+        gj_graph_from_text(setup.context(), kGraphs[index],
                            std::strlen(kGraphs[index]), nullptr, &graph);
     if (error != nullptr)
       gjfuzz::Fail("fixed graph does not load:", gj_error_message(error));
@@ -102,7 +110,7 @@ gj_graph* Graph(gj_backend backend, int index) {
   return graph;
 }
 
-gj_function* MakeFunction(FuzzedDataProvider& p, gj_backend backend,
+gj_function* MakeFunction(FuzzedDataProvider& p, const Setup& setup,
                           int index) {
   gjfuzz::PaddedOptions<gj_function_options> padded;
   gj_function_options& options = padded.options;
@@ -131,9 +139,9 @@ gj_function* MakeFunction(FuzzedDataProvider& p, gj_backend backend,
       options.mark_dynamic = nullptr;
   }
   gj_function* function = reinterpret_cast<gj_function*>(1);
-  if (gjfuzz::Consume(
-          gj_function_create(gjfuzz::Context(backend), Graph(backend, index),
-                             use_options ? &options : nullptr, &function))) {
+  if (gjfuzz::Consume(gj_function_create(setup.context(), Graph(setup, index),
+                                         use_options ? &options : nullptr,
+                                         &function))) {
     if (function != nullptr)
       gjfuzz::Fail("gj_function_create wrote its output on error");
     return nullptr;
@@ -198,26 +206,40 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
     std::memset(out.begin(), 0xA5, out_size);
   }
   const std::vector<const gjfuzz::Arena*> arenas = {&in, &out};
+  // gj_function_call_alloc, gj_function_precompile or gj_function_call.
+  enum class Mode { kAlloc, kPrecompile, kCall };
+  const int pick = p.ConsumeIntegralInRange<int>(0, 7);
+  const Mode mode = pick < 2    ? Mode::kAlloc
+                    : pick == 2 ? Mode::kPrecompile
+                                : Mode::kCall;
+  // Whether the header promises an error: for any reason, and for one that
+  // gj_function_precompile also sees (it reads no data).
   bool must_fail = false;
+  bool meta_must_fail = false;
 
   // Inputs.
   size_t num_inputs = kNumInputs[index];
   if (p.ConsumeIntegralInRange<int>(0, 15) == 0)
     num_inputs = p.ConsumeIntegralInRange<size_t>(0, 4);
-  if (num_inputs != static_cast<size_t>(kNumInputs[index])) must_fail = true;
+  if (num_inputs != static_cast<size_t>(kNumInputs[index]))
+    must_fail = meta_must_fail = true;
   std::vector<gjfuzz::FuzzTensor> input_tensors(num_inputs);
   std::vector<const DLTensor*> input_ptrs(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
     if (p.ConsumeIntegralInRange<int>(0, 31) == 0) {
       input_ptrs[i] = nullptr;
-      must_fail = true;
+      must_fail = meta_must_fail = true;
       continue;
     }
     gjfuzz::MakeTensor(p, arenas, input_tensors[i]);
     const gjfuzz::FuzzTensor& ft = input_tensors[i];
-    if (ft.verdict == gjfuzz::Verdict::kUnsafe) return;
+    // gj_function_precompile reads no data: any pointer will do.
+    if (ft.verdict == gjfuzz::Verdict::kUnsafe && mode != Mode::kPrecompile)
+      return;
     if (ft.verdict == gjfuzz::Verdict::kMustFail) must_fail = true;
-    if (ft.verdict == gjfuzz::Verdict::kFits && ft.numel > kMaxInputElements)
+    if (!ft.meta_valid) meta_must_fail = true;
+    if (ft.verdict == gjfuzz::Verdict::kFits && ft.numel > kMaxInputElements &&
+        mode != Mode::kPrecompile)
       return;
     input_ptrs[i] = &input_tensors[i].t;
   }
@@ -225,7 +247,7 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
   if (num_inputs == 0 && p.ConsumeBool()) inputs = nullptr;
   if (num_inputs > 0 && p.ConsumeIntegralInRange<int>(0, 31) == 0) {
     inputs = nullptr;
-    must_fail = true;
+    must_fail = meta_must_fail = true;
   }
 
   // Options.
@@ -237,7 +259,7 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
   const bool use_options = p.ConsumeBool();
   if (use_options) {
     options.struct_size = gjfuzz::PickStructSize<gj_call_options>(p);
-    if (options.struct_size < sizeof(size_t)) must_fail = true;
+    if (options.struct_size < sizeof(size_t)) must_fail = meta_must_fail = true;
     options.grad_mode = p.ConsumeIntegralInRange<int>(0, 7) == 0
                             ? p.ConsumeIntegral<int32_t>()
                             : p.ConsumeBool();
@@ -276,7 +298,21 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
            std::memcmp(arena.begin(), before.data(), before.size()) == 0;
   };
 
-  if (p.ConsumeIntegralInRange<int>(0, 3) == 0) {
+  if (mode == Mode::kPrecompile) {
+    gj_error* error =
+        gj_function_precompile(function, inputs, num_inputs, options_ptr);
+    if (!unchanged(in, in_before) || !unchanged(out, out_before)) {
+      gjfuzz::Fail("gj_function_precompile wrote into the caller's tensors");
+    }
+    gj_error_code code;
+    if (gjfuzz::Consume(error, &code)) return;
+    if (meta_must_fail) {
+      gjfuzz::Fail("gj_function_precompile accepted inputs the header refuses");
+    }
+    return;
+  }
+
+  if (mode == Mode::kAlloc) {
     // gj_function_call_alloc: the library allocates the outputs.
     size_t num_outputs = kNumOutputs[index];
     if (p.ConsumeIntegralInRange<int>(0, 15) == 0)
@@ -418,12 +454,13 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
-  const gj_backend backend =
-      p.ConsumeBool() ? GJ_BACKEND_EAGER : GJ_BACKEND_DEFAULT;
+  Setup setup;
+  setup.backend = p.ConsumeBool() ? GJ_BACKEND_EAGER : GJ_BACKEND_DEFAULT;
+  setup.caching = p.ConsumeBool();
   const int index = p.ConsumeIntegralInRange<int>(0, kNumGraphs - 1);
   // A fresh function per input, so an input means the same whatever ran
   // before it; several calls on it reach cache hits and recompiles.
-  gj_function* function = MakeFunction(p, backend, index);
+  gj_function* function = MakeFunction(p, setup, index);
   if (function == nullptr) return 0;
   const int calls = p.ConsumeIntegralInRange<int>(1, 3);
   for (int c = 0; c < calls && p.remaining_bytes() > 0; ++c)

@@ -42,24 +42,30 @@ namespace gjfuzz {
   std::abort();
 }
 
-// The context every input of this process uses, one per backend: one thread,
-// so runs are deterministic, and a small kernel cache, so memory stays flat
-// across millions of distinct graphs.
-inline gj_context* Context(gj_backend backend = GJ_BACKEND_DEFAULT) {
-  static gj_context* contexts[3] = {nullptr, nullptr, nullptr};
+// The contexts inputs use, one per backend and allocator mode, made once per
+// process: one thread, so runs are deterministic, and a small kernel cache,
+// so memory stays flat across millions of distinct graphs. caching = false
+// turns the caching host allocator off (max_cached_bytes 0), so ASan sees
+// every intermediate freed and flags a use after free; true keeps 16 MiB,
+// so blocks are reused.
+inline gj_context* Context(gj_backend backend = GJ_BACKEND_DEFAULT,
+                           bool caching = false) {
+  static gj_context* contexts[3][2] = {};
   int index = static_cast<int>(backend);
   if (index < 0 || index > 2) index = 0;
-  if (contexts[index] == nullptr) {
+  gj_context*& context = contexts[index][caching];
+  if (context == nullptr) {
     gj_context_options options;
     gj_context_options_init(&options);
     options.num_threads = 1;
     options.backend = backend;
     options.max_cached_kernels = 16;
-    gj_error* error = gj_context_create(&options, &contexts[index]);
+    options.max_cached_bytes = caching ? int64_t{16} << 20 : 0;
+    gj_error* error = gj_context_create(&options, &context);
     if (error != nullptr)
       Fail("gj_context_create failed:", gj_error_message(error));
   }
-  return contexts[index];
+  return context;
 }
 
 // Checks an error the API returned: a known code and a non-empty, bounded
@@ -94,7 +100,13 @@ inline void InspectGraph(const gj_graph* graph) {
   }
   if (gj_graph_input_name(graph, inputs) != nullptr)
     Fail("a name for an input out of range");
-  (void)gj_graph_num_outputs(graph);
+  const size_t outputs = gj_graph_num_outputs(graph);
+  for (size_t i = 0; i < outputs; ++i) {
+    if (gj_graph_output_name(graph, i) == nullptr)
+      Fail("NULL name of an output in range");
+  }
+  if (gj_graph_output_name(graph, outputs) != nullptr)
+    Fail("a name for an output out of range");
   char* text = reinterpret_cast<char*>(1);
   if (!Consume(gj_graph_to_tabular(graph, &text))) {
     if (text == nullptr) Fail("gj_graph_to_tabular succeeded without text");
@@ -173,12 +185,22 @@ struct FuzzTensor {
   // the item size, and the byte range the elements span.
   std::vector<int64_t> element_offsets;
   bool listed = false;
+  // Shape, dtype and device are valid (what gj_function_precompile reads).
+  bool meta_valid = false;
   int64_t item = 1;
   int64_t numel = 0;
   int64_t lo_byte = 0, end_byte = 0;  // from arena->begin()
 };
 
 constexpr int64_t kMaxListed = 1 << 16;
+
+// The device type as the int the host stored.
+inline int32_t RawDeviceType(const DLDevice& device) {
+  static_assert(sizeof(device.device_type) == sizeof(int32_t));
+  int32_t type;
+  std::memcpy(&type, &device.device_type, sizeof(type));
+  return type;
+}
 
 // The 10 dtypes of gj_dtype, as DLPack writes them.
 inline bool SupportedDType(DLDataType d) {
@@ -222,18 +244,22 @@ inline void Classify(FuzzTensor& ft) {
   const DLTensor& t = ft.t;
   ft.verdict = Verdict::kMustFail;
   if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr)) return;
-  __int128 numel = 1, nonzero = 1;
+  bool has_zero = false;
+  __int128 nonzero = 1;  // the product of the nonzero sizes
   for (int d = 0; d < t.ndim; ++d) {
     if (t.shape[d] < 0) return;
-    numel *= t.shape[d];
-    if (t.shape[d] != 0) {
-      nonzero *= t.shape[d];
-      if (nonzero > std::numeric_limits<int64_t>::max())
-        return;  // OUT_OF_RANGE
+    if (t.shape[d] == 0) {
+      has_zero = true;
+      continue;
     }
+    nonzero *= t.shape[d];
+    // Must fit even beside a 0 dim: OUT_OF_RANGE.
+    if (nonzero > std::numeric_limits<int64_t>::max()) return;
   }
+  const __int128 numel = has_zero ? 0 : nonzero;
   if (!SupportedDType(t.dtype)) return;
-  if (t.device.device_type != kDLCPU || t.device.device_id != 0) return;
+  if (RawDeviceType(t.device) != kDLCPU || t.device.device_id != 0) return;
+  ft.meta_valid = true;
   const int64_t item =
       std::max<int64_t>(1, (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8);
   ft.item = item;
@@ -256,14 +282,14 @@ inline void Classify(FuzzTensor& ft) {
       s *= t.shape[d];
     }
   }
+  const __int128 kMax = std::numeric_limits<int64_t>::max();
   __int128 lo = 0, hi = 0;
   for (int d = 0; d < t.ndim; ++d) {
     if (t.shape[d] <= 1) continue;
     __int128 span = static_cast<__int128>(strides[d]) * (t.shape[d] - 1);
     (span >= 0 ? hi : lo) += span;
+    if (hi > kMax || -lo > kMax) return;  // OUT_OF_RANGE
   }
-  const __int128 kMax = std::numeric_limits<int64_t>::max();
-  if (hi > kMax || -lo > kMax) return;      // OUT_OF_RANGE
   if ((hi - lo + 1) * item > kMax) return;  // OUT_OF_RANGE
   if (static_cast<__int128>(t.byte_offset) + (hi + 1) * item > kMax) return;
   const uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset;
@@ -356,8 +382,12 @@ inline void MakeTensor(FuzzedDataProvider& p,
       t.byte_offset = 0;
   }
   if (p.ConsumeIntegralInRange<int>(0, 15) == 0) {
-    t.device.device_type =
-        static_cast<DLDeviceType>(p.ConsumeIntegralInRange<int32_t>(0, 20));
+    // Any int a C host may store in the enum, copied as bytes (loading a
+    // value outside DLDeviceType's range as the enum would be undefined).
+    const int32_t type = p.ConsumeBool()
+                             ? p.ConsumeIntegralInRange<int32_t>(0, 20)
+                             : p.ConsumeIntegral<int32_t>();
+    std::memcpy(&t.device.device_type, &type, sizeof(type));
     t.device.device_id = p.ConsumeIntegral<int32_t>();
   } else {
     t.device.device_type = kDLCPU;
@@ -389,15 +419,17 @@ inline void CheckAllocated(const DLManagedTensor* managed) {
   if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr))
     Fail("allocated output: bad shape");
   if (!SupportedDType(t.dtype)) Fail("allocated output: unsupported dtype");
-  if (t.device.device_type != kDLCPU || t.device.device_id != 0) {
+  if (RawDeviceType(t.device) != kDLCPU || t.device.device_id != 0) {
     Fail("allocated output: not a CPU tensor");
   }
   int64_t numel = 1;
   for (int d = 0; d < t.ndim; ++d) {
     if (t.shape[d] < 0) Fail("allocated output: negative size");
-    numel *= t.shape[d];
+    if (__builtin_mul_overflow(numel, t.shape[d], &numel))
+      Fail("allocated output: size overflows");
   }
-  if (t.strides != nullptr) {  // row-major, as the header promises
+  // Row-major strides, as the header promises (any for an empty tensor).
+  if (t.strides != nullptr && numel > 0) {
     int64_t expected = 1;
     for (int d = t.ndim - 1; d >= 0; --d) {
       if (t.shape[d] != 1 && t.strides[d] != expected) {

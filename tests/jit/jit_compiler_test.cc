@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/eager_interpreter.h"
+#include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -220,6 +221,35 @@ TEST(JitCompilerTest, DroppedExecutablesReleaseTheirCode) {
   }
   EXPECT_EQ(JitCompiler::Create({.max_cached_kernels = -1}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Issue #13: a transposed input compiled a contiguous program at compile
+// time and the one it needed inside Run, invisible to stats.
+TEST(JitCompilerTest, TheEntrysLayoutIsCompiledOnceAtCompileTime) {
+  auto jit = JitCompiler::Create();
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  const Tensor base = RandomTensor(DType::kFloat32, {48, 32}, 4);
+  const Tensor transposed = base.AsStrided({32, 48}, {1, 32});
+  const Tensor y = RandomTensor(DType::kFloat32, {32, 48}, 5);
+  Specialization spec;
+  for (const Tensor& t : {transposed, y}) {
+    spec.inputs.push_back(TensorMeta::Of(t));
+    spec.example_sizes.emplace_back(t.sizes().begin(), t.sizes().end());
+    spec.example_strides.emplace_back(t.strides().begin(), t.strides().end());
+  }
+  auto exe = (*jit)->Compile(AddGraph(), spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  const int compiled = (*jit)->kernels().compiled();
+  EXPECT_EQ(compiled, 1);
+  auto out = (*exe)->Run({transposed, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*jit)->kernels().compiled(), compiled);  // nothing in Run
+  EXPECT_THAT((*exe)->Describe(), Not(HasSubstr("variants")));
+  ExpectJitMatchesEager(AddGraph(), {transposed, y}, -1, nullptr);
+  // A contiguous call the same metas accept compiles a variant, counted.
+  ASSERT_TRUE((*exe)->Run({*Contiguous(transposed), y}).ok());
+  EXPECT_EQ((*jit)->kernels().compiled(), compiled + 1);
+  EXPECT_THAT((*exe)->Describe(), HasSubstr("1 layout variants"));
 }
 
 }  // namespace
