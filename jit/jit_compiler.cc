@@ -265,8 +265,8 @@ absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create(
           ? std::shared_ptr<ThreadPool>(&ThreadPool::Global(),
                                         [](ThreadPool*) {})
           : std::make_shared<ThreadPool>(options.num_threads);
-  return std::unique_ptr<JitCompiler>(
-      new JitCompiler(std::move(kernels), std::move(pool)));
+  return std::unique_ptr<JitCompiler>(new JitCompiler(
+      std::move(kernels), std::move(pool), options.fail_instead_of_eager));
 }
 
 absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
@@ -276,12 +276,10 @@ absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
                    static_cast<int>(spec.symbols.size()));
 }
 
-namespace {
-
 // Graphs the lowering does not take yet: control flow (a cond the
 // specializer could not inline runs in the interpreter) and sizes computed
 // by nodes (their values feed view sizes per call).
-std::optional<std::string> EagerOnlyReason(const Graph& graph) {
+std::optional<std::string> JitCompiler::EagerOnlyReason(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (node.target == kCondTarget) {
       return absl::StrCat("node '", node.name, "' is a cond");
@@ -293,8 +291,6 @@ std::optional<std::string> EagerOnlyReason(const Graph& graph) {
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
@@ -318,6 +314,11 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
                                    pool_, num_symbols);
   }();
   if (!program.ok()) {
+    if (strict_) {
+      return absl::Status(program.status().code(),
+                          absl::StrCat("jit: graph '", graph->name(),
+                                       "': ", program.status().message()));
+    }
     // A JIT failure must not fail the call: run the eager plan (the dynamic
     // one for a dynamic entry) instead.
     Log(LogTopic::kWarnings,

@@ -2,6 +2,7 @@
 #define GUARDJIT_JIT_JIT_COMPILER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class JitCompiler : public Compiler {
     // Compiled kernels the cache keeps once no program uses them (LRU
     // beyond); code in use is kept by its programs whatever the cap.
     int max_cached_kernels = KernelCompiler::kDefaultMaxCachedKernels;
+    // Tests: a graph the JIT fails on is an error instead of quietly running
+    // the eager plan, so a conformance check cannot pass on eager results.
+    // (Graphs the JIT does not take by design, control flow and computed
+    // sizes, still get the eager plan.)
+    bool fail_instead_of_eager = false;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
       const Options& options);
@@ -51,6 +57,10 @@ class JitCompiler : public Compiler {
       std::shared_ptr<const Graph> graph) override;
   std::string name() const override { return "jit"; }
 
+  // Why Compile gives `graph` the eager plan by design (a cond, a node
+  // computing a size), or nullopt when it compiles it.
+  static std::optional<std::string> EagerOnlyReason(const Graph& graph);
+
   // The fusion plan for `graph` on `spec` with contiguous inputs, for tests
   // and GJ_LOGS=codegen.
   absl::StatusOr<Plan> PlanFor(const Graph& graph, const Specialization& spec);
@@ -61,10 +71,11 @@ class JitCompiler : public Compiler {
 
  private:
   JitCompiler(std::shared_ptr<KernelCompiler> kernels,
-              std::shared_ptr<ThreadPool> pool)
-      : kernels_(std::move(kernels)), pool_(std::move(pool)) {}
+              std::shared_ptr<ThreadPool> pool, bool strict)
+      : kernels_(std::move(kernels)), pool_(std::move(pool)), strict_(strict) {}
   std::shared_ptr<KernelCompiler> kernels_;
   std::shared_ptr<ThreadPool> pool_;
+  const bool strict_;
 };
 
 }  // namespace guardjit

@@ -260,10 +260,11 @@ void AddConstant(FuzzedDataProvider& p, gj_graph_builder* builder) {
   std::memset(arena.begin(), 0, size);
   const std::vector<uint8_t> fill = p.ConsumeBytes<uint8_t>(size);
   if (!fill.empty()) std::memcpy(arena.begin(), fill.data(), fill.size());
-  const std::vector<uint8_t> before(arena.begin(), arena.begin() + size);
   gjfuzz::FuzzTensor value;
   gjfuzz::MakeTensor(p, {&arena}, value, 4);
   if (value.verdict == gjfuzz::Verdict::kUnsafe) return;
+  gjfuzz::NormalizeBools(value);
+  const std::vector<uint8_t> before(arena.begin(), arena.begin() + size);
   const bool null_value = p.ConsumeIntegralInRange<int>(0, 63) == 0;
   const bool failed = gjfuzz::Consume(gj_graph_builder_add_constant(
       builder, name, null_value ? nullptr : &value.t));

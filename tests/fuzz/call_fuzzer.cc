@@ -241,6 +241,7 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
     if (ft.verdict == gjfuzz::Verdict::kFits && ft.numel > kMaxInputElements &&
         mode != Mode::kPrecompile)
       return;
+    gjfuzz::NormalizeBools(ft);
     input_ptrs[i] = &input_tensors[i].t;
   }
   const DLTensor* const* inputs = input_ptrs.data();

@@ -9,12 +9,14 @@
 #include <fuzzer/FuzzedDataProvider.h>
 #include <guardjit/guardjit.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 // Sanitizer defaults, so that running a target by hand on a reproducer
@@ -357,16 +359,25 @@ inline void MakeTensor(FuzzedDataProvider& p,
     t.strides = nullptr;
   } else {
     ft.strides.resize(stored);
-    // Often the contiguous strides, permuted or broadcast, else anything.
+    // Often the row-major strides, transposed or broadcast; else anything.
     const int mode = p.ConsumeIntegralInRange<int>(0, 3);
     int64_t s = 1;
     for (int d = stored - 1; d >= 0; --d) {
-      if (mode == 0) {
-        ft.strides[d] = s;
-        s *= std::max<int64_t>(1, std::min<int64_t>(ft.shape[d], 1 << 20));
-      } else {
+      if (mode == 3) {
         ft.strides[d] = PickStride(p);
+        continue;
       }
+      ft.strides[d] = s;
+      const int64_t size = ft.shape[d] < 1 ? 1 : ft.shape[d];
+      if (__builtin_mul_overflow(s, size, &s)) s = 1;  // wraps to small
+    }
+    if (mode == 1 && stored >= 2) {
+      const int a = p.ConsumeIntegralInRange<int>(0, stored - 1);
+      const int b = p.ConsumeIntegralInRange<int>(0, stored - 1);
+      std::swap(ft.strides[a], ft.strides[b]);
+    }
+    if (mode == 2 && stored >= 1) {
+      ft.strides[p.ConsumeIntegralInRange<int>(0, stored - 1)] = 0;
     }
     t.strides = ft.strides.data();
   }
@@ -408,6 +419,23 @@ inline void MakeTensor(FuzzedDataProvider& p,
     t.data = ft.arena->begin() + offset;
   }
   Classify(ft);
+}
+
+// A bool tensor's elements hold 0 or 1 (DLPack's and PyTorch's bool; the
+// library loads them as C++ bool, for which any other byte is undefined), so
+// a valid bool tensor gets its elements' bytes masked to their low bit.
+inline void NormalizeBools(const FuzzTensor& ft) {
+  const DLDataType d = ft.t.dtype;
+  if (ft.verdict != Verdict::kFits || ft.numel == 0 || ft.arena == nullptr ||
+      d.code != GJ_DL_BOOL || d.bits != 8 || d.lanes != 1) {
+    return;
+  }
+  unsigned char* bytes = ft.arena->begin();
+  if (ft.listed) {
+    for (int64_t offset : ft.element_offsets) bytes[offset] &= 1;
+  } else {
+    for (int64_t b = ft.lo_byte; b < ft.end_byte; ++b) bytes[b] &= 1;
+  }
 }
 
 // An output of gj_function_call_alloc: a plausible CPU tensor with

@@ -15,7 +15,9 @@
 namespace guardjit::testing {
 
 JitCompiler& SharedJit() {
-  static JitCompiler* jit = JitCompiler::Create().value().release();
+  // Strict: a JIT failure fails the test instead of running eager.
+  static JitCompiler* jit =
+      JitCompiler::Create({.fail_instead_of_eager = true}).value().release();
   return *jit;
 }
 
@@ -97,6 +99,10 @@ std::unique_ptr<Executable> ExpectDynamicJitMatchesEager(
   auto executable = SharedJit().Compile(entry.graph, entry.spec);
   EXPECT_TRUE(executable.ok()) << executable.status();
   if (!executable.ok()) return nullptr;
+  if (!JitCompiler::EagerOnlyReason(*entry.graph)) {
+    EXPECT_EQ((*executable)->Describe().rfind("jit:", 0), 0u)
+        << (*executable)->Describe();
+  }
   auto eager = EagerInterpreter::Create(graph);
   EXPECT_TRUE(eager.ok()) << eager.status();
   for (size_t c = 0; c < calls.size(); ++c) {
@@ -129,6 +135,12 @@ void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
   }
   auto executable = SharedJit().Compile(graph, spec);
   ASSERT_TRUE(executable.ok()) << executable.status();
+  // The compiled path, not an eager plan standing in for it (unless the
+  // graph is one the JIT leaves to the eager plan by design).
+  if (!JitCompiler::EagerOnlyReason(*graph)) {
+    EXPECT_EQ((*executable)->Describe().rfind("jit:", 0), 0u)
+        << (*executable)->Describe();
+  }
   auto actual = (*executable)->Run(inputs);
   auto eager = EagerInterpreter::Create(graph);
   ASSERT_TRUE(eager.ok()) << eager.status();

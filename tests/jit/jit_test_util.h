@@ -17,7 +17,8 @@
 
 namespace guardjit::testing {
 
-// One JitCompiler shared by a test binary (its kernel cache too).
+// One JitCompiler shared by a test binary (its kernel cache too), strict: a
+// graph the JIT fails on is an error, not an eager plan.
 JitCompiler& SharedJit();
 
 // Per-dtype tolerance for values computed by a fused kernel vs the eager
@@ -28,7 +29,8 @@ double JitTolerance(DType dtype);
 // Compiles `graph` for the metas of `compile_for` (default: `inputs`), runs
 // it on `inputs`, runs the eager interpreter on `inputs` and expects equal
 // dtypes, shapes and values within `rtol` (default JitTolerance), or the
-// same error code when eager mode fails.
+// same error code when eager mode fails. Fails when the executable is not
+// the JIT's (an eager plan standing in for it).
 void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
                            const std::vector<Tensor>& inputs, double rtol = -1,
                            const std::vector<Tensor>* compile_for = nullptr);
