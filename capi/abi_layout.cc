@@ -1,0 +1,76 @@
+// The C ABI's struct layouts, checked at build time (LP64: Linux x86_64 and
+// aarch64). Options structs only grow at the end: a field inserted or
+// reordered by mistake changes an offset below and fails the build, before
+// it can break a host built against an older header.
+
+#include <cstddef>
+
+#include "guardjit/guardjit.h"
+
+#define GJ_OFFSET(type, field, offset)             \
+  static_assert(offsetof(type, field) == (offset), \
+                #type "." #field " moved: fields are only appended")
+
+static_assert(sizeof(void*) == 8, "the offsets below are for LP64");
+
+GJ_OFFSET(gj_context_options, struct_size, 0);
+GJ_OFFSET(gj_context_options, num_threads, 8);
+GJ_OFFSET(gj_context_options, backend, 12);
+GJ_OFFSET(gj_context_options, max_cached_kernels, 16);
+GJ_OFFSET(gj_context_options, max_cached_bytes, 24);
+
+GJ_OFFSET(gj_memory_stats, struct_size, 0);
+GJ_OFFSET(gj_memory_stats, bytes_in_use, 8);
+GJ_OFFSET(gj_memory_stats, bytes_cached, 16);
+GJ_OFFSET(gj_memory_stats, peak_bytes_in_use, 24);
+GJ_OFFSET(gj_memory_stats, system_allocations, 32);
+GJ_OFFSET(gj_memory_stats, cache_hits, 40);
+GJ_OFFSET(gj_memory_stats, compiled_modules, 48);
+GJ_OFFSET(gj_memory_stats, cached_kernels, 56);
+
+GJ_OFFSET(gj_graph_load_options, struct_size, 0);
+GJ_OFFSET(gj_graph_load_options, external_data_dir, 8);
+
+GJ_OFFSET(gj_arg, kind, 0);
+GJ_OFFSET(gj_arg, name, 8);
+GJ_OFFSET(gj_arg, i, 16);
+GJ_OFFSET(gj_arg, f, 24);
+GJ_OFFSET(gj_arg, str, 32);
+GJ_OFFSET(gj_arg, dtype, 40);
+GJ_OFFSET(gj_arg, ints, 48);
+GJ_OFFSET(gj_arg, floats, 56);
+GJ_OFFSET(gj_arg, refs, 64);
+GJ_OFFSET(gj_arg, len, 72);
+static_assert(sizeof(gj_arg) == 80, "gj_arg arrays: element size is ABI");
+
+GJ_OFFSET(gj_dynamic_dim, input, 0);
+GJ_OFFSET(gj_dynamic_dim, dim, 4);
+GJ_OFFSET(gj_dynamic_dim, min, 8);
+GJ_OFFSET(gj_dynamic_dim, max, 16);
+static_assert(sizeof(gj_dynamic_dim) == 24,
+              "gj_dynamic_dim arrays: element size is ABI");
+
+GJ_OFFSET(gj_function_options, struct_size, 0);
+GJ_OFFSET(gj_function_options, name, 8);
+GJ_OFFSET(gj_function_options, recompile_limit, 16);
+GJ_OFFSET(gj_function_options, dynamic, 20);
+GJ_OFFSET(gj_function_options, mark_dynamic, 24);
+GJ_OFFSET(gj_function_options, num_mark_dynamic, 32);
+
+GJ_OFFSET(gj_call_options, struct_size, 0);
+GJ_OFFSET(gj_call_options, grad_mode, 8);
+GJ_OFFSET(gj_call_options, deterministic, 12);
+GJ_OFFSET(gj_call_options, requires_grad, 16);
+GJ_OFFSET(gj_call_options, cancel, 24);
+GJ_OFFSET(gj_call_options, timeout_us, 32);
+
+GJ_OFFSET(gj_function_stats, struct_size, 0);
+GJ_OFFSET(gj_function_stats, calls, 8);
+GJ_OFFSET(gj_function_stats, hits, 16);
+GJ_OFFSET(gj_function_stats, misses, 24);
+GJ_OFFSET(gj_function_stats, compiles, 32);
+GJ_OFFSET(gj_function_stats, recompiles, 40);
+GJ_OFFSET(gj_function_stats, fallback_calls, 48);
+GJ_OFFSET(gj_function_stats, cache_entries, 56);
+GJ_OFFSET(gj_function_stats, compile_ms_total, 64);
+GJ_OFFSET(gj_function_stats, guard_ns_mean, 72);
