@@ -7,6 +7,7 @@
 //                        caller buffer reused across calls (what a host
 //                        sees: guards, dispatch, output handling)
 //   BM_CApiChain8_16M/1  through gj_function_call_alloc, each output released
+//   BM_CApiSoftmax4096x1024, BM_CApiLayerNorm4096x1024   the same for those
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 //   BM_Softmax32x1024InCache   softmax's arithmetic alone (cache resident)
 //   BM_GeluErf16M        gelu(x) = x/2 (1 + erf(x/sqrt 2)) over 16M float32
@@ -129,32 +130,18 @@ void BM_FusedChain8_16M(benchmark::State& state) {
 }
 BENCHMARK(BM_FusedChain8_16M)->Unit(benchmark::kMillisecond)->UseManualTime();
 
-// Chain8 through the C API; the function of a context with the CPU JIT.
-struct CApiChain8 {
-  CApiChain8() {
+// A function of a context with the CPU JIT, from a graph in text form.
+struct CApiFunction {
+  explicit CApiFunction(const std::string& text) {
     gj_context_create(nullptr, &ctx);
-    gj_graph_builder* b;
-    gj_graph_builder_create(ctx, "chain8", &b);
-    gj_graph_builder_add_input(b, "x");
-    auto node = [&](const char* name, const char* target,
-                    std::vector<gj_arg> args) {
-      gj_graph_builder_add_node(b, name, target, args.data(), args.size());
-    };
-    node("v0", "aten.mul.Scalar", {gj_arg_ref("x"), gj_arg_float(0.5)});
-    node("v1", "aten.add.Scalar", {gj_arg_ref("v0"), gj_arg_float(1.0)});
-    node("v2", "aten.relu.default", {gj_arg_ref("v1")});
-    node("v3", "aten.mul.Tensor", {gj_arg_ref("v2"), gj_arg_ref("x")});
-    node("v4", "aten.neg.default", {gj_arg_ref("v3")});
-    node("v5", "aten.sub.Tensor", {gj_arg_ref("v4"), gj_arg_ref("x")});
-    node("v6", "aten.abs.default", {gj_arg_ref("v5")});
-    node("v7", "aten.maximum.default", {gj_arg_ref("v6"), gj_arg_ref("v0")});
-    const char* outs[] = {"v7"};
-    gj_graph_builder_set_outputs(b, outs, 1);
-    gj_graph_builder_finish(b, &graph);
-    gj_graph_builder_destroy(b);
+    if (gj_error* e = gj_graph_from_text(ctx, text.data(), text.size(), nullptr,
+                                         &graph)) {
+      fprintf(stderr, "graph: %s\n", gj_error_message(e));
+      std::abort();
+    }
     gj_function_create(ctx, graph, nullptr, &fn);
   }
-  ~CApiChain8() {
+  ~CApiFunction() {
     gj_function_destroy(fn);
     gj_graph_destroy(graph);
     gj_context_destroy(ctx);
@@ -164,34 +151,50 @@ struct CApiChain8 {
   gj_function* fn = nullptr;
 };
 
-// vs_memcpy as RunCompiled's, so BM_CApiChain8_16M's over
-// BM_FusedChain8_16M's is the share of the kernel's speed a host sees.
-void BM_CApiChain8_16M(benchmark::State& state) {
+// A DLTensor over a contiguous float32 tensor (shape storage in `shape`).
+DLTensor Dl(const Tensor& t, std::vector<int64_t>& shape) {
+  shape.assign(t.sizes().begin(), t.sizes().end());
+  DLTensor d{};
+  d.data = t.data();
+  d.device = {kDLCPU, 0};
+  d.ndim = t.dim();
+  d.dtype = {kDLFloat, 32, 1};
+  d.shape = shape.data();
+  return d;
+}
+
+// `text`'s graph through gj_function_call into caller tensors of `outputs`'
+// shapes reused across calls (range(0) == 0), or gj_function_call_alloc with
+// each output released (1); vs_memcpy as RunCompiled's, so its ratio to the
+// kernel-only benchmark of the same graph is the share of the kernel's speed
+// a host sees.
+void RunThroughCApi(benchmark::State& state, const std::string& text,
+                    const std::vector<Tensor>& inputs,
+                    const std::vector<Tensor>& outputs, size_t bytes) {
   const bool alloc = state.range(0) == 1;
-  CApiChain8 c;
-  Tensor x = Filled(DType::kFloat32, {kBig});
-  Tensor y = *Tensor::Empty(DType::kFloat32, {kBig});
-  int64_t shape[1] = {kBig};
-  auto dl = [&](const Tensor& t) {
-    DLTensor d{};
-    d.data = t.data();
-    d.device = {kDLCPU, 0};
-    d.ndim = 1;
-    d.dtype = {kDLFloat, 32, 1};
-    d.shape = shape;
-    return d;
-  };
-  DLTensor dx = dl(x), dy = dl(y);
-  const DLTensor* in[] = {&dx};
-  const DLTensor* out[] = {&dy};
-  const size_t bytes = kBig * sizeof(float);
-  std::vector<char> src(bytes, 1), dst(bytes, 0);
-  double seconds = 0, memcpy_seconds = 0;
+  CApiFunction c(text);
+  std::vector<std::vector<int64_t>> shapes(inputs.size() + outputs.size());
+  std::vector<DLTensor> dl;
+  dl.reserve(shapes.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    dl.push_back(Dl(inputs[i], shapes[i]));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    dl.push_back(Dl(outputs[i], shapes[inputs.size() + i]));
+  }
+  std::vector<const DLTensor*> in, out;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(&dl[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    out.push_back(&dl[inputs.size() + i]);
+  }
+  std::vector<DLManagedTensor*> results(outputs.size());
   auto call = [&]() -> gj_error* {
-    if (!alloc) return gj_function_call(c.fn, in, 1, out, 1, nullptr);
-    DLManagedTensor* result = nullptr;
-    gj_error* e = gj_function_call_alloc(c.fn, in, 1, nullptr, &result, 1);
-    gj_tensor_release(result);
+    if (!alloc) {
+      return gj_function_call(c.fn, in.data(), in.size(), out.data(),
+                              out.size(), nullptr);
+    }
+    gj_error* e = gj_function_call_alloc(c.fn, in.data(), in.size(), nullptr,
+                                         results.data(), results.size());
+    for (DLManagedTensor* r : results) gj_tensor_release(r);
     return e;
   };
   if (gj_error* e = call()) {  // the compile
@@ -199,6 +202,8 @@ void BM_CApiChain8_16M(benchmark::State& state) {
     gj_error_destroy(e);
     return;
   }
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double seconds = 0, memcpy_seconds = 0;
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();
     gj_error* e = call();
@@ -221,6 +226,63 @@ void BM_CApiChain8_16M(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * 2 * bytes);
   state.counters["vs_memcpy"] = memcpy_seconds / seconds;
+}
+
+constexpr char kChain8Text[] = R"pb(
+  name: "chain8"
+  placeholders { name: "x" }
+  nodes {
+    name: "v0"
+    target: "aten.mul.Scalar"
+    args { ref: "x" }
+    args { f: 0.5 }
+  }
+  nodes {
+    name: "v1"
+    target: "aten.add.Scalar"
+    args { ref: "v0" }
+    args { f: 1.0 }
+  }
+  nodes {
+    name: "v2"
+    target: "aten.relu.default"
+    args { ref: "v1" }
+  }
+  nodes {
+    name: "v3"
+    target: "aten.mul.Tensor"
+    args { ref: "v2" }
+    args { ref: "x" }
+  }
+  nodes {
+    name: "v4"
+    target: "aten.neg.default"
+    args { ref: "v3" }
+  }
+  nodes {
+    name: "v5"
+    target: "aten.sub.Tensor"
+    args { ref: "v4" }
+    args { ref: "x" }
+  }
+  nodes {
+    name: "v6"
+    target: "aten.abs.default"
+    args { ref: "v5" }
+  }
+  nodes {
+    name: "v7"
+    target: "aten.maximum.default"
+    args { ref: "v6" }
+    args { ref: "v0" }
+  }
+  outputs { ref: "v7" }
+)pb";
+
+void BM_CApiChain8_16M(benchmark::State& state) {
+  RunThroughCApi(state, kChain8Text, {Filled(DType::kFloat32, {kBig})},
+                 {*Tensor::Empty(DType::kFloat32, {kBig})},
+                 kBig * sizeof(float));
 }
 BENCHMARK(BM_CApiChain8_16M)
     ->Arg(0)
@@ -267,6 +329,28 @@ void RunSoftmax(benchmark::State& state, int64_t rows) {
 
 void BM_Softmax4096x1024(benchmark::State& state) { RunSoftmax(state, 4096); }
 BENCHMARK(BM_Softmax4096x1024)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+void BM_CApiSoftmax4096x1024(benchmark::State& state) {
+  RunThroughCApi(state, R"pb(
+                   placeholders { name: "x" }
+                   nodes {
+                     name: "y"
+                     target: "aten._softmax.default"
+                     args { ref: "x" }
+                     args { i: -1 }
+                     args { b: false }
+                   }
+                   outputs { ref: "y" }
+                 )pb",
+                 {Filled(DType::kFloat32, {4096, 1024})},
+                 {*Tensor::Empty(DType::kFloat32, {4096, 1024})},
+                 4096 * 1024 * sizeof(float));
+}
+BENCHMARK(BM_CApiSoftmax4096x1024)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 
 // The same kernel on 32 rows (128 KiB in and out, cache resident): its time
 // is the arithmetic (mostly exp), which the 4096-row case overlaps with DRAM
@@ -337,6 +421,56 @@ void BM_LayerNorm4096x1024(benchmark::State& state) {
   RunCompiled(state, *exe, inputs, inputs[0].numel() * sizeof(float));
 }
 BENCHMARK(BM_LayerNorm4096x1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+
+void BM_CApiLayerNorm4096x1024(benchmark::State& state) {
+  RunThroughCApi(
+      state, R"pb(
+        placeholders { name: "x" }
+        placeholders { name: "w" }
+        placeholders { name: "b" }
+        nodes {
+          name: "ln"
+          target: "aten.native_layer_norm.default"
+          args { ref: "x" }
+          args { list { items { i: 1024 } } }
+          args { ref: "w" }
+          args { ref: "b" }
+          args { f: 1e-5 }
+        }
+        nodes {
+          name: "y"
+          target: "getitem"
+          args { ref: "ln" }
+          args { i: 0 }
+        }
+        nodes {
+          name: "mean"
+          target: "getitem"
+          args { ref: "ln" }
+          args { i: 1 }
+        }
+        nodes {
+          name: "rstd"
+          target: "getitem"
+          args { ref: "ln" }
+          args { i: 2 }
+        }
+        outputs { ref: "y" }
+        outputs { ref: "mean" }
+        outputs { ref: "rstd" }
+      )pb",
+      {Filled(DType::kFloat32, {4096, 1024}), Filled(DType::kFloat32, {1024}),
+       Filled(DType::kFloat32, {1024})},
+      {*Tensor::Empty(DType::kFloat32, {4096, 1024}),
+       *Tensor::Empty(DType::kFloat32, {4096, 1}),
+       *Tensor::Empty(DType::kFloat32, {4096, 1})},
+      4096 * 1024 * sizeof(float));
+}
+BENCHMARK(BM_CApiLayerNorm4096x1024)
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 
