@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -57,10 +58,22 @@ bool SameView(const Tensor& result, const Tensor& dest) {
                     dest.strides().begin(), dest.strides().end());
 }
 
-absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
-                                                 const DLTensor* const* inputs,
-                                                 size_t num_inputs,
-                                                 absl::string_view fn) {
+// Up to 4 inputs or outputs live inline: a hit allocates nothing for them.
+using Tensors = absl::InlinedVector<Tensor, 4>;
+
+// BorrowDLTensor with the label for messages made only on an error (a
+// valid call builds no strings).
+template <typename Label>
+absl::StatusOr<Tensor> BorrowLabeled(const DLTensor* tensor,
+                                     const Label& label) {
+  absl::StatusOr<Tensor> t = BorrowDLTensor(tensor, "");
+  if (t.ok()) return t;
+  return BorrowDLTensor(tensor, label());
+}
+
+absl::StatusOr<Tensors> BorrowInputs(const Function& function,
+                                     const DLTensor* const* inputs,
+                                     size_t num_inputs, absl::string_view fn) {
   const Graph& graph = function.graph();
   if (inputs == nullptr && num_inputs > 0) {
     return absl::InvalidArgumentError(
@@ -73,13 +86,12 @@ absl::StatusOr<std::vector<Tensor>> BorrowInputs(const Function& function,
         fn, ": function '", function.name(), "' takes ", names.size(),
         " inputs (", absl::StrJoin(names, ", "), "), got ", num_inputs));
   }
-  std::vector<Tensor> tensors;
+  Tensors tensors;
   tensors.reserve(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
-    ASSIGN_OR_RETURN(
-        Tensor t,
-        BorrowDLTensor(inputs[i],
-                       absl::StrCat(fn, ": ", function.InputLabel(i))));
+    ASSIGN_OR_RETURN(Tensor t, BorrowLabeled(inputs[i], [&] {
+                       return absl::StrCat(fn, ": ", function.InputLabel(i));
+                     }));
     tensors.push_back(std::move(t));
   }
   return tensors;
@@ -110,19 +122,20 @@ absl::StatusOr<std::vector<Tensor>> Run(
 
 // Caller-provided outputs: valid DLTensors whose elements are distinct and
 // which share no memory with one another.
-absl::StatusOr<std::vector<Tensor>> BorrowOutputs(
-    const DLTensor* const* outputs, size_t num_outputs, absl::string_view fn) {
+absl::StatusOr<Tensors> BorrowOutputs(const DLTensor* const* outputs,
+                                      size_t num_outputs,
+                                      absl::string_view fn) {
   if (outputs == nullptr && num_outputs > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(fn, ": outputs is NULL with num_outputs ", num_outputs));
   }
-  std::vector<Tensor> tensors;
+  Tensors tensors;
   for (size_t i = 0; i < num_outputs; ++i) {
-    std::string what = absl::StrCat(fn, ": output ", i);
-    ASSIGN_OR_RETURN(Tensor t, BorrowDLTensor(outputs[i], what));
+    auto what = [&] { return absl::StrCat(fn, ": output ", i); };
+    ASSIGN_OR_RETURN(Tensor t, BorrowLabeled(outputs[i], what));
     if (!IsNonOverlapping(t)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": strides [", absl::StrJoin(t.strides(), ", "),
+          absl::StrCat(what(), ": strides [", absl::StrJoin(t.strides(), ", "),
                        "] for sizes [", absl::StrJoin(t.sizes(), ", "),
                        "] may make elements share memory"));
     }
@@ -139,7 +152,8 @@ absl::StatusOr<std::vector<Tensor>> BorrowOutputs(
 
 // A result lives in host memory when it is a view of an input; copying it
 // into an output it overlaps would read values already overwritten.
-absl::Status DetachFromOutputs(std::vector<Tensor>& results,
+template <typename Results>
+absl::Status DetachFromOutputs(Results& results,
                                absl::Span<const Tensor> outputs) {
   for (size_t i = 0; i < results.size(); ++i) {
     Tensor& result = results[i];
@@ -162,26 +176,29 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   if (function == nullptr) return NullArgument(kFn, "function");
   Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> in,
-                   BorrowInputs(f, inputs, num_inputs, kFn));
+  ASSIGN_OR_RETURN(Tensors in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                   BorrowOutputs(outputs, num_outputs, kFn));
-  std::vector<const Tensor*> destinations;
-  destinations.reserve(out.size());
+  ASSIGN_OR_RETURN(Tensors out, BorrowOutputs(outputs, num_outputs, kFn));
+  absl::InlinedVector<const Tensor*, 4> destinations;
   for (const Tensor& t : out) destinations.push_back(&t);
-  ASSIGN_OR_RETURN(std::vector<Tensor> results,
-                   Run(f, in, state, kFn, destinations));
+  Tensors results(out.size());
+  absl::Status run =
+      f.RunInto(in, state, destinations, absl::MakeSpan(results));
+  if (!run.ok()) {
+    return absl::Status(run.code(), absl::StrCat(kFn, ": function '", f.name(),
+                                                 "': ", run.message()));
+  }
   // Executables check destinations before running; the eager fallback past
   // the recompile limit cannot, so check every output again before writing
   // any, so a mismatch leaves all untouched.
   for (size_t i = 0; i < out.size(); ++i) {
-    TensorMeta want = TensorMeta::Of(results[i]);
-    TensorMeta got = TensorMeta::Of(out[i]);
-    if (want.dtype != got.dtype || want.sizes != got.sizes) {
+    if (results[i].dtype() != out[i].dtype() ||
+        !std::equal(results[i].sizes().begin(), results[i].sizes().end(),
+                    out[i].sizes().begin(), out[i].sizes().end())) {
       return absl::InvalidArgumentError(
-          absl::StrCat(kFn, ": output ", i, ": expected ", want.ToString(),
-                       ", got ", got.ToString()));
+          absl::StrCat(kFn, ": output ", i, ": expected ",
+                       TensorMeta::Of(results[i]).ToString(), ", got ",
+                       TensorMeta::Of(out[i]).ToString()));
     }
   }
   RETURN_IF_ERROR(DetachFromOutputs(results, out));
@@ -218,7 +235,7 @@ absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
       pointers.push_back(inputs[i]);
     }
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> in,
+  ASSIGN_OR_RETURN(Tensors in,
                    BorrowInputs(f, pointers.data(), num_inputs, kFn));
   absl::Status status = f.Precompile(in, state);
   if (!status.ok()) {
@@ -250,8 +267,7 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
   if (function == nullptr) return NullArgument(kFn, "function");
   Function& f = *function->impl;
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
-  ASSIGN_OR_RETURN(std::vector<Tensor> in,
-                   BorrowInputs(f, inputs, num_inputs, kFn));
+  ASSIGN_OR_RETURN(Tensors in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
   ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
   absl::flat_hash_set<const Storage*> handed_out;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -226,7 +227,7 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
 
 bool IsNonOverlapping(const Tensor& tensor) {
   if (tensor.numel() <= 1) return true;
-  std::vector<std::pair<uint64_t, int64_t>> dims;  // |stride|, size
+  absl::InlinedVector<std::pair<uint64_t, int64_t>, 6> dims;  // |stride|, size
   for (int d = 0; d < tensor.dim(); ++d) {
     if (tensor.size(d) <= 1) continue;
     int64_t s = tensor.stride(d);

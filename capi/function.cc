@@ -67,6 +67,16 @@ absl::Status Function::Precompile(absl::Span<const Tensor> inputs,
 absl::StatusOr<std::vector<Tensor>> Function::Run(
     absl::Span<const Tensor> inputs, const CallState& state,
     absl::Span<const Tensor* const> destinations) {
+  std::vector<Tensor> results(graph_->num_outputs());
+  RETURN_IF_ERROR(
+      RunInto(inputs, state, destinations, absl::MakeSpan(results)));
+  return results;
+}
+
+absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
+                               const CallState& state,
+                               absl::Span<const Tensor* const> destinations,
+                               absl::Span<Tensor> results) {
   // Views into the tensors' own size arrays: no allocation for small calls.
   constexpr size_t kStack = 8;
   InputView stack_views[kStack];
@@ -88,9 +98,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   ctx.cancel = state.cancel;
   ctx.deadline = state.deadline;
   ctx.allocator = allocator_;
-  return cache_->Call(
+  return cache_->CallInto(
       inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
-      ctx);
+      ctx, results);
 }
 
 std::string Function::InputLabel(size_t index) const {

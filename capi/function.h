@@ -53,6 +53,11 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs, const CallState& state,
       absl::Span<const Tensor* const> destinations = {});
+  // Run writing the outputs into `results` (one per output): a hit whose
+  // outputs are all written in place allocates nothing.
+  absl::Status RunInto(absl::Span<const Tensor> inputs, const CallState& state,
+                       absl::Span<const Tensor* const> destinations,
+                       absl::Span<Tensor> results);
   // Compiles the entry calls with these inputs' metadata would use.
   absl::Status Precompile(absl::Span<const Tensor> inputs,
                           const CallState& state);

@@ -24,6 +24,13 @@ class Executable {
   // by a kernel, a stop request) leaves every destination unwritten.
   virtual absl::StatusOr<std::vector<Tensor>> Run(
       const RunContext& ctx, absl::Span<const Tensor> inputs) const = 0;
+  // Run, writing the outputs into `results` (one per graph output) instead
+  // of returning a vector: executables that implement it allocate nothing on
+  // the host heap for a hit whose outputs all have destinations written in
+  // place. The default calls Run.
+  virtual absl::Status RunInto(const RunContext& ctx,
+                               absl::Span<const Tensor> inputs,
+                               absl::Span<Tensor> results) const;
   // Run with no destinations and no stop conditions.
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs) const {
@@ -32,6 +39,18 @@ class Executable {
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
 };
+
+inline absl::Status Executable::RunInto(const RunContext& ctx,
+                                        absl::Span<const Tensor> inputs,
+                                        absl::Span<Tensor> results) const {
+  absl::StatusOr<std::vector<Tensor>> out = Run(ctx, inputs);
+  if (!out.ok()) return out.status();
+  if (out->size() != results.size()) {
+    return absl::InternalError("executable returned a wrong output count");
+  }
+  for (size_t i = 0; i < results.size(); ++i) results[i] = (*out)[i];
+  return absl::OkStatus();
+}
 
 }  // namespace guardjit
 

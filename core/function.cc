@@ -62,9 +62,7 @@ Function::Function(std::shared_ptr<const Graph> graph,
 
 Function::~Function() = default;
 
-absl::StatusOr<std::vector<Tensor>> Function::Call(
-    absl::Span<const Tensor> inputs, const CallSignature& call,
-    const RunContext& ctx) {
+CacheEntry* Function::Hit(const CallSignature& call) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
   const GuardTable* table = table_.load(std::memory_order_acquire);
   CacheEntry* entry;
@@ -81,11 +79,31 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
   } else {
     entry = table->Lookup(call);
   }
-  if (entry == nullptr) return Miss(inputs, call, ctx);
+  if (entry == nullptr) return nullptr;
   entry->hits.fetch_add(1, std::memory_order_relaxed);
   entry->last_used.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1,
                          std::memory_order_relaxed);
-  return entry->executable->Run(ctx, inputs);
+  return entry;
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::Call(
+    absl::Span<const Tensor> inputs, const CallSignature& call,
+    const RunContext& ctx) {
+  if (CacheEntry* entry = Hit(call)) {
+    return entry->executable->Run(ctx, inputs);
+  }
+  return Miss(inputs, call, ctx);
+}
+
+absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
+                                const CallSignature& call,
+                                const RunContext& ctx,
+                                absl::Span<Tensor> results) {
+  if (CacheEntry* entry = Hit(call)) {
+    return entry->executable->RunInto(ctx, inputs, results);
+  }
+  ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
+  return executable->RunInto(ctx, inputs, results);
 }
 
 namespace {

@@ -59,6 +59,11 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Call(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx = {});
+  // Call writing the outputs into `results` (Executable::RunInto): a hit
+  // allocates nothing itself.
+  absl::Status CallInto(absl::Span<const Tensor> inputs,
+                        const CallSignature& call, const RunContext& ctx,
+                        absl::Span<Tensor> results);
 
   // Compiles the entry a call with `call`'s signature would use, without
   // running anything (nothing reads the inputs' data). OK if an entry
@@ -82,6 +87,8 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx);
+  // The entry that serves `call` on the lock-free path (counted), or null.
+  CacheEntry* Hit(const CallSignature& call);
   // The executable for `call`: its entry's (waiting for a compile of the
   // same key in flight), a new entry's, or the eager fallback past the
   // recompile limit. `precompile`: no hit is counted and the limit is an

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -36,8 +37,8 @@ int64_t WorkOf(const Kernel& k, absl::Span<const int64_t> sizes) {
   return outer * std::max<int64_t>(per_point, 1);
 }
 
-template <typename Ref>
-Tensor ViewOf(const std::vector<Tensor>& slots, const Ref& ref) {
+template <typename Slots, typename Ref>
+Tensor ViewOf(const Slots& slots, const Ref& ref) {
   const Tensor& base = slots[ref.slot];
   if (ref.offset == 0 &&
       std::equal(ref.sizes.begin(), ref.sizes.end(), base.sizes().begin(),
@@ -200,7 +201,21 @@ CompiledProgram::CallSizes CompiledProgram::Evaluate(
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
     const RunContext& ctx, absl::Span<const Tensor> inputs,
     absl::Span<const int64_t> symbols) const {
+  std::vector<Tensor> outputs(plan_.outputs.size());
+  RETURN_IF_ERROR(RunInto(ctx, inputs, symbols, absl::MakeSpan(outputs)));
+  return outputs;
+}
+
+absl::Status CompiledProgram::RunInto(const RunContext& ctx,
+                                      absl::Span<const Tensor> inputs,
+                                      absl::Span<const int64_t> symbols,
+                                      absl::Span<Tensor> results) const {
   static const Tensor kReleased;
+  if (results.size() != plan_.outputs.size()) {
+    return absl::InternalError(absl::StrCat("expected ", plan_.outputs.size(),
+                                            " result slots, got ",
+                                            results.size()));
+  }
   if (static_cast<int>(symbols.size()) != num_symbols_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", num_symbols_, " symbol values, got ", symbols.size()));
@@ -246,7 +261,9 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
                 : absl::StrCat(" (node '", graph_->node(step.node).name,
                                "')")));
   };
-  std::vector<Tensor> slots(plan_.slots.size());
+  // Inline capacities cover typical programs: a static hit then allocates
+  // nothing on the heap here.
+  absl::InlinedVector<Tensor, 16> slots(plan_.slots.size());
   for (size_t s = 0; s < plan_.slots.size(); ++s) {
     const Slot& slot = plan_.slots[s];
     if (slot.source == Slot::Source::kInput) {
@@ -255,8 +272,8 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
       slots[s] = graph_->node(slot.node).constant;
     }
   }
-  std::vector<Tensor> buffers(plan_.buffer_bytes.size());
-  std::vector<void*> pointers;
+  absl::InlinedVector<Tensor, 8> buffers(plan_.buffer_bytes.size());
+  absl::InlinedVector<void*, 16> pointers;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& step = plan_.steps[i];
     if (stoppable) RETURN_IF_ERROR(stop_before(i));
@@ -368,11 +385,10 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
     }
     for (int s : step.release) slots[s] = kReleased;
   }
-  std::vector<Tensor> outputs;
-  for (const ConcreteRef& ref : sizes.outputs) {
-    outputs.push_back(ViewOf(slots, ref));
+  for (size_t k = 0; k < sizes.outputs.size(); ++k) {
+    results[k] = ViewOf(slots, sizes.outputs[k]);
   }
-  return outputs;
+  return absl::OkStatus();
 }
 
 }  // namespace guardjit

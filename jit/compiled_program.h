@@ -59,6 +59,10 @@ class CompiledProgram {
       absl::Span<const int64_t> symbols = {}) const {
     return Run(RunContext(), inputs, symbols);
   }
+  // Run writing the outputs into `results` (one per output).
+  absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                       absl::Span<const int64_t> symbols,
+                       absl::Span<Tensor> results) const;
   // How many outputs a call with destinations for all of them writes in
   // place (for explain and tests).
   int num_direct_outputs() const;

@@ -138,7 +138,7 @@ struct Operands {
 };
 
 absl::StatusOr<Operands> Prepare(const ConvStep& s,
-                                 const std::vector<Tensor>& slots) {
+                                 absl::Span<const Tensor> slots) {
   Operands ops;
   const int64_t item = ItemSize(s.dtype);
   const FixedRef& w = s.weight;
@@ -233,7 +233,7 @@ int64_t ConvImagesPerChunk(const ConvStep& step) {
 
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots, ThreadPool& pool) {
+                         absl::Span<const Tensor> slots, ThreadPool& pool) {
   ASSIGN_OR_RETURN(const Operands ops, Prepare(step, slots));
   const int64_t item = ItemSize(step.dtype);
   const int64_t image_elems = step.groups * step.out_channels * step.cols();

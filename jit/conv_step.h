@@ -65,7 +65,7 @@ struct ConvStep {
 // a one-thread pool OpenBLAS runs one thread too.
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots, ThreadPool& pool);
+                         absl::Span<const Tensor> slots, ThreadPool& pool);
 
 // Images per chunk of a parallel run: chunks of at least 2^20 multiply-adds.
 // A step whose batch is no more than this runs on the calling thread.

@@ -30,7 +30,7 @@ struct Operand {
 };
 
 absl::StatusOr<Operand> PrepareOperand(const FixedRef& ref, bool batched,
-                                       const std::vector<Tensor>& slots) {
+                                       absl::Span<const Tensor> slots) {
   Tensor view = slots[ref.slot].AsStrided(ref.sizes, ref.strides, ref.offset);
   if (!batched) view = AsBatchOfOne(view);
   std::optional<BlasMatrix> layout =
@@ -109,7 +109,7 @@ int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
 
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots, ThreadPool& pool) {
+                         absl::Span<const Tensor> slots, ThreadPool& pool) {
   ASSIGN_OR_RETURN(const Operand a,
                    PrepareOperand(step.a, step.batched, slots));
   ASSIGN_OR_RETURN(const Operand b,

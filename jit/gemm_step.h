@@ -51,7 +51,7 @@ struct GemmStep {
 // one-thread pool OpenBLAS runs one thread.
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         const std::vector<Tensor>& slots, ThreadPool& pool);
+                         absl::Span<const Tensor> slots, ThreadPool& pool);
 
 // Epilogue outer-loop iterations per panel: a panel of output that stays in
 // L2, or k rows where that is more (BLAS repacks b on every call), split so

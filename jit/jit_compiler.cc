@@ -149,6 +149,17 @@ class JitExecutable : public Executable {
     return variant->Run(ctx, inputs, values);
   }
 
+  absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                       absl::Span<Tensor> results) const override {
+    RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
+    ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
+    if (Matches(layout_, inputs, values)) {
+      return program_->RunInto(ctx, inputs, values, results);
+    }
+    ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs, values));
+    return variant->RunInto(ctx, inputs, values, results);
+  }
+
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : program_->plan().steps) eager += !s.is_kernel;
