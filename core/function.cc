@@ -120,7 +120,9 @@ absl::Status WithSymbolSources(const absl::Status& status,
     for (size_t at = message.find(name); at != std::string::npos;
          at = message.find(name, at + 1)) {
       const size_t end = at + name.size();
-      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]);
+      // "s0xs1" (a matrix's sizes) names s1 too.
+      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]) ||
+                          message[at - 1] == 'x';
       const bool ends =
           end == message.size() || !absl::ascii_isdigit(message[end]);
       if (starts && ends) {

@@ -307,6 +307,10 @@ absl::StatusOr<ValueRef> GraphBuilder::AddNode(std::string name,
                                                std::string target,
                                                std::vector<Arg> args,
                                                Kwargs kwargs) {
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node ", graph_->nodes_.size(), " (", target, ") has an empty name"));
+  }
   RETURN_IF_ERROR(CheckNewName(name));
   Node node;
   node.name = std::move(name);

@@ -209,6 +209,13 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
       ASSIGN_OR_RETURN(DType d, FromProtoDType(p.meta().dtype(),
                                                absl::StrCat("placeholder '",
                                                             p.name(), "'")));
+      for (int k = 0; k < p.meta().sizes_size(); ++k) {
+        if (p.meta().sizes(k) < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("placeholder '", p.name(), "': meta size ",
+                           p.meta().sizes(k), " at dim ", k, " is negative"));
+        }
+      }
       meta = TensorMeta{
           d, Shape(p.meta().sizes().begin(), p.meta().sizes().end())};
     }
@@ -267,8 +274,11 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
     std::string detail = diagnostics.Take();
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed graph protobuf (", bytes.size(), " bytes)",
-        detail.empty() ? "" : absl::StrCat(": ", detail),
-        " (messages nest at most ", kMaxMessageDepth, " levels deep)"));
+        detail.empty()
+            ? absl::StrCat(": not a guardjit.proto.Graph, truncated, or "
+                           "nested deeper than ",
+                           kMaxMessageDepth, " levels")
+            : absl::StrCat(": ", detail)));
   }
   return LoadGraph(graph, options);
 }

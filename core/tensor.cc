@@ -36,11 +36,18 @@ Storage::~Storage() {
 }
 
 absl::StatusOr<int64_t> CheckedNumel(IntSpan sizes) {
+  // The product of the nonzero sizes must fit even when a dim is 0: strides
+  // and size arithmetic downstream multiply them regardless.
   int64_t n = 1;
+  bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("negative size ", sizes[i], " at dim ", i));
+    }
+    if (sizes[i] == 0) {
+      empty = true;
+      continue;
     }
     if (__builtin_mul_overflow(n, sizes[i], &n)) {
       return absl::OutOfRangeError(
@@ -48,7 +55,7 @@ absl::StatusOr<int64_t> CheckedNumel(IntSpan sizes) {
                        "] has more than 2^63 elements"));
     }
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 Shape ContiguousStrides(IntSpan sizes) {

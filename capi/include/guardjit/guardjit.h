@@ -183,7 +183,9 @@ GJ_EXPORT void gj_graph_load_options_init(gj_graph_load_options* options);
 /* A graph from a serialized guardjit.proto.Graph (binary protobuf). The bytes
  * are copied. Errors: INVALID_ARGUMENT (malformed bytes, bad references,
  * wrong arguments, constants whose bytes do not match dtype x shape),
- * UNIMPLEMENTED (unknown target), NOT_FOUND (external data file). */
+ * UNIMPLEMENTED (unknown target), NOT_FOUND (external data file), DATA_LOSS
+ * (external data file shorter than the constant), OUT_OF_RANGE (a constant
+ * of more than 2^63 elements or bytes). */
 GJ_EXPORT gj_error* gj_graph_from_proto(gj_context* context, const void* data,
                                         size_t size,
                                         const gj_graph_load_options* options,
