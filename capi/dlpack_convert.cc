@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -19,7 +20,7 @@ namespace {
 constexpr int kMaxRank = 64;
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-const char* DeviceTypeName(DLDeviceType type) {
+const char* DeviceTypeName(int type) {
   switch (type) {
     case kDLCPU:
       return "CPU";
@@ -48,18 +49,21 @@ const char* DeviceTypeName(DLDeviceType type) {
 }
 
 absl::Status CheckDevice(DLDevice device, absl::string_view what) {
-  if (device.device_type == kDLCPU) {
+  // A host may store any int in the enum field: read it as one (loading an
+  // out-of-range value as DLDeviceType is undefined).
+  int type = 0;
+  std::memcpy(&type, &device.device_type, sizeof(type));
+  if (type == kDLCPU) {
     // There is one host: PyTorch, NumPy and DLPack's own docs use id 0.
     if (device.device_id == 0) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": CPU tensor with device_id ", device.device_id,
                      "; CPU tensors have device_id 0"));
   }
-  std::string where = absl::StrCat(
-      what, ": tensor is on device ", DeviceTypeName(device.device_type),
-      " (type ", static_cast<int>(device.device_type), ", id ",
-      device.device_id, ")");
-  if (device.device_type == kDLCUDA) {
+  std::string where =
+      absl::StrCat(what, ": tensor is on device ", DeviceTypeName(type),
+                   " (type ", type, ", id ", device.device_id, ")");
+  if (type == kDLCUDA) {
     return absl::UnimplementedError(
         absl::StrCat(where, "; this version runs on CPU tensors only"));
   }
