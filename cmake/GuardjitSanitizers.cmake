@@ -42,4 +42,14 @@ elseif(GUARDJIT_SANITIZE)
 elseif(GUARDJIT_TSAN)
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # g++ defines __SANITIZE_THREAD__ under -fsanitize=thread, and
+    # protobuf's map_field.h then gives MapFieldBase two more members: code
+    # compiled so disagrees on its layout with Debian's uninstrumented
+    # libprotobuf (text parsing of a graph with kwargs crashes). Undefining
+    # the macro keeps the headers as the libraries were built; the
+    # instrumentation itself comes from -fsanitize=thread. (clang does not
+    # define the macro.)
+    add_compile_options(-U__SANITIZE_THREAD__)
+  endif()
 endif()

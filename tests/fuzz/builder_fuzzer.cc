@@ -9,6 +9,7 @@
 // never crash; errors leave outputs untouched.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -322,6 +323,13 @@ void CallOnce(FuzzedDataProvider& p, gj_function* function) {
     in.t.byte_offset = 0;
     in.t.device = {kDLCPU, 0};
     input_ptrs.push_back(&in.t);
+    if (gjfuzz::Verbose()) {
+      std::fprintf(stderr, "input: dtype (%d,%d) shape [", in.t.dtype.code,
+                   in.t.dtype.bits);
+      for (int64_t size : in.shape)
+        std::fprintf(stderr, " %lld", (long long)size);
+      std::fprintf(stderr, " ]\n");
+    }
   }
   gj_call_options options;
   gj_call_options_init(&options);
@@ -385,6 +393,13 @@ void Run(FuzzedDataProvider& p) {
   if (graph == nullptr)
     gjfuzz::Fail("gj_graph_builder_finish succeeded without a graph");
   gjfuzz::InspectGraph(graph);
+  if (gjfuzz::Verbose()) {  // the graph as the library sees it
+    char* text = nullptr;
+    if (gj_graph_to_tabular(graph, &text) == nullptr) {
+      std::fprintf(stderr, "graph:\n%s\n", text);
+      gj_string_destroy(text);
+    }
+  }
   gj_function_options options;
   gj_function_options_init(&options);
   const int32_t dynamic = p.ConsumeIntegralInRange<int32_t>(0, 2);

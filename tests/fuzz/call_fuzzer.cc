@@ -242,6 +242,7 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
         mode != Mode::kPrecompile)
       return;
     gjfuzz::NormalizeBools(ft);
+    gjfuzz::Print("input", ft);
     input_ptrs[i] = &input_tensors[i].t;
   }
   const DLTensor* const* inputs = input_ptrs.data();
@@ -372,6 +373,7 @@ void OneCall(FuzzedDataProvider& p, gj_function* function, int index) {
     const gjfuzz::FuzzTensor& ft = output_tensors[i];
     if (ft.verdict == gjfuzz::Verdict::kUnsafe) return;
     if (ft.verdict == gjfuzz::Verdict::kMustFail) must_fail = true;
+    gjfuzz::Print("output", ft);
     if (ft.verdict == gjfuzz::Verdict::kFits)
       fitting_outputs.push_back(&output_tensors[i]);
     output_ptrs[i] = &output_tensors[i].t;

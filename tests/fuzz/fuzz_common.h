@@ -438,6 +438,40 @@ inline void NormalizeBools(const FuzzTensor& ft) {
   }
 }
 
+// GJFUZZ_VERBOSE=1 in the environment prints every tensor a harness passes
+// (for reading a reproducer).
+inline bool Verbose() {
+  static const bool verbose = std::getenv("GJFUZZ_VERBOSE") != nullptr;
+  return verbose;
+}
+
+inline void Print(const char* label, const FuzzTensor& ft) {
+  if (!Verbose()) return;
+  const DLTensor& t = ft.t;
+  std::fprintf(stderr, "%s: dtype (%d,%d,%d) ndim %d shape [", label,
+               t.dtype.code, t.dtype.bits, t.dtype.lanes, t.ndim);
+  for (int d = 0; t.shape != nullptr && d < t.ndim; ++d)
+    std::fprintf(stderr, "%s%lld", d ? ", " : "", (long long)t.shape[d]);
+  std::fprintf(stderr, "]%s strides ", t.shape == nullptr ? " (NULL)" : "");
+  if (t.strides == nullptr) {
+    std::fprintf(stderr, "NULL");
+  } else {
+    for (int d = 0; d < t.ndim; ++d)
+      std::fprintf(stderr, "%s%lld", d ? ", " : "[", (long long)t.strides[d]);
+    std::fprintf(stderr, "]");
+  }
+  std::fprintf(stderr,
+               " byte_offset %llu device (%d,%d) data %p arena %p+%zu "
+               "verdict %s\n",
+               (unsigned long long)t.byte_offset, RawDeviceType(t.device),
+               t.device.device_id, t.data,
+               ft.arena ? (void*)ft.arena->begin() : nullptr,
+               ft.arena ? ft.arena->size : 0,
+               ft.verdict == Verdict::kFits       ? "fits"
+               : ft.verdict == Verdict::kMustFail ? "must-fail"
+                                                  : "unsafe");
+}
+
 // An output of gj_function_call_alloc: a plausible CPU tensor with
 // row-major strides whose every byte can be read.
 inline void CheckAllocated(const DLManagedTensor* managed) {

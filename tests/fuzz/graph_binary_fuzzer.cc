@@ -12,14 +12,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // absolute paths can name a file.
   options.external_data_dir = "/nonexistent-guardjit-fuzz";
   gj_graph* graph = reinterpret_cast<gj_graph*>(1);
-  if (gjfuzz::Consume(gj_graph_from_proto(gjfuzz::Context(), data, size, &options, &graph))) {
-    if (graph != nullptr) gjfuzz::Fail("gj_graph_from_proto wrote its output on error");
+  if (gjfuzz::Consume(gj_graph_from_proto(gjfuzz::Context(), data, size,
+                                          &options, &graph))) {
+    if (graph != nullptr)
+      gjfuzz::Fail("gj_graph_from_proto wrote its output on error");
     return 0;
   }
-  if (graph == nullptr) gjfuzz::Fail("gj_graph_from_proto succeeded without a graph");
+  if (graph == nullptr)
+    gjfuzz::Fail("gj_graph_from_proto succeeded without a graph");
   gjfuzz::InspectGraph(graph);
   gj_function* function = nullptr;
-  if (!gjfuzz::Consume(gj_function_create(gjfuzz::Context(), graph, nullptr, &function))) {
+  if (!gjfuzz::Consume(
+          gj_function_create(gjfuzz::Context(), graph, nullptr, &function))) {
     gj_function_destroy(function);
   }
   gj_graph_destroy(graph);
