@@ -89,7 +89,8 @@ for target in "${targets[@]}"; do
   fi
   failed=1
   echo "fuzz: $target FAILED (exit $status); log $dir/log; its end:"
-  grep -v -E '^(#[0-9]+|INFO:|\s*NEW_FUNC)' "$dir/log" | tail -n 80 | sed 's/^/  | /'
+  grep -v -E '^(#[0-9]+|INFO:|\s*NEW_FUNC|==[0-9]+==WARNING: AddressSanitizer failed to allocate)' \
+    "$dir/log" | tail -n 80 | sed 's/^/  | /'
   for artifact in "$dir"/artifacts/*; do
     [ -e "$artifact" ] || continue
     echo "fuzz: reproducer $artifact ($(stat -c %s "$artifact") bytes)"
