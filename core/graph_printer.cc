@@ -11,7 +11,7 @@ namespace guardjit {
 namespace {
 
 std::string FormatFloat(double v) {
-  if (v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 1e16) {
+  if (std::abs(v) < 1e16 && v == static_cast<double>(static_cast<int64_t>(v))) {
     return absl::StrCat(static_cast<int64_t>(v), ".0");
   }
   return absl::StrCat(v);

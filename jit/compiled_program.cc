@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -23,18 +24,28 @@ namespace {
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 constexpr int64_t kChunkWork = int64_t{1} << 14;
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max()
+                                          : r;
+}
+
 // Element operations of one run of `k` (its loops' iteration counts) for
-// size parameters `sizes`.
+// size parameters `sizes`, saturating at INT64_MAX (a precompile may name
+// sizes whose work overflows).
 int64_t WorkOf(const Kernel& k, absl::Span<const int64_t> sizes) {
   int64_t outer = 1;
-  for (const LoopRange& l : k.outer) outer *= l.extent.Evaluate(sizes);
+  for (const LoopRange& l : k.outer)
+    outer = SaturatingMul(outer, l.extent.Evaluate(sizes));
   int64_t per_point = 0;
   for (const Stage& stage : k.stages) {
     int64_t n = 1;
-    for (const LoopRange& l : stage.loops) n *= l.extent.Evaluate(sizes);
-    per_point += n;
+    for (const LoopRange& l : stage.loops)
+      n = SaturatingMul(n, l.extent.Evaluate(sizes));
+    if (__builtin_add_overflow(per_point, n, &per_point))
+      per_point = std::numeric_limits<int64_t>::max();
   }
-  return outer * std::max<int64_t>(per_point, 1);
+  return SaturatingMul(outer, std::max<int64_t>(per_point, 1));
 }
 
 template <typename Slots, typename Ref>

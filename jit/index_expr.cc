@@ -49,13 +49,13 @@ IndexExpr IndexExpr::Make(Kind kind, const IndexExpr& a, const IndexExpr& b) {
 IndexExpr operator+(const IndexExpr& a, const IndexExpr& b) {
   using Kind = IndexExpr::Kind;
   if (a.is_const() && b.is_const())
-    return IndexExpr::Const(a.value() + b.value());
+    return IndexExpr::Const(WrapAdd(a.value(), b.value()));
   if (a.is_const(0)) return b;
   if (b.is_const(0)) return a;
   // Keep constants rightmost and folded: (x + c1) + c2 -> x + (c1 + c2).
   if (a.is_const()) return b + a;
   if (b.is_const() && a.kind() == Kind::kAdd && a.rhs().is_const()) {
-    return a.lhs() + IndexExpr::Const(a.rhs().value() + b.value());
+    return a.lhs() + IndexExpr::Const(WrapAdd(a.rhs().value(), b.value()));
   }
   // (x + c) + y -> (x + y) + c, so constant offsets bubble to the top.
   if (a.kind() == Kind::kAdd && a.rhs().is_const()) {
@@ -67,12 +67,12 @@ IndexExpr operator+(const IndexExpr& a, const IndexExpr& b) {
 IndexExpr operator*(const IndexExpr& a, const IndexExpr& b) {
   using Kind = IndexExpr::Kind;
   if (a.is_const() && b.is_const())
-    return IndexExpr::Const(a.value() * b.value());
+    return IndexExpr::Const(WrapMul(a.value(), b.value()));
   if (a.is_const()) return b * a;
   if (b.is_const(0)) return IndexExpr::Const(0);
   if (b.is_const(1)) return a;
   if (b.is_const() && a.kind() == Kind::kMul && a.rhs().is_const()) {
-    return a.lhs() * IndexExpr::Const(a.rhs().value() * b.value());
+    return a.lhs() * IndexExpr::Const(WrapMul(a.rhs().value(), b.value()));
   }
   return IndexExpr::Make(Kind::kMul, a, b);
 }

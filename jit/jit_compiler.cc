@@ -1,16 +1,17 @@
 #include "jit/jit_compiler.h"
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "core/logging.h"
 #include "core/op_registry.h"
 #include "core/ops/control_flow.h"
@@ -168,7 +169,7 @@ class JitExecutable : public Executable {
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
     }
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!variants_.empty()) {
       // Calls laid out unlike the entry's first (its guards let them in):
       // each layout compiled once, on its first call.
@@ -190,7 +191,7 @@ class JitExecutable : public Executable {
   absl::StatusOr<const CompiledProgram*> Variant(
       absl::Span<const Tensor> inputs,
       absl::Span<const int64_t> symbols) const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [layout, program] : variants_) {
       if (Matches(layout, inputs, symbols)) return program.get();
     }
@@ -216,7 +217,7 @@ class JitExecutable : public Executable {
   std::shared_ptr<ThreadPool> pool_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   mutable std::vector<std::pair<Layout, std::unique_ptr<CompiledProgram>>>
       variants_ ABSL_GUARDED_BY(mu_);
 };

@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
   // Modules released here (evicted, or an owner list's old entries) remove
   // their code after the lock is gone.
   std::vector<std::shared_ptr<const ModuleCode>> keep;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto own = [&](const std::shared_ptr<const ModuleCode>& code) {
     std::vector<std::shared_ptr<const ModuleCode>>& list =
         owners != nullptr ? *owners : pinned_;
@@ -121,17 +121,17 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
 }
 
 int KernelCompiler::compiled() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return compiled_;
 }
 
 int KernelCompiler::cached_kernels() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(cache_.size());
 }
 
 int KernelCompiler::cache_hits() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return hits_;
 }
 

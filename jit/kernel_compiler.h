@@ -4,12 +4,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "jit/llvm_codegen.h"
 #include "jit/loop_ir.h"
 #include "jit/orc_jit.h"
@@ -88,7 +89,7 @@ class KernelCompiler {
   const std::string target_;
   const int max_cached_;
   std::atomic<int> live_modules_{0};
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   // Declared after jit_: destroyed first, while the JIT can still remove.
   absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<const ModuleCode>> pinned_ ABSL_GUARDED_BY(mu_);

@@ -27,7 +27,7 @@ CachingHostAllocator::~CachingHostAllocator() { ReleaseCached(); }
 void* CachingHostAllocator::Allocate(size_t nbytes) {
   const size_t size = SizeClass(nbytes);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
       void* block = it->second.back();
@@ -47,7 +47,7 @@ void* CachingHostAllocator::Allocate(size_t nbytes) {
     block = std::aligned_alloc(kAlign, size);
     if (block == nullptr) return nullptr;
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   stats_.bytes_in_use += static_cast<int64_t>(size);
   stats_.peak_bytes_in_use =
       std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
@@ -59,7 +59,7 @@ void CachingHostAllocator::Free(void* block, size_t nbytes) {
   if (block == nullptr) return;
   const size_t size = SizeClass(nbytes);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stats_.bytes_in_use -= static_cast<int64_t>(size);
     if (stats_.bytes_cached + static_cast<int64_t>(size) <= max_cached_) {
       free_[size].push_back(block);
@@ -71,14 +71,14 @@ void CachingHostAllocator::Free(void* block, size_t nbytes) {
 }
 
 CachingHostAllocator::Stats CachingHostAllocator::stats() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }
 
 void CachingHostAllocator::ReleaseCached() {
   absl::flat_hash_map<size_t, std::vector<void*>> blocks;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     blocks.swap(free_);
     stats_.bytes_cached = 0;
   }

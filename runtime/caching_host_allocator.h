@@ -4,10 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "core/allocator.h"
 
 namespace guardjit {
@@ -49,7 +50,7 @@ class CachingHostAllocator : public Allocator {
 
  private:
   const int64_t max_cached_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   absl::flat_hash_map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };

@@ -65,8 +65,11 @@ Tensor ExpandTo(const Tensor& t, IntSpan shape) {
 }
 
 Shape ByteStrides(const Tensor& t) {
-  Shape s(t.strides().begin(), t.strides().end());
-  for (int64_t& x : s) x *= t.item_size();
+  // A dim of size 0 or 1 is never stepped, and its stride is unchecked (a
+  // host may pass any value there): it must not be multiplied.
+  Shape s(t.dim());
+  for (int d = 0; d < t.dim(); ++d)
+    s[d] = t.size(d) > 1 && t.numel() > 0 ? t.stride(d) * t.item_size() : 0;
   return s;
 }
 

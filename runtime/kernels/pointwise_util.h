@@ -81,7 +81,11 @@ inline absl::StatusOr<Tensor> CastAndExpand(const Tensor& t, DType dtype,
 
 namespace pointwise_internal {
 template <typename T, size_t>
-using Repeat = T;
+struct RepeatType {
+  using type = T;
+};
+template <typename T, size_t I>
+using Repeat = typename RepeatType<T, I>::type;
 }  // namespace pointwise_internal
 
 // A new tensor shaped like `out` holding op(in_0[i], ..., in_N-1[i]) for every
