@@ -74,3 +74,14 @@ GJ_OFFSET(gj_function_stats, fallback_calls, 48);
 GJ_OFFSET(gj_function_stats, cache_entries, 56);
 GJ_OFFSET(gj_function_stats, compile_ms_total, 64);
 GJ_OFFSET(gj_function_stats, guard_ns_mean, 72);
+
+GJ_OFFSET(gj_compile_report_options, struct_size, 0);
+GJ_OFFSET(gj_compile_report_options, target, 8);
+GJ_OFFSET(gj_compile_report_options, emulate, 16);
+GJ_OFFSET(gj_compile_report_options, seed, 24);
+
+GJ_OFFSET(gj_compile_check, struct_size, 0);
+GJ_OFFSET(gj_compile_check, checked, 8);
+GJ_OFFSET(gj_compile_check, run_code, 12);
+GJ_OFFSET(gj_compile_check, max_abs_error, 16);
+GJ_OFFSET(gj_compile_check, within_tolerance, 24);

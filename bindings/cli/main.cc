@@ -5,9 +5,13 @@
 //   NAME=DTYPE[d0,...][:random|zeros|ones|v0,v1,...]]...
 //                      [--repeat N] [--seed N] [--print]
 //   guardjit check GRAPH
+//   guardjit compile GRAPH [--target cpu|cuda:sm_XX]
+//                          [--input NAME=DTYPE[d0,...]]... [--emulate]
+//                          [--seed N]
 //
-// Exit status: 0 success, 1 a guardjit error (printed with its code), 2 a
-// usage error.
+// Exit status: 0 success, 1 a guardjit error (printed with its code) or, for
+// compile --emulate, a result past the tolerance or a failed run, 2 a usage
+// error.
 
 #include <algorithm>
 #include <chrono>
@@ -35,6 +39,9 @@ constexpr char kUsage[] =
     "NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...]]...\n"
     "                          [--repeat N] [--seed N] [--print]\n"
     "       guardjit check GRAPH\n"
+    "       guardjit compile GRAPH [--target cpu|cuda:sm_XX] "
+    "[--input NAME=DTYPE[d0,...]]...\n"
+    "                              [--emulate] [--seed N]\n"
     "\n"
     "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary "
     "otherwise.\n"
@@ -45,6 +52,17 @@ constexpr char kUsage[] =
     "       then the time per call over --repeat calls (default 1).\n"
     "check  validates the graph and prints it as torch.fx's print_tabular "
     "does.\n"
+    "compile specializes the graph for the inputs' dtypes and shapes and "
+    "prints\n"
+    "       the fusion plan and the code for --target (default cpu): for "
+    "cuda:sm_XX\n"
+    "       the CUDA C, registers and spills per kernel and NVRTC's CUBIN; "
+    "for cpu\n"
+    "       the LLVM IR. --emulate also runs the kernels (CUDA: on the SIMT "
+    "emulator)\n"
+    "       on random inputs (--seed) against eager and prints the max abs "
+    "error;\n"
+    "       the exit status is 1 past the dtype's tolerance.\n"
     "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, "
     "uint8,\n"
     "       bool. Values default to random (fixed --seed, default 0).\n";
@@ -131,6 +149,9 @@ struct RunFlags {
   long repeat = 1;
   unsigned long long seed = 0;
   bool print_all = false;
+  // compile only.
+  std::string target = "cpu";
+  bool emulate = false;
 };
 
 bool ParseCount(const std::string& text, long min, long* value) {
@@ -139,13 +160,17 @@ bool ParseCount(const std::string& text, long min, long* value) {
   return !text.empty() && end == text.c_str() + text.size() && *value >= min;
 }
 
-// Returns 0, or the exit status of a usage error.
-int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
+// Returns 0, or the exit status of a usage error. `command` is "run" or
+// "compile", which take different flags.
+int ParseRunFlags(const std::string& command,
+                  const std::vector<std::string>& args, RunFlags* flags) {
+  const bool compile = command == "compile";
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     std::string value;
-    const bool takes_value =
-        arg == "--input" || arg == "--repeat" || arg == "--seed";
+    const bool takes_value = arg == "--input" || arg == "--seed" ||
+                             (!compile && arg == "--repeat") ||
+                             (compile && arg == "--target");
     if (takes_value) {
       if (i + 1 == args.size()) return UsageError(arg + " needs a value");
       value = args[++i];
@@ -160,7 +185,12 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
       if (!flags->inputs.emplace(spec.name, spec).second) {
         return UsageError("input '" + spec.name + "' given twice");
       }
-    } else if (arg == "--repeat") {
+    } else if (compile && arg == "--target") {
+      if (value.empty()) return UsageError("--target needs a value");
+      flags->target = value;
+    } else if (compile && arg == "--emulate") {
+      flags->emulate = true;
+    } else if (!compile && arg == "--repeat") {
       if (!ParseCount(value, 1, &flags->repeat)) {
         return UsageError("--repeat needs a count of 1 or more, got '" + value +
                           "'");
@@ -172,7 +202,7 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
                           "'");
       }
       flags->seed = static_cast<unsigned long long>(seed);
-    } else if (arg == "--print") {
+    } else if (!compile && arg == "--print") {
       flags->print_all = true;
     } else if (arg.rfind("--", 0) == 0) {
       return UsageError("unknown flag '" + arg + "'");
@@ -182,36 +212,26 @@ int ParseRunFlags(const std::vector<std::string>& args, RunFlags* flags) {
       return UsageError("unexpected argument '" + arg + "'");
     }
   }
-  if (flags->graph.empty()) return UsageError("run needs a GRAPH");
+  if (flags->graph.empty()) return UsageError(command + " needs a GRAPH");
   return 0;
 }
 
-double Milliseconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-int Run(const std::vector<std::string>& args) {
-  RunFlags flags;
-  if (int status = ParseRunFlags(args, &flags); status != 0) return status;
-  Handles h;
-  if (!Load(flags.graph, &h)) return kExitError;
-
-  // Inputs in graph order; every placeholder needs a spec and every spec a
-  // placeholder.
-  const size_t num_inputs = gj_graph_num_inputs(h.graph);
+// The --input specs in the graph's input order: 0, or the exit status of a
+// usage error (an input without a spec, a spec naming no input).
+int InputsInOrder(const gj_graph* graph, const RunFlags& flags,
+                  std::vector<const InputSpec*>* specs) {
+  const size_t num_inputs = gj_graph_num_inputs(graph);
   std::vector<std::string> missing;
   std::map<std::string, InputSpec> unused = flags.inputs;
-  std::mt19937_64 rng(flags.seed);
-  std::vector<std::unique_ptr<HostTensor>> tensors;
   for (size_t i = 0; i < num_inputs; ++i) {
-    const std::string name = gj_graph_input_name(h.graph, i);
+    const std::string name = gj_graph_input_name(graph, i);
     auto it = flags.inputs.find(name);
     if (it == flags.inputs.end()) {
       missing.push_back(name);
       continue;
     }
     unused.erase(name);
-    tensors.push_back(std::make_unique<HostTensor>(it->second, rng));
+    specs->push_back(&it->second);
   }
   if (!missing.empty()) {
     std::string names;
@@ -222,6 +242,32 @@ int Run(const std::vector<std::string>& args) {
   if (!unused.empty()) {
     return UsageError("--input '" + unused.begin()->first +
                       "' names no input of the graph");
+  }
+  return 0;
+}
+
+double Milliseconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+int Run(const std::vector<std::string>& args) {
+  RunFlags flags;
+  if (int status = ParseRunFlags("run", args, &flags); status != 0) {
+    return status;
+  }
+  Handles h;
+  if (!Load(flags.graph, &h)) return kExitError;
+
+  // Inputs in graph order; every placeholder needs a spec and every spec a
+  // placeholder.
+  std::vector<const InputSpec*> specs;
+  if (int status = InputsInOrder(h.graph, flags, &specs); status != 0) {
+    return status;
+  }
+  std::mt19937_64 rng(flags.seed);
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  for (const InputSpec* spec : specs) {
+    tensors.push_back(std::make_unique<HostTensor>(*spec, rng));
   }
   std::vector<const DLTensor*> inputs;
   for (const auto& t : tensors) inputs.push_back(t->dl());
@@ -268,6 +314,61 @@ int Run(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Prints what the graph compiles into for --target and, with --emulate, how
+// the target's results compare with eager.
+int Compile(const std::vector<std::string>& args) {
+  RunFlags flags;
+  if (int status = ParseRunFlags("compile", args, &flags); status != 0) {
+    return status;
+  }
+  Handles h;
+  if (Failed(gj_context_create(nullptr, &h.context)) ||
+      Failed(gj_graph_from_file(h.context, flags.graph.c_str(), nullptr,
+                                &h.graph))) {
+    return kExitError;
+  }
+  std::vector<const InputSpec*> specs;
+  if (int status = InputsInOrder(h.graph, flags, &specs); status != 0) {
+    return status;
+  }
+  // Metadata only: the library reads dtype and shape.
+  std::vector<DLTensor> described(specs.size());
+  std::vector<const DLTensor*> inputs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    DLTensor& t = described[i];
+    t = DLTensor{};
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(specs[i]->shape.size());
+    t.dtype = specs[i]->dtype->dl;
+    t.shape = const_cast<int64_t*>(specs[i]->shape.data());
+    inputs.push_back(&t);
+  }
+  gj_compile_report_options options;
+  gj_compile_report_options_init(&options);
+  options.target = flags.target.c_str();
+  options.emulate = flags.emulate ? 1 : 0;
+  options.seed = flags.seed;
+  gj_compile_check check;
+  gj_compile_check_init(&check);
+  char* text = nullptr;
+  if (Failed(gj_graph_compile_report(h.graph, inputs.data(), inputs.size(),
+                                     &options, &text, &check))) {
+    return kExitError;
+  }
+  std::printf("%s", text);
+  gj_string_destroy(text);
+  if (!check.checked) return 0;
+  const char* what =
+      flags.target == "cpu" ? "compiled vs eager" : "emulated vs eager";
+  if (check.run_code != GJ_OK) {
+    std::printf("%s: run failed (%s)\n", what, CodeName(check.run_code));
+    return kExitError;
+  }
+  std::printf("%s: max abs error %g%s\n", what, check.max_abs_error,
+              check.within_tolerance ? "" : " (past the tolerance)");
+  return check.within_tolerance ? 0 : kExitError;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -282,6 +383,7 @@ int Main(int argc, char** argv) {
   }
   if (command == "check") return Check(args);
   if (command == "run") return Run(args);
+  if (command == "compile") return Compile(args);
   return UsageError("unknown command '" + command + "'");
 }
 

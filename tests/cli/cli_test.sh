@@ -69,6 +69,27 @@ expect 2 "expected NAME=DTYPE" -- run "$tmp/pass.pbtxt" --input 'x'
 expect 2 "given twice" -- run "$tmp/pass.pbtxt" --input 'x=float32[1]' --input 'x=float32[2]'
 expect 2 'repeat needs a count of 1' -- run "$tmp/pass.pbtxt" --repeat 0
 
+# compile: the code a target gets, and --emulate against eager.
+examples=$(cd "$(dirname "$0")/../../examples" && pwd)
+printf 'name: "emb"\nplaceholders { name: "w" }\nplaceholders { name: "i" }\nnodes { name: "e" target: "aten.embedding.default" args { ref: "w" } args { ref: "i" } }\noutputs { ref: "e" }\n' >"$tmp/embedding.pbtxt"
+expect 0 'LLVM IR before O3' -- compile "$examples/attention.pbtxt" --target cpu --input 'x=float32[2,4,8]'
+expect 0 'compiled vs eager: max abs error' -- compile "$examples/attention.pbtxt" --input 'x=float32[2,4,8]' --emulate
+expect 1 'compiled vs eager: run failed' -- compile "$tmp/embedding.pbtxt" --input 'w=float32[3,4]' --input 'i=int64[32]' --emulate
+expect 1 "GJ_INVALID_ARGUMENT: .*unknown target 'tpu:v5'" -- compile "$examples/attention.pbtxt" --target tpu:v5 --input 'x=float32[2,4,8]'
+expect 2 'compile needs a GRAPH' -- compile
+expect 2 "unknown flag '--repeat'" -- compile "$examples/attention.pbtxt" --repeat 2
+expect 2 'no --input for graph input\(s\): x' -- compile "$examples/attention.pbtxt" --target cuda:sm_90
+# CUDA targets need NVRTC (no GPU): skipped where it cannot be loaded.
+if "$cli" compile "$examples/mlp.pbtxt" --target cuda:sm_90 --input 'x=float32[4,8]' 2>&1 | grep -q GJ_UNAVAILABLE; then
+  echo "cli: NVRTC unavailable, compile --target cuda skipped"
+else
+  expect 0 'extern "C" __global__' -- compile "$examples/attention.pbtxt" --target cuda:sm_90 --input 'x=float32[2,4,8]'
+  expect 0 'registers' -- compile "$examples/attention.pbtxt" --target cuda:sm_90 --input 'x=float32[2,4,8]'
+  expect 0 'emulated vs eager: max abs error' -- compile "$examples/attention.pbtxt" --target cuda:sm_90 --input 'x=float32[2,4,8]' --emulate
+  expect 0 'emulated vs eager: max abs error' -- compile "$examples/mlp.pbtxt" --target cuda:sm_80 --input 'x=float32[4,8]' --emulate --seed 3
+  expect 1 'emulated vs eager: run failed' -- compile "$tmp/embedding.pbtxt" --target cuda:sm_90 --input 'w=float32[3,4]' --input 'i=int64[32]' --emulate
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

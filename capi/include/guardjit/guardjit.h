@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 5
+#define GJ_API_VERSION_MINOR 6
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -459,6 +459,76 @@ GJ_EXPORT gj_error* gj_function_dump_guards(const gj_function* function,
 
 /* Releases an output of gj_function_call_alloc. Accepts NULL. */
 GJ_EXPORT void gj_tensor_release(DLManagedTensor* tensor);
+
+/* ------------------------------------------------------------------------ */
+/* Compile reports: the code a target gets (since 0.6)                       */
+
+typedef struct gj_compile_report_options {
+  size_t struct_size;
+  /* "cpu" (NULL = "cpu"), or a CUDA target: "cuda:sm_90", "sm_90",
+   * "cuda:90", with an optional 'a'/'f' variant ("cuda:sm_90a"). Read during
+   * the call only. */
+  const char* target;
+  /* Nonzero: also run the graph through the target's kernels on random
+   * inputs (CUDA: the kernels as CUDA C on the SIMT emulator, compiled by
+   * the host C++ compiler, $GJ_HOST_CXX else $CXX else c++; cpu: the LLVM
+   * JIT) and compare every output with the eager interpreter. */
+  int32_t emulate;
+  /* Seed of the random inputs (default 0): floats uniform in [-2, 2),
+   * integers in [0, 8), bools 0 or 1. */
+  uint64_t seed;
+} gj_compile_report_options;
+
+GJ_EXPORT void gj_compile_report_options_init(
+    gj_compile_report_options* options);
+
+/* The comparison gj_graph_compile_report made with options->emulate. */
+typedef struct gj_compile_check {
+  size_t struct_size;
+  /* 1 when the graph ran (or was tried) on the target: options->emulate. */
+  int32_t checked;
+  /* GJ_OK, or why the target's run failed (a gather index out of range in
+   * the random inputs, a kernel the emulator rejects); the report's text
+   * has the message. */
+  gj_error_code run_code;
+  /* Largest |target - eager| over every output element; infinity where
+   * one side is NaN or infinite and the other is not. */
+  double max_abs_error;
+  /* 1 when every element is within its dtype's tolerance (absolute plus
+   * relative: float32 2e-5, float64 1e-11, float16 2e-3, bfloat16 1.6e-2,
+   * integers and bool exact; NaN only where eager has NaN); 0 when not or
+   * when the run failed. */
+  int32_t within_tolerance;
+} gj_compile_check;
+
+GJ_EXPORT void gj_compile_check_init(gj_compile_check* check);
+
+/* What guardjit compiles `graph` into for a target, as text for people
+ * (`guardjit compile`): the graph specialized for the inputs' dtypes and
+ * shapes, its fusion plan (steps with their loop IR), then for CUDA the
+ * generated CUDA C, one line per kernel (mapping, threads per block,
+ * registers and spills as ptxas reports them) and NVRTC's result (arch,
+ * CUBIN or PTX bytes, compile time); for "cpu" the kernels' LLVM IR before
+ * optimization. With options->emulate, the comparison against eager per
+ * output, summarized in *out_check when out_check is not NULL (call
+ * gj_compile_check_init first; the fields inside its struct_size are
+ * zeroed on entry and written on success).
+ * Only the inputs' metadata is read (dtype and shape; data, strides and
+ * device are not), one per graph input in order. NVRTC (libnvrtc, loaded
+ * with dlopen) is needed for CUDA targets; no GPU is. Free *out_text with
+ * gj_string_destroy. Thread-safe; takes the compilers' time (about 0.1 s to
+ * a few seconds).
+ * Errors: INVALID_ARGUMENT for an unknown target (quoting it), a wrong input
+ * count, a NULL or malformed input or an unsupported dtype (naming the
+ * input), shapes the graph rejects (naming the node); OUT_OF_RANGE for an
+ * element count past int64; UNAVAILABLE when NVRTC cannot be loaded;
+ * UNIMPLEMENTED for a construct the CUDA generator has no lowering for;
+ * INTERNAL when NVRTC rejects the generated code. A failed emulated run is
+ * not an error: see gj_compile_check.run_code. */
+GJ_EXPORT gj_error* gj_graph_compile_report(
+    const gj_graph* graph, const DLTensor* const* inputs, size_t num_inputs,
+    const gj_compile_report_options* options, char** out_text,
+    gj_compile_check* out_check);
 
 /* ------------------------------------------------------------------------ */
 /* Argument helpers for the builder                                          */
