@@ -66,7 +66,7 @@ Tensor ViewOf(const Slots& slots, const Ref& ref) {
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
     KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
-    int num_symbols) {
+    int num_symbols, KernelBackend* backend) {
   std::unique_ptr<CompiledProgram> program(
       new CompiledProgram(std::move(graph), std::move(metas), std::move(plan),
                           std::move(pool), num_symbols));
@@ -79,14 +79,25 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           "kernel takes ", step.kernel.kernel.num_size_params,
           " size parameters; the program has ", num_symbols, " symbols"));
     }
+    if (backend != nullptr && (step.gemm != nullptr || step.conv != nullptr)) {
+      return absl::InternalError(absl::StrCat(
+          "a GEMM or conv step in a plan for the ", backend->name(),
+          " backend"));
+    }
     kernels.push_back(&step.kernel.kernel);
   }
-  ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> compiled,
-                   compiler.Compile(kernels, &program->code_));
+  std::vector<CompiledKernelFn> compiled(kernels.size(), nullptr);
+  if (backend != nullptr) {
+    ASSIGN_OR_RETURN(program->module_, backend->Compile(kernels));
+  } else {
+    ASSIGN_OR_RETURN(compiled, compiler.Compile(kernels, &program->code_));
+  }
   size_t next = 0;
   for (const PlanStep& step : p.steps) {
     std::vector<int> outputs;
     if (step.is_kernel) {
+      program->module_index_.push_back(
+          backend != nullptr ? static_cast<int>(next) : -1);
       program->kernels_.push_back(compiled[next++]);
       program->eager_.push_back(nullptr);
     } else {
@@ -96,6 +107,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
         return absl::UnimplementedError(absl::StrCat(
             "node '", node.name, "' (", node.target, "): no reference kernel"));
       }
+      program->module_index_.push_back(-1);
       program->kernels_.push_back(nullptr);
       program->eager_.push_back(fn);
       for (size_t s = 0; s < p.slots.size(); ++s) {
@@ -319,7 +331,15 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       const CompiledKernelFn fn = kernels_[i];
       void* const* buffers = pointers.data();
       const int64_t* values = symbols.data();
-      if (step.gemm != nullptr) {
+      if (module_ != nullptr) {
+        ASSIGN_OR_RETURN(const int64_t failed,
+                         module_->Launch(module_index_[i], buffers, symbols,
+                                         ctx));
+        if (failed != 0) {
+          const int check = absl::countr_zero(static_cast<uint64_t>(failed));
+          return step.kernel.checks.at(check).Error(symbols);
+        }
+      } else if (step.gemm != nullptr) {
         // Only static entries fuse GEMM and conv epilogues (their kernels take
         // no size parameters).
         RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots, *pool_));

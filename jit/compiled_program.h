@@ -12,6 +12,7 @@
 #include "core/shape_inference.h"
 #include "core/tensor.h"
 #include "jit/fusion.h"
+#include "jit/kernel_backend.h"
 #include "jit/kernel_compiler.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
@@ -34,11 +35,13 @@ class CompiledProgram {
  public:
   // Compiles the plan's kernels with `compiler` (which must outlive this);
   // kernels, GEMM and conv steps run on `pool`. `metas` are symbolic for a
-  // dynamic program, over `num_symbols` symbols.
+  // dynamic program, over `num_symbols` symbols. With a `backend`, the
+  // kernels are compiled and launched by it instead (the plan must then have
+  // no GEMM or conv steps, whose epilogues are CPU code).
   static absl::StatusOr<std::unique_ptr<CompiledProgram>> Create(
       std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
       KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
-      int num_symbols = 0);
+      int num_symbols = 0, KernelBackend* backend = nullptr);
 
   // Inputs must have the dtypes, layout and (static program) sizes the
   // program was built for; `symbols` holds the call's symbol values (one per
@@ -110,6 +113,10 @@ class CompiledProgram {
   std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
   // The modules kernels_ live in (their code is freed with the last owner).
   std::vector<std::shared_ptr<const ModuleCode>> code_;
+  // A backend's kernels (then kernels_ is all null): per step, the kernel's
+  // index in the module, or -1.
+  std::shared_ptr<const KernelModule> module_;
+  std::vector<int> module_index_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
   // Per slot: the output written straight into its destination when the

@@ -82,16 +82,21 @@ std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
   return HasLayout(t, strides, symbols) ? strides : exact;
 }
 
+// `backend`: the kernels' backend when it is not the CPU, which keeps
+// matrix products and convolutions eager (their epilogues are CPU code).
 absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
-                               const Layout& layout, int num_symbols) {
+                               const Layout& layout, int num_symbols,
+                               const KernelBackend* backend) {
   std::vector<std::string> fallbacks;
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
   // GEMM and conv steps take concrete sizes: static entries only, for now
   // (FuseConvSteps logs why a dynamic entry's convolutions stay eager).
-  if (num_symbols == 0) FuseGemmEpilogues(graph, plan);
-  FuseConvSteps(graph, num_symbols, plan, &fallbacks);
+  if (backend == nullptr) {
+    if (num_symbols == 0) FuseGemmEpilogues(graph, plan);
+    FuseConvSteps(graph, num_symbols, plan, &fallbacks);
+  }
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.
   for (PlanStep& step : plan.steps) {
@@ -100,6 +105,7 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   if (LogEnabled(LogTopic::kCodegen)) {
     std::string message = absl::StrCat(
         "graph '", graph.name(), "': ", plan.num_kernels(), " kernels",
+        backend != nullptr ? absl::StrCat(" for ", backend->name()) : "",
         num_symbols > 0 ? " over size symbols" : "", "\n", plan.ToString());
     // Lowering's reasons for the nodes still eager (a GEMM or conv step
     // took over others, and the plan shows those).
@@ -127,7 +133,8 @@ class JitExecutable : public Executable {
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec,
                 std::shared_ptr<KernelCompiler> kernels,
-                std::shared_ptr<ThreadPool> pool, Layout layout,
+                std::shared_ptr<ThreadPool> pool,
+                std::shared_ptr<KernelBackend> backend, Layout layout,
                 std::unique_ptr<CompiledProgram> program)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
@@ -135,6 +142,7 @@ class JitExecutable : public Executable {
         symbols_(spec.symbols),
         kernels_(std::move(kernels)),
         pool_(std::move(pool)),
+        backend_(std::move(backend)),
         layout_(std::move(layout)),
         program_(std::move(program)) {}
 
@@ -169,6 +177,9 @@ class JitExecutable : public Executable {
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
     }
+    if (backend_ != nullptr) {
+      absl::StrAppend(&text, ", kernels on ", backend_->name());
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (!variants_.empty()) {
       // Calls laid out unlike the entry's first (its guards let them in):
@@ -201,10 +212,12 @@ class JitExecutable : public Executable {
     }
     const int num_symbols = static_cast<int>(symbols_.size());
     ASSIGN_OR_RETURN(Plan plan,
-                     PlanGraph(*graph_, metas_, layout, num_symbols));
-    ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
-                     CompiledProgram::Create(graph_, metas_, std::move(plan),
-                                             *kernels_, pool_, num_symbols));
+                     PlanGraph(*graph_, metas_, layout, num_symbols,
+                               backend_.get()));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<CompiledProgram> program,
+        CompiledProgram::Create(graph_, metas_, std::move(plan), *kernels_,
+                                pool_, num_symbols, backend_.get()));
     variants_.push_back({std::move(layout), std::move(program)});
     return variants_.back().second.get();
   }
@@ -215,6 +228,7 @@ class JitExecutable : public Executable {
   std::vector<SymbolSource> symbols_;
   std::shared_ptr<KernelCompiler> kernels_;
   std::shared_ptr<ThreadPool> pool_;
+  std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
   mutable std::mutex mu_;
@@ -277,15 +291,16 @@ absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create(
           ? std::shared_ptr<ThreadPool>(&ThreadPool::Global(),
                                         [](ThreadPool*) {})
           : std::make_shared<ThreadPool>(options.num_threads);
-  return std::unique_ptr<JitCompiler>(new JitCompiler(
-      std::move(kernels), std::move(pool), options.fail_instead_of_eager));
+  return std::unique_ptr<JitCompiler>(
+      new JitCompiler(std::move(kernels), std::move(pool),
+                      options.fail_instead_of_eager, options.kernel_backend));
 }
 
 absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
                                           const Specialization& spec) {
   ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(graph, spec));
   return PlanGraph(graph, metas, ContiguousLayout(spec),
-                   static_cast<int>(spec.symbols.size()));
+                   static_cast<int>(spec.symbols.size()), backend_.get());
 }
 
 // Graphs the lowering does not take yet: control flow (a cond the
@@ -318,12 +333,13 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   Layout layout = ExampleLayout(spec);
   const int num_symbols = static_cast<int>(spec.symbols.size());
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
-    absl::StatusOr<Plan> plan = PlanGraph(*graph, metas, layout, num_symbols);
+    absl::StatusOr<Plan> plan =
+        PlanGraph(*graph, metas, layout, num_symbols, backend_.get());
     if (!plan.ok()) {
       return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
     }
     return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_,
-                                   pool_, num_symbols);
+                                   pool_, num_symbols, backend_.get());
   }();
   if (!program.ok()) {
     if (strict_) {
@@ -339,7 +355,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     return EagerCompiler().Compile(std::move(graph), spec);
   }
   return std::make_unique<JitExecutable>(
-      std::move(graph), std::move(metas), spec, kernels_, pool_,
+      std::move(graph), std::move(metas), spec, kernels_, pool_, backend_,
       std::move(layout), *std::move(program));
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/compiler.h"
 #include "jit/fusion.h"
+#include "jit/kernel_backend.h"
 #include "jit/kernel_compiler.h"
 #include "runtime/thread_pool.h"
 
@@ -44,6 +45,12 @@ class JitCompiler : public Compiler {
     // (Graphs the JIT does not take by design, control flow and computed
     // sizes, still get the eager plan.)
     bool fail_instead_of_eager = false;
+    // Where fused kernels run: null for the built-in CPU backend (LLVM
+    // ORC); else this backend compiles and launches them (the CUDA C
+    // generator on the SIMT emulator: jit/cuda/simt_backend.h). Matrix
+    // products and convolutions then stay eager steps (their fused
+    // epilogues are CPU code).
+    std::shared_ptr<KernelBackend> kernel_backend;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
       const Options& options);
@@ -55,7 +62,9 @@ class JitCompiler : public Compiler {
       std::shared_ptr<const Graph> graph, const Specialization& spec) override;
   absl::StatusOr<std::unique_ptr<Executable>> Fallback(
       std::shared_ptr<const Graph> graph) override;
-  std::string name() const override { return "jit"; }
+  std::string name() const override {
+    return backend_ == nullptr ? "jit" : "jit:" + backend_->name();
+  }
 
   // Why Compile gives `graph` the eager plan by design (a cond, a node
   // computing a size), or nullopt when it compiles it.
@@ -71,11 +80,16 @@ class JitCompiler : public Compiler {
 
  private:
   JitCompiler(std::shared_ptr<KernelCompiler> kernels,
-              std::shared_ptr<ThreadPool> pool, bool strict)
-      : kernels_(std::move(kernels)), pool_(std::move(pool)), strict_(strict) {}
+              std::shared_ptr<ThreadPool> pool, bool strict,
+              std::shared_ptr<KernelBackend> backend)
+      : kernels_(std::move(kernels)),
+        pool_(std::move(pool)),
+        strict_(strict),
+        backend_(std::move(backend)) {}
   std::shared_ptr<KernelCompiler> kernels_;
   std::shared_ptr<ThreadPool> pool_;
   const bool strict_;
+  const std::shared_ptr<KernelBackend> backend_;
 };
 
 }  // namespace guardjit

@@ -49,8 +49,9 @@ std::vector<std::vector<Tensor>> Calls(
   return calls;
 }
 
+// The description without the kernels' backend (the harness checks that).
 std::string Describe(const std::unique_ptr<Executable>& exe) {
-  return exe == nullptr ? "" : exe->Describe();
+  return exe == nullptr ? "" : testing::WithoutBackend(exe->Describe());
 }
 
 // relu((x + y) * x) - 1.5 with y broadcast along rows: one kernel.

@@ -4,10 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
 #include "core/call_signature.h"
 #include "core/compiler.h"
 #include "core/shape_env.h"
 #include "core/specializer.h"
+#include "jit/cuda/simt_backend.h"
 #include "gtest/gtest.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
@@ -16,9 +18,48 @@ namespace guardjit::testing {
 
 JitCompiler& SharedJit() {
   // Strict: a JIT failure fails the test instead of running eager.
-  static JitCompiler* jit =
-      JitCompiler::Create({.fail_instead_of_eager = true}).value().release();
+  static JitCompiler* jit = [] {
+    JitCompiler::Options options{.fail_instead_of_eager = true};
+#ifdef GJ_CONFORMANCE_ON_SIMT
+    // The conformance suites again, every fused kernel as generated CUDA C
+    // on the SIMT emulator (tests/CMakeLists.txt: jit_cuda_simt_tests).
+    SimtCudaBackend::Options simt;
+    // Two warps per block: cross-warp reductions run too, with few threads.
+    simt.codegen.block_threads = 64;
+    // NVRTC compiles every module first, for sm_80 and sm_90 in turn.
+    simt.nvrtc_archs = {CudaArch{8, 0}, CudaArch{9, 0}};
+    options.kernel_backend = std::make_shared<SimtCudaBackend>(simt);
+#endif
+    return JitCompiler::Create(options).value().release();
+  }();
   return *jit;
+}
+
+const char* SharedJitBackend() {
+#ifdef GJ_CONFORMANCE_ON_SIMT
+  return "cuda-simt";
+#else
+  return "";
+#endif
+}
+
+std::string WithoutBackend(const std::string& description) {
+  const std::string suffix =
+      absl::StrCat(", kernels on ", SharedJitBackend());
+  if (*SharedJitBackend() != '\0' && absl::EndsWith(description, suffix)) {
+    return description.substr(0, description.size() - suffix.size());
+  }
+  return description;
+}
+
+void ExpectCompiledByJit(const Executable& executable) {
+  const std::string d = executable.Describe();
+  EXPECT_EQ(d.rfind("jit:", 0), 0u) << d;
+  if (*SharedJitBackend() != '\0') {
+    EXPECT_TRUE(absl::StrContains(
+        d, absl::StrCat("kernels on ", SharedJitBackend())))
+        << d;
+  }
 }
 
 double JitTolerance(DType dtype) {
@@ -100,8 +141,7 @@ std::unique_ptr<Executable> ExpectDynamicJitMatchesEager(
   EXPECT_TRUE(executable.ok()) << executable.status();
   if (!executable.ok()) return nullptr;
   if (!JitCompiler::EagerOnlyReason(*entry.graph)) {
-    EXPECT_EQ((*executable)->Describe().rfind("jit:", 0), 0u)
-        << (*executable)->Describe();
+    ExpectCompiledByJit(**executable);
   }
   auto eager = EagerInterpreter::Create(graph);
   EXPECT_TRUE(eager.ok()) << eager.status();
@@ -137,10 +177,7 @@ void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
   ASSERT_TRUE(executable.ok()) << executable.status();
   // The compiled path, not an eager plan standing in for it (unless the
   // graph is one the JIT leaves to the eager plan by design).
-  if (!JitCompiler::EagerOnlyReason(*graph)) {
-    EXPECT_EQ((*executable)->Describe().rfind("jit:", 0), 0u)
-        << (*executable)->Describe();
-  }
+  if (!JitCompiler::EagerOnlyReason(*graph)) ExpectCompiledByJit(**executable);
   auto actual = (*executable)->Run(inputs);
   auto eager = EagerInterpreter::Create(graph);
   ASSERT_TRUE(eager.ok()) << eager.status();

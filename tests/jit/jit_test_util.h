@@ -21,6 +21,15 @@ namespace guardjit::testing {
 // graph the JIT fails on is an error, not an eager plan.
 JitCompiler& SharedJit();
 
+// The kernel backend the shared JIT runs kernels on: "" for the CPU,
+// "cuda-simt" in jit_cuda_simt_tests.
+const char* SharedJitBackend();
+// An executable's Describe() without ", kernels on <backend>".
+std::string WithoutBackend(const std::string& description);
+// Expects `executable` to be the shared JIT's compiled program, its kernels
+// on SharedJitBackend(), not an eager plan standing in for it.
+void ExpectCompiledByJit(const Executable& executable);
+
 // Per-dtype tolerance for values computed by a fused kernel vs the eager
 // kernels (different but equally valid rounding orders and math functions;
 // float16/bfloat16 within two units in the last place).

@@ -1,0 +1,96 @@
+#ifndef GUARDJIT_JIT_CUDA_CUDA_CODEGEN_H_
+#define GUARDJIT_JIT_CUDA_CUDA_CODEGEN_H_
+
+// The GPU backend's code generator: CUDA C from the same loop IR the CPU JIT
+// compiles (no second lowering, no second fusion). One translation unit per
+// cache entry holds all its kernels; NVRTC compiles it for the device
+// (nvrtc_compiler.h) and the SIMT emulator (runtime/cuda/simt_emulator.h)
+// runs it on the host in tests and `guardjit compile --emulate`.
+//
+// Mapping. A kernel's outer points are its "rows"; a group of threads
+// computes one row at a time, grid-striding over the rows, and runs the
+// row's stages in order, its threads striding over each stage's (flattened)
+// inner loops:
+// - kRowPerThread: a group is one thread (pointwise kernels, whose stages
+//   have no inner loops, and reductions over rows of at most
+//   kSerialRowLimit elements): no synchronization at all;
+// - kRowPerWarp: rows up to kWarpRowLimit elements; reductions combine
+//   through warp shuffles, stages are separated by __syncwarp;
+// - kRowPerBlock: longer or symbolic rows; reductions combine through warp
+//   shuffles and shared memory, stages are separated by __syncthreads.
+// Every thread of a group runs the same number of row iterations, so the
+// barriers are uniform. Floating sums add blocks of kSumBlock of a thread's
+// elements in the compute dtype and the blocks (and the threads' partial
+// sums) in double, which bounds the error as the CPU kernels' blocked sums
+// do (README "Numerics"). Gathers check their index as the CPU kernels do;
+// a failed check ORs its bit into a device flag (the kernel's last
+// parameter) and reads zero.
+//
+// The generated code stays inside the subset the SIMT emulator models:
+// static __shared__ arrays, __syncthreads/__syncwarp, __shfl_xor_sync over
+// full warps, atomicOr, libm names, __half/__nv_bfloat16 conversions.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jit/index_expr.h"
+#include "jit/loop_ir.h"
+
+namespace guardjit {
+
+struct CudaCodegenOptions {
+  // Threads per block (a multiple of 32, at most 1024).
+  int block_threads = 256;
+  // Prefix of the kernels' names: "<prefix><i>".
+  std::string name_prefix = "gj_kernel_";
+};
+
+// How a generated kernel is launched.
+struct CudaKernelInfo {
+  enum class Mapping { kRowPerThread, kRowPerWarp, kRowPerBlock };
+  std::string name;
+  Mapping mapping = Mapping::kRowPerThread;
+  int block_threads = 256;
+  // Rows one block computes at a time (block_threads, block_threads / 32 or
+  // 1 by mapping).
+  int rows_per_block = 1;
+  // The number of rows (outer points), over the kernel's size parameters.
+  IndexExpr rows;
+  // Parameters in order: one pointer per buffer, one `long long` per size
+  // parameter, then, when has_fault_flag, the `unsigned long long*` flag
+  // that failed index checks OR their bits into.
+  int num_buffers = 0;
+  int num_size_params = 0;
+  bool has_fault_flag = false;
+
+  // Blocks to launch for the sizes `sizes`: enough to give every group a
+  // row, at most `max_blocks` (the rows are grid-strided beyond), at least 1.
+  int64_t GridBlocks(absl::Span<const int64_t> sizes, int64_t max_blocks) const;
+};
+
+struct CudaModuleSource {
+  std::string source;  // one translation unit, kernels with C linkage
+  std::vector<CudaKernelInfo> kernels;  // in the order given
+};
+
+// Rows of at most this many elements are reduced by one thread; of at most
+// kWarpRowLimit by a warp.
+inline constexpr int64_t kSerialRowLimit = 16;
+inline constexpr int64_t kWarpRowLimit = 1024;
+// Floating sums add blocks of this many of a thread's elements in float
+// (the CPU kernels' 2048-element blocks spread over 16 vector lanes: the
+// same error bound, README "Numerics").
+inline constexpr int64_t kCudaSumBlock = 128;
+
+// The CUDA C of `kernels`, the i-th named options.name_prefix + i. Fails
+// (UNIMPLEMENTED, naming the construct) on loop IR it has no lowering for.
+absl::StatusOr<CudaModuleSource> RenderCudaModule(
+    absl::Span<const Kernel* const> kernels,
+    const CudaCodegenOptions& options = {});
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_CUDA_CUDA_CODEGEN_H_

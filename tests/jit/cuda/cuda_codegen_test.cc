@@ -1,0 +1,158 @@
+// The CUDA C generator: golden files for a few fixed graphs (as for LLVM
+// IR; GJ_UPDATE_GOLDEN=1 rewrites them) and the launch mapping it picks.
+
+#include "jit/cuda/cuda_codegen.h"
+#include "jit/cuda/nvrtc_compiler.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gtest/gtest.h"
+#include "tests/jit/cuda/cuda_test_util.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::AddNode;
+using testing::Finish;
+using testing::Ints;
+using Mapping = CudaKernelInfo::Mapping;
+
+// NVRTC compiles `module` to a CUBIN for sm_80 and sm_90, every kernel
+// present with its registers counted.
+void ExpectNvrtcCompiles(const CudaModuleSource& module) {
+  auto nvrtc = NvrtcCompiler::Create();
+  ASSERT_TRUE(nvrtc.ok()) << nvrtc.status();
+  for (const CudaArch arch : {CudaArch{8, 0}, CudaArch{9, 0}}) {
+    CudaCompileRequest request;
+    request.source = module.source;
+    request.arch = arch;
+    auto result = (*nvrtc)->Compile(request);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_FALSE((*result)->ptx) << arch.ToString();
+    EXPECT_EQ((*result)->image.substr(0, 4), "\x7f" "ELF");
+    ASSERT_EQ((*result)->kernels.size(), module.kernels.size());
+    for (const CudaKernelResources& k : (*result)->kernels) {
+      EXPECT_GT(k.registers, 0) << k.name;
+    }
+  }
+}
+
+void ExpectGoldenCuda(const std::string& name, const std::string& actual) {
+  const std::string path =
+      absl::StrCat(GJ_GOLDEN_DIR, "/cuda_", name, ".cu");
+  const char* update = std::getenv("GJ_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << "no golden file " << path
+                         << "; run with GJ_UPDATE_GOLDEN=1 to create it";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  EXPECT_EQ(buffer.str(), actual)
+      << path << " differs; if intended, rerun with GJ_UPDATE_GOLDEN=1";
+}
+
+TEST(CudaCodegenTest, SoftmaxMapsRowsByLength) {
+  GraphBuilder b("softmax");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "sm", "aten._softmax.default",
+          {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("sm")}).ok());
+  auto graph = Finish(b);
+  const Plan plan = testing::PlanOf(*graph, {{4, 64}});
+  auto module = testing::RenderPlan(plan);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  // 64-element rows: a warp each.
+  EXPECT_EQ(module->kernels[0].mapping, Mapping::kRowPerWarp);
+  ExpectGoldenCuda("softmax", module->source);
+  ExpectNvrtcCompiles(*module);
+
+  const Plan narrow = testing::PlanOf(*graph, {{4, 16}});
+  auto narrow_module = testing::RenderPlan(narrow);
+  ASSERT_TRUE(narrow_module.ok()) << narrow_module.status();
+  EXPECT_EQ(narrow_module->kernels[0].mapping, Mapping::kRowPerThread);
+
+  const Plan wide = testing::PlanOf(*graph, {{4, 4096}});
+  auto wide_module = testing::RenderPlan(wide);
+  ASSERT_TRUE(wide_module.ok()) << wide_module.status();
+  EXPECT_EQ(wide_module->kernels[0].mapping, Mapping::kRowPerBlock);
+  ExpectNvrtcCompiles(*wide_module);
+}
+
+TEST(CudaCodegenTest, PointwiseChainIsOneThreadPerElement) {
+  GraphBuilder b("pointwise_broadcast");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  AddNode(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
+  AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("a"), Arg::Ref("x")});
+  AddNode(b, "r", "aten.relu.default", {Arg::Ref("m")});
+  AddNode(b, "o", "aten.sub.Scalar", {Arg::Ref("r"), Arg::Float(1.5)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  const Plan plan = testing::PlanOf(*Finish(b), {{4, 8}, {8}});
+  auto module = testing::RenderPlan(plan);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  EXPECT_EQ(module->kernels[0].mapping, Mapping::kRowPerThread);
+  EXPECT_EQ(module->kernels[0].GridBlocks({}, 1000), 1);
+  ExpectGoldenCuda("pointwise_broadcast", module->source);
+  ExpectNvrtcCompiles(*module);
+}
+
+TEST(CudaCodegenTest, LayerNorm) {
+  GraphBuilder b("layer_norm");
+  for (const char* x : {"x", "w", "bias"}) {
+    ASSERT_TRUE(b.AddPlaceholder(x).ok());
+  }
+  AddNode(b, "ln", "aten.native_layer_norm.default",
+          {Arg::Ref("x"), Ints({16}), Arg::Ref("w"), Arg::Ref("bias"),
+           Arg::Float(1e-5)});
+  AddNode(b, "y", "getitem", {Arg::Ref("ln"), Arg::Int(0)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  const Plan plan = testing::PlanOf(*Finish(b), {{4, 16}, {16}, {16}});
+  auto module = testing::RenderPlan(plan);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ExpectGoldenCuda("layer_norm", module->source);
+  ExpectNvrtcCompiles(*module);
+}
+
+TEST(CudaCodegenTest, EmbeddingGatherChecksItsIndex) {
+  GraphBuilder b("embedding");
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  ASSERT_TRUE(b.AddPlaceholder("i").ok());
+  AddNode(b, "e", "aten.embedding.default", {Arg::Ref("w"), Arg::Ref("i")});
+  AddNode(b, "o", "aten.relu.default", {Arg::Ref("e")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  const Plan plan = testing::PlanOfInputs(
+      *Finish(b), {testing::RandomTensor(DType::kFloat32, {10, 8}, 1),
+                   testing::RandomTensor(DType::kInt64, {3, 5}, 2, 0, 10)});
+  auto module = testing::RenderPlan(plan);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  EXPECT_TRUE(module->kernels[0].has_fault_flag);
+  ExpectGoldenCuda("embedding", module->source);
+  ExpectNvrtcCompiles(*module);
+}
+
+TEST(CudaCodegenTest, RejectsBadBlockSizes) {
+  for (int threads : {0, 16, 48, 2048}) {
+    auto module = RenderCudaModule({}, {.block_threads = threads});
+    EXPECT_EQ(module.status().code(), absl::StatusCode::kInvalidArgument)
+        << threads;
+  }
+}
+
+}  // namespace
+}  // namespace guardjit

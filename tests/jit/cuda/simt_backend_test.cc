@@ -1,0 +1,186 @@
+// The CUDA backend on the SIMT emulator beyond what the conformance suites
+// (run again on it by jit_cuda_simt_tests) cover: each row mapping at block
+// sizes other than the suites', reductions whose ties and NaNs cross
+// threads, warps and blocks, one dynamic entry at many sizes, and the
+// module cache.
+
+#include "jit/cuda/simt_backend.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::AddNode;
+using testing::Finish;
+using testing::Ints;
+using testing::RandomTensor;
+
+std::unique_ptr<JitCompiler> SimtJit(int block_threads,
+                                     std::shared_ptr<SimtCudaBackend>* out =
+                                         nullptr) {
+  SimtCudaBackend::Options simt;
+  simt.codegen.block_threads = block_threads;
+  simt.nvrtc_archs = {CudaArch{9, 0}};
+  auto backend = std::make_shared<SimtCudaBackend>(simt);
+  if (out != nullptr) *out = backend;
+  auto jit = JitCompiler::Create(
+      {.fail_instead_of_eager = true, .kernel_backend = backend});
+  EXPECT_TRUE(jit.ok()) << jit.status();
+  return *std::move(jit);
+}
+
+// Runs `graph` compiled by `jit` and eagerly on `inputs`; expects the same
+// values within `rtol` (NaN where eager has NaN).
+void ExpectMatchesEager(JitCompiler& jit, std::shared_ptr<const Graph> graph,
+                        const std::vector<Tensor>& inputs, double rtol) {
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe = jit.Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_NE((*exe)->Describe().find("kernels on cuda-simt"), std::string::npos)
+      << (*exe)->Describe();
+  auto actual = (*exe)->Run(inputs);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok());
+  auto expected = (*eager)->Run(inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t k = 0; k < actual->size(); ++k) {
+    const Tensor& e = (*expected)[k];
+    testing::ExpectTensor((*actual)[k], e.dtype(), e.sizes(),
+                          testing::ToDoubles(e), rtol, rtol);
+  }
+}
+
+std::shared_ptr<const Graph> UnaryOpGraph(const char* target,
+                                          std::vector<Arg> extra) {
+  GraphBuilder b(target);
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  std::vector<Arg> args = {Arg::Ref("x")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  AddNode(b, "y", target, args);
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  return Finish(b);
+}
+
+TEST(SimtBackendTest, SoftmaxAtEveryRowMappingAndBlockSize) {
+  auto graph = UnaryOpGraph("aten._softmax.default",
+                            {Arg::Int(-1), Arg::Bool(false)});
+  for (int threads : {32, 96, 256}) {
+    auto jit = SimtJit(threads);
+    // 7: a thread per row; 300: a warp; 3000: a block.
+    for (int64_t cols : {7, 300, 3000}) {
+      SCOPED_TRACE(absl::StrCat(threads, " threads, rows of ", cols));
+      ExpectMatchesEager(*jit, graph,
+                         {RandomTensor(DType::kFloat32, {5, cols}, cols)},
+                         2e-5);
+    }
+  }
+}
+
+// argmax/argmin where the best value repeats across threads, warps and
+// blocks (the first position wins), and where NaNs do (the first NaN wins).
+TEST(SimtBackendTest, ArgReductionsTieBreakAcrossThreads) {
+  auto jit = SimtJit(128);
+  for (const char* op : {"aten.argmax.default", "aten.argmin.default"}) {
+    auto graph = UnaryOpGraph(op, {Arg::Int(1)});
+    for (int64_t cols : {12, 200, 5000}) {
+      std::vector<double> values(3 * cols);
+      for (int64_t r = 0; r < 3; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          // Few distinct values: many ties for the extreme.
+          values[r * cols + c] = static_cast<double>((c * 7 + r) % 5);
+        }
+      }
+      // Row 1: NaN at two positions, the later one in another warp.
+      values[cols + cols / 3] = NAN;
+      values[cols + cols - 1] = NAN;
+      SCOPED_TRACE(absl::StrCat(op, " rows of ", cols));
+      ExpectMatchesEager(
+          *jit, graph,
+          {testing::MakeTensor(DType::kFloat32, {3, cols}, values)}, 0);
+    }
+  }
+}
+
+// A float32 sum whose threads each see many blocks of kCudaSumBlock values:
+// blocked in double it keeps its mass.
+TEST(SimtBackendTest, LongSumsKeepTheirMass) {
+  auto jit = SimtJit(64);
+  auto graph = UnaryOpGraph("aten.sum.default", {});
+  const int64_t n = int64_t{1} << 22;
+  std::vector<double> tenth(n, 0.1);
+  Specialization spec;
+  const Tensor x = testing::MakeTensor(DType::kFloat32, {n}, tenth);
+  spec.inputs.push_back(TensorMeta::Of(x));
+  auto exe = jit->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  auto out = (*exe)->Run({x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double exact = static_cast<double>(n) * static_cast<float>(0.1);
+  EXPECT_NEAR(testing::ToDoubles((*out)[0])[0], exact, exact * 1e-6);
+}
+
+// One dynamic entry (a symbolic row length: the block mapping) serves six
+// sizes, from 2 to past a block's threads.
+TEST(SimtBackendTest, DynamicEntryServesSixSizes) {
+  GraphBuilder b("dynamic_layer_norm");
+  for (const char* x : {"x", "w"}) ASSERT_TRUE(b.AddPlaceholder(x).ok());
+  AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("x"), Arg::Ref("w")});
+  AddNode(b, "s", "aten.sum.dim_IntList",
+          {Arg::Ref("m"), Ints({1}), Arg::Bool(true)});
+  AddNode(b, "y", "aten.sub.Tensor", {Arg::Ref("m"), Arg::Ref("s")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  auto graph = Finish(b);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t cols : {3, 2, 17, 64, 65, 700}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {4, cols}, cols),
+                     RandomTensor(DType::kFloat32, {cols}, cols + 1)});
+  }
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(graph, calls[0], {{0, 1}, {1, 0}});
+  ASSERT_NE(entry.graph, nullptr);
+  auto jit = SimtJit(64);
+  auto exe = jit->Compile(entry.graph, entry.spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok());
+  for (const auto& call : calls) {
+    SCOPED_TRACE(absl::StrCat("cols ", call[0].size(1)));
+    auto actual = (*exe)->Run(call);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    auto expected = (*eager)->Run(call);
+    ASSERT_TRUE(expected.ok());
+    testing::ExpectTensor((*actual)[0], DType::kFloat32,
+                          (*expected)[0].sizes(),
+                          testing::ToDoubles((*expected)[0]), 2e-5, 2e-5);
+  }
+}
+
+TEST(SimtBackendTest, IdenticalProgramsCompileOnce) {
+  std::shared_ptr<SimtCudaBackend> backend;
+  auto jit = SimtJit(64, &backend);
+  auto graph = UnaryOpGraph("aten.relu.default", {});
+  const std::vector<Tensor> x = {RandomTensor(DType::kFloat32, {3, 5}, 1)};
+  ExpectMatchesEager(*jit, graph, x, 0);
+  ExpectMatchesEager(*jit, graph, x, 0);
+  EXPECT_EQ(backend->compiled(), 1);
+  EXPECT_EQ(backend->cache_hits(), 1);
+  EXPECT_EQ(backend->nvrtc_checked(), 1);
+}
+
+}  // namespace
+}  // namespace guardjit
