@@ -27,14 +27,13 @@ class SimtKernelModule : public KernelModule {
     }
     const CudaKernelInfo& info = source_.kernels[index];
     if (static_cast<int>(sizes.size()) != info.num_size_params) {
-      return absl::InternalError(
-          absl::StrCat(info.name, " takes ", info.num_size_params,
-                       " sizes, got ", sizes.size()));
+      return absl::InternalError(absl::StrCat(info.name, " takes ",
+                                              info.num_size_params,
+                                              " sizes, got ", sizes.size()));
     }
     // cuLaunchKernel's convention: a pointer to each argument's value.
     absl::InlinedVector<void*, 16> params;
-    absl::InlinedVector<void*, 8> pointers(buffers,
-                                           buffers + info.num_buffers);
+    absl::InlinedVector<void*, 8> pointers(buffers, buffers + info.num_buffers);
     for (int b = 0; b < info.num_buffers; ++b) params.push_back(&pointers[b]);
     absl::InlinedVector<long long, 8> values(sizes.begin(), sizes.end());
     for (long long& v : values) params.push_back(&v);
@@ -106,7 +105,7 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> SimtCudaBackend::Compile(
   std::shared_ptr<const KernelModule> evicted;  // released after the lock
   std::lock_guard<std::mutex> lock(mu_);
   ++compiled_;
-  auto [it, inserted] = cache_.emplace(key, Cached{module, ++tick_});
+  cache_.emplace(key, Cached{module, ++tick_});
   if (static_cast<int>(cache_.size()) > options_.max_cached_modules) {
     auto oldest = cache_.begin();
     for (auto c = cache_.begin(); c != cache_.end(); ++c) {

@@ -2,7 +2,6 @@
 // IR; GJ_UPDATE_GOLDEN=1 rewrites them) and the launch mapping it picks.
 
 #include "jit/cuda/cuda_codegen.h"
-#include "jit/cuda/nvrtc_compiler.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "gtest/gtest.h"
+#include "jit/cuda/nvrtc_compiler.h"
 #include "tests/jit/cuda/cuda_test_util.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -37,7 +37,9 @@ void ExpectNvrtcCompiles(const CudaModuleSource& module) {
     auto result = (*nvrtc)->Compile(request);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_FALSE((*result)->ptx) << arch.ToString();
-    EXPECT_EQ((*result)->image.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ((*result)->image.substr(0, 4),
+              "\x7f"
+              "ELF");
     ASSERT_EQ((*result)->kernels.size(), module.kernels.size());
     for (const CudaKernelResources& k : (*result)->kernels) {
       EXPECT_GT(k.registers, 0) << k.name;
@@ -46,8 +48,7 @@ void ExpectNvrtcCompiles(const CudaModuleSource& module) {
 }
 
 void ExpectGoldenCuda(const std::string& name, const std::string& actual) {
-  const std::string path =
-      absl::StrCat(GJ_GOLDEN_DIR, "/cuda_", name, ".cu");
+  const std::string path = absl::StrCat(GJ_GOLDEN_DIR, "/cuda_", name, ".cu");
   const char* update = std::getenv("GJ_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream out(path, std::ios::binary);

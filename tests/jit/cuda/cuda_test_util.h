@@ -10,9 +10,8 @@
 namespace guardjit::testing {
 
 // The CUDA C of every fused kernel of `plan` (its kernel steps in order).
-absl::StatusOr<CudaModuleSource> RenderPlan(const Plan& plan,
-                                            const CudaCodegenOptions& options =
-                                                {});
+absl::StatusOr<CudaModuleSource> RenderPlan(
+    const Plan& plan, const CudaCodegenOptions& options = {});
 
 }  // namespace guardjit::testing
 

@@ -27,9 +27,8 @@ using testing::Finish;
 using testing::Ints;
 using testing::RandomTensor;
 
-std::unique_ptr<JitCompiler> SimtJit(int block_threads,
-                                     std::shared_ptr<SimtCudaBackend>* out =
-                                         nullptr) {
+std::unique_ptr<JitCompiler> SimtJit(
+    int block_threads, std::shared_ptr<SimtCudaBackend>* out = nullptr) {
   SimtCudaBackend::Options simt;
   simt.codegen.block_threads = block_threads;
   simt.nvrtc_archs = {CudaArch{9, 0}};
@@ -77,16 +76,15 @@ std::shared_ptr<const Graph> UnaryOpGraph(const char* target,
 }
 
 TEST(SimtBackendTest, SoftmaxAtEveryRowMappingAndBlockSize) {
-  auto graph = UnaryOpGraph("aten._softmax.default",
-                            {Arg::Int(-1), Arg::Bool(false)});
+  auto graph =
+      UnaryOpGraph("aten._softmax.default", {Arg::Int(-1), Arg::Bool(false)});
   for (int threads : {32, 96, 256}) {
     auto jit = SimtJit(threads);
     // 7: a thread per row; 300: a warp; 3000: a block.
     for (int64_t cols : {7, 300, 3000}) {
       SCOPED_TRACE(absl::StrCat(threads, " threads, rows of ", cols));
-      ExpectMatchesEager(*jit, graph,
-                         {RandomTensor(DType::kFloat32, {5, cols}, cols)},
-                         2e-5);
+      ExpectMatchesEager(
+          *jit, graph, {RandomTensor(DType::kFloat32, {5, cols}, cols)}, 2e-5);
     }
   }
 }
@@ -164,8 +162,7 @@ TEST(SimtBackendTest, DynamicEntryServesSixSizes) {
     ASSERT_TRUE(actual.ok()) << actual.status();
     auto expected = (*eager)->Run(call);
     ASSERT_TRUE(expected.ok());
-    testing::ExpectTensor((*actual)[0], DType::kFloat32,
-                          (*expected)[0].sizes(),
+    testing::ExpectTensor((*actual)[0], DType::kFloat32, (*expected)[0].sizes(),
                           testing::ToDoubles((*expected)[0]), 2e-5, 2e-5);
   }
 }
