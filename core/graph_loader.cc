@@ -1,5 +1,6 @@
 #include "core/graph_loader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -107,14 +108,53 @@ absl::StatusOr<std::string> ReadExternal(const proto::ExternalData& ext,
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": negative external data offset or length"));
   }
-  file.seekg(ext.offset());
-  std::string bytes(static_cast<size_t>(ext.length()), '\0');
-  file.read(bytes.data(), ext.length());
-  if (file.gcount() != ext.length()) {
+  auto short_data = [&](int64_t available) {
     return absl::DataLossError(absl::StrCat(
-        what, ": external data '", path.string(), "' has ", file.gcount(),
+        what, ": external data '", path.string(), "' has ", available,
         " bytes at offset ", ext.offset(), ", expected ", ext.length()));
+  };
+  // The declared length is only checked against dtype x shape, so it may be
+  // anything up to 2^63: compare it with what the file holds before
+  // allocating (a few bytes of graph must not ask for terabytes).
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec) {
+      const uintmax_t offset = static_cast<uintmax_t>(ext.offset());
+      const int64_t available =
+          offset < size
+              ? static_cast<int64_t>(std::min<uintmax_t>(
+                    size - offset, std::numeric_limits<int64_t>::max()))
+              : 0;
+      if (available < ext.length()) return short_data(available);
+      file.seekg(ext.offset());
+      std::string bytes(static_cast<size_t>(ext.length()), '\0');
+      file.read(bytes.data(), ext.length());
+      if (file.gcount() != ext.length()) return short_data(file.gcount());
+      return bytes;
+    }
   }
+  // Not a regular file (a pipe, a device): skip the offset and read in
+  // bounded chunks, so memory grows with the bytes that are there, not with
+  // the declared length.
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  std::string bytes;
+  int64_t skipped = 0;
+  while (skipped < ext.offset() && file) {
+    file.ignore(std::min(ext.offset() - skipped, kChunk));
+    skipped += file.gcount();
+  }
+  if (skipped < ext.offset()) return short_data(0);
+  while (static_cast<int64_t>(bytes.size()) < ext.length() && file) {
+    const size_t old = bytes.size();
+    const int64_t want =
+        std::min(ext.length() - static_cast<int64_t>(old), kChunk);
+    bytes.resize(old + static_cast<size_t>(want));
+    file.read(bytes.data() + old, want);
+    bytes.resize(old + static_cast<size_t>(file.gcount()));
+  }
+  if (static_cast<int64_t>(bytes.size()) != ext.length())
+    return short_data(static_cast<int64_t>(bytes.size()));
   return bytes;
 }
 

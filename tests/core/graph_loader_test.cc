@@ -1,11 +1,13 @@
 #include "core/graph_loader.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -323,6 +325,73 @@ TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
 
   auto missing = LoadGraphFromFile((dir / "missing.pbtxt").string(), Toy());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+// F9 (#19): the declared length is only checked against dtype x shape, so a
+// few bytes of graph can declare 2^46 bytes of external data; the loader must
+// compare it with the file before allocating (it used to allocate the
+// declared length first: std::bad_alloc, or an ASan abort).
+TEST(GraphLoaderTest, ExternalDataFarLongerThanTheFileFailsBeforeAllocating) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("gj_loader_huge_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream bin(dir / "tiny.bin", std::ios::binary);
+    bin.write("0123456789ab", 12);
+  }
+  GraphLoadOptions options = Toy();
+  options.external_data_dir = dir.string();
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      // 2^40 x 16 float32: 2^46 bytes (64 TiB) declared, 12 in the file.
+      {R"pb(constants {
+              name: "w"
+              dtype: FLOAT32
+              sizes: [ 1099511627776, 16 ]
+              external { path: "tiny.bin" length: 70368744177664 }
+            }
+            outputs { ref: "w" })pb",
+       "has 12 bytes at offset 0, expected 70368744177664"},
+      // int8 [2^63 - 1]: the largest length dtype x shape allows.
+      {R"pb(constants {
+              name: "w"
+              dtype: INT8
+              sizes: [ 9223372036854775807 ]
+              external {
+                path: "tiny.bin"
+                offset: 4
+                length: 9223372036854775807
+              }
+            }
+            outputs { ref: "w" })pb",
+       "has 8 bytes at offset 4, expected 9223372036854775807"},
+      // An offset past the end leaves nothing, whatever the length.
+      {R"pb(constants {
+              name: "w"
+              dtype: FLOAT64
+              sizes: [ 1073741824 ]
+              external {
+                path: "tiny.bin"
+                offset: 4611686018427387904
+                length: 8589934592
+              }
+            }
+            outputs { ref: "w" })pb",
+       "has 0 bytes at offset 4611686018427387904, expected 8589934592"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto g = LoadGraphFromText(c.text, options);
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kDataLoss) << g.status();
+    EXPECT_THAT(std::string(g.status().message()),
+                HasSubstr("constant 'w': external data '"));
+    EXPECT_THAT(std::string(g.status().message()), HasSubstr("tiny.bin"));
+    EXPECT_THAT(std::string(g.status().message()), HasSubstr(c.message));
+  }
   std::filesystem::remove_all(dir);
 }
 
