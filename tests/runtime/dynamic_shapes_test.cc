@@ -338,8 +338,12 @@ TEST(DynamicShapesTest, ConcurrentCallsWithRandomSizes) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  // At most: static first size, size 1, size 2 (s0 <= 2 branch), s0 > 2.
-  EXPECT_LE(h.f().stats().cache_entries, 5);
+  // Called one at a time, 4 entries at most: the first size static, size 1,
+  // size 2 (the s0 <= 2 branch), s0 > 2. But misses on different sizes compile
+  // at the same time (#13), so a size may get its own entry before the dynamic
+  // one that would have covered it is published (6 in about 1 run in 15 under
+  // ASan): one entry per distinct size at most, never two for one.
+  EXPECT_LE(h.f().stats().cache_entries, 6);
   EXPECT_EQ(h.f().stats().compiles, h.f().stats().cache_entries);
 }
 
