@@ -7,6 +7,7 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler
   libdlpack-dev libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-19 libclang-rt-19-dev  # libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do
