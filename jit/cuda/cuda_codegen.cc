@@ -135,7 +135,7 @@ class KernelWriter {
   int indent_ = 1;
   int next_temp_ = 0;
   absl::flat_hash_map<const void*, std::string> memo_;
-  std::vector<std::string> local_types_;
+  std::vector<bool> local_ready_;  // per local: its reduction was written
 };
 
 absl::StatusOr<std::string> KernelWriter::Load(int buffer, DType d,
@@ -190,8 +190,8 @@ absl::StatusOr<std::string> KernelWriter::Value(const ValueExpr& e) {
       memo_[e.id()] = expr;
       return expr;
     case ValueExpr::Kind::kLocal:
-      if (e.local() < 0 || e.local() >= static_cast<int>(local_types_.size()) ||
-          local_types_[e.local()].empty()) {
+      if (e.local() < 0 || e.local() >= static_cast<int>(local_ready_.size()) ||
+          !local_ready_[e.local()]) {
         return absl::InternalError("local read before its reduction");
       }
       return absl::StrCat("l", e.local());
@@ -477,10 +477,13 @@ absl::Status KernelWriter::WriteReduce(const Stage& stage, int index) {
       break;
   }
   GroupReduce(index, {var}, {var_t}, combine);
-  ASSIGN_OR_RETURN(std::string local,
-                   Cast(absl::StrCat("(float)", var), DType::kFloat32, d));
-  if (!IsReducedFloat(d)) local = absl::StrCat("(", t, ")", var);
-  if (d == DType::kBool) local = absl::StrCat("(", var, " != 0)");
+  // Back to the value's dtype: float16/bfloat16 round from float, bool is
+  // nonzero, the rest convert.
+  std::string local = absl::StrCat("(", t, ")", var);
+  if (IsReducedFloat(d) || d == DType::kBool) {
+    ASSIGN_OR_RETURN(local,
+                     Cast(absl::StrCat("(float)", var), DType::kFloat32, d));
+  }
   Line(absl::StrCat("l", stage.local, " = ", local, ";"));
   return absl::OkStatus();
 }
@@ -547,13 +550,9 @@ absl::Status KernelWriter::WriteArgReduce(const Stage& stage, int index) {
 
 absl::Status KernelWriter::Write(std::string* out) {
   // The mapping: by the longest stage's element count.
-  bool has_reduce = false;
-  bool has_loops = false;
   int64_t row = 1;
   bool symbolic_row = false;
   for (const Stage& s : k_.stages) {
-    has_reduce |= s.kind == Stage::Kind::kReduce;
-    has_loops |= !s.loops.empty();
     const IndexExpr n = Extent(s.loops);
     if (n.is_const()) {
       row = std::max(row, n.value());
@@ -561,14 +560,13 @@ absl::Status KernelWriter::Write(std::string* out) {
       symbolic_row = true;
     }
   }
-  if (!has_loops || (!symbolic_row && row <= kSerialRowLimit)) {
+  if (!symbolic_row && row <= kSerialRowLimit) {
     mapping_ = Mapping::kRowPerThread;
   } else if (!symbolic_row && row <= kWarpRowLimit) {
     mapping_ = Mapping::kRowPerWarp;
   } else {
     mapping_ = Mapping::kRowPerBlock;
   }
-  (void)has_reduce;
   const int bt = options_.block_threads;
   info_->mapping = mapping_;
   info_->block_threads = bt;
@@ -592,7 +590,7 @@ absl::Status KernelWriter::Write(std::string* out) {
     params.push_back("unsigned long long* __restrict__ gj_faults");
   }
 
-  local_types_.assign(k_.num_locals, "");
+  local_ready_.assign(k_.num_locals, false);
   Line(absl::StrCat("const long long gj_rows = ", Index(info_->rows), ";"));
   switch (mapping_) {
     case Mapping::kRowPerThread:
@@ -639,7 +637,7 @@ absl::Status KernelWriter::Write(std::string* out) {
     ++indent_;
     RETURN_IF_ERROR(WriteReduce(stage, static_cast<int>(i)));
     CloseBlock();
-    local_types_[stage.local] = t;
+    local_ready_[stage.local] = true;
   }
   CloseBlock();
   if (k_.num_checks > 0) {

@@ -33,8 +33,9 @@ class SimtKernelModule : public KernelModule {
     }
     // cuLaunchKernel's convention: a pointer to each argument's value.
     absl::InlinedVector<void*, 16> params;
-    absl::InlinedVector<void*, 8> pointers(buffers, buffers + info.num_buffers);
-    for (int b = 0; b < info.num_buffers; ++b) params.push_back(&pointers[b]);
+    for (int b = 0; b < info.num_buffers; ++b) {
+      params.push_back(const_cast<void**>(&buffers[b]));
+    }
     absl::InlinedVector<long long, 8> values(sizes.begin(), sizes.end());
     for (long long& v : values) params.push_back(&v);
     unsigned long long faults = 0;

@@ -6,13 +6,10 @@
 // GJ_UPDATE_GOLDEN=1 rewrites the files instead of comparing.
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "core/graph_builder.h"
 #include "core/logging.h"
 #include "gtest/gtest.h"
@@ -57,45 +54,8 @@ std::string CodegenLog(std::shared_ptr<const Graph> graph,
   return log;
 }
 
-// Compares `actual` with the golden file `name`, reporting the first line
-// that differs, or rewrites the file under GJ_UPDATE_GOLDEN=1.
 void ExpectGolden(const std::string& name, const std::string& actual) {
-  const std::string path = absl::StrCat(GJ_GOLDEN_DIR, "/", name, ".txt");
-  const char* update = std::getenv("GJ_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << "no golden file " << path
-                         << "; run with GJ_UPDATE_GOLDEN=1 to create it";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string expected = buffer.str();
-  if (expected == actual) return;
-  const std::vector<std::string> want = absl::StrSplit(expected, '\n');
-  const std::vector<std::string> got = absl::StrSplit(actual, '\n');
-  size_t line = 0;
-  while (line < want.size() && line < got.size() && want[line] == got[line]) {
-    ++line;
-  }
-  auto at = [](const std::vector<std::string>& lines, size_t i) {
-    return i < lines.size() ? lines[i] : std::string("<end of text>");
-  };
-  std::string context;
-  for (size_t i = line; i < line + 3; ++i) {
-    absl::StrAppend(&context, "  line ", i + 1, "\n    golden: ", at(want, i),
-                    "\n    now:    ", at(got, i), "\n");
-  }
-  ADD_FAILURE() << path << " differs from the generated code (" << want.size()
-                << " vs " << got.size() << " lines), first at line " << line + 1
-                << ":\n"
-                << context
-                << "If the change is intended, rerun with "
-                   "GJ_UPDATE_GOLDEN=1 and review the diff of "
-                << path;
+  testing::ExpectGoldenFile(name + ".txt", actual);
 }
 
 // relu((x + y) * x) - 1.5 with y broadcast along rows.

@@ -1,16 +1,20 @@
 #include "tests/jit/jit_test_util.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "core/call_signature.h"
 #include "core/compiler.h"
 #include "core/shape_env.h"
 #include "core/specializer.h"
-#include "jit/cuda/simt_backend.h"
 #include "gtest/gtest.h"
+#include "jit/cuda/simt_backend.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
 
@@ -44,8 +48,7 @@ const char* SharedJitBackend() {
 }
 
 std::string WithoutBackend(const std::string& description) {
-  const std::string suffix =
-      absl::StrCat(", kernels on ", SharedJitBackend());
+  const std::string suffix = absl::StrCat(", kernels on ", SharedJitBackend());
   if (*SharedJitBackend() != '\0' && absl::EndsWith(description, suffix)) {
     return description.substr(0, description.size() - suffix.size());
   }
@@ -56,10 +59,49 @@ void ExpectCompiledByJit(const Executable& executable) {
   const std::string d = executable.Describe();
   EXPECT_EQ(d.rfind("jit:", 0), 0u) << d;
   if (*SharedJitBackend() != '\0') {
-    EXPECT_TRUE(absl::StrContains(
-        d, absl::StrCat("kernels on ", SharedJitBackend())))
+    EXPECT_TRUE(
+        absl::StrContains(d, absl::StrCat("kernels on ", SharedJitBackend())))
         << d;
   }
+}
+
+void ExpectGoldenFile(const std::string& file, const std::string& actual) {
+  const std::string path = absl::StrCat(GJ_GOLDEN_DIR, "/", file);
+  const char* update = std::getenv("GJ_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << "no golden file " << path
+                         << "; run with GJ_UPDATE_GOLDEN=1 to create it";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string expected = buffer.str();
+  if (expected == actual) return;
+  const std::vector<std::string> want = absl::StrSplit(expected, '\n');
+  const std::vector<std::string> got = absl::StrSplit(actual, '\n');
+  size_t line = 0;
+  while (line < want.size() && line < got.size() && want[line] == got[line]) {
+    ++line;
+  }
+  auto at = [](const std::vector<std::string>& lines, size_t i) {
+    return i < lines.size() ? lines[i] : std::string("<end of text>");
+  };
+  std::string context;
+  for (size_t i = line; i < line + 3; ++i) {
+    absl::StrAppend(&context, "  line ", i + 1, "\n    golden: ", at(want, i),
+                    "\n    now:    ", at(got, i), "\n");
+  }
+  ADD_FAILURE() << path << " differs from the generated code (" << want.size()
+                << " vs " << got.size() << " lines), first at line " << line + 1
+                << ":\n"
+                << context
+                << "If the change is intended, rerun with "
+                   "GJ_UPDATE_GOLDEN=1 and review the diff of "
+                << path;
 }
 
 double JitTolerance(DType dtype) {

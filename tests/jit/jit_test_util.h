@@ -30,6 +30,10 @@ std::string WithoutBackend(const std::string& description);
 // on SharedJitBackend(), not an eager plan standing in for it.
 void ExpectCompiledByJit(const Executable& executable);
 
+// Compares `actual` with tests/jit/golden/`file`, reporting the first line
+// that differs, or rewrites the file under GJ_UPDATE_GOLDEN=1.
+void ExpectGoldenFile(const std::string& file, const std::string& actual);
+
 // Per-dtype tolerance for values computed by a fused kernel vs the eager
 // kernels (different but equally valid rounding orders and math functions;
 // float16/bfloat16 within two units in the last place).

@@ -3,9 +3,6 @@
 
 #include "jit/cuda/cuda_codegen.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -48,21 +45,7 @@ void ExpectNvrtcCompiles(const CudaModuleSource& module) {
 }
 
 void ExpectGoldenCuda(const std::string& name, const std::string& actual) {
-  const std::string path = absl::StrCat(GJ_GOLDEN_DIR, "/cuda_", name, ".cu");
-  const char* update = std::getenv("GJ_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << "no golden file " << path
-                         << "; run with GJ_UPDATE_GOLDEN=1 to create it";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  EXPECT_EQ(buffer.str(), actual)
-      << path << " differs; if intended, rerun with GJ_UPDATE_GOLDEN=1";
+  testing::ExpectGoldenFile("cuda_" + name + ".cu", actual);
 }
 
 TEST(CudaCodegenTest, SoftmaxMapsRowsByLength) {
