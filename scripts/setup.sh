@@ -8,6 +8,8 @@ packages=(
   libdlpack-dev libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev  # libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
+  golang-go                    # bindings/go (cgo)
+  openjdk-17-jdk-headless junit5  # bindings/java (JNI, JUnit 5 console launcher)
 )
 missing=()
 for p in "${packages[@]}"; do

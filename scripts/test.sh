@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: the release configuration (unit,
-# conformance, C API, CLI, install-and-consume tests), then the same tests
-# under ASan + UBSan, then the tests that start threads under TSan, then every
-# libFuzzer target for a short while. GUARDJIT_SKIP_SANITIZERS=1 stops after
+# conformance, C API, CLI, install-and-consume tests), the language bindings
+# over the installed library, then the same C++ tests under ASan + UBSan, then
+# the tests that start threads under TSan, then every libFuzzer target for a
+# short while. GUARDJIT_SKIP_SANITIZERS=1 stops after
 # the release tests; GUARDJIT_FUZZ_SECONDS sets the time per fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,10 @@ jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build -j "$jobs" --output-on-failure
+
+# The language bindings (Rust, Go, Java, ...), each over the installed
+# library: scripts/test_bindings.sh installs build/ into a temporary prefix.
+bash scripts/test_bindings.sh build
 
 if [ "${GUARDJIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGUARDJIT_SANITIZE=ON \
