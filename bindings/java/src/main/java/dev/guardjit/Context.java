@@ -1,0 +1,59 @@
+package dev.guardjit;
+
+import java.lang.ref.Cleaner;
+
+/**
+ * Owns the thread pool, the compiler and the caching allocator; share one per process.
+ *
+ * <p>Thread safety: every method may be called from any thread. Graphs, builders and
+ * functions made from a context keep it alive: {@link #close()} makes the context refuse new
+ * work, and its native memory is freed once the last of them is closed too (the C API
+ * requires a context to outlive them). A context that becomes unreachable without being
+ * closed is freed by a {@link Cleaner}; prefer try-with-resources.
+ */
+public final class Context implements AutoCloseable {
+  final HandleState state;
+  private final Cleaner.Cleanable cleanable;
+
+  /** A context with the library's defaults. */
+  public Context() {
+    this(new ContextOptions());
+  }
+
+  public Context(ContextOptions options) {
+    Native.load();
+    long pointer = options.create();
+    this.state = new HandleState("Context", pointer, Native::contextDestroy, null);
+    this.cleanable = Handles.CLEANER.register(this, state);
+  }
+
+  /** The context's memory counters. Thread-safe. */
+  public MemoryStats memoryStats() {
+    long p = state.acquire();
+    try {
+      return MemoryStats.of(Native.contextMemoryStats(p));
+    } finally {
+      state.release();
+    }
+  }
+
+  /** Returns every cached host block to the system. Thread-safe. */
+  public void releaseCachedMemory() {
+    long p = state.acquire();
+    try {
+      Native.contextReleaseCachedMemory(p);
+    } finally {
+      state.release();
+    }
+  }
+
+  public boolean isClosed() {
+    return state.isClosed();
+  }
+
+  /** Closes the context; idempotent. See the class comment for children still open. */
+  @Override
+  public void close() {
+    cleanable.clean();
+  }
+}

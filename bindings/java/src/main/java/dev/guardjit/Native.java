@@ -1,0 +1,146 @@
+package dev.guardjit;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The JNI entry points (src/main/c/guardjit_jni.c). Handles are raw pointers
+ * as longs; the public classes own them and guarantee that a pointer passed
+ * here is alive for the whole call.
+ */
+final class Native {
+  private Native() {}
+
+  static {
+    String path = System.getProperty("guardjit.jni.library");
+    if (path != null && !path.isEmpty()) {
+      System.load(path);
+    } else {
+      System.loadLibrary("guardjit_jni");
+    }
+  }
+
+  /** Forces the library to load (class initialization). */
+  static void load() {}
+
+  static native String version();
+
+  static native int apiVersion();
+
+  static native void setLogTopics(String spec);
+
+  static native void setLogHandler(LogHandler handler);
+
+  static native long contextCreate(
+      int numThreads, int backend, int maxCachedKernels, long maxCachedBytes, int mask);
+
+  static native void contextDestroy(long context);
+
+  static native long[] contextMemoryStats(long context);
+
+  static native void contextReleaseCachedMemory(long context);
+
+  static native long graphFromFile(long context, String path, String externalDataDir);
+
+  static native long graphFromBytes(
+      long context, byte[] data, boolean text, String externalDataDir);
+
+  static native void graphDestroy(long graph);
+
+  static native int graphNumInputs(long graph);
+
+  static native int graphNumOutputs(long graph);
+
+  static native String graphInputName(long graph, int index);
+
+  static native String graphOutputName(long graph, int index);
+
+  static native String graphToTabular(long graph);
+
+  static native String graphCompileReport(
+      long graph,
+      long[] meta,
+      int numInputs,
+      String target,
+      boolean emulate,
+      long seed,
+      long[] checkOut);
+
+  static native long builderCreate(long context, String name);
+
+  static native void builderDestroy(long builder);
+
+  static native void builderAddInput(long builder, String name);
+
+  static native void builderAddConstant(long builder, String name, Object[] buffers, long[] meta);
+
+  static native void builderAddNode(
+      long builder,
+      String name,
+      String target,
+      int[] kinds,
+      String[] names,
+      long[] ints,
+      double[] floats,
+      String[] strs,
+      int[] dtypes,
+      Object[] lists);
+
+  static native void builderSetOutputs(long builder, String[] names);
+
+  static native long builderFinish(long builder);
+
+  static native long functionCreate(
+      long context,
+      long graph,
+      String name,
+      int recompileLimit,
+      boolean hasRecompileLimit,
+      int dynamic,
+      long[] markDynamic);
+
+  static native void functionDestroy(long function);
+
+  static native int functionNumInputs(long function);
+
+  static native int functionNumOutputs(long function);
+
+  static native void functionCall(
+      long function,
+      Object[] buffers,
+      long[] meta,
+      int numInputs,
+      int numOutputs,
+      int gradMode,
+      int deterministic,
+      long timeoutUs,
+      byte[] requiresGrad,
+      ByteBuffer cancel);
+
+  static native Object[] functionCallAlloc(
+      long function,
+      Object[] buffers,
+      long[] meta,
+      int numInputs,
+      int numOutputs,
+      int gradMode,
+      int deterministic,
+      long timeoutUs,
+      byte[] requiresGrad,
+      ByteBuffer cancel);
+
+  static native void functionPrecompile(
+      long function,
+      long[] meta,
+      int numInputs,
+      int gradMode,
+      int deterministic,
+      byte[] requiresGrad);
+
+  static native long[] functionStats(long function);
+
+  static native String functionExplain(long function);
+
+  static native String functionDumpGuards(long function);
+
+  static native void tensorRelease(long tensor);
+}
