@@ -1,0 +1,200 @@
+//! `Context`: the thread pool, the compiler and the caching allocator.
+
+use crate::error::{check, Result};
+use guardjit_sys as sys;
+use std::fmt;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+
+/// What compiles a cache entry on a miss (`gj_backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Backend {
+    /// The best available: the CPU JIT for CPU tensors.
+    #[default]
+    Default,
+    /// Specialized eager plans (torch.compile's `backend="eager"`).
+    Eager,
+    /// Fused kernels compiled in process by LLVM's ORC JIT.
+    CpuJit,
+}
+
+impl Backend {
+    fn to_raw(self) -> sys::gj_backend {
+        match self {
+            Backend::Default => sys::GJ_BACKEND_DEFAULT,
+            Backend::Eager => sys::GJ_BACKEND_EAGER,
+            Backend::CpuJit => sys::GJ_BACKEND_CPU_JIT,
+        }
+    }
+}
+
+/// `gj_context_options`, starting from the library's defaults
+/// (`gj_context_options_init`). The library validates the values.
+#[derive(Clone, Copy)]
+pub struct ContextOptions {
+    raw: sys::gj_context_options,
+}
+
+impl ContextOptions {
+    pub fn new() -> ContextOptions {
+        // SAFETY: _init fills every field of a struct we own.
+        let raw = unsafe {
+            let mut raw = std::mem::zeroed::<sys::gj_context_options>();
+            sys::gj_context_options_init(&mut raw);
+            raw
+        };
+        ContextOptions { raw }
+    }
+
+    /// Threads compiled programs run on, the calling thread included; 0 =
+    /// the process-wide pool (`GJ_NUM_THREADS`, else one per core).
+    pub fn num_threads(mut self, n: i32) -> Self {
+        self.raw.num_threads = n;
+        self
+    }
+
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.raw.backend = backend.to_raw();
+        self
+    }
+
+    /// Compiled kernels kept for reuse once no function uses them (default
+    /// 1024, 0 = none).
+    pub fn max_cached_kernels(mut self, n: i32) -> Self {
+        self.raw.max_cached_kernels = n;
+        self
+    }
+
+    /// Host bytes the caching allocator keeps after outputs and
+    /// intermediates are freed (default 1 GiB, 0 = none).
+    pub fn max_cached_bytes(mut self, bytes: i64) -> Self {
+        self.raw.max_cached_bytes = bytes;
+        self
+    }
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions::new()
+    }
+}
+
+impl fmt::Debug for ContextOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextOptions")
+            .field("num_threads", &self.raw.num_threads)
+            .field("backend", &self.raw.backend)
+            .field("max_cached_kernels", &self.raw.max_cached_kernels)
+            .field("max_cached_bytes", &self.raw.max_cached_bytes)
+            .finish()
+    }
+}
+
+/// The context's memory (`gj_memory_stats`). Host bytes are counted by
+/// size class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryStats {
+    /// Outputs and intermediates alive now (library-allocated outputs count
+    /// until dropped, even after the context is gone).
+    pub bytes_in_use: i64,
+    /// Freed, kept for reuse.
+    pub bytes_cached: i64,
+    /// Since the context was created.
+    pub peak_bytes_in_use: i64,
+    /// Blocks taken from the system.
+    pub system_allocations: i64,
+    /// Blocks served from the cache.
+    pub cache_hits: i64,
+    /// JIT code modules loaded.
+    pub compiled_modules: i64,
+    /// Compiled kernels kept for reuse.
+    pub cached_kernels: i64,
+}
+
+struct ContextHandle(NonNull<sys::gj_context>);
+
+// SAFETY: guardjit.h: "Thread safety: handles may be used from any thread."
+unsafe impl Send for ContextHandle {}
+// SAFETY: guardjit.h calls the context the thing to "share one per process"
+// ("Context: owns the thread pool and the compiler; share one per
+// process"), says "Functions on distinct handles never block each other",
+// and marks gj_context_get_memory_stats and gj_context_release_cached_memory
+// "Thread-safe"; those, and making graphs, builders and functions from it,
+// are all a shared Context does.
+unsafe impl Sync for ContextHandle {}
+
+impl Drop for ContextHandle {
+    fn drop(&mut self) {
+        // SAFETY: the last reference: every Graph, GraphBuilder and Function
+        // holds a Context clone, so they are gone ("Every graph and function
+        // made from the context must be destroyed first").
+        unsafe { sys::gj_context_destroy(self.0.as_ptr()) }
+    }
+}
+
+/// Owns guardjit's thread pool, compiler and caching allocator; share one
+/// per process. Cloning is cheap (a reference count); graphs, builders and
+/// functions hold a clone, so the context is destroyed after the last of
+/// them.
+#[derive(Clone)]
+pub struct Context {
+    handle: Arc<ContextHandle>,
+}
+
+impl Context {
+    /// A context with the default options.
+    pub fn new() -> Result<Context> {
+        Context::create(ptr::null())
+    }
+
+    pub fn with_options(options: &ContextOptions) -> Result<Context> {
+        Context::create(&options.raw)
+    }
+
+    fn create(options: *const sys::gj_context_options) -> Result<Context> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: options is NULL or an initialized struct; raw is written
+        // only on success.
+        unsafe { check(sys::gj_context_create(options, &mut raw))? };
+        let raw = NonNull::new(raw).expect("gj_context_create succeeded without a context");
+        Ok(Context {
+            handle: Arc::new(ContextHandle(raw)),
+        })
+    }
+
+    /// The `gj_context*` (owned by this value and its clones).
+    pub fn as_ptr(&self) -> *mut sys::gj_context {
+        self.handle.0.as_ptr()
+    }
+
+    pub fn memory_stats(&self) -> Result<MemoryStats> {
+        // SAFETY: _init then get on a struct we own.
+        let raw = unsafe {
+            let mut raw = std::mem::zeroed::<sys::gj_memory_stats>();
+            sys::gj_memory_stats_init(&mut raw);
+            check(sys::gj_context_get_memory_stats(self.as_ptr(), &mut raw))?;
+            raw
+        };
+        Ok(MemoryStats {
+            bytes_in_use: raw.bytes_in_use,
+            bytes_cached: raw.bytes_cached,
+            peak_bytes_in_use: raw.peak_bytes_in_use,
+            system_allocations: raw.system_allocations,
+            cache_hits: raw.cache_hits,
+            compiled_modules: raw.compiled_modules,
+            cached_kernels: raw.cached_kernels,
+        })
+    }
+
+    /// Returns every cached host block to the system.
+    pub fn release_cached_memory(&self) -> Result<()> {
+        // SAFETY: a live context; the call is thread-safe per the header.
+        unsafe { check(sys::gj_context_release_cached_memory(self.as_ptr())) }
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Context").field(&self.as_ptr()).finish()
+    }
+}

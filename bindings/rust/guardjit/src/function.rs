@@ -1,0 +1,500 @@
+//! `Function`: a graph plus its guard cache of compiled entries, and the
+//! calls.
+
+use crate::context::Context;
+use crate::error::{check, Error, Result};
+use crate::graph::Graph;
+use crate::tensor::{with_dl_array, Tensor, TensorSpec, TensorView, TensorViewMut};
+use crate::{c_string, take_string};
+use guardjit_sys as sys;
+use std::ffi::CString;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::AtomicI32;
+use std::time::Duration;
+
+/// How sizes are specialized (`gj_dynamic_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DynamicMode {
+    /// Static first; sizes that change become symbolic (automatic dynamic).
+    #[default]
+    Auto,
+    /// Every size specialized.
+    Static,
+    /// Every size symbolic from the first compile.
+    Dynamic,
+}
+
+impl DynamicMode {
+    fn to_raw(self) -> sys::gj_dynamic_mode {
+        match self {
+            DynamicMode::Auto => sys::GJ_DYNAMIC_AUTO,
+            DynamicMode::Static => sys::GJ_DYNAMIC_STATIC,
+            DynamicMode::Dynamic => sys::GJ_DYNAMIC_DYNAMIC,
+        }
+    }
+}
+
+/// `gj_function_options`; unset fields keep the library's defaults
+/// (`gj_function_options_init`).
+#[derive(Debug, Clone, Default)]
+pub struct FunctionOptions {
+    name: Option<String>,
+    recompile_limit: Option<i32>,
+    dynamic: Option<DynamicMode>,
+    mark_dynamic: Vec<sys::gj_dynamic_dim>,
+}
+
+impl FunctionOptions {
+    pub fn new() -> FunctionOptions {
+        FunctionOptions::default()
+    }
+
+    /// For logs and explain (default: the graph's name).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Cache entries before the function runs only what it has (default 8).
+    pub fn recompile_limit(mut self, limit: i32) -> Self {
+        self.recompile_limit = Some(limit);
+        self
+    }
+
+    pub fn dynamic(mut self, mode: DynamicMode) -> Self {
+        self.dynamic = Some(mode);
+        self
+    }
+
+    /// torch's `mark_dynamic(input, dim, min, max)`: the dim is symbolic from
+    /// the first compile and a size outside `sizes` fails the entry's guards.
+    /// An unbounded start is 2 and an unbounded end `i64::MAX` (`..` is "any
+    /// size"; sizes 0 and 1 are always specialized). Ignored with
+    /// [`DynamicMode::Static`].
+    pub fn mark_dynamic(mut self, input: usize, dim: usize, sizes: impl RangeBounds<i64>) -> Self {
+        let min = match sizes.start_bound() {
+            Bound::Included(&v) => v,
+            Bound::Excluded(&v) => v.saturating_add(1),
+            Bound::Unbounded => 2,
+        };
+        let max = match sizes.end_bound() {
+            Bound::Included(&v) => v,
+            Bound::Excluded(&v) => v.saturating_sub(1),
+            Bound::Unbounded => i64::MAX,
+        };
+        // An index past i32 stays invalid, for the library to name.
+        let input = i32::try_from(input).unwrap_or(i32::MAX);
+        let dim = i32::try_from(dim).unwrap_or(i32::MAX);
+        self.mark_dynamic.push(sys::gj_dynamic_dim {
+            input,
+            dim,
+            min,
+            max,
+        });
+        self
+    }
+}
+
+/// Per-call options (`gj_call_options`), borrowing the cancel flag and the
+/// requires-grad flags for the call.
+#[derive(Clone, Copy)]
+pub struct CallOptions<'a> {
+    raw: sys::gj_call_options,
+    requires_grad_len: Option<usize>,
+    _borrow: PhantomData<(&'a [bool], &'a AtomicI32)>,
+}
+
+// SAFETY: the raw pointers are shared borrows of &'a [bool] and
+// &'a AtomicI32, both Sync.
+unsafe impl Send for CallOptions<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for CallOptions<'_> {}
+
+impl<'a> CallOptions<'a> {
+    pub fn new() -> CallOptions<'a> {
+        // SAFETY: _init fills a struct we own.
+        let raw = unsafe {
+            let mut raw = std::mem::zeroed::<sys::gj_call_options>();
+            sys::gj_call_options_init(&mut raw);
+            raw
+        };
+        CallOptions {
+            raw,
+            requires_grad_len: None,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// torch.is_grad_enabled() (default true); the cache guards on it.
+    pub fn grad_mode(mut self, enabled: bool) -> Self {
+        self.raw.grad_mode = enabled.into();
+        self
+    }
+
+    /// torch.are_deterministic_algorithms_enabled() (default false).
+    pub fn deterministic(mut self, enabled: bool) -> Self {
+        self.raw.deterministic = enabled.into();
+        self
+    }
+
+    /// Per input, whether the host's tensor requires grad; one flag per
+    /// input of the call.
+    pub fn requires_grad(mut self, flags: &'a [bool]) -> Self {
+        // bool is one byte, 0 or 1: a valid uint8_t array.
+        self.raw.requires_grad = flags.as_ptr().cast();
+        self.requires_grad_len = Some(flags.len());
+        self
+    }
+
+    /// A flag another thread may set nonzero to stop the call: it then
+    /// returns `Cancelled` with no output written. Read with relaxed loads.
+    pub fn cancel(mut self, flag: &'a AtomicI32) -> Self {
+        // AtomicI32 has the size, alignment and bit validity of i32.
+        self.raw.cancel = flag.as_ptr().cast_const();
+        self
+    }
+
+    /// The call stops with `DeadlineExceeded` (no output written) once this
+    /// much time has passed since it started. Rounded up to whole
+    /// microseconds; `Duration::ZERO` is 1 µs (0 would mean no limit).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        let us = timeout.as_nanos().div_ceil(1000).max(1);
+        self.raw.timeout_us = i64::try_from(us).unwrap_or(i64::MAX);
+        self
+    }
+
+    fn check_inputs(&self, what: &str, num_inputs: usize) -> Result<()> {
+        match self.requires_grad_len {
+            Some(n) if n != num_inputs => Err(Error::invalid_argument(format!(
+                "{what}: CallOptions::requires_grad has {n} flags for {num_inputs} inputs"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Default for CallOptions<'_> {
+    fn default() -> Self {
+        CallOptions::new()
+    }
+}
+
+impl fmt::Debug for CallOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("grad_mode", &(self.raw.grad_mode != 0))
+            .field("deterministic", &(self.raw.deterministic != 0))
+            .field("requires_grad_len", &self.requires_grad_len)
+            .field("cancel", &!self.raw.cancel.is_null())
+            .field("timeout_us", &self.raw.timeout_us)
+            .finish()
+    }
+}
+
+/// What the guard cache did (`gj_function_stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FunctionStats {
+    pub calls: i64,
+    pub hits: i64,
+    pub misses: i64,
+    pub compiles: i64,
+    /// Compiles after the first.
+    pub recompiles: i64,
+    /// Eager runs past the recompile limit.
+    pub fallback_calls: i64,
+    pub cache_entries: i64,
+    pub compile_ms_total: f64,
+    /// Guard lookup on hits, sampled.
+    pub guard_ns_mean: f64,
+}
+
+/// A graph plus its compiled cache entries: each call is checked against
+/// the entries' guards, compiled on a miss and run.
+///
+/// Thread safety follows guardjit.h: [`call`](Function::call) and
+/// [`call_alloc`](Function::call_alloc) take `&self` and may run
+/// concurrently (share a `Function` across threads by reference or `Arc`);
+/// [`precompile`](Function::precompile), [`stats`](Function::stats),
+/// [`explain`](Function::explain) and
+/// [`dump_guards`](Function::dump_guards) take `&mut self`, because the
+/// header allows only gj_function_call to run concurrently on one function.
+pub struct Function {
+    raw: NonNull<sys::gj_function>,
+    num_inputs: usize,
+    num_outputs: usize,
+    _context: Context,
+}
+
+// SAFETY: guardjit.h: "Thread safety: handles may be used from any thread."
+unsafe impl Send for Function {}
+// SAFETY: guardjit.h: "gj_function_call may run concurrently on one
+// function." The &self methods are the calls (gj_function_call and
+// gj_function_call_alloc, its allocating form: "Runs the function ... Errors
+// as gj_function_call") and cached counts; everything else takes &mut self.
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// A function over `graph` with default options.
+    pub fn new(graph: &Graph) -> Result<Function> {
+        Function::create(graph, ptr::null())
+    }
+
+    pub fn with_options(graph: &Graph, options: &FunctionOptions) -> Result<Function> {
+        let name = options
+            .name
+            .as_deref()
+            .map(|n| c_string("FunctionOptions::name", n))
+            .transpose()?;
+        // SAFETY: _init fills a struct we own.
+        let mut raw = unsafe {
+            let mut raw = std::mem::zeroed::<sys::gj_function_options>();
+            sys::gj_function_options_init(&mut raw);
+            raw
+        };
+        raw.name = name.as_ref().map_or(ptr::null(), |n: &CString| n.as_ptr());
+        if let Some(limit) = options.recompile_limit {
+            raw.recompile_limit = limit;
+        }
+        if let Some(mode) = options.dynamic {
+            raw.dynamic = mode.to_raw();
+        }
+        if !options.mark_dynamic.is_empty() {
+            raw.mark_dynamic = options.mark_dynamic.as_ptr();
+            raw.num_mark_dynamic = options.mark_dynamic.len();
+        }
+        Function::create(graph, &raw)
+    }
+
+    fn create(graph: &Graph, options: *const sys::gj_function_options) -> Result<Function> {
+        let context = graph.context().clone();
+        let mut raw = ptr::null_mut();
+        // SAFETY: live context and graph (made from it); options NULL or
+        // initialized, with name and mark_dynamic alive for the call (the
+        // library copies them).
+        unsafe {
+            check(sys::gj_function_create(
+                context.as_ptr(),
+                graph.as_ptr(),
+                options,
+                &mut raw,
+            ))?
+        };
+        let raw = NonNull::new(raw).expect("gj_function_create succeeded without a function");
+        // SAFETY: a live function.
+        let (num_inputs, num_outputs) = unsafe {
+            (
+                sys::gj_function_num_inputs(raw.as_ptr()),
+                sys::gj_function_num_outputs(raw.as_ptr()),
+            )
+        };
+        Ok(Function {
+            raw,
+            num_inputs,
+            num_outputs,
+            _context: context,
+        })
+    }
+
+    pub fn as_ptr(&self) -> *mut sys::gj_function {
+        self.raw.as_ptr()
+    }
+
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+
+    pub fn num_outputs(&self) -> usize {
+        self.num_outputs
+    }
+
+    /// Runs the function into caller-provided outputs, each of the output's
+    /// dtype and shape. Blocks until the results are written; on error no
+    /// output has been written.
+    pub fn call(&self, inputs: &[TensorView<'_>], outputs: &mut [TensorViewMut<'_>]) -> Result<()> {
+        self.call_raw(inputs, outputs, ptr::null())
+    }
+
+    pub fn call_with(
+        &self,
+        inputs: &[TensorView<'_>],
+        outputs: &mut [TensorViewMut<'_>],
+        options: &CallOptions<'_>,
+    ) -> Result<()> {
+        options.check_inputs("Function::call", inputs.len())?;
+        self.call_raw(inputs, outputs, &options.raw)
+    }
+
+    fn call_raw(
+        &self,
+        inputs: &[TensorView<'_>],
+        outputs: &mut [TensorViewMut<'_>],
+        options: *const sys::gj_call_options,
+    ) -> Result<()> {
+        with_dl_array(inputs, |ins| {
+            with_dl_array(outputs, |outs| {
+                // SAFETY: a live function ("gj_function_call may run
+                // concurrently on one function"); the arrays hold
+                // inputs.len() / outputs.len() DLTensors whose data lie
+                // inside borrowed slices (checked when the views were made),
+                // outputs exclusively borrowed; options NULL or initialized
+                // with its borrows alive.
+                unsafe {
+                    check(sys::gj_function_call(
+                        self.as_ptr(),
+                        ins,
+                        inputs.len(),
+                        outs,
+                        outputs.len(),
+                        options,
+                    ))
+                }
+            })
+        })
+    }
+
+    /// Runs the function and returns library-allocated contiguous outputs.
+    pub fn call_alloc(&self, inputs: &[TensorView<'_>]) -> Result<Vec<Tensor>> {
+        self.call_alloc_raw(inputs, ptr::null())
+    }
+
+    pub fn call_alloc_with(
+        &self,
+        inputs: &[TensorView<'_>],
+        options: &CallOptions<'_>,
+    ) -> Result<Vec<Tensor>> {
+        options.check_inputs("Function::call_alloc", inputs.len())?;
+        self.call_alloc_raw(inputs, &options.raw)
+    }
+
+    fn call_alloc_raw(
+        &self,
+        inputs: &[TensorView<'_>],
+        options: *const sys::gj_call_options,
+    ) -> Result<Vec<Tensor>> {
+        let n = self.num_outputs;
+        let mut outs: Vec<*mut sys::DLManagedTensor> = vec![ptr::null_mut(); n];
+        with_dl_array(inputs, |ins| {
+            // SAFETY: as call_raw; outs has num_outputs slots, every one
+            // written on success and none on error.
+            unsafe {
+                check(sys::gj_function_call_alloc(
+                    self.as_ptr(),
+                    ins,
+                    inputs.len(),
+                    options,
+                    outs.as_mut_ptr(),
+                    n,
+                ))
+            }
+        })?;
+        let mut tensors = Vec::with_capacity(n);
+        let mut rest = outs.into_iter();
+        while let Some(p) = rest.next() {
+            // SAFETY: each entry is an output the caller (we) owns.
+            match unsafe { Tensor::from_raw(p) } {
+                Ok(t) => tensors.push(t),
+                Err(e) => {
+                    for p in rest {
+                        // SAFETY: owned, not wrapped; released once.
+                        unsafe { sys::gj_tensor_release(p) };
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(tensors)
+    }
+
+    /// Compiles the cache entry a call with inputs of these dtypes, shapes
+    /// and strides would use, without running it, so the first real call is
+    /// a hit. `FailedPrecondition` past the recompile limit.
+    pub fn precompile(&mut self, inputs: &[TensorSpec<'_>]) -> Result<()> {
+        self.precompile_with(inputs, &CallOptions::new())
+    }
+
+    /// As [`precompile`](Function::precompile), for calls with these
+    /// options (the cache guards on grad mode, determinism, requires_grad).
+    pub fn precompile_with(
+        &mut self,
+        inputs: &[TensorSpec<'_>],
+        options: &CallOptions<'_>,
+    ) -> Result<()> {
+        options.check_inputs("Function::precompile", inputs.len())?;
+        with_dl_array(inputs, |ins| {
+            // SAFETY: as call_raw; only metadata is read ("data may be
+            // NULL"); &mut self: no concurrent use.
+            unsafe {
+                check(sys::gj_function_precompile(
+                    self.as_ptr(),
+                    ins,
+                    inputs.len(),
+                    &options.raw,
+                ))
+            }
+        })
+    }
+
+    pub fn stats(&mut self) -> Result<FunctionStats> {
+        // SAFETY: _init then get on a struct we own; &mut self: no
+        // concurrent use.
+        let raw = unsafe {
+            let mut raw = std::mem::zeroed::<sys::gj_function_stats>();
+            sys::gj_function_stats_init(&mut raw);
+            check(sys::gj_function_get_stats(self.as_ptr(), &mut raw))?;
+            raw
+        };
+        Ok(FunctionStats {
+            calls: raw.calls,
+            hits: raw.hits,
+            misses: raw.misses,
+            compiles: raw.compiles,
+            recompiles: raw.recompiles,
+            fallback_calls: raw.fallback_calls,
+            cache_entries: raw.cache_entries,
+            compile_ms_total: raw.compile_ms_total,
+            guard_ns_mean: raw.guard_ns_mean,
+        })
+    }
+
+    /// torch._dynamo.explain()-style text: graph and op counts, guards of
+    /// every entry, compile times, cache state, recompile reasons.
+    pub fn explain(&mut self) -> Result<String> {
+        let mut text = ptr::null_mut();
+        // SAFETY: a live function, &mut self; text owned on success.
+        unsafe {
+            check(sys::gj_function_explain(self.as_ptr(), &mut text))?;
+            Ok(take_string(text))
+        }
+    }
+
+    /// The guards of every cache entry in TREE_GUARD_MANAGER form, most
+    /// recently used first.
+    pub fn dump_guards(&mut self) -> Result<String> {
+        let mut text = ptr::null_mut();
+        // SAFETY: as explain.
+        unsafe {
+            check(sys::gj_function_dump_guards(self.as_ptr(), &mut text))?;
+            Ok(take_string(text))
+        }
+    }
+}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        // SAFETY: owned; &mut self in drop means no other thread uses it
+        // ("A handle must not be destroyed while another thread uses it").
+        unsafe { sys::gj_function_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Function")
+            .field("inputs", &self.num_inputs)
+            .field("outputs", &self.num_outputs)
+            .finish()
+    }
+}

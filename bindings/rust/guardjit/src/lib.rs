@@ -1,0 +1,83 @@
+//! Safe Rust API for guardjit, an embeddable JIT for tensor graphs with a
+//! guard cache (TorchDynamo's model), over its C ABI (`guardjit.h`, C API
+//! 0.6; raw declarations in the `guardjit-sys` crate).
+//!
+//! ```no_run
+//! # fn main() -> guardjit::Result<()> {
+//! use guardjit::{Context, Function, Graph, TensorView};
+//! let ctx = Context::new()?;
+//! let graph = Graph::from_file(&ctx, "examples/seed_mul.pbtxt")?;
+//! let f = Function::new(&graph)?;
+//! let x = [1.0f32, 2.0, 3.0];
+//! let b = [4.0f32, 5.0, 6.0];
+//! let out = f.call_alloc(&[TensorView::new(&x, &[3])?, TensorView::new(&b, &[3])?])?;
+//! assert_eq!(out[0].as_slice::<f32>()?, &[4.0, 10.0, 18.0]);
+//! # Ok(()) }
+//! ```
+//!
+//! Ownership: every handle frees itself on drop. [`Graph`], [`GraphBuilder`]
+//! and [`Function`] hold a clone of their [`Context`], so the context is
+//! destroyed after them; a [`Tensor`] (a library-allocated output) may
+//! outlive everything. Thread safety follows the header: every handle is
+//! `Send`; `Context`, `Graph` and `Function` are `Sync` (see each type's
+//! notes), and concurrent calls on one `Function` go through `&self`.
+
+mod builder;
+mod context;
+mod dtype;
+mod error;
+mod function;
+mod graph;
+mod log;
+mod tensor;
+
+pub use builder::{Arg, ArgValue, GraphBuilder};
+pub use context::{Backend, Context, ContextOptions, MemoryStats};
+pub use dtype::{DType, Element, BF16, F16};
+pub use error::{Error, ErrorCode, Result};
+pub use function::{CallOptions, DynamicMode, Function, FunctionOptions, FunctionStats};
+pub use graph::{CompileCheck, CompileReport, CompileReportOptions, Graph, LoadOptions};
+pub use log::{clear_log_handler, set_log_handler, set_log_topics};
+pub use tensor::{Tensor, TensorSpec, TensorView, TensorViewMut};
+
+/// The raw declarations, for what the safe API does not cover.
+pub use guardjit_sys as sys;
+
+use std::ffi::{c_char, CStr, CString};
+
+/// "MAJOR.MINOR.PATCH" of the loaded library.
+pub fn version() -> &'static str {
+    // SAFETY: static storage, NUL-terminated.
+    unsafe { CStr::from_ptr(sys::gj_version()) }
+        .to_str()
+        .unwrap_or("?")
+}
+
+/// (major, minor) C API version of the loaded library.
+pub fn api_version() -> (u16, u16) {
+    // SAFETY: no arguments.
+    let v = unsafe { sys::gj_api_version() };
+    ((v >> 16) as u16, (v & 0xffff) as u16)
+}
+
+/// A C string, or `InvalidArgument` naming `what` for an interior NUL.
+pub(crate) fn c_string(what: &str, s: &str) -> Result<CString> {
+    CString::new(s)
+        .map_err(|_| Error::invalid_argument(format!("{what}: {s:?} contains a NUL byte")))
+}
+
+/// Copies a library-allocated string and frees it (`gj_string_destroy`).
+///
+/// # Safety
+/// `text` is NULL or a string the library allocated, owned by the caller.
+pub(crate) unsafe fn take_string(text: *mut c_char) -> String {
+    if text.is_null() {
+        return String::new();
+    }
+    // SAFETY: per the caller; freed once, after the copy.
+    unsafe {
+        let s = CStr::from_ptr(text).to_string_lossy().into_owned();
+        sys::gj_string_destroy(text);
+        s
+    }
+}
