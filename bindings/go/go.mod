@@ -1,0 +1,3 @@
+module guardjit.dev/guardjit
+
+go 1.19
