@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds and tests the Java binding against the guardjit that `pkg-config
+# guardjit` finds (PKG_CONFIG_PATH; scripts/test_bindings.sh points it, and
+# LD_LIBRARY_PATH, at a temporary install prefix):
+#   1. CMake builds libguardjit_jni.so into build/cmake (configured afresh:
+#      pkg-config's answer is cached per configure and the prefix changes);
+#   2. javac compiles the binding, the JUnit 5 tests and the example;
+#   3. the JUnit console launcher runs the tests under -Xcheck:jni (any JNI
+#      warning fails the script);
+#   4. the example runs on examples/mlp.pbtxt.
+# Needs a JDK 17+ (JAVA_HOME, else the javac on PATH) and the JUnit console
+# launcher (JUNIT_CONSOLE_JAR, default Debian's junit5 package).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=$here/build
+junit=${JUNIT_CONSOLE_JAR:-/usr/share/java/junit-platform-console-standalone.jar}
+
+if [ -z "${JAVA_HOME:-}" ]; then
+  JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
+fi
+export JAVA_HOME
+java=$JAVA_HOME/bin/java
+javac=$JAVA_HOME/bin/javac
+if ! pkg-config --exists guardjit; then
+  echo "bindings/java/test.sh: pkg-config cannot find guardjit (set PKG_CONFIG_PATH)" >&2
+  exit 1
+fi
+[ -f "$junit" ] || { echo "bindings/java/test.sh: no JUnit console launcher at $junit" >&2; exit 1; }
+
+step=$SECONDS
+rm -rf "$build/cmake" "$build/classes" "$build/test-classes" "$build/example-classes"
+cmake -S "$here" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build/cmake" -j1 >/dev/null
+echo "java: built libguardjit_jni.so against guardjit $(pkg-config --modversion guardjit) ($((SECONDS - step))s)"
+
+step=$SECONDS
+"$javac" --release 17 -Xlint:all -Werror -d "$build/classes" \
+  $(find "$here/src/main/java" -name '*.java')
+"$javac" --release 17 -Xlint:all,-try -Werror -d "$build/test-classes" \
+  -cp "$build/classes:$junit" $(find "$here/src/test/java" -name '*.java')
+"$javac" --release 17 -Xlint:all -Werror -d "$build/example-classes" \
+  -cp "$build/classes" $(find "$here/examples" -name '*.java')
+echo "java: compiled ($((SECONDS - step))s)"
+
+jvm_flags=(-Xcheck:jni "-Djava.library.path=$build/cmake" "-Dguardjit.examples=$repo/examples")
+
+step=$SECONDS
+log=$build/junit.log
+set +e
+"$java" "${jvm_flags[@]}" -jar "$junit" \
+  --class-path "$build/classes:$build/test-classes" --scan-class-path \
+  --disable-banner --details=summary --details-theme=ascii \
+  --fail-if-no-tests 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+  echo "java: tests failed" >&2
+  exit "$status"
+fi
+if grep -q "WARNING in native method" "$log"; then
+  echo "java: -Xcheck:jni reported a problem (see $log)" >&2
+  exit 1
+fi
+echo "java: tests passed ($((SECONDS - step))s)"
+
+"$java" "${jvm_flags[@]}" -cp "$build/classes:$build/example-classes" \
+  dev.guardjit.examples.HelloGuardjit "$repo/examples/mlp.pbtxt"
