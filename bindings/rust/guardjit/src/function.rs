@@ -375,7 +375,15 @@ impl Function {
         options: *const sys::gj_call_options,
     ) -> Result<Vec<Tensor>> {
         let n = self.num_outputs;
-        let mut outs: Vec<*mut sys::DLManagedTensor> = vec![ptr::null_mut(); n];
+        // The library's output pointers: on the stack for up to 8 outputs.
+        let mut stack = [ptr::null_mut::<sys::DLManagedTensor>(); 8];
+        let mut heap = Vec::new();
+        let outs: &mut [*mut sys::DLManagedTensor] = if n <= stack.len() {
+            &mut stack[..n]
+        } else {
+            heap.resize(n, ptr::null_mut());
+            &mut heap
+        };
         with_dl_array(inputs, |ins| {
             // SAFETY: as call_raw; outs has num_outputs slots, every one
             // written on success and none on error.
@@ -391,7 +399,7 @@ impl Function {
             }
         })?;
         let mut tensors = Vec::with_capacity(n);
-        let mut rest = outs.into_iter();
+        let mut rest = outs.iter().copied();
         while let Some(p) = rest.next() {
             // SAFETY: each entry is an output the caller (we) owns.
             match unsafe { Tensor::from_raw(p) } {

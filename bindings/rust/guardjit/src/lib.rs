@@ -21,6 +21,33 @@
 //! outlive everything. Thread safety follows the header: every handle is
 //! `Send`; `Context`, `Graph` and `Function` are `Sync` (see each type's
 //! notes), and concurrent calls on one `Function` go through `&self`.
+//!
+//! The header allows concurrency only where it says so, and the types
+//! enforce it. A builder cannot be shared between threads:
+//!
+//! ```compile_fail,E0277
+//! fn shared<T: Sync>() {}
+//! shared::<guardjit::GraphBuilder>();
+//! ```
+//!
+//! and a shared `Function` only calls (stats, explain, dump_guards and
+//! precompile need `&mut`):
+//!
+//! ```compile_fail,E0596
+//! fn stats_while_shared(f: &guardjit::Function) {
+//!     let _ = f.stats();
+//! }
+//! ```
+//!
+//! A view cannot outlive the slice it borrows:
+//!
+//! ```compile_fail,E0597
+//! let view = {
+//!     let data = vec![1.0f32; 4];
+//!     guardjit::TensorView::new(&data, &[4]).unwrap()
+//! };
+//! let _ = view;
+//! ```
 
 mod builder;
 mod context;
