@@ -411,7 +411,7 @@ func TestErrors(t *testing.T) {
 	_, err = f.Call(ctx, []gj.Tensor{x, {DType: gj.Float32, Shape: []int64{1 << 40, 1 << 40}}})
 	expectCode(t, err, gj.CodeOutOfRange)
 	if gj.DirectSlots() > 1 { // copied through C memory, data is aligned anyway
-		buf := make([]byte, 13)
+		buf := gj.NewTensor(gj.Float32, 4).Data // 8-byte aligned, so buf[1:] is not
 		_, err = f.Call(ctx, []gj.Tensor{x, {DType: gj.Float32, Shape: []int64{3}, Data: buf[1:13]}})
 		expectCode(t, err, gj.CodeInvalidArgument, "input 1", "aligned")
 	}
