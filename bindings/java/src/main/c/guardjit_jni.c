@@ -12,9 +12,10 @@
  * Packed tensor metadata, one record per tensor, in a long[]:
  *   [address, byte_offset, dl_code, dl_bits, ndim, shape[ndim],
  *    has_strides, strides[ndim] if has_strides]
- * `address` is unused (0) when the tensor's ByteBuffer is given in the
- * parallel Object[]; with no buffer the data pointer is `address` (0 = NULL,
- * for metadata-only calls such as precompile).
+ * `address` is the data pointer (0 = NULL, for metadata-only calls such as
+ * precompile): a direct ByteBuffer's address, resolved once when the Java
+ * Tensor is made (Native.bufferAddress), the Java side keeping the buffer
+ * reachable across the call. A call thus crosses JNI with one long[] read.
  */
 #include <guardjit/guardjit.h>
 #include <jni.h>
@@ -222,10 +223,10 @@ static void tensor_set_free(tensor_set* set) {
   if (set->meta != set->inline_meta) free(set->meta);
 }
 
-/* Decodes `count` tensors from `buffers` (direct ByteBuffers or null) and
- * `meta`. Returns 0, or -1 with an exception pending (the set is freed). */
-static int tensor_set_init(JNIEnv* env, tensor_set* set, jobjectArray buffers,
-                           jlongArray meta_array, size_t count) {
+/* Decodes `count` tensors from `meta`. Returns 0, or -1 with an exception
+ * pending (the set is freed). */
+static int tensor_set_init(JNIEnv* env, tensor_set* set, jlongArray meta_array,
+                           size_t count) {
   jsize meta_len = meta_array ? (*env)->GetArrayLength(env, meta_array) : 0;
   size_t pos = 0, i;
   set->count = count;
@@ -249,22 +250,9 @@ static int tensor_set_init(JNIEnv* env, tensor_set* set, jobjectArray buffers,
   }
   for (i = 0; i < count; ++i) {
     DLTensor* t = &set->tensors[i];
-    jobject buffer =
-        buffers ? (*env)->GetObjectArrayElement(env, buffers, (jsize)i) : NULL;
     int64_t ndim;
     if (pos + 6 > (size_t)meta_len) goto malformed;
-    if (buffer != NULL) {
-      t->data = (*env)->GetDirectBufferAddress(env, buffer);
-      (*env)->DeleteLocalRef(env, buffer);
-      if (t->data == NULL) {
-        tensor_set_free(set);
-        throw_named(env, "java/lang/IllegalArgumentException",
-                    "tensor buffer is not a direct ByteBuffer");
-        return -1;
-      }
-    } else {
-      t->data = (void*)(intptr_t)set->meta[pos];
-    }
+    t->data = (void*)(intptr_t)set->meta[pos];
     t->byte_offset = (uint64_t)set->meta[pos + 1];
     t->dtype.code = (uint8_t)set->meta[pos + 2];
     t->dtype.bits = (uint8_t)set->meta[pos + 3];
@@ -294,6 +282,13 @@ malformed:
   throw_named(env, "java/lang/IllegalArgumentException",
               "guardjit JNI: malformed tensor metadata");
   return -1;
+}
+
+/* The address of a direct ByteBuffer (0 for a heap buffer). */
+JNIEXPORT jlong JNICALL FN(bufferAddress)(JNIEnv* env, jclass cls,
+                                          jobject buffer) {
+  (void)cls;
+  return JLONG((*env)->GetDirectBufferAddress(env, buffer));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -570,7 +565,7 @@ JNIEXPORT jstring JNICALL FN(graphCompileReport)(
     jlong l;
   } bits;
   (void)cls;
-  if (tensor_set_init(env, &inputs, NULL, meta, (size_t)num_inputs) != 0) {
+  if (tensor_set_init(env, &inputs, meta, (size_t)num_inputs) != 0) {
     return NULL;
   }
   if (utf8_dup(env, target, &ctarget) != 0) {
@@ -632,14 +627,13 @@ JNIEXPORT void JNICALL FN(builderAddInput)(JNIEnv* env, jclass cls,
 
 JNIEXPORT void JNICALL FN(builderAddConstant)(JNIEnv* env, jclass cls,
                                               jlong builder, jstring name,
-                                              jobjectArray buffers,
                                               jlongArray meta) {
   tensor_set value;
   char* cname;
   gj_error* error;
   (void)cls;
   if (utf8_dup(env, name, &cname) != 0) return;
-  if (tensor_set_init(env, &value, buffers, meta, 1) != 0) {
+  if (tensor_set_init(env, &value, meta, 1) != 0) {
     free(cname);
     return;
   }
@@ -908,14 +902,24 @@ JNIEXPORT jint JNICALL FN(functionNumOutputs)(JNIEnv* env, jclass cls,
 }
 
 /* Call options; a negative grad_mode / deterministic keeps the default.
- * `requires_grad` (byte[] or null) is copied into *flags (free it). Returns
- * -1 with an exception pending. */
-static int call_options(JNIEnv* env, gj_call_options* options, jint grad_mode,
-                        jint deterministic, jlong timeout_us,
-                        jbyteArray requires_grad, jobject cancel,
-                        uint8_t** flags) {
-  gj_call_options_init(options);
+ * `requires_grad` (byte[] or null) is copied into *flags (free it); `cancel`
+ * is the address of a CancelFlag's int32 (0 = none), which the Java caller
+ * keeps alive for the call. Returns the options to pass (NULL when all are
+ * defaults), or sets *failed with an exception pending. */
+static const gj_call_options* call_options(JNIEnv* env,
+                                           gj_call_options* options,
+                                           jint grad_mode, jint deterministic,
+                                           jlong timeout_us,
+                                           jbyteArray requires_grad,
+                                           jlong cancel, uint8_t** flags,
+                                           int* failed) {
   *flags = NULL;
+  *failed = 0;
+  if (grad_mode < 0 && deterministic < 0 && timeout_us == 0 &&
+      requires_grad == NULL && cancel == 0) {
+    return NULL;
+  }
+  gj_call_options_init(options);
   if (grad_mode >= 0) options->grad_mode = grad_mode;
   if (deterministic >= 0) options->deterministic = deterministic;
   options->timeout_us = timeout_us;
@@ -924,42 +928,41 @@ static int call_options(JNIEnv* env, gj_call_options* options, jint grad_mode,
     *flags = (uint8_t*)malloc(len > 0 ? (size_t)len : 1);
     if (*flags == NULL) {
       throw_oom(env);
-      return -1;
+      *failed = 1;
+      return NULL;
     }
     (*env)->GetByteArrayRegion(env, requires_grad, 0, len, (jbyte*)*flags);
     options->requires_grad = *flags;
   }
-  if (cancel != NULL) {
-    /* A 4-byte aligned direct buffer (CancelFlag), kept alive by the Java
-     * caller for the whole call. */
-    options->cancel = (const int32_t*)(*env)->GetDirectBufferAddress(env, cancel);
-  }
-  return 0;
+  options->cancel = HANDLE(const int32_t, cancel);
+  return options;
 }
 
 JNIEXPORT void JNICALL FN(functionCall)(
-    JNIEnv* env, jclass cls, jlong function, jobjectArray buffers,
-    jlongArray meta, jint num_inputs, jint num_outputs, jint grad_mode,
-    jint deterministic, jlong timeout_us, jbyteArray requires_grad,
-    jobject cancel) {
+    JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
+    jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
+    jbyteArray requires_grad, jlong cancel) {
   tensor_set tensors;
-  gj_call_options options;
+  gj_call_options storage;
+  const gj_call_options* options;
   uint8_t* flags;
   gj_error* error;
+  int failed;
   (void)cls;
-  if (tensor_set_init(env, &tensors, buffers, meta,
+  if (tensor_set_init(env, &tensors, meta,
                       (size_t)num_inputs + (size_t)num_outputs) != 0) {
     return;
   }
-  if (call_options(env, &options, grad_mode, deterministic, timeout_us,
-                   requires_grad, cancel, &flags) != 0) {
+  options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
+                         requires_grad, cancel, &flags, &failed);
+  if (failed) {
     tensor_set_free(&tensors);
     return;
   }
   error = gj_function_call(HANDLE(gj_function, function), tensors.pointers,
                            (size_t)num_inputs,
                            tensors.pointers + num_inputs, (size_t)num_outputs,
-                           &options);
+                           options);
   free(flags);
   tensor_set_free(&tensors);
   check(env, error);
@@ -970,13 +973,14 @@ JNIEXPORT void JNICALL FN(functionCall)(
  * ByteBuffer over each output's bytes (null for an empty output). On a
  * failure after the call every output is released. */
 JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
-    JNIEnv* env, jclass cls, jlong function, jobjectArray buffers,
-    jlongArray meta, jint num_inputs, jint num_outputs, jint grad_mode,
-    jint deterministic, jlong timeout_us, jbyteArray requires_grad,
-    jobject cancel) {
+    JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
+    jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
+    jbyteArray requires_grad, jlong cancel) {
   tensor_set tensors;
-  gj_call_options options;
+  gj_call_options storage;
+  const gj_call_options* options;
   uint8_t* flags;
+  int failed;
   gj_error* error;
   DLManagedTensor* inline_outputs[kInlineTensors];
   DLManagedTensor** outputs = inline_outputs;
@@ -985,7 +989,7 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
   jlong* values = NULL;
   size_t n = (size_t)num_outputs, i, len = 0, pos = 0;
   (void)cls;
-  if (tensor_set_init(env, &tensors, buffers, meta, (size_t)num_inputs) != 0) {
+  if (tensor_set_init(env, &tensors, meta, (size_t)num_inputs) != 0) {
     return NULL;
   }
   if (n > kInlineTensors) {
@@ -996,15 +1000,16 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
       return NULL;
     }
   }
-  if (call_options(env, &options, grad_mode, deterministic, timeout_us,
-                   requires_grad, cancel, &flags) != 0) {
+  options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
+                         requires_grad, cancel, &flags, &failed);
+  if (failed) {
     tensor_set_free(&tensors);
     if (outputs != inline_outputs) free(outputs);
     return NULL;
   }
   error = gj_function_call_alloc(HANDLE(gj_function, function),
                                  tensors.pointers, (size_t)num_inputs,
-                                 &options, outputs, n);
+                                 options, outputs, n);
   free(flags);
   tensor_set_free(&tensors);
   if (check(env, error)) goto done_no_outputs;
@@ -1072,21 +1077,24 @@ JNIEXPORT void JNICALL FN(functionPrecompile)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint grad_mode, jint deterministic, jbyteArray requires_grad) {
   tensor_set tensors;
-  gj_call_options options;
+  gj_call_options storage;
+  const gj_call_options* options;
   uint8_t* flags;
+  int failed;
   gj_error* error;
   (void)cls;
-  if (tensor_set_init(env, &tensors, NULL, meta, (size_t)num_inputs) != 0) {
+  if (tensor_set_init(env, &tensors, meta, (size_t)num_inputs) != 0) {
     return;
   }
-  if (call_options(env, &options, grad_mode, deterministic, 0, requires_grad,
-                   NULL, &flags) != 0) {
+  options = call_options(env, &storage, grad_mode, deterministic, 0,
+                         requires_grad, 0, &flags, &failed);
+  if (failed) {
     tensor_set_free(&tensors);
     return;
   }
   error = gj_function_precompile(HANDLE(gj_function, function),
                                  tensors.pointers, (size_t)num_inputs,
-                                 &options);
+                                 options);
   free(flags);
   tensor_set_free(&tensors);
   check(env, error);

@@ -18,6 +18,7 @@ public final class CancelFlag {
       MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
   final ByteBuffer word = alignedWord();
+  final long address = Native.bufferAddress(word);
 
   private static ByteBuffer alignedWord() {
     ByteBuffer raw = ByteBuffer.allocateDirect(8);

@@ -1,6 +1,7 @@
 package dev.guardjit;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
@@ -110,7 +111,6 @@ public final class Function implements AutoCloseable {
       packed.acquire();
       Native.functionCall(
           p,
-          packed.buffers,
           packed.meta,
           inputs.length,
           outputs.length,
@@ -118,8 +118,11 @@ public final class Function implements AutoCloseable {
           options.deterministic,
           options.timeoutUs,
           options.requiresGrad,
-          options.cancel == null ? null : options.cancel.word);
+          options.cancel == null ? 0 : options.cancel.address);
     } finally {
+      // The native side got raw addresses: keep the buffers (and the flag) alive.
+      Reference.reachabilityFence(packed);
+      Reference.reachabilityFence(options);
       packed.release();
       state.release();
     }
@@ -145,7 +148,6 @@ public final class Function implements AutoCloseable {
       result =
           Native.functionCallAlloc(
               p,
-              packed.buffers,
               packed.meta,
               inputs.length,
               numOutputs,
@@ -153,8 +155,10 @@ public final class Function implements AutoCloseable {
               options.deterministic,
               options.timeoutUs,
               options.requiresGrad,
-              options.cancel == null ? null : options.cancel.word);
+              options.cancel == null ? 0 : options.cancel.address);
     } finally {
+      Reference.reachabilityFence(packed);
+      Reference.reachabilityFence(options);
       packed.release();
       state.release();
     }
@@ -264,19 +268,20 @@ public final class Function implements AutoCloseable {
 
   /** The tensors of one call in the JNI glue's form, and the outputs they view. */
   private static final class Packed {
-    final Object[] buffers;
     final long[] meta;
+    private final Tensor[] tensors; // what meta's addresses point into, kept reachable
     private final Tensor[] owned; // tensors viewing a ManagedTensor, or null
     private int acquired;
 
     Packed(Tensor[] inputs, Tensor[] outputs) {
       int n = inputs.length + outputs.length;
-      buffers = new Object[n];
+      tensors = new Tensor[n];
       int len = 0;
       int numOwned = 0;
       for (int i = 0; i < n; ++i) {
         Tensor t = i < inputs.length ? inputs[i] : outputs[i - inputs.length];
         Objects.requireNonNull(t, i < inputs.length ? "inputs" : "outputs");
+        tensors[i] = t;
         len += t.meta.length;
         if (t.owner != null) {
           ++numOwned;
@@ -287,8 +292,7 @@ public final class Function implements AutoCloseable {
       int pos = 0;
       int o = 0;
       for (int i = 0; i < n; ++i) {
-        Tensor t = i < inputs.length ? inputs[i] : outputs[i - inputs.length];
-        buffers[i] = t.buffer;
+        Tensor t = tensors[i];
         System.arraycopy(t.meta, 0, meta, pos, t.meta.length);
         pos += t.meta.length;
         if (t.owner != null) {

@@ -63,8 +63,9 @@ public final class GraphBuilder implements AutoCloseable {
     long p = acquire();
     value.acquireOwner();
     try {
-      Native.builderAddConstant(p, name, new Object[] {value.buffer}, value.meta);
+      Native.builderAddConstant(p, name, value.meta);
     } finally {
+      java.lang.ref.Reference.reachabilityFence(value);
       value.releaseOwner();
       state.release();
     }

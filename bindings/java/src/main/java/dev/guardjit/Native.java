@@ -22,6 +22,9 @@ final class Native {
   /** Forces the library to load (class initialization). */
   static void load() {}
 
+  /** A direct buffer's address (0 for a heap buffer); the caller keeps the buffer reachable. */
+  static native long bufferAddress(ByteBuffer buffer);
+
   static native String version();
 
   static native int apiVersion();
@@ -71,7 +74,7 @@ final class Native {
 
   static native void builderAddInput(long builder, String name);
 
-  static native void builderAddConstant(long builder, String name, Object[] buffers, long[] meta);
+  static native void builderAddConstant(long builder, String name, long[] meta);
 
   static native void builderAddNode(
       long builder,
@@ -106,7 +109,6 @@ final class Native {
 
   static native void functionCall(
       long function,
-      Object[] buffers,
       long[] meta,
       int numInputs,
       int numOutputs,
@@ -114,11 +116,10 @@ final class Native {
       int deterministic,
       long timeoutUs,
       byte[] requiresGrad,
-      ByteBuffer cancel);
+      long cancel);
 
   static native Object[] functionCallAlloc(
       long function,
-      Object[] buffers,
       long[] meta,
       int numInputs,
       int numOutputs,
@@ -126,7 +127,7 @@ final class Native {
       int deterministic,
       long timeoutUs,
       byte[] requiresGrad,
-      ByteBuffer cancel);
+      long cancel);
 
   static native void functionPrecompile(
       long function,

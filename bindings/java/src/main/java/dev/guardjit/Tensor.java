@@ -36,10 +36,11 @@ public final class Tensor {
   private final long[] strides; // null = contiguous
   private final long byteOffset;
   private final long numel;
-  final long[] meta; // packed record for the JNI glue, address 0
+  final long[] meta; // packed record for the JNI glue, with the buffer's address
 
   private Tensor(
       ByteBuffer buffer,
+      long address,
       HandleState owner,
       DType dtype,
       long[] shape,
@@ -68,6 +69,17 @@ public final class Tensor {
     this.numel = n;
     checkExtent();
     this.meta = packMeta(dtype, this.shape, this.strides, byteOffset);
+    this.meta[0] = address;
+  }
+
+  private Tensor(
+      ByteBuffer buffer,
+      HandleState owner,
+      DType dtype,
+      long[] shape,
+      long[] strides,
+      long byteOffset) {
+    this(buffer, Native.bufferAddress(buffer), owner, dtype, shape, strides, byteOffset);
   }
 
   // ---------------------------------------------------------------- factories
@@ -166,7 +178,7 @@ public final class Tensor {
    * a view of a {@link ManagedTensor} is valid while it is open.
    */
   public Tensor view(long[] shape, long[] strides, long byteOffset) {
-    return new Tensor(buffer, owner, dtype, shape, strides, byteOffset);
+    return new Tensor(buffer, meta[0], owner, dtype, shape, strides, byteOffset);
   }
 
   /** This tensor with dims {@code d0} and {@code d1} swapped (a strided view, no copy). */
@@ -179,7 +191,7 @@ public final class Tensor {
     t = st[d0];
     st[d0] = st[d1];
     st[d1] = t;
-    return new Tensor(buffer, owner, dtype, sh, st, byteOffset);
+    return new Tensor(buffer, meta[0], owner, dtype, sh, st, byteOffset);
   }
 
   // ---------------------------------------------------------------- metadata
@@ -471,7 +483,7 @@ public final class Tensor {
   }
 
   /**
-   * [address (0), byteOffset, dl code, dl bits, ndim, shape..., hasStrides, strides...]: the
+   * [address (0 here), byteOffset, dl code, dl bits, ndim, shape..., hasStrides, strides...]: the
    * record guardjit_jni.c decodes into a DLTensor.
    */
   static long[] packMeta(DType dtype, long[] shape, long[] strides, long byteOffset) {

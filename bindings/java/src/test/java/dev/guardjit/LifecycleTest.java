@@ -221,8 +221,9 @@ class LifecycleTest {
       th.start();
       threads.add(th);
     }
-    while (!started.get()) {
-      Thread.onSpinWait();
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (!started.get() && failure.get() == null && System.nanoTime() < deadline) {
+      Thread.sleep(1);
     }
     Thread.sleep(20);
     fn.close();
