@@ -96,11 +96,15 @@ func expectCode(t testing.TB, err error, code gj.Code, parts ...string) *gj.Erro
 }
 
 func TestVersion(t *testing.T) {
+	// The binding uses the API up to 0.6 (gj_graph_compile_report); the
+	// header it is built against may be newer than the library it loads
+	// (options structs are read up to their struct_size).
 	major, minor := gj.APIVersion()
 	hmaj, hmin := gj.HeaderAPIVersion()
-	if major != hmaj || minor < hmin {
-		t.Fatalf("library API %d.%d older than header %d.%d", major, minor, hmaj, hmin)
+	if major != hmaj || minor < 6 {
+		t.Fatalf("library API %d.%d, header %d.%d: need 0.6 or later", major, minor, hmaj, hmin)
 	}
+	t.Logf("library API %d.%d, header %d.%d", major, minor, hmaj, hmin)
 	if v := gj.Version(); strings.Count(v, ".") != 2 {
 		t.Fatalf("version %q", v)
 	}
