@@ -1,6 +1,7 @@
 //! `Context`: the thread pool, the compiler and the caching allocator.
 
 use crate::error::{check, Result};
+use crate::versioned;
 use guardjit_sys as sys;
 use std::fmt;
 use std::ptr::{self, NonNull};
@@ -37,13 +38,9 @@ pub struct ContextOptions {
 
 impl ContextOptions {
     pub fn new() -> ContextOptions {
-        // SAFETY: _init fills every field of a struct we own.
-        let raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_context_options>();
-            sys::gj_context_options_init(&mut raw);
-            raw
-        };
-        ContextOptions { raw }
+        ContextOptions {
+            raw: versioned::init(),
+        }
     }
 
     /// Threads compiled programs run on, the calling thread included; 0 =
@@ -168,13 +165,10 @@ impl Context {
     }
 
     pub fn memory_stats(&self) -> Result<MemoryStats> {
-        // SAFETY: _init then get on a struct we own.
-        let raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_memory_stats>();
-            sys::gj_memory_stats_init(&mut raw);
-            check(sys::gj_context_get_memory_stats(self.as_ptr(), &mut raw))?;
-            raw
-        };
+        let mut raw: sys::gj_memory_stats = versioned::init();
+        // SAFETY: fills the fields inside raw.struct_size; thread-safe per
+        // the header.
+        unsafe { check(sys::gj_context_get_memory_stats(self.as_ptr(), &mut raw))? };
         Ok(MemoryStats {
             bytes_in_use: raw.bytes_in_use,
             bytes_cached: raw.bytes_cached,

@@ -5,7 +5,7 @@ use crate::context::Context;
 use crate::error::{check, Error, Result};
 use crate::graph::Graph;
 use crate::tensor::{with_dl_array, Tensor, TensorSpec, TensorView, TensorViewMut};
-use crate::{c_string, take_string};
+use crate::{c_string, take_string, versioned};
 use guardjit_sys as sys;
 use std::ffi::CString;
 use std::fmt;
@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::AtomicI32;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How sizes are specialized (`gj_dynamic_mode`).
@@ -98,6 +99,18 @@ impl FunctionOptions {
     }
 }
 
+/// The library's call defaults, computed once (CallOptions are made per
+/// call).
+fn call_option_defaults() -> sys::gj_call_options {
+    struct Defaults(sys::gj_call_options);
+    // SAFETY: the defaults' pointers are NULL.
+    unsafe impl Send for Defaults {}
+    // SAFETY: as above; never written after initialization.
+    unsafe impl Sync for Defaults {}
+    static DEFAULTS: OnceLock<Defaults> = OnceLock::new();
+    DEFAULTS.get_or_init(|| Defaults(versioned::init())).0
+}
+
 /// Per-call options (`gj_call_options`), borrowing the cancel flag and the
 /// requires-grad flags for the call.
 #[derive(Clone, Copy)]
@@ -115,14 +128,8 @@ unsafe impl Sync for CallOptions<'_> {}
 
 impl<'a> CallOptions<'a> {
     pub fn new() -> CallOptions<'a> {
-        // SAFETY: _init fills a struct we own.
-        let raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_call_options>();
-            sys::gj_call_options_init(&mut raw);
-            raw
-        };
         CallOptions {
-            raw,
+            raw: call_option_defaults(),
             requires_grad_len: None,
             _borrow: PhantomData,
         }
@@ -248,12 +255,7 @@ impl Function {
             .as_deref()
             .map(|n| c_string("FunctionOptions::name", n))
             .transpose()?;
-        // SAFETY: _init fills a struct we own.
-        let mut raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_function_options>();
-            sys::gj_function_options_init(&mut raw);
-            raw
-        };
+        let mut raw: sys::gj_function_options = versioned::init();
         raw.name = name.as_ref().map_or(ptr::null(), |n: &CString| n.as_ptr());
         if let Some(limit) = options.recompile_limit {
             raw.recompile_limit = limit;
@@ -446,14 +448,10 @@ impl Function {
     }
 
     pub fn stats(&mut self) -> Result<FunctionStats> {
-        // SAFETY: _init then get on a struct we own; &mut self: no
+        let mut raw: sys::gj_function_stats = versioned::init();
+        // SAFETY: fills the fields inside raw.struct_size; &mut self: no
         // concurrent use.
-        let raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_function_stats>();
-            sys::gj_function_stats_init(&mut raw);
-            check(sys::gj_function_get_stats(self.as_ptr(), &mut raw))?;
-            raw
-        };
+        unsafe { check(sys::gj_function_get_stats(self.as_ptr(), &mut raw))? };
         Ok(FunctionStats {
             calls: raw.calls,
             hits: raw.hits,

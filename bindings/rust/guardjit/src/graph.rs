@@ -4,7 +4,7 @@
 use crate::context::Context;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::tensor::{with_dl_array, TensorSpec};
-use crate::{c_string, take_string};
+use crate::{c_string, take_string, versioned};
 use guardjit_sys as sys;
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -38,12 +38,7 @@ impl LoadOptions {
             return f(ptr::null());
         };
         let dir = path_c_string("LoadOptions::external_data_dir", dir)?;
-        // SAFETY: _init fills a struct we own.
-        let mut raw = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_graph_load_options>();
-            sys::gj_graph_load_options_init(&mut raw);
-            raw
-        };
+        let mut raw: sys::gj_graph_load_options = versioned::init();
         raw.external_data_dir = dir.as_ptr();
         f(&raw)
     }
@@ -298,14 +293,8 @@ impl Graph {
             .as_deref()
             .map(|t| c_string("CompileReportOptions::target", t))
             .transpose()?;
-        // SAFETY: _init fills structs we own.
-        let (mut raw, mut check_raw) = unsafe {
-            let mut raw = std::mem::zeroed::<sys::gj_compile_report_options>();
-            sys::gj_compile_report_options_init(&mut raw);
-            let mut check_raw = std::mem::zeroed::<sys::gj_compile_check>();
-            sys::gj_compile_check_init(&mut check_raw);
-            (raw, check_raw)
-        };
+        let mut raw: sys::gj_compile_report_options = versioned::init();
+        let mut check_raw: sys::gj_compile_check = versioned::init();
         raw.target = target.as_ref().map_or(ptr::null(), |t| t.as_ptr());
         raw.emulate = i32::from(options.emulate);
         raw.seed = options.seed;

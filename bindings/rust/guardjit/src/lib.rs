@@ -57,6 +57,7 @@ mod function;
 mod graph;
 mod log;
 mod tensor;
+mod versioned;
 
 pub use builder::{Arg, ArgValue, GraphBuilder};
 pub use context::{Backend, Context, ContextOptions, MemoryStats};

@@ -225,3 +225,23 @@ fn graph_dropped_before_its_function() -> Result<()> {
     assert_eq!(out[0].as_slice::<f32>()?, [9.0]);
     Ok(())
 }
+
+#[test]
+fn owned_tensors_are_writable_and_hand_over_ownership() -> Result<()> {
+    let ctx = Context::new()?;
+    let f = Function::new(&Graph::from_file(&ctx, example("seed_mul.pbtxt"))?)?;
+    let x = [1.0f32, 2.0, 3.0];
+    let mut out = f.call_alloc(&[TensorView::new(&x, &[3])?, TensorView::new(&x, &[3])?])?;
+    let mut t = out.remove(0);
+    t.as_mut_slice::<f32>()?[0] = -1.0;
+    assert!(t.as_mut_slice::<f64>().is_err());
+    // Out to a raw DLManagedTensor and back.
+    let raw = t.into_raw();
+    // SAFETY: raw came from into_raw and is owned here.
+    let t = unsafe { guardjit::Tensor::from_raw(raw) }?;
+    assert_eq!(t.as_slice::<f32>()?, [-1.0, 4.0, 9.0]);
+    assert_eq!(format!("{t:?}"), "Tensor { dtype: Float32, shape: [3] }");
+    drop(t);
+    assert_eq!(ctx.memory_stats()?.bytes_in_use, 0);
+    Ok(())
+}
