@@ -13,8 +13,9 @@ import java.nio.ByteBuffer;
  * methods ({@link #toFloatArray()}, ...) and calls taking {@link #tensor()} as an input check
  * that the output is open and keep it open while they run; a closed output throws {@link
  * IllegalStateException}. A raw {@link ByteBuffer} cannot be revoked, though: do not touch a
- * buffer obtained from {@link #buffer()} after closing. Closing is idempotent and thread-safe;
- * an output that becomes unreachable unclosed is released by a {@link Cleaner}.
+ * buffer obtained from {@link #buffer()} after closing. Closing is idempotent and thread-safe.
+ * An output never closed is released by a {@link Cleaner} once neither it nor any tensor or
+ * buffer viewing it is reachable.
  */
 public final class ManagedTensor implements AutoCloseable {
   private final HandleState state;
@@ -23,8 +24,11 @@ public final class ManagedTensor implements AutoCloseable {
 
   ManagedTensor(long pointer, ByteBuffer data, DType dtype, long[] shape, long[] strides) {
     this.state = new HandleState("ManagedTensor", pointer, Native::tensorRelease, null);
-    this.cleanable = Handles.CLEANER.register(this, state);
     this.view = Tensor.ofManaged(data, state, dtype, shape, strides);
+    // The Cleaner watches the buffer over the library's memory, not this object: every view
+    // (tensor(), buffer() duplicates, their slices and asFloatBuffer() views) references it,
+    // so the memory outlives whichever of them the caller keeps.
+    this.cleanable = Handles.CLEANER.register(view.buffer, state);
   }
 
   public DType dtype() {

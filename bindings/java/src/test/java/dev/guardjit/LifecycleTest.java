@@ -172,6 +172,29 @@ class LifecycleTest {
   }
 
   @Test
+  void aKeptBufferKeepsItsOutputAlive() throws InterruptedException {
+    try (Context ctx = new Context();
+        Graph g = Graph.fromFile(ctx, example("seed_mul.pbtxt"));
+        Function fn = Function.create(ctx, g)) {
+      float[] x = new float[256];
+      java.util.Arrays.fill(x, 3);
+      Tensor in = Tensor.of(x, 256);
+      // Only a typed view of the buffer survives; the ManagedTensor and Outputs are dropped.
+      java.nio.FloatBuffer kept = fn.callAlloc(in, in).get(0).buffer().asFloatBuffer();
+      for (int i = 0; i < 5; ++i) {
+        System.gc();
+        Thread.sleep(10);
+        fn.callAlloc(Tensor.of(new float[256], 256), in).close(); // reuse freed blocks, if any
+      }
+      assertTrue(ctx.memoryStats().bytesInUse() >= 1024);
+      for (int i = 0; i < 256; ++i) {
+        assertEquals(9f, kept.get(i));
+      }
+      java.lang.ref.Reference.reachabilityFence(kept);
+    }
+  }
+
+  @Test
   void unreachableHandlesAreFreedInOrder() throws InterruptedException {
     // Contexts, graphs and functions dropped unclosed: the Cleaner frees each, children
     // before their context (a child holds its context's state).
