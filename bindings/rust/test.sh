@@ -7,6 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# rustup installs into ~/.cargo/bin, which a non-login shell may not have.
+if ! command -v cargo >/dev/null 2>&1 && [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]; then
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "bindings/rust/test.sh: cargo not found (Rust 1.79 or newer, with clippy, is needed)" >&2
+  exit 1
+fi
 if ! pkg-config --exists guardjit; then
   echo "bindings/rust/test.sh: pkg-config cannot find guardjit; set PKG_CONFIG_PATH to PREFIX/lib/pkgconfig" >&2
   exit 1
