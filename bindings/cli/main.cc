@@ -8,6 +8,10 @@
 //   guardjit compile GRAPH [--target cpu|cuda:sm_XX]
 //                          [--input NAME=DTYPE[d0,...]]... [--emulate]
 //                          [--seed N]
+//   guardjit bench GRAPH [--input NAME=DTYPE[d0,...]]... [--dynamic MODE]
+//                        [--threads N] [--repetitions R] [--min-time S|Nx]
+//                        [--benchmark_format=console|json]
+//                        [--shapes SETS | --shapes-file FILE] [--seed N]
 //
 // Exit status: 0 success, 1 a guardjit error (printed with its code) or, for
 // compile --emulate, a result past the tolerance or a failed run, 2 a usage
@@ -24,15 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "bindings/cli/bench.h"
+#include "bindings/cli/cli_common.h"
 #include "bindings/cli/input_spec.h"
 #include "bindings/cli/output_print.h"
 #include "guardjit/guardjit.h"
 
 namespace guardjit_cli {
 namespace {
-
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 
 constexpr char kUsage[] =
     "usage: guardjit run GRAPH [--input "
@@ -42,6 +45,13 @@ constexpr char kUsage[] =
     "       guardjit compile GRAPH [--target cpu|cuda:sm_XX] "
     "[--input NAME=DTYPE[d0,...]]...\n"
     "                              [--emulate] [--seed N]\n"
+    "       guardjit bench GRAPH [--input NAME=DTYPE[d0,...][:FILL]]... "
+    "[--dynamic auto|static|dynamic]\n"
+    "                            [--threads N] [--repetitions R] "
+    "[--min-time S|Ss|Nx]\n"
+    "                            [--benchmark_format=console|json] [--seed N]\n"
+    "                            [--shapes 'SET; SET; ...' | --shapes-file "
+    "FILE]\n"
     "\n"
     "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary "
     "otherwise.\n"
@@ -63,57 +73,26 @@ constexpr char kUsage[] =
     "       on random inputs (--seed) against eager and prints the max abs "
     "error;\n"
     "       the exit status is 1 past the dtype's tolerance.\n"
+    "bench  times the first call (gj_function_precompile, then the first "
+    "run) and\n"
+    "       calls that hit the cache (gj_function_call into preallocated "
+    "outputs,\n"
+    "       p50/p90/p99) beside a memcpy of the bytes a call moves, on "
+    "--threads\n"
+    "       threads at once, for --repetitions runs of at least --min-time "
+    "seconds\n"
+    "       (default 0.5; Nx: N calls per thread). Output as Google "
+    "Benchmark's\n"
+    "       (--benchmark_format=json reads with its tools/compare.py). "
+    "--shapes sweeps\n"
+    "       input sets instead ('x=float32[1,64]; x=float32[8,64]', inputs "
+    "of a set\n"
+    "       separated by spaces; --shapes-file: one set per line) and "
+    "prints each\n"
+    "       set's first call, hit latency and the compile count after it.\n"
     "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, "
     "uint8,\n"
     "       bool. Values default to random (fixed --seed, default 0).\n";
-
-const char* CodeName(gj_error_code code) {
-  static const char* const kNames[] = {"GJ_OK",
-                                       "GJ_CANCELLED",
-                                       "GJ_UNKNOWN",
-                                       "GJ_INVALID_ARGUMENT",
-                                       "GJ_DEADLINE_EXCEEDED",
-                                       "GJ_NOT_FOUND",
-                                       "GJ_ALREADY_EXISTS",
-                                       "GJ_PERMISSION_DENIED",
-                                       "GJ_RESOURCE_EXHAUSTED",
-                                       "GJ_FAILED_PRECONDITION",
-                                       "GJ_ABORTED",
-                                       "GJ_OUT_OF_RANGE",
-                                       "GJ_UNIMPLEMENTED",
-                                       "GJ_INTERNAL",
-                                       "GJ_UNAVAILABLE",
-                                       "GJ_DATA_LOSS",
-                                       "GJ_UNAUTHENTICATED"};
-  const int c = static_cast<int>(code);
-  return c >= 0 && c <= 16 ? kNames[c] : "GJ_UNKNOWN";
-}
-
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "guardjit: %s\n(run 'guardjit --help' for usage)\n",
-               message.c_str());
-  return kExitUsage;
-}
-
-// Prints and frees `error`; true if there was one.
-bool Failed(gj_error* error) {
-  if (error == nullptr) return false;
-  std::fprintf(stderr, "guardjit: error: %s: %s\n",
-               CodeName(gj_error_get_code(error)), gj_error_message(error));
-  gj_error_destroy(error);
-  return true;
-}
-
-struct Handles {
-  ~Handles() {
-    gj_function_destroy(function);
-    gj_graph_destroy(graph);
-    gj_context_destroy(context);
-  }
-  gj_context* context = nullptr;
-  gj_graph* graph = nullptr;
-  gj_function* function = nullptr;
-};
 
 // Loads the graph and makes a function of it (which checks every op has a
 // kernel).
@@ -153,12 +132,6 @@ struct RunFlags {
   std::string target = "cpu";
   bool emulate = false;
 };
-
-bool ParseCount(const std::string& text, long min, long* value) {
-  char* end = nullptr;
-  *value = std::strtol(text.c_str(), &end, 10);
-  return !text.empty() && end == text.c_str() + text.size() && *value >= min;
-}
 
 // Returns 0, or the exit status of a usage error. `command` is "run" or
 // "compile", which take different flags.
@@ -218,30 +191,11 @@ int ParseRunFlags(const std::string& command,
 
 // The --input specs in the graph's input order: 0, or the exit status of a
 // usage error (an input without a spec, a spec naming no input).
-int InputsInOrder(const gj_graph* graph, const RunFlags& flags,
-                  std::vector<const InputSpec*>* specs) {
-  const size_t num_inputs = gj_graph_num_inputs(graph);
-  std::vector<std::string> missing;
-  std::map<std::string, InputSpec> unused = flags.inputs;
-  for (size_t i = 0; i < num_inputs; ++i) {
-    const std::string name = gj_graph_input_name(graph, i);
-    auto it = flags.inputs.find(name);
-    if (it == flags.inputs.end()) {
-      missing.push_back(name);
-      continue;
-    }
-    unused.erase(name);
-    specs->push_back(&it->second);
-  }
-  if (!missing.empty()) {
-    std::string names;
-    for (const std::string& name : missing)
-      names += (names.empty() ? "" : ", ") + name;
-    return UsageError("no --input for graph input(s): " + names);
-  }
-  if (!unused.empty()) {
-    return UsageError("--input '" + unused.begin()->first +
-                      "' names no input of the graph");
+int SpecsInOrder(const gj_graph* graph, const RunFlags& flags,
+                 std::vector<const InputSpec*>* specs) {
+  std::string error;
+  if (!InputsInOrder(graph, flags.inputs, specs, &error)) {
+    return UsageError(error);
   }
   return 0;
 }
@@ -261,7 +215,7 @@ int Run(const std::vector<std::string>& args) {
   // Inputs in graph order; every placeholder needs a spec and every spec a
   // placeholder.
   std::vector<const InputSpec*> specs;
-  if (int status = InputsInOrder(h.graph, flags, &specs); status != 0) {
+  if (int status = SpecsInOrder(h.graph, flags, &specs); status != 0) {
     return status;
   }
   std::mt19937_64 rng(flags.seed);
@@ -328,7 +282,7 @@ int Compile(const std::vector<std::string>& args) {
     return kExitError;
   }
   std::vector<const InputSpec*> specs;
-  if (int status = InputsInOrder(h.graph, flags, &specs); status != 0) {
+  if (int status = SpecsInOrder(h.graph, flags, &specs); status != 0) {
     return status;
   }
   // Metadata only: the library reads dtype and shape.
@@ -384,6 +338,7 @@ int Main(int argc, char** argv) {
   if (command == "check") return Check(args);
   if (command == "run") return Run(args);
   if (command == "compile") return Compile(args);
+  if (command == "bench") return Bench(args, argv[0]);
   return UsageError("unknown command '" + command + "'");
 }
 
