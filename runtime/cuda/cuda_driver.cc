@@ -74,10 +74,21 @@ absl::StatusOr<const CudaDriver*> Load() {
 
 }  // namespace
 
+static std::atomic<const CudaDriver*> g_installed{nullptr};
+
 absl::StatusOr<const CudaDriver*> CudaDriver::Get() {
+  if (const CudaDriver* installed =
+          g_installed.load(std::memory_order_acquire)) {
+    return installed;
+  }
   static const auto* const kDriver =
       new absl::StatusOr<const CudaDriver*>(Load());
   return *kDriver;
+}
+
+void CudaDriver::InstallForTesting(const CudaDriver* driver) {
+  if (driver != nullptr) g_error_names.store(driver, std::memory_order_release);
+  g_installed.store(driver, std::memory_order_release);
 }
 
 absl::Status CudaStatus(CUresult result, absl::string_view what) {
@@ -100,6 +111,8 @@ absl::Status CudaStatus(CUresult result, absl::string_view what) {
 }
 
 #else  // !GUARDJIT_HAVE_CUDA_HEADERS
+
+void CudaDriver::InstallForTesting(const CudaDriver*) {}
 
 absl::StatusOr<const CudaDriver*> CudaDriver::Get() {
   return absl::UnavailableError(

@@ -32,6 +32,11 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef struct CUctx_st* CUcontext;
+typedef struct CUstream_st* CUstream;
+typedef struct CUevent_st* CUevent;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef unsigned long long CUdeviceptr;
 #endif
 
 namespace guardjit {
@@ -64,6 +69,9 @@ namespace guardjit {
   X(cuMemFree)                      \
   X(cuMemAllocAsync)                \
   X(cuMemFreeAsync)                 \
+  X(cuMemHostAlloc)                 \
+  X(cuMemFreeHost)                  \
+  X(cuMemHostGetDevicePointer)      \
   X(cuMemcpyHtoD)                   \
   X(cuMemcpyDtoH)                   \
   X(cuMemcpyDtoD)                   \
@@ -103,6 +111,12 @@ struct CudaDriver {
   // driver older than the kernel module: the CUresult's name and string).
   static absl::StatusOr<const CudaDriver*> Get();
 
+  // Tests: makes Get() return `driver` (a software device such as
+  // EmulatedCudaDriver's) for the rest of the process, whatever libcuda
+  // says. Call before anything uses CUDA: devices read through the table
+  // keep the driver they were first read with.
+  static void InstallForTesting(const CudaDriver* driver);
+
 #ifdef GUARDJIT_HAVE_CUDA_HEADERS
 #define GJ_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   GJ_CUDA_DRIVER_FUNCTIONS(GJ_CUDA_DRIVER_MEMBER)
@@ -111,6 +125,10 @@ struct CudaDriver {
 
   int driver_version = 0;    // cuDriverGetVersion: 13000 is CUDA 13.0
   std::string library_path;  // the libcuda the loader opened
+  // A software device (runtime/cuda/emulated_driver.h): cuModuleLoadData
+  // takes the module's CUDA C source, NUL-terminated, where a real driver
+  // takes the CUBIN NVRTC made of it.
+  bool loads_cuda_source = false;
 };
 
 // `what` failed with `result`, as a Status whose message carries the error's

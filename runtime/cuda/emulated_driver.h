@@ -1,0 +1,49 @@
+#ifndef GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
+#define GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
+
+// A software CUDA device behind the driver table: what tests install with
+// CudaDriver::InstallForTesting on machines without a GPU, so the whole
+// device path (kDLCUDA calls, the primary context, device allocations and
+// copies, module loads, launches on the caller's stream, device-side fault
+// flags) runs in CI exactly as it would against libcuda, with the SIMT
+// emulator (simt_emulator.h) in place of the GPU.
+//
+// What it models: one device ("guardjit emulated sm_90", 132 SMs, 1024
+// threads per block, 48 KiB shared memory per block); "device memory" is
+// host memory from the emulator's own heap (so a kernel reading a pointer the
+// emulator did not hand out still reads host memory: it checks nothing about
+// address spaces); cuModuleLoadData takes a module's CUDA C source
+// (CudaDriver::loads_cuda_source) and compiles it with the host compiler;
+// every stream operation runs to completion when it is enqueued, so streams,
+// events and the asynchrony of a real device are bookkeeping only. Stream
+// capture and CUDA graphs are CUDA_ERROR_NOT_SUPPORTED. It counts what a test
+// may want to check: launches, the stream of the last launch, live device
+// bytes.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/cuda/cuda_driver.h"
+
+namespace guardjit {
+
+class EmulatedCudaDriver {
+ public:
+  // The process-wide table (created on the first call; never destroyed).
+  // Needs the CUDA headers: without them UNAVAILABLE.
+  static absl::StatusOr<const CudaDriver*> Get();
+
+  struct Counters {
+    int64_t launches = 0;
+    int64_t module_loads = 0;
+    int64_t device_allocations = 0;  // cuMemAlloc(Async) calls
+    int64_t live_device_bytes = 0;   // allocated and not yet freed
+    int64_t memcpy_calls = 0;        // every cuMemcpy* call
+    void* last_launch_stream = nullptr;
+  };
+  static Counters counters();
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
