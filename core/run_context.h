@@ -29,9 +29,15 @@ struct RunContext {
   const int32_t* cancel = nullptr;
   // The run stops once this time passes (gj_call_options.timeout_us).
   absl::Time deadline = absl::InfiniteFuture();
-  // Host memory for outputs and intermediates (the context's caching
-  // allocator); null: the executable's default.
+  // Memory for outputs and intermediates: for a CPU call host memory (the
+  // context's caching allocator; null: the executable's default), for a
+  // CUDA call the device's stream-ordered allocator bound to `stream`.
   std::shared_ptr<Allocator> allocator;
+  // CUDA calls: the CUstream work is enqueued on (null: the legacy default
+  // stream), and whether the run waits for it and reports device-side check
+  // failures of this call before returning (gj_call_options.synchronize).
+  void* stream = nullptr;
+  bool synchronize = false;
 
   bool stoppable() const {
     return cancel != nullptr || deadline != absl::InfiniteFuture();

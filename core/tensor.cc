@@ -78,8 +78,12 @@ absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
 }
 
 absl::StatusOr<Tensor> Tensor::Empty(DType dtype, IntSpan sizes,
-                                     std::shared_ptr<Allocator> allocator) {
-  const Device device = Device::Cpu();
+                                     std::shared_ptr<Allocator> allocator,
+                                     Device device) {
+  if (!device.is_cpu() && allocator == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "allocation on ", device.ToString(), " needs that device's allocator"));
+  }
   auto numel = CheckedNumel(sizes);
   if (!numel.ok()) return numel.status();
   int64_t nbytes;

@@ -57,9 +57,12 @@ class Tensor {
   // A new contiguous tensor; fails on overflow-sized shapes or negative dims.
   static absl::StatusOr<Tensor> Empty(DType dtype, IntSpan sizes,
                                       Device device = Device::Cpu());
-  // The same with host memory from `allocator` (null: the system's).
+  // The same with memory from `allocator` (null: the system's host memory).
+  // A tensor on a device needs that device's allocator (its blocks are
+  // device addresses the host never dereferences).
   static absl::StatusOr<Tensor> Empty(DType dtype, IntSpan sizes,
-                                      std::shared_ptr<Allocator> allocator);
+                                      std::shared_ptr<Allocator> allocator,
+                                      Device device = Device::Cpu());
   static absl::StatusOr<Tensor> Zeros(DType dtype, IntSpan sizes);
   // A view of memory the caller owns and keeps alive.
   static Tensor Borrow(void* data, DType dtype, IntSpan sizes, IntSpan strides,
