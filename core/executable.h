@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/device.h"
 #include "core/run_context.h"
 #include "core/tensor.h"
 
@@ -38,6 +39,9 @@ class Executable {
   }
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
+  // The memory its kernels read and write: inputs on another device must be
+  // moved before it can run them (jit/device_compiler.h does).
+  virtual Device device() const { return Device::Cpu(); }
 };
 
 inline absl::Status Executable::RunInto(const RunContext& ctx,

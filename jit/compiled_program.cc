@@ -65,8 +65,8 @@ Tensor ViewOf(const Slots& slots, const Ref& ref) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-    KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
-    int num_symbols, KernelBackend* backend) {
+    KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool, int num_symbols,
+    KernelBackend* backend) {
   std::unique_ptr<CompiledProgram> program(
       new CompiledProgram(std::move(graph), std::move(metas), std::move(plan),
                           std::move(pool), num_symbols));
@@ -80,15 +80,16 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           " size parameters; the program has ", num_symbols, " symbols"));
     }
     if (backend != nullptr && (step.gemm != nullptr || step.conv != nullptr)) {
-      return absl::InternalError(absl::StrCat(
-          "a GEMM or conv step in a plan for the ", backend->name(),
-          " backend"));
+      return absl::InternalError(
+          absl::StrCat("a GEMM or conv step in a plan for the ",
+                       backend->name(), " backend"));
     }
     kernels.push_back(&step.kernel.kernel);
   }
   std::vector<CompiledKernelFn> compiled(kernels.size(), nullptr);
   if (backend != nullptr) {
     ASSIGN_OR_RETURN(program->module_, backend->Compile(kernels));
+    program->transfer_ = backend->transfer();
   } else {
     ASSIGN_OR_RETURN(compiled, compiler.Compile(kernels, &program->code_));
   }
@@ -123,6 +124,18 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
   }
   program->PlanDirectOutputs();
   if (num_symbols == 0) program->static_sizes_ = program->Evaluate({});
+  if (program->transfer_ != nullptr) {
+    // Kernels read the graph's constants from device memory: one copy each,
+    // kept with the program.
+    program->device_constants_.resize(p.slots.size());
+    for (size_t s = 0; s < p.slots.size(); ++s) {
+      if (p.slots[s].source != Slot::Source::kConstant) continue;
+      ASSIGN_OR_RETURN(
+          program->device_constants_[s],
+          program->transfer_->ToDevice(
+              program->graph_->node(p.slots[s].node).constant, RunContext()));
+    }
+  }
   return program;
 }
 
@@ -253,7 +266,19 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
   }
   const bool stoppable = ctx.stoppable();
   // Outputs and intermediates come from a caching allocator: a hit gets the
-  // last call's pages back (no page faults, no zeroing by the kernel).
+  // last call's pages back (no page faults, no zeroing by the kernel). A
+  // device program's come from the device's, bound to the call's stream.
+  const Device device =
+      transfer_ != nullptr ? transfer_->device() : Device::Cpu();
+  if (transfer_ != nullptr) {
+    if (ctx.allocator == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("a ", device.ToString(),
+                       " program run without that device's "
+                       "allocator"));
+    }
+    RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, false));
+  }
   const std::shared_ptr<Allocator> allocator =
       ctx.allocator != nullptr ? ctx.allocator
                                : CachingHostAllocator::Default();
@@ -291,8 +316,13 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     const Slot& slot = plan_.slots[s];
     if (slot.source == Slot::Source::kInput) {
       slots[s] = inputs[slot.input];
+      if (transfer_ != nullptr && inputs[slot.input].device().is_cpu()) {
+        // A 0-dim CPU tensor beside device inputs: a scalar, uploaded.
+        ASSIGN_OR_RETURN(slots[s], transfer_->ToDevice(slots[s], ctx));
+      }
     } else if (slot.source == Slot::Source::kConstant) {
-      slots[s] = graph_->node(slot.node).constant;
+      slots[s] = transfer_ != nullptr ? device_constants_[s]
+                                      : graph_->node(slot.node).constant;
     }
   }
   absl::InlinedVector<Tensor, 8> buffers(plan_.buffer_bytes.size());
@@ -306,24 +336,24 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
         const int b = plan_.slot_buffer[s];
         const Shape& shape = sizes.slots[s];
         if (const Tensor* dest = direct(s)) {
-          slots[s] =
-              Tensor::Borrow(dest->data(), slot.dtype, shape, dest->strides());
+          slots[s] = Tensor::Borrow(dest->data(), slot.dtype, shape,
+                                    dest->strides(), device);
           continue;
         }
         if (b < 0) {
           ASSIGN_OR_RETURN(slots[s],
-                           Tensor::Empty(slot.dtype, shape, allocator));
+                           Tensor::Empty(slot.dtype, shape, allocator, device));
           continue;
         }
         // Only kernels read it, so the borrowed view never outlives the
         // buffer this call holds.
         if (buffers[b].data() == nullptr) {
-          ASSIGN_OR_RETURN(
-              buffers[b],
-              Tensor::Empty(DType::kUInt8, {sizes.buffer_bytes[b]}, allocator));
+          ASSIGN_OR_RETURN(buffers[b],
+                           Tensor::Empty(DType::kUInt8, {sizes.buffer_bytes[b]},
+                                         allocator, device));
         }
         slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, shape,
-                                  ContiguousStrides(shape));
+                                  ContiguousStrides(shape), device);
       }
       pointers.clear();
       for (int s : step.kernel.buffer_slots)
@@ -332,9 +362,9 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       void* const* buffers = pointers.data();
       const int64_t* values = symbols.data();
       if (module_ != nullptr) {
-        ASSIGN_OR_RETURN(const int64_t failed,
-                         module_->Launch(module_index_[i], buffers, symbols,
-                                         ctx));
+        ASSIGN_OR_RETURN(
+            const int64_t failed,
+            module_->Launch(module_index_[i], buffers, symbols, ctx));
         if (failed != 0) {
           const int check = absl::countr_zero(static_cast<uint64_t>(failed));
           return step.kernel.checks.at(check).Error(symbols);
@@ -379,18 +409,29 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       }
     } else {
       const Node& node = graph_->node(step.node);
+      // A device program runs the node's reference kernel on host copies of
+      // its arguments (correct, slow: each copy waits for the stream).
+      absl::Status moved;
       KernelArgs args(
           node,
           [&](ValueRef v) {
             const int64_t key = (int64_t{v.node} << 16) + v.index;
             for (size_t a = 0; a < step.extern_args.size(); ++a) {
               if (step.extern_args[a].first == key) {
-                return ViewOf(slots, sizes.extern_args[i][a]);
+                Tensor view = ViewOf(slots, sizes.extern_args[i][a]);
+                if (transfer_ == nullptr || view.device().is_cpu()) {
+                  return view;
+                }
+                absl::StatusOr<Tensor> host = transfer_->ToHost(view, ctx);
+                if (host.ok()) return *std::move(host);
+                moved.Update(host.status());
+                return Tensor();
               }
             }
             return Tensor();
           },
           [](const Scalar& s) { return Tensor::WrappedNumber(s); });
+      RETURN_IF_ERROR(moved);
       auto result = (*eager_[i])(
           args, num_symbols_ > 0 ? sizes.metas[step.node] : metas_[step.node]);
       if (!result.ok()) {
@@ -411,15 +452,42 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
         if (!t.is_contiguous()) {
           ASSIGN_OR_RETURN(t, Contiguous(t));
         }
+        if (transfer_ != nullptr) {
+          ASSIGN_OR_RETURN(t, transfer_->ToDevice(t, ctx));
+        }
         slots[outs[k]] = std::move(t);
       }
     }
     for (int s : step.release) slots[s] = kReleased;
   }
+  if (transfer_ != nullptr && ctx.synchronize) {
+    RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, true));
+  }
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {
     results[k] = ViewOf(slots, sizes.outputs[k]);
   }
   return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::CheckDeviceFaults(
+    const RunContext& ctx, absl::Span<const int64_t> symbols, bool wait) const {
+  ASSIGN_OR_RETURN(const auto fault, module_->TakeFaults(ctx, wait));
+  if (fault.first < 0) return absl::OkStatus();
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    if (module_index_[i] != fault.first) continue;
+    const int check = absl::countr_zero(static_cast<uint64_t>(fault.second));
+    const absl::Status error =
+        plan_.steps[i].kernel.checks.at(check).Error(symbols);
+    return absl::Status(
+        error.code(),
+        absl::StrCat(
+            "device-side check failed ",
+            wait ? "during this call" : "in an earlier call on this entry",
+            " (kernel ", fault.first, " on ", transfer_->device().ToString(),
+            "): ", error.message()));
+  }
+  return absl::InternalError(
+      absl::StrCat("device fault in unknown kernel ", fault.first));
 }
 
 }  // namespace guardjit

@@ -71,6 +71,10 @@ class CompiledProgram {
   int num_direct_outputs() const;
 
   const Plan& plan() const { return plan_; }
+  // Where the program's kernels read and write (a device backend's device).
+  Device device() const {
+    return transfer_ != nullptr ? transfer_->device() : Device::Cpu();
+  }
   int num_symbols() const { return num_symbols_; }
 
  private:
@@ -102,6 +106,11 @@ class CompiledProgram {
         num_symbols_(num_symbols) {}
 
   CallSizes Evaluate(absl::Span<const int64_t> symbols) const;
+  // Device programs: the index checks that failed on the device so far (or,
+  // with `wait`, once ctx's stream is done), as the check's error.
+  absl::Status CheckDeviceFaults(const RunContext& ctx,
+                                 absl::Span<const int64_t> symbols,
+                                 bool wait) const;
   // Fills direct_output_.
   void PlanDirectOutputs();
 
@@ -117,6 +126,10 @@ class CompiledProgram {
   // index in the module, or -1.
   std::shared_ptr<const KernelModule> module_;
   std::vector<int> module_index_;
+  // A device backend's transfers (null for host backends), and per slot the
+  // device copy of each constant.
+  const DeviceTransfer* transfer_ = nullptr;
+  std::vector<Tensor> device_constants_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
   // Per slot: the output written straight into its destination when the

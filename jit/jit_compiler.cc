@@ -88,8 +88,11 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
                                const Layout& layout, int num_symbols,
                                const KernelBackend* backend) {
   std::vector<std::string> fallbacks;
+  const Device device = backend != nullptr && backend->transfer() != nullptr
+                            ? backend->transfer()->device()
+                            : Device::Cpu();
   ASSIGN_OR_RETURN(LoweredGraph lowered,
-                   Lower(graph, metas, layout, &fallbacks));
+                   Lower(graph, metas, layout, &fallbacks, device));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
   // GEMM and conv steps take concrete sizes: static entries only, for now
   // (FuseConvSteps logs why a dynamic entry's convolutions stay eager).
@@ -169,6 +172,8 @@ class JitExecutable : public Executable {
     return variant->RunInto(ctx, inputs, values, results);
   }
 
+  Device device() const override { return program_->device(); }
+
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : program_->plan().steps) eager += !s.is_kernel;
@@ -211,9 +216,8 @@ class JitExecutable : public Executable {
       layout.push_back(LayoutOf(inputs[i], inputs_[i], symbols));
     }
     const int num_symbols = static_cast<int>(symbols_.size());
-    ASSIGN_OR_RETURN(Plan plan,
-                     PlanGraph(*graph_, metas_, layout, num_symbols,
-                               backend_.get()));
+    ASSIGN_OR_RETURN(Plan plan, PlanGraph(*graph_, metas_, layout, num_symbols,
+                                          backend_.get()));
     ASSIGN_OR_RETURN(
         std::unique_ptr<CompiledProgram> program,
         CompiledProgram::Create(graph_, metas_, std::move(plan), *kernels_,

@@ -7,11 +7,13 @@
 // it can launch. The CPU backend is built in (LLVM ORC through
 // KernelCompiler, the kernels' first outer loop split across a ThreadPool);
 // others plug in here: the CUDA C generator through the SIMT emulator
-// (jit/cuda/simt_backend.h) today, NVRTC + the driver API next.
+// (jit/cuda/simt_backend.h) and through NVRTC + the driver API on a device
+// (jit/cuda/cuda_backend.h).
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -28,9 +30,37 @@ class KernelModule {
   // outer points, to completion: `buffers` holds one pointer per buffer
   // parameter, `sizes` one value per size parameter. Returns the mask of
   // its index checks that failed (bit min(check, 63)), as CPU kernels do.
+  // A device backend enqueues the kernel on ctx.stream and returns 0: its
+  // checks land in a device flag that TakeFaults reads.
   virtual absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
                                          absl::Span<const int64_t> sizes,
                                          const RunContext& ctx) const = 0;
+  // Device backends: index checks that failed in kernels launched so far
+  // (by any call), as {kernel index, mask}, cleared; {-1, 0} when none.
+  // `wait`: wait for ctx.stream first, so this call's kernels count too.
+  virtual absl::StatusOr<std::pair<int, int64_t>> TakeFaults(
+      const RunContext& ctx, bool wait) const {
+    (void)ctx;
+    (void)wait;
+    return std::pair<int, int64_t>(-1, 0);
+  }
+};
+
+// How a backend whose kernels read device memory moves tensors: the
+// program uploads its constants and the CPU scalars a call passes, and runs
+// the steps that stay on the host on copies.
+class DeviceTransfer {
+ public:
+  virtual ~DeviceTransfer() = default;
+  virtual Device device() const = 0;
+  // A host copy of device tensor `t` (same strides); waits for ctx.stream.
+  virtual absl::StatusOr<Tensor> ToHost(const Tensor& t,
+                                        const RunContext& ctx) const = 0;
+  // A contiguous device copy of host tensor `t`, from ctx.allocator, or when
+  // that is null from memory the tensor owns outright (for constants kept
+  // by a program).
+  virtual absl::StatusOr<Tensor> ToDevice(const Tensor& t,
+                                          const RunContext& ctx) const = 0;
 };
 
 class KernelBackend {
@@ -42,6 +72,8 @@ class KernelBackend {
   // thread-safe.
   virtual absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
       absl::Span<const Kernel* const> kernels) = 0;
+  // Non-null for a backend whose kernels read device memory.
+  virtual const DeviceTransfer* transfer() const { return nullptr; }
 };
 
 }  // namespace guardjit

@@ -247,7 +247,7 @@ void CollectValueRefs(const Arg& arg, std::vector<ValueRef>* refs) {
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
     const std::vector<std::vector<IndexExpr>>& input_strides,
-    std::vector<std::string>* fallback_reasons) {
+    std::vector<std::string>* fallback_reasons, Device device) {
   LoweredGraph lowered;
   LoweringContext ctx(metas, &lowered);
   auto key = [](int node, int output) {
@@ -311,10 +311,11 @@ absl::StatusOr<LoweredGraph> Lower(
           args_ok = args_ok && IsTensorArgOk(lowered, a);
         }
         for (const TensorMeta& m : metas[i]) {
-          args_ok = args_ok && m.device.is_cpu();
+          args_ok = args_ok && m.device == device;
         }
         if (!args_ok) {
-          outputs = absl::UnimplementedError("not a CPU computation");
+          outputs = absl::UnimplementedError(
+              absl::StrCat("not a computation on ", device.ToString()));
         } else if (lower != nullptr) {
           const size_t mark = lowered.values.size();
           outputs = (*lower)(ctx, node, metas[i]);

@@ -142,11 +142,13 @@ struct LoweredGraph {
 // with `input_strides` (elements, expressions over the size parameters;
 // storage offsets are already in the data pointers). A node the JIT cannot
 // compile (unsupported op or dtype) becomes an ExternNode; `fallback_reasons`
-// (if set) collects why, one line each.
+// (if set) collects why, one line each. `device`: where the kernels run; a
+// node whose outputs are elsewhere stays an ExternNode.
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
     const std::vector<std::vector<IndexExpr>>& input_strides,
-    std::vector<std::string>* fallback_reasons = nullptr);
+    std::vector<std::string>* fallback_reasons = nullptr,
+    Device device = Device::Cpu());
 
 }  // namespace guardjit
 

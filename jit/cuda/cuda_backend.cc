@@ -1,0 +1,242 @@
+#include "jit/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_transfer.h"
+
+namespace guardjit {
+
+#ifdef GUARDJIT_HAVE_CUDA_HEADERS
+
+namespace {
+
+class CudaDeviceModule : public KernelModule {
+ public:
+  CudaDeviceModule(const CudaDevice* device, CudaModuleSource source,
+                   int64_t max_blocks)
+      : device_(device), source_(std::move(source)), max_blocks_(max_blocks) {}
+
+  ~CudaDeviceModule() override {
+    const CudaDriver& driver = device_->driver();
+    absl::StatusOr<CudaContextScope> scope = device_->MakeCurrent();
+    if (!scope.ok()) return;
+    if (module_ != nullptr) (void)driver.cuModuleUnload(module_);
+    if (faults_ != nullptr) (void)driver.cuMemFreeHost(faults_);
+  }
+
+  absl::Status Load(const std::string& image) {
+    // A program with no fused kernels (views and host steps only) loads
+    // nothing.
+    if (source_.kernels.empty()) return absl::OkStatus();
+    const CudaDriver& driver = device_->driver();
+    ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+    RETURN_IF_CUDA_ERROR(driver.cuModuleLoadData(&module_, image.data()));
+    for (const CudaKernelInfo& k : source_.kernels) {
+      CUfunction fn = nullptr;
+      absl::Status found =
+          CudaStatus(driver.cuModuleGetFunction(&fn, module_, k.name.c_str()),
+                     absl::StrCat("cuModuleGetFunction(", k.name, ")"));
+      RETURN_IF_ERROR(found);
+      functions_.push_back(fn);
+    }
+    // One fault word per kernel, in pinned host memory the device writes
+    // through its mapped address.
+    const size_t words = std::max<size_t>(1, source_.kernels.size());
+    void* host = nullptr;
+    RETURN_IF_CUDA_ERROR(driver.cuMemHostAlloc(
+        &host, words * sizeof(uint64_t),
+        CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    faults_ = static_cast<uint64_t*>(host);
+    std::fill(faults_, faults_ + words, 0);
+    RETURN_IF_CUDA_ERROR(
+        driver.cuMemHostGetDevicePointer(&faults_device_, host, 0));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
+                                 absl::Span<const int64_t> sizes,
+                                 const RunContext& ctx) const override {
+    if (index < 0 || index >= static_cast<int>(functions_.size())) {
+      return absl::InternalError(absl::StrCat("no kernel ", index));
+    }
+    const CudaKernelInfo& info = source_.kernels[index];
+    if (static_cast<int>(sizes.size()) != info.num_size_params) {
+      return absl::InternalError(absl::StrCat(info.name, " takes ",
+                                              info.num_size_params,
+                                              " sizes, got ", sizes.size()));
+    }
+    absl::InlinedVector<void*, 16> params;
+    for (int b = 0; b < info.num_buffers; ++b) {
+      params.push_back(const_cast<void**>(&buffers[b]));
+    }
+    absl::InlinedVector<long long, 8> values(sizes.begin(), sizes.end());
+    for (long long& v : values) params.push_back(&v);
+    CUdeviceptr flag = faults_device_ + index * sizeof(uint64_t);
+    if (info.has_fault_flag) params.push_back(&flag);
+    const int64_t blocks = info.GridBlocks(sizes, max_blocks_);
+    const CudaDriver& driver = device_->driver();
+    ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+    RETURN_IF_CUDA_ERROR(driver.cuLaunchKernel(
+        functions_[index], static_cast<unsigned>(blocks), 1, 1,
+        static_cast<unsigned>(info.block_threads), 1, 1, 0,
+        static_cast<CUstream>(ctx.stream), params.data(), nullptr));
+    return 0;
+  }
+
+  absl::StatusOr<std::pair<int, int64_t>> TakeFaults(const RunContext& ctx,
+                                                     bool wait) const override {
+    if (wait) {
+      const CudaDriver& driver = device_->driver();
+      ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+      RETURN_IF_CUDA_ERROR(
+          driver.cuStreamSynchronize(static_cast<CUstream>(ctx.stream)));
+    }
+    for (size_t k = 0; k < source_.kernels.size(); ++k) {
+      if (__atomic_load_n(&faults_[k], __ATOMIC_ACQUIRE) == 0) continue;
+      const uint64_t mask =
+          __atomic_exchange_n(&faults_[k], 0, __ATOMIC_ACQ_REL);
+      if (mask != 0) {
+        return std::pair<int, int64_t>(static_cast<int>(k),
+                                       static_cast<int64_t>(mask));
+      }
+    }
+    return std::pair<int, int64_t>(-1, 0);
+  }
+
+ private:
+  const CudaDevice* device_;
+  const CudaModuleSource source_;
+  const int64_t max_blocks_;
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;
+  uint64_t* faults_ = nullptr;
+  CUdeviceptr faults_device_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
+    Options options) {
+  ASSIGN_OR_RETURN(const CudaDevice* device, CudaDevice::Get(options.device));
+  ASSIGN_OR_RETURN(std::shared_ptr<NvrtcCompiler> nvrtc,
+                   NvrtcCompiler::Create());
+  const CudaDeviceProperties& props = device->properties();
+  if (options.block_threads <= 0) options.block_threads = 256;
+  options.block_threads = std::min(options.block_threads,
+                                   std::max(32, props.max_threads_per_block));
+  if (options.max_blocks <= 0) {
+    const int per_sm = std::max(
+        1, props.max_threads_per_multiprocessor / options.block_threads);
+    options.max_blocks =
+        std::max<int64_t>(1, int64_t{props.multiprocessor_count} * per_sm);
+  }
+  return std::shared_ptr<CudaKernelBackend>(
+      new CudaKernelBackend(options, device, std::move(nvrtc)));
+}
+
+std::string CudaKernelBackend::name() const {
+  return absl::StrCat("cuda:", device_->properties().arch.ToString());
+}
+
+absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
+    absl::Span<const Kernel* const> kernels) {
+  CudaCodegenOptions codegen;
+  codegen.block_threads = options_.block_threads;
+  ASSIGN_OR_RETURN(CudaModuleSource source, RenderCudaModule(kernels, codegen));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(source.source);
+    if (it != cache_.end()) {
+      ++hits_;
+      it->second.last_used = ++tick_;
+      return it->second.module;
+    }
+  }
+  CudaCompileRequest request;
+  request.source = source.source;
+  request.arch = device_->properties().arch;
+  ASSIGN_OR_RETURN(std::shared_ptr<const CudaCompileResult> compiled,
+                   nvrtc_->Compile(request));
+  const std::string key = source.source;
+  // A real driver loads NVRTC's image (CUBIN, or PTX past NVRTC's newest
+  // arch, which the driver JIT-compiles); the emulated one the source.
+  std::string image =
+      device_->driver().loads_cuda_source ? source.source : compiled->image;
+  image.push_back('\0');
+  auto module = std::make_shared<CudaDeviceModule>(device_, std::move(source),
+                                                   options_.max_blocks);
+  RETURN_IF_ERROR(module->Load(image));
+  std::shared_ptr<const KernelModule> evicted;  // released after the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  ++compiled_;
+  cache_[key] = Cached{module, ++tick_};
+  if (static_cast<int>(cache_.size()) > options_.max_cached_modules) {
+    auto oldest = cache_.begin();
+    for (auto c = cache_.begin(); c != cache_.end(); ++c) {
+      if (c->second.last_used < oldest->second.last_used) oldest = c;
+    }
+    evicted = std::move(oldest->second.module);
+    cache_.erase(oldest);
+  }
+  return std::shared_ptr<const KernelModule>(module);
+}
+
+absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor& t,
+                                                 const RunContext& ctx) const {
+  ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+  return CudaToHost(t, ctx.stream);
+}
+
+absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(
+    const Tensor& t, const RunContext& ctx) const {
+  ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+  std::shared_ptr<Allocator> allocator = ctx.allocator;
+  if (allocator == nullptr) {
+    ASSIGN_OR_RETURN(CudaCachingAllocator * pool,
+                     CudaCachingAllocator::ForDevice(options_.device));
+    allocator = pool->OnStream(ctx.stream);
+  }
+  ASSIGN_OR_RETURN(Tensor dev,
+                   CudaToDevice(t, device(), std::move(allocator), ctx.stream));
+  return dev;
+}
+
+#else  // !GUARDJIT_HAVE_CUDA_HEADERS
+
+absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
+    Options) {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+std::string CudaKernelBackend::name() const { return "cuda"; }
+absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
+    absl::Span<const Kernel* const>) {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor&,
+                                                 const RunContext&) const {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(const Tensor&,
+                                                   const RunContext&) const {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+
+#endif  // GUARDJIT_HAVE_CUDA_HEADERS
+
+int CudaKernelBackend::compiled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compiled_;
+}
+
+int CudaKernelBackend::cache_hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,81 @@
+#ifndef GUARDJIT_JIT_CUDA_CUDA_BACKEND_H_
+#define GUARDJIT_JIT_CUDA_CUDA_BACKEND_H_
+
+// The CUDA backend on a device: a program's kernels rendered to one CUDA C
+// translation unit (cuda_codegen.h), compiled by NVRTC for the device's arch
+// (nvrtc_compiler.h), loaded into the device's primary context and launched
+// with cuLaunchKernel on the call's stream. Index checks that fail on the
+// device OR their bit into a per-kernel word of mapped, pinned host memory,
+// which the host reads without a copy: TakeFaults reports them at the start
+// of the next call of the program, or at the end of a call that asked to
+// synchronize. The same code runs against the emulated driver
+// (runtime/cuda/emulated_driver.h) in CI, which loads the CUDA C source
+// instead of the CUBIN NVRTC made of it (NVRTC still compiles it).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "jit/cuda/cuda_codegen.h"
+#include "jit/cuda/nvrtc_compiler.h"
+#include "jit/kernel_backend.h"
+#include "runtime/cuda/cuda_device.h"
+
+namespace guardjit {
+
+class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
+ public:
+  struct Options {
+    int device = 0;  // the CUDA ordinal
+    // Threads per block; 0: 256.
+    int block_threads = 0;
+    // Grid size cap; 0: enough blocks to fill the device (SMs x blocks an SM
+    // holds at block_threads).
+    int64_t max_blocks = 0;
+    // Loaded modules kept for identical programs (LRU beyond).
+    int max_cached_modules = 64;
+  };
+  static absl::StatusOr<std::shared_ptr<CudaKernelBackend>> Create(
+      Options options);
+
+  std::string name() const override;
+  absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
+      absl::Span<const Kernel* const> kernels) override;
+  const DeviceTransfer* transfer() const override { return this; }
+
+  Device device() const override {
+    return Device{DeviceType::kCUDA, options_.device};
+  }
+  absl::StatusOr<Tensor> ToHost(const Tensor& t,
+                                const RunContext& ctx) const override;
+  absl::StatusOr<Tensor> ToDevice(const Tensor& t,
+                                  const RunContext& ctx) const override;
+
+  // Modules NVRTC compiled and loaded, and compiles saved by identical source.
+  int compiled() const;
+  int cache_hits() const;
+
+ private:
+  CudaKernelBackend(Options options, const CudaDevice* device,
+                    std::shared_ptr<NvrtcCompiler> nvrtc)
+      : options_(options), device_(device), nvrtc_(std::move(nvrtc)) {}
+
+  const Options options_;
+  const CudaDevice* device_;
+  const std::shared_ptr<NvrtcCompiler> nvrtc_;
+  mutable std::mutex mu_;
+  struct Cached {
+    std::shared_ptr<const KernelModule> module;
+    uint64_t last_used = 0;
+  };
+  absl::flat_hash_map<std::string, Cached> cache_;  // by source
+  uint64_t tick_ = 0;
+  int compiled_ = 0;
+  int hits_ = 0;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_CUDA_CUDA_BACKEND_H_
