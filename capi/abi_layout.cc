@@ -63,6 +63,8 @@ GJ_OFFSET(gj_call_options, deterministic, 12);
 GJ_OFFSET(gj_call_options, requires_grad, 16);
 GJ_OFFSET(gj_call_options, cancel, 24);
 GJ_OFFSET(gj_call_options, timeout_us, 32);
+GJ_OFFSET(gj_call_options, stream, 40);
+GJ_OFFSET(gj_call_options, synchronize, 48);
 
 GJ_OFFSET(gj_function_stats, struct_size, 0);
 GJ_OFFSET(gj_function_stats, calls, 8);

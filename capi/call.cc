@@ -2,6 +2,7 @@
 // Function::Run.
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "capi/options.h"
 #include "core/status_macros.h"
 #include "core/tensor_meta.h"
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_transfer.h"
 #include "runtime/tensor_copy.h"
 
 namespace guardjit::capi {
@@ -34,6 +38,8 @@ absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
     GJ_READ_OPTION(opts, options, requires_grad);
     GJ_READ_OPTION(opts, options, cancel);
     GJ_READ_OPTION(opts, options, timeout_us);
+    GJ_READ_OPTION(opts, options, stream);
+    GJ_READ_OPTION(opts, options, synchronize);
   }
   if (opts.timeout_us < 0) {
     return absl::InvalidArgumentError(
@@ -43,6 +49,8 @@ absl::StatusOr<CallState> ReadCallOptions(const gj_call_options* options,
   CallState state{opts.grad_mode != 0, opts.deterministic != 0,
                   opts.requires_grad};
   state.cancel = opts.cancel;
+  state.stream = opts.stream;
+  state.synchronize = opts.synchronize != 0;
   if (opts.timeout_us > 0) {
     state.deadline = absl::Now() + absl::Microseconds(opts.timeout_us);
   }
@@ -95,6 +103,63 @@ absl::StatusOr<Tensors> BorrowInputs(const Function& function,
     tensors.push_back(std::move(t));
   }
   return tensors;
+}
+
+// The device a call runs on: its inputs' and outputs' device, all one,
+// except 0-dim CPU inputs, which act as scalars beside CUDA tensors (as in
+// PyTorch). A CUDA device must exist: UNAVAILABLE without a usable driver.
+absl::StatusOr<Device> CallDevice(const Function& function,
+                                  absl::Span<const Tensor> inputs,
+                                  absl::Span<const Tensor> outputs,
+                                  absl::string_view fn) {
+  int first = -1;  // the input that decided the device
+  Device device = Device::Cpu();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].device().is_cpu()) {
+      first = static_cast<int>(i);
+      device = inputs[i].device();
+      break;
+    }
+  }
+  auto where = [&](int input) {
+    return input < 0 ? std::string("the inputs are on cpu")
+                     : absl::StrCat(function.InputLabel(input), " is on ",
+                                    inputs[input].device().ToString());
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (t.device() == device || (t.device().is_cpu() && t.dim() == 0)) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        fn, ": function '", function.name(), "': ", where(first), " and ",
+        function.InputLabel(i), " on ", t.device().ToString(),
+        "; a call's tensors must be on one device (0-dim CPU tensors "
+        "excepted: they act as scalars)"));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].device() == device) continue;
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": function '", function.name(), "': output ", i,
+                     " is on ", outputs[i].device().ToString(), " but ",
+                     where(first), "; outputs must be on the inputs' device"));
+  }
+  if (device.is_cpu()) return device;
+  absl::StatusOr<int> count = CudaDevice::Count();
+  if (!count.ok()) {
+    return absl::Status(
+        count.status().code(),
+        absl::StrCat(
+            fn, ": function '", function.name(), "': ", where(first),
+            ", but CUDA is not usable here: ", count.status().message()));
+  }
+  if (device.index >= *count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": function '", function.name(), "': ", where(first),
+                     ", but the driver sees ", *count, " CUDA device",
+                     *count == 1 ? "" : "s"));
+  }
+  return device;
 }
 
 absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
@@ -150,18 +215,40 @@ absl::StatusOr<Tensors> BorrowOutputs(const DLTensor* const* outputs,
   return tensors;
 }
 
-// A result lives in host memory when it is a view of an input; copying it
+// For a CUDA call: its device's primary context, current until the call
+// returns (copies into outputs included).
+absl::StatusOr<std::optional<CudaContextScope>> EnterDevice(
+    const CallState& state) {
+  std::optional<CudaContextScope> scope;
+  if (state.device.is_cpu()) return scope;
+  ASSIGN_OR_RETURN(const CudaDevice* device,
+                   CudaDevice::Get(state.device.index));
+  ASSIGN_OR_RETURN(CudaContextScope entered, device->MakeCurrent());
+  scope.emplace(std::move(entered));
+  return scope;
+}
+
+// A contiguous copy of `t` in memory of its own, on t's device.
+absl::StatusOr<Tensor> OwnedCopy(const Tensor& t, const CallState& state) {
+  if (t.device().is_cpu()) return CopyAs(t, t.dtype());
+  ASSIGN_OR_RETURN(CudaCachingAllocator * pool,
+                   CudaCachingAllocator::ForDevice(t.device().index));
+  return CudaContiguous(t, pool->OnStream(state.stream), state.stream);
+}
+
+// A result that is a view of an input (host or device memory); copying it
 // into an output it overlaps would read values already overwritten.
 template <typename Results>
 absl::Status DetachFromOutputs(Results& results,
-                               absl::Span<const Tensor> outputs) {
+                               absl::Span<const Tensor> outputs,
+                               const CallState& state) {
   for (size_t i = 0; i < results.size(); ++i) {
     Tensor& result = results[i];
     if (result.storage() != nullptr || SameView(result, outputs[i])) continue;
     ByteRange range = MemoryRange(result);
     for (const Tensor& out : outputs) {
       if (range.Overlaps(MemoryRange(out))) {
-        ASSIGN_OR_RETURN(result, CopyAs(result, result.dtype()));
+        ASSIGN_OR_RETURN(result, OwnedCopy(result, state));
         break;
       }
     }
@@ -179,6 +266,8 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   ASSIGN_OR_RETURN(Tensors in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
   ASSIGN_OR_RETURN(Tensors out, BorrowOutputs(outputs, num_outputs, kFn));
+  ASSIGN_OR_RETURN(state.device, CallDevice(f, in, out, kFn));
+  ASSIGN_OR_RETURN(std::optional<CudaContextScope> scope, EnterDevice(state));
   absl::InlinedVector<const Tensor*, 4> destinations;
   for (const Tensor& t : out) destinations.push_back(&t);
   Tensors results(out.size());
@@ -201,9 +290,14 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
                        TensorMeta::Of(out[i]).ToString()));
     }
   }
-  RETURN_IF_ERROR(DetachFromOutputs(results, out));
+  RETURN_IF_ERROR(DetachFromOutputs(results, out, state));
   for (size_t i = 0; i < out.size(); ++i) {
-    if (!SameView(results[i], out[i])) CopyInto(out[i], results[i]);
+    if (SameView(results[i], out[i])) continue;
+    if (state.device.is_cpu()) {
+      CopyInto(out[i], results[i]);
+    } else {
+      RETURN_IF_ERROR(CudaCopyInto(out[i], results[i], state.stream));
+    }
   }
   return absl::OkStatus();
 }
@@ -237,6 +331,7 @@ absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
   }
   ASSIGN_OR_RETURN(Tensors in,
                    BorrowInputs(f, pointers.data(), num_inputs, kFn));
+  ASSIGN_OR_RETURN(state.device, CallDevice(f, in, {}, kFn));
   absl::Status status = f.Precompile(in, state);
   if (!status.ok()) {
     return absl::Status(
@@ -248,12 +343,12 @@ absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
 
 // A result the host may own and write: contiguous, in memory of its own.
 absl::StatusOr<Tensor> OwnedResult(
-    const Function& function, Tensor result,
+    const Function& function, Tensor result, const CallState& state,
     absl::flat_hash_set<const Storage*>& handed_out) {
   if (result.storage() == nullptr || !result.is_contiguous() ||
       function.AliasesConstant(result) ||
       handed_out.contains(result.storage().get())) {
-    ASSIGN_OR_RETURN(result, CopyAs(result, result.dtype()));
+    ASSIGN_OR_RETURN(result, OwnedCopy(result, state));
   }
   handed_out.insert(result.storage().get());
   return result;
@@ -269,10 +364,13 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
   ASSIGN_OR_RETURN(CallState state, ReadCallOptions(options, kFn));
   ASSIGN_OR_RETURN(Tensors in, BorrowInputs(f, inputs, num_inputs, kFn));
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
+  ASSIGN_OR_RETURN(state.device, CallDevice(f, in, {}, kFn));
+  ASSIGN_OR_RETURN(std::optional<CudaContextScope> scope, EnterDevice(state));
   ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
   absl::flat_hash_set<const Storage*> handed_out;
   for (Tensor& result : results) {
-    ASSIGN_OR_RETURN(result, OwnedResult(f, std::move(result), handed_out));
+    ASSIGN_OR_RETURN(result,
+                     OwnedResult(f, std::move(result), state, handed_out));
   }
   // Only allocation can fail from here on; it throws, and
   // gj_function_call_alloc releases whatever was already exported.
@@ -295,6 +393,8 @@ void gj_call_options_init(gj_call_options* options) {
   options->requires_grad = nullptr;
   options->cancel = nullptr;
   options->timeout_us = 0;
+  options->stream = nullptr;
+  options->synchronize = 0;
 }
 
 gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,

@@ -10,6 +10,8 @@
 #include "capi/raw_enum.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
+#include "jit/cuda/cuda_backend.h"
+#include "jit/device_compiler.h"
 #include "jit/jit_compiler.h"
 #include "runtime/eager_compiler.h"
 
@@ -80,6 +82,23 @@ gj_error* gj_context_create(const gj_context_options* options,
             "gj_context_create: options->backend is ",
             guardjit::capi::RawEnum(opts.backend), "; expected a gj_backend"));
     }
+    const bool eager =
+        guardjit::capi::RawEnum(opts.backend) == GJ_BACKEND_EAGER;
+    context->device_compiler = std::make_shared<guardjit::DeviceCompiler>(
+        context->compiler,
+        [eager](guardjit::Device device)
+            -> absl::StatusOr<std::shared_ptr<guardjit::Compiler>> {
+          if (eager) return std::make_shared<guardjit::EagerCompiler>();
+          guardjit::CudaKernelBackend::Options cuda;
+          cuda.device = device.index;
+          ASSIGN_OR_RETURN(std::shared_ptr<guardjit::CudaKernelBackend> backend,
+                           guardjit::CudaKernelBackend::Create(cuda));
+          guardjit::JitCompiler::Options jit_options;
+          jit_options.kernel_backend = std::move(backend);
+          ASSIGN_OR_RETURN(std::unique_ptr<guardjit::JitCompiler> jit,
+                           guardjit::JitCompiler::Create(jit_options));
+          return std::shared_ptr<guardjit::Compiler>(std::move(jit));
+        });
     *out_context = context.release();
     return absl::OkStatus();
   });

@@ -10,7 +10,11 @@
 // the context's compiler and host allocator (and keep them alive); the JIT
 // compiler holds the thread pool that options->num_threads chose.
 struct gj_context {
+  // The host compiler (JIT or eager), and what functions compile with: it,
+  // or for entries on a CUDA device that device's compiler (made on the first
+  // such entry: the JIT with the CUDA kernel backend).
   std::shared_ptr<guardjit::Compiler> compiler;
+  std::shared_ptr<guardjit::Compiler> device_compiler;
   std::shared_ptr<guardjit::CachingHostAllocator> allocator;
 };
 

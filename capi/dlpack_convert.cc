@@ -48,27 +48,32 @@ const char* DeviceTypeName(int type) {
   return "unknown";
 }
 
-absl::Status CheckDevice(DLDevice device, absl::string_view what) {
+// The device a DLTensor's memory is on, or why guardjit cannot read it.
+// Pinned host memory (kDLCUDAHost) is host memory to every kernel.
+absl::StatusOr<Device> CheckDevice(DLDevice device, absl::string_view what) {
   // A host may store any int in the enum field: read it as one (loading an
   // out-of-range value as DLDeviceType is undefined).
   int type = 0;
   std::memcpy(&type, &device.device_type, sizeof(type));
   if (type == kDLCPU) {
     // There is one host: PyTorch, NumPy and DLPack's own docs use id 0.
-    if (device.device_id == 0) return absl::OkStatus();
+    if (device.device_id == 0) return Device::Cpu();
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": CPU tensor with device_id ", device.device_id,
                      "; CPU tensors have device_id 0"));
   }
-  std::string where =
-      absl::StrCat(what, ": tensor is on device ", DeviceTypeName(type),
-                   " (type ", type, ", id ", device.device_id, ")");
+  if (type == kDLCUDAHost) return Device::Cpu();
   if (type == kDLCUDA) {
-    return absl::UnimplementedError(
-        absl::StrCat(where, "; this version runs on CPU tensors only"));
+    if (device.device_id >= 0)
+      return Device{DeviceType::kCUDA, device.device_id};
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": CUDA tensor with device_id ", device.device_id,
+                     "; expected a CUDA device ordinal (0 or more)"));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(where, "; only CPU tensors are supported"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": tensor is on device ", DeviceTypeName(type), " (type ", type,
+      ", id ", device.device_id,
+      "); supported: CPU, CUDAHost (pinned host memory) and CUDA"));
 }
 
 // Lowest and highest element offsets the tensor touches, relative to its
@@ -175,7 +180,7 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
     }
   }
   ASSIGN_OR_RETURN(DType dtype, FromDLDataType(t.dtype, what));
-  RETURN_IF_ERROR(CheckDevice(t.device, what));
+  ASSIGN_OR_RETURN(const Device device, CheckDevice(t.device, what));
   auto numel = CheckedNumel(sizes);
   if (!numel.ok()) {
     return absl::Status(numel.status().code(),
@@ -191,7 +196,7 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
     // must not see NULL.
     alignas(8) static char empty_data[8];
     return Tensor::Borrow(t.data != nullptr ? t.data : empty_data, dtype, sizes,
-                          strides);
+                          strides, device);
   }
   int64_t lo = 0, hi = 0;
   RETURN_IF_ERROR(ElementSpan(sizes, strides, what, &lo, &hi));
@@ -226,7 +231,8 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
         absl::StrCat(what, ": data + byte_offset is not aligned to the ",
                      item_size, "-byte item size of ", DTypeName(dtype)));
   }
-  return Tensor::Borrow(reinterpret_cast<void*>(first), dtype, sizes, strides);
+  return Tensor::Borrow(reinterpret_cast<void*>(first), dtype, sizes, strides,
+                        device);
 }
 
 bool IsNonOverlapping(const Tensor& tensor) {
@@ -294,7 +300,9 @@ DLManagedTensor* ExportDLManagedTensor(Tensor tensor) {
   exported->strides.assign(tensor.strides().begin(), tensor.strides().end());
   DLTensor& dl = exported->managed.dl_tensor;
   dl.data = tensor.data();
-  dl.device = {kDLCPU, 0};
+  dl.device = tensor.device().is_cpu()
+                  ? DLDevice{kDLCPU, 0}
+                  : DLDevice{kDLCUDA, tensor.device().index};
   dl.ndim = tensor.dim();
   dl.dtype = ToDLDataType(tensor.dtype());
   dl.shape = exported->shape.data();

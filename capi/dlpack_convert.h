@@ -19,7 +19,8 @@ absl::StatusOr<DType> FromDLDataType(DLDataType type, absl::string_view what);
 
 // A view of the host's tensor after checking every field: pointers, rank,
 // sizes, element count and byte extent (OUT_OF_RANGE past int64), dtype,
-// device (UNIMPLEMENTED for CUDA), byte_offset and alignment. Errors start
+// device (CPU; CUDAHost, pinned host memory, as CPU; CUDA with its ordinal;
+// anything else INVALID_ARGUMENT), byte_offset and alignment. Errors start
 // with `what`, e.g. "gj_function_call: input 1 ('b')".
 absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
                                       absl::string_view what);
@@ -32,7 +33,8 @@ absl::StatusOr<Tensor> BorrowDLTensor(const DLTensor* tensor,
 inline constexpr int64_t kMaxExactOverlapCheck = int64_t{1} << 20;
 bool IsNonOverlapping(const Tensor& tensor);
 
-// Hands a contiguous tensor that owns its storage to the host. The returned
+// Hands a contiguous tensor that owns its storage to the host (a CUDA
+// tensor as kDLCUDA memory of its device). The returned
 // tensor keeps the storage alive until its deleter runs.
 DLManagedTensor* ExportDLManagedTensor(Tensor tensor);
 

@@ -1,5 +1,6 @@
 #include "capi/function.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,8 @@
 #include "capi/options.h"
 #include "capi/raw_enum.h"
 #include "core/status_macros.h"
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_device.h"
 
 namespace guardjit::capi {
 
@@ -98,6 +101,20 @@ absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
   ctx.cancel = state.cancel;
   ctx.deadline = state.deadline;
   ctx.allocator = allocator_;
+  std::optional<CudaContextScope> scope;
+  if (!state.device.is_cpu()) {
+    // Everything the call does on the device happens in its primary
+    // context, with memory from its allocator, on the caller's stream.
+    ASSIGN_OR_RETURN(const CudaDevice* device,
+                     CudaDevice::Get(state.device.index));
+    ASSIGN_OR_RETURN(CudaContextScope entered, device->MakeCurrent());
+    scope.emplace(std::move(entered));
+    ASSIGN_OR_RETURN(CudaCachingAllocator * pool,
+                     CudaCachingAllocator::ForDevice(state.device.index));
+    ctx.allocator = pool->OnStream(state.stream);
+    ctx.stream = state.stream;
+    ctx.synchronize = state.synchronize;
+  }
   return cache_->CallInto(
       inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
       ctx, results);
@@ -185,8 +202,9 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     if (graph == nullptr) return NullArgument(kFn, "graph");
     ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
                      guardjit::capi::ReadOptions(options));
-    auto function = guardjit::capi::Function::Create(
-        graph->graph, context->compiler, std::move(opts), context->allocator);
+    auto function =
+        guardjit::capi::Function::Create(graph->graph, context->device_compiler,
+                                         std::move(opts), context->allocator);
     if (!function.ok()) {
       return absl::Status(function.status().code(),
                           absl::StrCat(kFn, ": ", function.status().message()));

@@ -33,6 +33,12 @@ struct CallState {
   const uint8_t* requires_grad = nullptr;  // per input; null = none
   const int32_t* cancel = nullptr;         // the host's stop flag
   absl::Time deadline = absl::InfiniteFuture();
+  // Where the call's tensors are (CallDevice in call.cc), and for a CUDA
+  // call the CUstream it is enqueued on (null: the legacy default stream)
+  // and whether it waits for the stream before returning.
+  Device device;
+  void* stream = nullptr;
+  bool synchronize = false;
 };
 
 // A callable graph: the C API's view of a function, in front of the guard

@@ -83,6 +83,12 @@ absl::Status AddConstant(gj_graph_builder* builder, const char* name,
   ASSIGN_OR_RETURN(
       Tensor borrowed,
       BorrowDLTensor(value, absl::StrCat(kFn, ": constant '", name, "'")));
+  if (!borrowed.device().is_cpu()) {
+    // The constant is copied now, by the host: its memory must be host memory.
+    return absl::InvalidArgumentError(absl::StrCat(
+        kFn, ": constant '", name, "' is on ", borrowed.device().ToString(),
+        "; constants are copied from host memory (kDLCPU or kDLCUDAHost)"));
+  }
   ASSIGN_OR_RETURN(Tensor owned,
                    Tensor::Empty(borrowed.dtype(), borrowed.sizes()));
   CopyInto(owned, borrowed);

@@ -1847,8 +1847,8 @@ std::vector<Case> CallCases() {
          o1.dl()->device = {kDLCUDA, 0};
          return e.CallIdInto(p, p.Output<float>({2}).dl(), o1.dl());
        },
-       GJ_UNIMPLEMENTED,
-       {"output 1", "CUDA", "CPU tensors only"}},
+       GJ_INVALID_ARGUMENT,
+       {"output 1 is on cuda:0", "the inputs are on cpu"}},
       {"call: input on Metal",
        Kind::kCall,
        [](Env& e, Probe& p) {
@@ -1867,15 +1867,24 @@ std::vector<Case> CallCases() {
        },
        GJ_INVALID_ARGUMENT,
        {"input 1 ('b')", "ROCM", "id 2"}},
-      {"call: input in CUDA host memory",
+      {"call: input on CUDA beside a CPU input",
        Kind::kCall,
        [](Env& e, Probe& p) {
          HostTensor<float>& a = p.Floats({2});
-         a.dl()->device = {kDLCUDAHost, 0};
+         a.dl()->device = {kDLCUDA, 0};
          return e.CallIdWithA(p, a.dl());
        },
        GJ_INVALID_ARGUMENT,
-       {"input 0 ('a')", "CUDAHost"}},
+       {"input 0 ('a') is on cuda:0", "input 1 ('b') on cpu", "one device"}},
+      {"call: input on CUDA device_id -1",
+       Kind::kCall,
+       [](Env& e, Probe& p) {
+         HostTensor<float>& a = p.Floats({2});
+         a.dl()->device = {kDLCUDA, -1};
+         return e.CallIdWithA(p, a.dl());
+       },
+       GJ_INVALID_ARGUMENT,
+       {"input 0 ('a')", "device_id -1", "CUDA device ordinal"}},
       {"call: input on device type 999",
        Kind::kCall,
        [](Env& e, Probe& p) {
@@ -2133,16 +2142,16 @@ std::vector<Case> CallCases() {
        },
        GJ_INVALID_ARGUMENT,
        {"gj_function_precompile", "input 0 ('r')", "unsupported dtype"}},
-      {"precompile: input on CUDA",
+      {"precompile: input on CUDA device_id -2",
        Kind::kPrecompile,
        [](Env& e, Probe&) {
          Meta r({4});
-         r.dl.device = {kDLCUDA, 0};
+         r.dl.device = {kDLCUDA, -2};
          const DLTensor* in[] = {&r.dl};
          return gj_function_precompile(e.relu.get(), in, 1, nullptr);
        },
-       GJ_UNIMPLEMENTED,
-       {"gj_function_precompile", "input 0 ('r')", "CUDA"}},
+       GJ_INVALID_ARGUMENT,
+       {"gj_function_precompile", "input 0 ('r')", "device_id -2"}},
       {"precompile: negative size",
        Kind::kPrecompile,
        [](Env& e, Probe&) {

@@ -178,8 +178,8 @@ TEST_F(CapiCallTest, EverySupportedDTypeRoundTrips) {
 TEST_F(CapiCallTest, DevicesOtherThanCpu) {
   HostTensor<float> b({2}, {1, 2});
   b.dl()->device = {kDLCUDA, 1};
-  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_UNIMPLEMENTED,
-                      {"input 1 ('b')", "CUDA", "id 1"}));
+  EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
+                      {"input 1 ('b') is on cuda:1", "input 0 ('a') on cpu"}));
   b.dl()->device = {kDLOpenCL, 0};
   EXPECT_TRUE(IsError(CallWithB(b.dl()), GJ_INVALID_ARGUMENT,
                       {"input 1 ('b')", "OpenCL"}));

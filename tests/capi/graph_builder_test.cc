@@ -221,9 +221,9 @@ TEST_F(CapiGraphBuilderTest, ConstantIsValidatedAndNamed) {
               GJ_INVALID_ARGUMENT, {"constant 'w'", "unsupported dtype"}));
   w.dl()->dtype = {kDLFloat, 32, 1};
   w.dl()->device = {kDLCUDA, 0};
-  EXPECT_TRUE(
-      IsError(gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
-              GJ_UNIMPLEMENTED, {"constant 'w'", "CUDA"}));
+  EXPECT_TRUE(IsError(
+      gj_graph_builder_add_constant(builder_.get(), "w", w.dl()),
+      GJ_INVALID_ARGUMENT, {"constant 'w' is on cuda:0", "host memory"}));
 }
 
 // A strided constant is copied in row-major order when added; the host's

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 6
+#define GJ_API_VERSION_MINOR 7
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -348,6 +348,14 @@ typedef struct gj_call_options {
   /* Since 0.5: the call stops once this many microseconds have passed since
    * it started; 0 = no limit. */
   int64_t timeout_us;
+  /* Since 0.7: for a call on CUDA tensors, the CUstream its work is
+   * enqueued on; NULL = the legacy default stream (what NULL means to a host
+   * on the CUDA runtime). Ignored for CPU calls. */
+  void* stream;
+  /* Since 0.7: nonzero makes a CUDA call wait for its stream before
+   * returning and report a device-side check that failed during this call
+   * (see "Devices" at gj_function_call). Ignored for CPU calls. */
+  int32_t synchronize;
 } gj_call_options;
 
 GJ_EXPORT void gj_call_options_init(gj_call_options* options);
@@ -375,10 +383,25 @@ GJ_EXPORT void gj_call_options_init(gj_call_options* options);
  * kernel, and returns CANCELLED or DEADLINE_EXCEEDED with no output written.
  * One chunk (a whole reduction of a kernel that does not split) runs to its
  * end before the check.
+ * Devices (since 0.7): tensors are kDLCPU (device_id 0), kDLCUDAHost
+ * (pinned host memory, read as host memory) or kDLCUDA (device_id = the CUDA
+ * ordinal). A call's inputs and outputs are all on one device, except 0-dim
+ * CPU inputs, which act as scalars beside CUDA tensors as in PyTorch; the
+ * device is part of the cache entry's guards. A CUDA call runs in the
+ * device's primary context (shared with a host on the CUDA runtime),
+ * enqueues its work on options->stream and returns: outputs are ready when
+ * the stream reaches them, and inputs must stay valid until then (as with
+ * PJRT and ONNX Runtime's CUDA provider). A device-side check that fails (an
+ * index out of range in a gather) cannot stop a call that has returned: it
+ * is reported by the next call of the function, naming the node, and by the
+ * call itself with options->synchronize. Stop conditions (cancel,
+ * timeout_us) are checked between launches.
  * Errors: INVALID_ARGUMENT naming the input or output (NULL pointer, wrong
- * count, unsupported dtype, negative sizes, shapes an op rejects),
- * OUT_OF_RANGE (element count or byte extent past int64), UNIMPLEMENTED (a
- * device this build cannot run on), CANCELLED, DEADLINE_EXCEEDED. */
+ * count, unsupported dtype, negative sizes, shapes an op rejects, tensors on
+ * different devices, a CUDA ordinal the driver does not have), OUT_OF_RANGE
+ * (element count or byte extent past int64), UNAVAILABLE (CUDA tensors where
+ * no CUDA driver is usable: libcuda missing, no device), CANCELLED,
+ * DEADLINE_EXCEEDED. */
 GJ_EXPORT gj_error* gj_function_call(gj_function* function,
                                      const DLTensor* const* inputs,
                                      size_t num_inputs,
@@ -391,6 +414,11 @@ GJ_EXPORT gj_error* gj_function_call(gj_function* function,
  * gj_function_num_outputs). The caller owns each DLManagedTensor and releases
  * it with gj_tensor_release (or by calling its deleter); each has its own
  * buffer, with explicit row-major strides. On error every entry is NULL.
+ * A CUDA call's outputs are kDLCUDA memory of its device from guardjit's
+ * stream-ordered caching allocator, ready when options->stream reaches
+ * them; releasing one returns its memory for reuse by work enqueued after
+ * that point on the same stream (a host that used it on another stream
+ * synchronizes that stream first, as with PyTorch's caching allocator).
  * Errors as gj_function_call. */
 GJ_EXPORT gj_error* gj_function_call_alloc(gj_function* function,
                                            const DLTensor* const* inputs,

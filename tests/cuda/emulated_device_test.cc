@@ -1,0 +1,439 @@
+// CUDA calls through the public C API on the emulated device: the driver
+// table is EmulatedCudaDriver's (installed before anything touches CUDA), so
+// kDLCUDA tensors are host memory the emulator's "device" owns, kernels are
+// the CUDA backend's (rendered, compiled by NVRTC, loaded and launched
+// through the driver table) and run on the SIMT emulator. Each result is
+// compared with the same function called on CPU tensors.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "guardjit/guardjit.h"
+#include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/emulated_driver.h"
+
+namespace guardjit {
+namespace {
+
+struct Err {
+  gj_error* e;
+  ~Err() { gj_error_destroy(e); }
+  gj_error_code code() const { return gj_error_get_code(e); }
+  std::string message() const {
+    return e == nullptr ? "" : gj_error_message(e);
+  }
+};
+
+#define ASSERT_GJ_OK(expr)                              \
+  do {                                                  \
+    Err gj_err_{(expr)};                                \
+    ASSERT_EQ(gj_err_.e, nullptr) << gj_err_.message(); \
+  } while (0)
+
+// A float/int tensor whose memory the emulated device owns.
+template <typename T>
+struct DeviceTensor {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // empty: contiguous
+  void* data = nullptr;
+  size_t count = 0;
+  DLTensor dl{};
+
+  DeviceTensor(std::vector<int64_t> s, DLDataType dtype, int device_type,
+               std::vector<int64_t> st = {})
+      : shape(std::move(s)), strides(std::move(st)) {
+    count = 1;
+    for (int64_t d : shape) count *= static_cast<size_t>(d);
+    size_t span = count;
+    if (!strides.empty()) {
+      span = 1;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        span += static_cast<size_t>((shape[d] - 1) * strides[d]);
+      }
+    }
+    data = std::calloc(std::max<size_t>(span, 1), sizeof(T));
+    dl.data = data;
+    dl.device = {static_cast<DLDeviceType>(device_type), 0};
+    dl.ndim = static_cast<int>(shape.size());
+    dl.dtype = dtype;
+    dl.shape = shape.data();
+    dl.strides = strides.empty() ? nullptr : strides.data();
+  }
+  ~DeviceTensor() { std::free(data); }
+  T* values() { return static_cast<T*>(data); }
+};
+
+DLDataType F32() { return {kDLFloat, 32, 1}; }
+DLDataType I64() { return {kDLInt, 64, 1}; }
+
+class EmulatedDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GJ_OK(gj_context_create(nullptr, &ctx_)); }
+  void TearDown() override {
+    for (gj_function* f : functions_) gj_function_destroy(f);
+    for (gj_graph* g : graphs_) gj_graph_destroy(g);
+    gj_context_destroy(ctx_);
+  }
+  gj_function* Load(const std::string& text,
+                    gj_dynamic_mode dynamic = GJ_DYNAMIC_AUTO) {
+    gj_graph* graph = nullptr;
+    Err e{gj_graph_from_text(ctx_, text.data(), text.size(), nullptr, &graph)};
+    EXPECT_EQ(e.e, nullptr) << e.message();
+    graphs_.push_back(graph);
+    gj_function_options options;
+    gj_function_options_init(&options);
+    options.dynamic = dynamic;
+    gj_function* fn = nullptr;
+    Err f{gj_function_create(ctx_, graph, &options, &fn)};
+    EXPECT_EQ(f.e, nullptr) << f.message();
+    functions_.push_back(fn);
+    return fn;
+  }
+  gj_context* ctx_ = nullptr;
+  std::vector<gj_graph*> graphs_;
+  std::vector<gj_function*> functions_;
+};
+
+// relu(a * b + 2) and its row sums: pointwise, then a reduction.
+constexpr char kChain[] = R"pb(
+  name: "chain"
+  placeholders {
+    name: "a"
+    meta { dtype: FLOAT32 sizes: 4 sizes: 33 }
+  }
+  placeholders {
+    name: "b"
+    meta { dtype: FLOAT32 sizes: 4 sizes: 33 }
+  }
+  nodes {
+    name: "mul"
+    target: "aten.mul.Tensor"
+    args { ref: "a" }
+    args { ref: "b" }
+  }
+  nodes {
+    name: "add"
+    target: "aten.add.Tensor"
+    args { ref: "mul" }
+    args { i: 2 }
+  }
+  nodes {
+    name: "relu"
+    target: "aten.relu.default"
+    args { ref: "add" }
+  }
+  nodes {
+    name: "sum"
+    target: "aten.sum.dim_IntList"
+    args { ref: "relu" }
+    args { list { items { i: 1 } } }
+  }
+  outputs { ref: "relu" }
+  outputs { ref: "sum" }
+)pb";
+
+void Fill(float* v, size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2, 2);
+  for (size_t i = 0; i < n; ++i) v[i] = dist(rng);
+}
+
+// Calls `fn` on CPU copies of `inputs` and returns its outputs' values.
+std::vector<std::vector<float>> CpuResults(
+    gj_function* fn, const std::vector<DLTensor*>& inputs) {
+  std::vector<DLTensor> cpu;
+  for (DLTensor* t : inputs) {
+    DLTensor c = *t;
+    c.device = {kDLCPU, 0};
+    cpu.push_back(c);
+  }
+  std::vector<const DLTensor*> ptrs;
+  for (DLTensor& c : cpu) ptrs.push_back(&c);
+  std::vector<DLManagedTensor*> out(gj_function_num_outputs(fn));
+  Err e{gj_function_call_alloc(fn, ptrs.data(), ptrs.size(), nullptr,
+                               out.data(), out.size())};
+  EXPECT_EQ(e.e, nullptr) << e.message();
+  std::vector<std::vector<float>> values;
+  for (DLManagedTensor* m : out) {
+    if (m == nullptr) return values;
+    int64_t n = 1;
+    for (int d = 0; d < m->dl_tensor.ndim; ++d) n *= m->dl_tensor.shape[d];
+    const float* p = static_cast<const float*>(m->dl_tensor.data);
+    values.emplace_back(p, p + n);
+    gj_tensor_release(m);
+  }
+  return values;
+}
+
+TEST_F(EmulatedDeviceTest, PointwiseAndReductionMatchCpuAndRunAsKernels) {
+  gj_function* fn = Load(kChain);
+  DeviceTensor<float> a({4, 33}, F32(), kDLCUDA), b({4, 33}, F32(), kDLCUDA);
+  Fill(a.values(), a.count, 1);
+  Fill(b.values(), b.count, 2);
+  const auto expected = CpuResults(fn, {&a.dl, &b.dl});
+  ASSERT_EQ(expected.size(), 2u);
+
+  const int64_t launches = EmulatedCudaDriver::counters().launches;
+  DeviceTensor<float> relu({4, 33}, F32(), kDLCUDA), sum({4}, F32(), kDLCUDA);
+  const DLTensor* in[] = {&a.dl, &b.dl};
+  const DLTensor* out[] = {&relu.dl, &sum.dl};
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, out, 2, nullptr));
+  // The kernels ran on the (emulated) device, not on host copies.
+  EXPECT_GT(EmulatedCudaDriver::counters().launches, launches);
+  for (size_t i = 0; i < relu.count; ++i) {
+    ASSERT_NEAR(relu.values()[i], expected[0][i], 1e-6) << i;
+  }
+  for (size_t i = 0; i < sum.count; ++i) {
+    ASSERT_NEAR(sum.values()[i], expected[1][i], 1e-4) << i;
+  }
+  char* text = nullptr;
+  ASSERT_GJ_OK(gj_function_explain(fn, &text));
+  EXPECT_NE(std::string(text).find("cuda"), std::string::npos) << text;
+  gj_string_destroy(text);
+}
+
+TEST_F(EmulatedDeviceTest, CallEnqueuesOnTheCallersStream) {
+  gj_function* fn = Load(kChain);
+  DeviceTensor<float> a({4, 33}, F32(), kDLCUDA), b({4, 33}, F32(), kDLCUDA);
+  DeviceTensor<float> relu({4, 33}, F32(), kDLCUDA), sum({4}, F32(), kDLCUDA);
+  const DLTensor* in[] = {&a.dl, &b.dl};
+  const DLTensor* out[] = {&relu.dl, &sum.dl};
+  const CudaDriver* driver = *CudaDriver::Get();
+  CUstream stream = nullptr;
+  ASSERT_EQ(driver->cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  gj_call_options options;
+  gj_call_options_init(&options);
+  EXPECT_EQ(options.stream, nullptr);
+  EXPECT_EQ(options.synchronize, 0);
+  options.stream = stream;
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, out, 2, &options));
+  EXPECT_EQ(EmulatedCudaDriver::counters().last_launch_stream,
+            static_cast<void*>(stream));
+  options.stream = nullptr;
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, out, 2, &options));
+  EXPECT_EQ(EmulatedCudaDriver::counters().last_launch_stream, nullptr);
+  driver->cuStreamDestroy(stream);
+}
+
+TEST_F(EmulatedDeviceTest, CallAllocReturnsDeviceTensorsFromThePool) {
+  gj_function* fn = Load(kChain);
+  DeviceTensor<float> a({4, 33}, F32(), kDLCUDA), b({4, 33}, F32(), kDLCUDA);
+  Fill(a.values(), a.count, 3);
+  Fill(b.values(), b.count, 4);
+  const auto expected = CpuResults(fn, {&a.dl, &b.dl});
+  CudaCachingAllocator* pool = *CudaCachingAllocator::ForDevice(0);
+  const int64_t in_use = pool->stats().bytes_in_use;
+  const DLTensor* in[] = {&a.dl, &b.dl};
+  DLManagedTensor* out[2] = {};
+  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 2, nullptr, out, 2));
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_NE(out[k], nullptr);
+    EXPECT_EQ(out[k]->dl_tensor.device.device_type, kDLCUDA);
+    EXPECT_EQ(out[k]->dl_tensor.device.device_id, 0);
+    const float* v = static_cast<const float*>(out[k]->dl_tensor.data);
+    for (size_t i = 0; i < expected[k].size(); ++i) {
+      ASSERT_NEAR(v[i], expected[k][i], 1e-4) << k << " " << i;
+    }
+  }
+  EXPECT_GT(pool->stats().bytes_in_use, in_use);
+  gj_tensor_release(out[0]);
+  gj_tensor_release(out[1]);
+  // Intermediates and outputs went back to the pool.
+  EXPECT_EQ(pool->stats().bytes_in_use, in_use);
+  EXPECT_GT(pool->stats().cache_hits + pool->stats().device_allocations, 0);
+}
+
+TEST_F(EmulatedDeviceTest, DynamicEntryServesManySizes) {
+  gj_function* fn = Load(kChain, GJ_DYNAMIC_DYNAMIC);
+  for (int64_t cols : {5, 17, 33, 64, 130}) {
+    DeviceTensor<float> a({3, cols}, F32(), kDLCUDA),
+        b({3, cols}, F32(), kDLCUDA);
+    Fill(a.values(), a.count, static_cast<uint32_t>(cols));
+    Fill(b.values(), b.count, static_cast<uint32_t>(cols + 1));
+    const auto expected = CpuResults(fn, {&a.dl, &b.dl});
+    DeviceTensor<float> relu({3, cols}, F32(), kDLCUDA),
+        sum({3}, F32(), kDLCUDA);
+    const DLTensor* in[] = {&a.dl, &b.dl};
+    const DLTensor* out[] = {&relu.dl, &sum.dl};
+    ASSERT_GJ_OK(gj_function_call(fn, in, 2, out, 2, nullptr));
+    for (size_t i = 0; i < sum.count; ++i) {
+      ASSERT_NEAR(sum.values()[i], expected[1][i], 1e-4) << cols;
+    }
+  }
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_GJ_OK(gj_function_get_stats(fn, &stats));
+  // One CPU entry and one CUDA entry, each dynamic.
+  EXPECT_EQ(stats.compiles, 2);
+}
+
+TEST_F(EmulatedDeviceTest, StridedDestinationAndZeroDimCpuScalar) {
+  gj_function* fn = Load(R"pb(
+    name: "scale"
+    placeholders {
+      name: "a"
+      meta { dtype: FLOAT32 sizes: 3 sizes: 4 }
+    }
+    placeholders {
+      name: "s"
+      meta { dtype: FLOAT32 }
+    }
+    nodes {
+      name: "mul"
+      target: "aten.mul.Tensor"
+      args { ref: "a" }
+      args { ref: "s" }
+    }
+    outputs { ref: "mul" }
+  )pb");
+  DeviceTensor<float> a({3, 4}, F32(), kDLCUDA);
+  DeviceTensor<float> s({}, F32(), kDLCPU);
+  Fill(a.values(), a.count, 5);
+  s.values()[0] = 2.5f;
+  // A transposed destination: column-major.
+  DeviceTensor<float> out({3, 4}, F32(), kDLCUDA, {1, 3});
+  const DLTensor* in[] = {&a.dl, &s.dl};
+  const DLTensor* outs[] = {&out.dl};
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, outs, 1, nullptr));
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      ASSERT_FLOAT_EQ(out.values()[i + 3 * j], a.values()[i * 4 + j] * 2.5f);
+    }
+  }
+}
+
+TEST_F(EmulatedDeviceTest, MixedDevicesAndMissingOrdinalsAreRejected) {
+  gj_function* fn = Load(kChain);
+  DeviceTensor<float> a({4, 33}, F32(), kDLCUDA), b({4, 33}, F32(), kDLCPU);
+  DeviceTensor<float> relu({4, 33}, F32(), kDLCUDA), sum({4}, F32(), kDLCUDA);
+  const DLTensor* in[] = {&a.dl, &b.dl};
+  const DLTensor* out[] = {&relu.dl, &sum.dl};
+  {
+    Err e{gj_function_call(fn, in, 2, out, 2, nullptr)};
+    EXPECT_EQ(e.code(), GJ_INVALID_ARGUMENT);
+    EXPECT_NE(e.message().find("input 0 ('a') is on cuda:0"), std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("input 1 ('b') on cpu"), std::string::npos)
+        << e.message();
+  }
+  b.dl.device = {kDLCUDA, 0};
+  sum.dl.device = {kDLCPU, 0};
+  {
+    Err e{gj_function_call(fn, in, 2, out, 2, nullptr)};
+    EXPECT_EQ(e.code(), GJ_INVALID_ARGUMENT);
+    EXPECT_NE(e.message().find("output 1 is on cpu"), std::string::npos)
+        << e.message();
+  }
+  a.dl.device = {kDLCUDA, 3};
+  b.dl.device = {kDLCUDA, 3};
+  {
+    DLManagedTensor* outs[2] = {};
+    Err e{gj_function_call_alloc(fn, in, 2, nullptr, outs, 2)};
+    EXPECT_EQ(e.code(), GJ_INVALID_ARGUMENT);
+    EXPECT_NE(e.message().find("sees 1 CUDA device"), std::string::npos)
+        << e.message();
+  }
+}
+
+TEST_F(EmulatedDeviceTest, DeviceSideIndexCheckIsReportedAtTheNextSync) {
+  gj_function* fn = Load(R"pb(
+    name: "lookup"
+    placeholders {
+      name: "w"
+      meta { dtype: FLOAT32 sizes: 10 sizes: 4 }
+    }
+    placeholders {
+      name: "idx"
+      meta { dtype: INT64 sizes: 5 }
+    }
+    nodes {
+      name: "emb"
+      target: "aten.embedding.default"
+      args { ref: "w" }
+      args { ref: "idx" }
+    }
+    outputs { ref: "emb" }
+  )pb");
+  DeviceTensor<float> w({10, 4}, F32(), kDLCUDA);
+  DeviceTensor<int64_t> idx({5}, I64(), kDLCUDA);
+  Fill(w.values(), w.count, 6);
+  for (int i = 0; i < 5; ++i) idx.values()[i] = i * 2;
+  DeviceTensor<float> out({5, 4}, F32(), kDLCUDA);
+  const DLTensor* in[] = {&w.dl, &idx.dl};
+  const DLTensor* outs[] = {&out.dl};
+  gj_call_options sync;
+  gj_call_options_init(&sync);
+  sync.synchronize = 1;
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, outs, 1, &sync));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_FLOAT_EQ(out.values()[i * 4 + 1], w.values()[i * 2 * 4 + 1]);
+  }
+  idx.values()[3] = 10;  // out of range
+  {
+    Err e{gj_function_call(fn, in, 2, outs, 1, &sync)};
+    ASSERT_NE(e.e, nullptr);
+    EXPECT_NE(e.message().find("device-side check failed during this call"),
+              std::string::npos)
+        << e.message();
+    EXPECT_NE(e.message().find("emb"), std::string::npos) << e.message();
+  }
+  // Without synchronize the call returns once enqueued; the next call of
+  // the function reports the failure.
+  {
+    Err e{gj_function_call(fn, in, 2, outs, 1, nullptr)};
+    EXPECT_EQ(e.e, nullptr) << e.message();
+  }
+  idx.values()[3] = 1;
+  {
+    Err e{gj_function_call(fn, in, 2, outs, 1, nullptr)};
+    ASSERT_NE(e.e, nullptr);
+    EXPECT_NE(e.message().find("in an earlier call"), std::string::npos)
+        << e.message();
+  }
+  ASSERT_GJ_OK(gj_function_call(fn, in, 2, outs, 1, nullptr));
+}
+
+TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
+  gj_graph* graph = nullptr;
+  ASSERT_GJ_OK(
+      gj_graph_from_file(ctx_, GJ_EXAMPLES_DIR "/mlp.pbtxt", nullptr, &graph));
+  graphs_.push_back(graph);
+  gj_function* fn = nullptr;
+  ASSERT_GJ_OK(gj_function_create(ctx_, graph, nullptr, &fn));
+  functions_.push_back(fn);
+  DeviceTensor<float> x({4, 8}, F32(), kDLCUDA);
+  Fill(x.values(), x.count, 7);
+  const auto expected = CpuResults(fn, {&x.dl});
+  ASSERT_EQ(expected.size(), 1u);
+  DLManagedTensor* out[1] = {};
+  const DLTensor* in[] = {&x.dl};
+  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, nullptr, out, 1));
+  const float* v = static_cast<const float*>(out[0]->dl_tensor.data);
+  for (size_t i = 0; i < expected[0].size(); ++i) {
+    ASSERT_NEAR(v[i], expected[0][i], 1e-4) << i;
+  }
+  EXPECT_EQ(out[0]->dl_tensor.device.device_type, kDLCUDA);
+  gj_tensor_release(out[0]);
+}
+
+}  // namespace
+}  // namespace guardjit
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  // Before anything reads the driver table: every CUDA call in this binary
+  // goes to the emulated device.
+  auto driver = guardjit::EmulatedCudaDriver::Get();
+  if (!driver.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(driver.status().message()).c_str());
+    return 1;
+  }
+  guardjit::CudaDriver::InstallForTesting(*driver);
+  return RUN_ALL_TESTS();
+}
