@@ -90,7 +90,7 @@ pub struct DLManagedTensor {
 // guardjit.h
 
 pub const GJ_API_VERSION_MAJOR: u32 = 0;
-pub const GJ_API_VERSION_MINOR: u32 = 6;
+pub const GJ_API_VERSION_MINOR: u32 = 7;
 
 /// DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it).
 pub const GJ_DL_BOOL: u8 = 6;
@@ -265,6 +265,11 @@ pub struct gj_call_options {
     pub cancel: *const i32,
     /// Since 0.5.
     pub timeout_us: i64,
+    /// Since 0.7: the `CUstream` a call on CUDA tensors is enqueued on;
+    /// null = the legacy default stream.
+    pub stream: *mut c_void,
+    /// Since 0.7: nonzero makes a CUDA call wait for its stream.
+    pub synchronize: i32,
 }
 
 /// `gj_log_callback` (since 0.5).

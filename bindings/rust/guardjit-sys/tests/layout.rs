@@ -121,7 +121,7 @@ fn table() -> Table {
         gj_arg { kind, name, i, f, str, dtype, ints, floats, refs, len }
         gj_dynamic_dim { input, dim, min, max }
         gj_function_options { struct_size, name, recompile_limit, dynamic, mark_dynamic, num_mark_dynamic }
-        gj_call_options { struct_size, grad_mode, deterministic, requires_grad, cancel, timeout_us }
+        gj_call_options { struct_size, grad_mode, deterministic, requires_grad, cancel, timeout_us, stream, synchronize }
         gj_function_stats {
             struct_size, calls, hits, misses, compiles, recompiles, fallback_calls, cache_entries,
             compile_ms_total, guard_ns_mean,
