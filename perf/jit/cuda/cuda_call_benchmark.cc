@@ -1,0 +1,293 @@
+// CUDA calls through the public C API, each against a baseline timed on the
+// same device in the same run (issue #14's targets). Needs a GPU: every
+// benchmark skips with the driver's reason where there is none.
+//   BM_CudaPointwiseChain/N  the 8-op chain (a*1.5+2, relu, v*v, -1, *0.5,
+//       +a, clamp(max=3)) over N float32, one call + stream sync per
+//       iteration; vs_memcpy = time of a cuMemcpyDtoD of the same bytes read
+//       and written (8N) / time per call (target >= 0.90)
+//   BM_CudaSoftmax, BM_CudaLayerNorm   [8192, 4096] float32 rows, the same
+//       ratio (target >= 0.80)
+//   BM_CudaHostTimePerCall   host time of a cached call of a 5-kernel entry
+//       (enqueue only; the stream is drained every 256 calls): target <= 10 us
+//   BM_CudaMatmulBiasRelu    mm 4096^3 + bias + relu vs cuBLASLt alone:
+//       skipped until the cuBLASLt extern lands (mm runs on host copies)
+// Run: ./build/perf/cuda_call_benchmark --benchmark_repetitions=5
+// GJ_CUDA_EMULATE=1 runs them on the emulated device (a smoke test of the
+// graphs and the call path here: the numbers mean nothing; use
+// --benchmark_min_time=1x, each launch takes a while).
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "guardjit/guardjit.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/emulated_driver.h"
+
+namespace guardjit {
+namespace {
+
+// Set by main for GJ_CUDA_EMULATE=1: shapes shrink to what the emulator
+// runs in seconds.
+bool g_emulated = false;
+int64_t Size(int64_t real, int64_t emulated) {
+  return g_emulated ? emulated : real;
+}
+
+#ifdef GUARDJIT_HAVE_CUDA_HEADERS
+
+// The device, its primary context current for the benchmark's thread.
+struct Device {
+  const CudaDevice* device = nullptr;
+  const CudaDriver* driver = nullptr;
+  std::string error;
+};
+
+const Device& GetDevice() {
+  static const Device* const kDevice = [] {
+    auto* d = new Device;
+    absl::StatusOr<const CudaDevice*> device = CudaDevice::Get(0);
+    if (!device.ok()) {
+      d->error = std::string(device.status().message());
+      return d;
+    }
+    d->device = *device;
+    d->driver = &(*device)->driver();
+    return d;
+  }();
+  return *kDevice;
+}
+
+struct DeviceBuffer {
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  DeviceBuffer(const CudaDriver& driver, size_t n) : bytes(n) {
+    if (driver.cuMemAlloc(&ptr, n) == CUDA_SUCCESS) {
+      (void)driver.cuMemsetD8(ptr, 0, n);
+    }
+  }
+};
+
+DLTensor Cuda(const DeviceBuffer& b, std::vector<int64_t>& shape) {
+  DLTensor t{};
+  t.data = reinterpret_cast<void*>(b.ptr);
+  t.device = {kDLCUDA, 0};
+  t.ndim = static_cast<int>(shape.size());
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape.data();
+  return t;
+}
+
+// Median milliseconds of `runs` device-to-device copies of `bytes`.
+double MemcpyMs(const Device& d, const DeviceBuffer& src,
+                const DeviceBuffer& dst, int runs = 10) {
+  CUevent start = nullptr, stop = nullptr;
+  d.driver->cuEventCreate(&start, 0);
+  d.driver->cuEventCreate(&stop, 0);
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    d.driver->cuEventRecord(start, nullptr);
+    d.driver->cuMemcpyDtoDAsync(dst.ptr, src.ptr, src.bytes, nullptr);
+    d.driver->cuEventRecord(stop, nullptr);
+    d.driver->cuEventSynchronize(stop);
+    float t = 0;
+    d.driver->cuEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  d.driver->cuEventDestroy(start);
+  d.driver->cuEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+struct Function {
+  gj_context* ctx = nullptr;
+  gj_graph* graph = nullptr;
+  gj_function* fn = nullptr;
+  explicit Function(const std::string& text) {
+    gj_error_destroy(gj_context_create(nullptr, &ctx));
+    gj_error_destroy(
+        gj_graph_from_text(ctx, text.data(), text.size(), nullptr, &graph));
+    gj_error_destroy(gj_function_create(ctx, graph, nullptr, &fn));
+  }
+  ~Function() {
+    gj_function_destroy(fn);
+    gj_graph_destroy(graph);
+    gj_context_destroy(ctx);
+  }
+};
+
+std::string Placeholder(const char* name, const std::vector<int64_t>& sizes) {
+  std::string meta;
+  for (int64_t s : sizes) absl::StrAppend(&meta, " sizes: ", s);
+  return absl::StrCat("placeholders { name: \"", name,
+                      "\" meta { dtype: FLOAT32", meta, " } }\n");
+}
+
+std::string Node(const char* name, const char* target,
+                 const std::string& args) {
+  return absl::StrCat("nodes { name: \"", name, "\" target: \"", target, "\" ",
+                      args, " }\n");
+}
+
+// Times `fn` on `inputs` into `outputs`, synchronizing each call, and sets
+// vs_memcpy against a copy of `baseline_bytes` (read + write counted once
+// each, as the kernel's traffic is).
+void RunSynchronized(benchmark::State& state, Function& f,
+                     std::vector<const DLTensor*> inputs,
+                     std::vector<const DLTensor*> outputs,
+                     int64_t baseline_bytes) {
+  const Device& d = GetDevice();
+  DeviceBuffer src(*d.driver, baseline_bytes / 2),
+      dst(*d.driver, baseline_bytes / 2);
+  const double memcpy_ms = MemcpyMs(d, src, dst);
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.synchronize = 1;
+  for (auto _ : state) {
+    gj_error* e = gj_function_call(f.fn, inputs.data(), inputs.size(),
+                                   outputs.data(), outputs.size(), &options);
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      break;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * baseline_bytes);
+  state.counters["memcpy_ms"] = memcpy_ms;
+  state.counters["vs_memcpy"] = benchmark::Counter(
+      memcpy_ms * 1e-3 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_CudaPointwiseChain(benchmark::State& state) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  const int64_t n = Size(state.range(0), 4096);
+  std::string text = "name: \"chain\"\n" + Placeholder("a", {n});
+  text += Node("m0", "aten.mul.Tensor", "args { ref: \"a\" } args { f: 1.5 }");
+  text += Node("a0", "aten.add.Tensor", "args { ref: \"m0\" } args { f: 2 }");
+  text += Node("r", "aten.relu.default", "args { ref: \"a0\" }");
+  text +=
+      Node("sq", "aten.mul.Tensor", "args { ref: \"r\" } args { ref: \"r\" }");
+  text += Node("s1", "aten.sub.Tensor", "args { ref: \"sq\" } args { f: 1 }");
+  text += Node("h", "aten.mul.Tensor", "args { ref: \"s1\" } args { f: 0.5 }");
+  text +=
+      Node("p", "aten.add.Tensor", "args { ref: \"h\" } args { ref: \"a\" }");
+  text += Node("c", "aten.clamp.default",
+               "args { ref: \"p\" } args { none {} } args { f: 3 }");
+  text += "outputs { ref: \"c\" }\n";
+  Function f(text);
+  std::vector<int64_t> shape = {n};
+  DeviceBuffer a(*d.driver, n * 4), out(*d.driver, n * 4);
+  DLTensor ta = Cuda(a, shape), tout = Cuda(out, shape);
+  RunSynchronized(state, f, {&ta}, {&tout}, 8 * n);
+}
+BENCHMARK(BM_CudaPointwiseChain)->Arg(int64_t{1} << 26)->UseRealTime();
+
+void RowBenchmark(benchmark::State& state, bool layer_norm) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  const int64_t rows = Size(8192, 16), cols = Size(4096, 512);
+  std::string text = "name: \"rows\"\n" + Placeholder("x", {rows, cols});
+  if (layer_norm) {
+    text +=
+        Node("ln", "aten.native_layer_norm.default",
+             absl::StrCat("args { ref: \"x\" } args { list { items { i: ", cols,
+                          " } } } args { none {} } args { none {} } "
+                          "args { f: 1e-05 }"));
+    text += Node("y", "getitem", "args { ref: \"ln\" } args { i: 0 }");
+  } else {
+    text += Node("y", "aten._softmax.default",
+                 "args { ref: \"x\" } args { i: -1 } args { b: false }");
+  }
+  text += "outputs { ref: \"y\" }\n";
+  Function f(text);
+  std::vector<int64_t> shape = {rows, cols};
+  DeviceBuffer x(*d.driver, rows * cols * 4), y(*d.driver, rows * cols * 4);
+  DLTensor tx = Cuda(x, shape), ty = Cuda(y, shape);
+  RunSynchronized(state, f, {&tx}, {&ty}, 8 * rows * cols);
+}
+void BM_CudaSoftmax(benchmark::State& state) { RowBenchmark(state, false); }
+void BM_CudaLayerNorm(benchmark::State& state) { RowBenchmark(state, true); }
+BENCHMARK(BM_CudaSoftmax)->UseRealTime();
+BENCHMARK(BM_CudaLayerNorm)->UseRealTime();
+
+void BM_CudaHostTimePerCall(benchmark::State& state) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  // Five kernels: each reduction ends a fusion group.
+  std::string text = "name: \"five\"\n" + Placeholder("x", {64, 256});
+  const char* prev = "x";
+  const char* names[] = {"k0", "k1", "k2", "k3", "k4"};
+  const char* sums[] = {"s0", "s1", "s2", "s3", "s4"};
+  for (int k = 0; k < 5; ++k) {
+    text += Node(sums[k], "aten.amax.default",
+                 absl::StrCat("args { ref: \"", prev,
+                              "\" } args { list { items { i: 1 } } } args { b: "
+                              "true }"));
+    text += Node(names[k], "aten.sub.Tensor",
+                 absl::StrCat("args { ref: \"", prev, "\" } args { ref: \"",
+                              sums[k], "\" }"));
+    prev = names[k];
+  }
+  text += absl::StrCat("outputs { ref: \"", prev, "\" }\n");
+  Function f(text);
+  std::vector<int64_t> shape = {64, 256};
+  DeviceBuffer x(*d.driver, 64 * 256 * 4), y(*d.driver, 64 * 256 * 4);
+  DLTensor tx = Cuda(x, shape), ty = Cuda(y, shape);
+  const DLTensor* in[] = {&tx};
+  const DLTensor* out[] = {&ty};
+  int64_t calls = 0;
+  for (auto _ : state) {
+    gj_error* e = gj_function_call(f.fn, in, 1, out, 1, nullptr);
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      break;
+    }
+    if (++calls % 256 == 0) {
+      state.PauseTiming();
+      (void)d.driver->cuStreamSynchronize(nullptr);
+      state.ResumeTiming();
+    }
+  }
+  (void)d.driver->cuStreamSynchronize(nullptr);
+}
+BENCHMARK(BM_CudaHostTimePerCall);
+
+void BM_CudaMatmulBiasRelu(benchmark::State& state) {
+  state.SkipWithError(
+      "mm + bias + relu on CUDA runs on host copies until the cuBLASLt "
+      "extern lands (#14)");
+}
+BENCHMARK(BM_CudaMatmulBiasRelu);
+
+#else  // !GUARDJIT_HAVE_CUDA_HEADERS
+
+void BM_CudaUnavailable(benchmark::State& state) {
+  state.SkipWithError("guardjit was built without the CUDA headers");
+}
+BENCHMARK(BM_CudaUnavailable);
+
+#endif  // GUARDJIT_HAVE_CUDA_HEADERS
+
+}  // namespace
+}  // namespace guardjit
+
+int main(int argc, char** argv) {
+  const char* emulate = std::getenv("GJ_CUDA_EMULATE");
+  if (emulate != nullptr && std::string(emulate) == "1") {
+    auto driver = guardjit::EmulatedCudaDriver::Get();
+    if (driver.ok()) guardjit::CudaDriver::InstallForTesting(*driver);
+    guardjit::g_emulated = true;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
