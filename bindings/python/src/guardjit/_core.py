@@ -1,0 +1,281 @@
+"""Context, Graph and Function: the C API's handles as Python objects."""
+import dataclasses
+import os
+import sys
+import threading
+from typing import Iterable, Optional, Sequence, Tuple, Union
+
+from . import _errors, _native
+
+_native._set_error_factory(_errors.from_code)
+
+Tensor = _native.Tensor
+
+_BACKENDS = {"default": 0, "eager": 1, "cpu_jit": 2}
+_DYNAMIC = {"auto": 0, "static": 1, "dynamic": 2}
+INT64_MAX = 2**63 - 1
+
+# A graph's text may carry the dims its exporter made dynamic, one per line,
+# so a Function made from the loaded graph picks them up:
+#   # guardjit: mark_dynamic INPUT DIM MIN MAX
+_MARK_DYNAMIC_PREFIX = "# guardjit: mark_dynamic "
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryStats:
+    """gj_memory_stats: a context's memory."""
+
+    bytes_in_use: int
+    bytes_cached: int
+    peak_bytes_in_use: int
+    system_allocations: int
+    cache_hits: int
+    compiled_modules: int
+    cached_kernels: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionStats:
+    """gj_function_stats: what a function's guard cache did."""
+
+    calls: int
+    hits: int
+    misses: int
+    compiles: int
+    recompiles: int
+    fallback_calls: int
+    cache_entries: int
+    compile_ms_total: float
+    guard_ns_mean: float
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicDim:
+    """torch._dynamo.mark_dynamic(input, dim, min, max) for a Function.
+
+    `input` is the input's index or name; sizes outside [min, max] fail the
+    entry's guards (sizes 0 and 1 are always specialized).
+    """
+
+    input: Union[int, str]
+    dim: int
+    min: int = 2
+    max: int = INT64_MAX
+
+
+class Context(_native.Context):
+    """gj_context: the thread pool, the compiler and the caches.
+
+    Share one per process (`default_context()`); every Graph and Function
+    keeps its context alive.
+
+    num_threads: threads compiled programs run on (0 = GJ_NUM_THREADS or one
+    per core). backend: "default", "eager" or "cpu_jit".
+    """
+
+    def __new__(cls, num_threads: int = 0, backend: str = "default",
+                max_cached_kernels: Optional[int] = None,
+                max_cached_bytes: Optional[int] = None):
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
+        return super().__new__(
+            cls, num_threads=num_threads, backend=_BACKENDS[backend],
+            max_cached_kernels=-1 if max_cached_kernels is None else max_cached_kernels,
+            max_cached_bytes=-1 if max_cached_bytes is None else max_cached_bytes)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @property
+    def memory_stats(self) -> MemoryStats:
+        return MemoryStats(**super().memory_stats())
+
+
+_default_context = None
+_default_context_lock = threading.Lock()
+
+
+def default_context() -> Context:
+    """The process-wide context graphs use unless given one."""
+    global _default_context
+    with _default_context_lock:
+        if _default_context is None:
+            _default_context = Context()
+        return _default_context
+
+
+def _parse_mark_dynamic(text: str):
+    dims = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            if line.strip():
+                break
+            continue
+        if line.startswith(_MARK_DYNAMIC_PREFIX):
+            name, dim, lo, hi = line[len(_MARK_DYNAMIC_PREFIX):].split()
+            dims.append(DynamicDim(name, int(dim), int(lo), int(hi)))
+    return tuple(dims)
+
+
+class Graph:
+    """gj_graph: a loaded, validated graph (immutable).
+
+    Load with from_file / from_text / from_bytes, or make one from a torch
+    module with guardjit.export. `dynamic_dims` are the dims its exporter
+    made dynamic (torch.export.Dim ranges); Function(graph) uses them unless
+    given mark_dynamic.
+    """
+
+    def __init__(self, handle, context, *, text=None, writer=None, dynamic_dims=()):
+        self._handle = handle
+        self.context = context
+        self._text = text
+        self._writer = writer
+        self.dynamic_dims: Tuple[DynamicDim, ...] = tuple(dynamic_dims)
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike], *, context: Optional[Context] = None,
+                  external_data_dir: Optional[str] = None) -> "Graph":
+        """Text format for .pbtxt/.txt, binary protobuf otherwise; relative
+        external data paths resolve against the file's directory."""
+        path = os.fspath(path)
+        context = context or default_context()
+        handle = _native.Graph._load(2, context, path, external_data_dir)
+        text = None
+        if path.endswith((".pbtxt", ".txt")):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        return cls(handle, context, text=text,
+                   dynamic_dims=_parse_mark_dynamic(text) if text else ())
+
+    @classmethod
+    def from_text(cls, text: Union[str, bytes], *, context: Optional[Context] = None,
+                  external_data_dir: Optional[str] = None) -> "Graph":
+        """A graph from protobuf text format (guardjit.proto.Graph)."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        context = context or default_context()
+        handle = _native.Graph._load(0, context, data, external_data_dir)
+        decoded = data.decode("utf-8", errors="replace")
+        return cls(handle, context, text=decoded, dynamic_dims=_parse_mark_dynamic(decoded))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, context: Optional[Context] = None,
+                   external_data_dir: Optional[str] = None) -> "Graph":
+        """A graph from a serialized guardjit.proto.Graph (binary protobuf)."""
+        context = context or default_context()
+        return cls(_native.Graph._load(1, context, data, external_data_dir), context)
+
+    @property
+    def input_names(self) -> Tuple[str, ...]:
+        return self._handle.input_names
+
+    @property
+    def output_names(self) -> Tuple[str, ...]:
+        return self._handle.output_names
+
+    def tabular(self) -> str:
+        """The graph as torch.fx's print_tabular shows it."""
+        return self._handle.tabular()
+
+    def __repr__(self):
+        return (f"guardjit.Graph(inputs={list(self.input_names)}, "
+                f"outputs={list(self.output_names)})")
+
+    def to_text(self) -> str:
+        """The graph in protobuf text format, constants inline."""
+        if self._writer is not None:
+            return self._writer.to_text(external=None)
+        if self._text is not None:
+            return self._text
+        raise ValueError("this graph was loaded from binary protobuf; its text is not kept")
+
+    def save(self, path: Union[str, os.PathLike], *, external_threshold: int = 1024) -> None:
+        """Writes the graph as protobuf text (path should end in .pbtxt).
+
+        Constants of more than `external_threshold` bytes go to PATH's stem
+        + ".bin" beside it (ExternalData, relative path), so `guardjit run
+        PATH` and Graph.from_file(PATH) load them.
+        """
+        path = os.fspath(path)
+        if not path.endswith((".pbtxt", ".txt")):
+            raise ValueError(f"Graph.save writes protobuf text format; use a .pbtxt path, not {path!r}")
+        if self._writer is not None:
+            self._writer.save(path, external_threshold=external_threshold)
+            return
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_text())
+
+
+def _resolve_mark_dynamic(graph: Graph, marks: Iterable) -> list:
+    names = graph.input_names
+    resolved = []
+    for mark in marks:
+        if not isinstance(mark, DynamicDim):
+            mark = DynamicDim(*mark)
+        index = mark.input
+        if isinstance(index, str):
+            if index not in names:
+                raise ValueError(f"mark_dynamic: graph has no input {index!r} (inputs: {list(names)})")
+            index = names.index(index)
+        hi = INT64_MAX if mark.max is None else mark.max
+        resolved.append((int(index), int(mark.dim), int(mark.min), int(hi)))
+    return resolved
+
+
+def _use_torch_fast_path():
+    """CPU torch tensors go through torch._C._to_dlpack once torch is loaded."""
+    torch = sys.modules.get("torch")
+    to_dlpack = getattr(getattr(torch, "_C", None), "_to_dlpack", None)
+    if to_dlpack is not None:
+        _native._set_torch(torch.Tensor, to_dlpack)
+
+
+class Function(_native.Function):
+    """gj_function: a graph plus its guard-cached compiled entries.
+
+    Call it with tensors (anything with __dlpack__: numpy arrays, torch
+    tensors, guardjit Tensors), one per graph input; it returns a tuple of
+    guardjit.Tensor, which numpy.from_dlpack / torch.from_dlpack take
+    without a copy. Inputs are read in place (zero-copy). Keywords of a call:
+    `out=` (a sequence of destination tensors, written in place; returned),
+    `stream=` (the CUstream, as an int, for CUDA tensors, e.g.
+    torch.cuda.current_stream().cuda_stream) and `timeout_us=`.
+
+    dynamic: "auto" (static first; sizes that change become symbolic),
+    "static" or "dynamic". mark_dynamic: DynamicDim or (input, dim, min,
+    max) tuples; None takes the graph's own (from guardjit.export).
+    Thread-safe: many threads may call one function at once.
+    """
+
+    def __new__(cls, graph: Graph, *, dynamic: str = "auto",
+                recompile_limit: Optional[int] = None,
+                mark_dynamic: Optional[Sequence] = None,
+                name: Optional[str] = None):
+        if not isinstance(graph, Graph):
+            raise TypeError(f"Function takes a guardjit.Graph, not {type(graph).__name__}")
+        if dynamic not in _DYNAMIC:
+            raise ValueError(f"dynamic must be one of {sorted(_DYNAMIC)}, not {dynamic!r}")
+        marks = graph.dynamic_dims if mark_dynamic is None else mark_dynamic
+        self = super().__new__(
+            cls, context=graph.context, graph=graph._handle, name=name,
+            recompile_limit=-1 if recompile_limit is None else recompile_limit,
+            dynamic=_DYNAMIC[dynamic], mark_dynamic=_resolve_mark_dynamic(graph, marks))
+        self.graph = graph
+        _use_torch_fast_path()
+        return self
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @property
+    def stats(self) -> FunctionStats:
+        """Calls, hits, misses, compiles, ... (gj_function_stats)."""
+        return FunctionStats(**self._stats())
+
+    @property
+    def memory_stats(self) -> MemoryStats:
+        """The memory of the function's context."""
+        return self.graph.context.memory_stats
+
+    def __repr__(self):
+        return f"guardjit.Function({self.graph!r})"
