@@ -1,0 +1,94 @@
+"""guardjit.export: torch.export + Core ATen decompositions -> a guardjit Graph."""
+from typing import Any, Optional, Tuple
+
+import torch
+
+from . import _core, _fx
+
+
+def _bound(value, default):
+    try:
+        v = int(value)
+    except (TypeError, ValueError, OverflowError):  # int_oo, sympy infinities
+        return default
+    return min(max(v, 0), _core.INT64_MAX)
+
+
+def _dynamic_dims(ep, user_inputs):
+    """torch.export.Dim ranges of the user inputs' sizes, as DynamicDims."""
+    dims = []
+    for node in user_inputs:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            continue
+        for d, size in enumerate(val.shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            bounds = ep.range_constraints.get(expr)
+            lo = _bound(getattr(bounds, "lower", 2), 2) if bounds is not None else 2
+            hi = _bound(getattr(bounds, "upper", None), _core.INT64_MAX) \
+                if bounds is not None else _core.INT64_MAX
+            # guardjit specializes sizes 0 and 1 whatever the range (as torch).
+            dims.append(_core.DynamicDim(node.name, d, max(lo, 2), hi))
+    return dims
+
+
+def from_exported_program(ep: "torch.export.ExportedProgram", *, name: Optional[str] = None,
+                          context=None, decompose: bool = True) -> "_core.Graph":
+    """An ExportedProgram as a guardjit Graph (run_decompositions() first
+    unless decompose=False): parameters, buffers and lifted constants become
+    the graph's constants, user inputs its placeholders, Dim ranges its
+    dynamic_dims."""
+    if decompose:
+        ep = ep.run_decompositions()
+    sig = ep.graph_signature
+    constants = {}
+    state = dict(ep.state_dict)
+    state.update(getattr(ep, "constants", {}) or {})
+    from torch.export.graph_signature import InputKind
+    user_inputs = []
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in sig.input_specs:
+        node = placeholders.get(spec.arg.name) if hasattr(spec.arg, "name") else None
+        if spec.kind == InputKind.USER_INPUT:
+            if node is not None:
+                user_inputs.append(node)
+            continue
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            value = state[spec.target]
+            if not isinstance(value, torch.Tensor):
+                raise _fx.ConversionError(f"input '{spec.target}' is a {type(value).__name__}")
+            constants[spec.arg.name] = value
+        else:
+            raise _fx.ConversionError(f"input kind {spec.kind} ('{spec.arg.name}') is not supported")
+    if any(n.meta.get("val") is not None and not isinstance(n.meta["val"], torch.Tensor)
+           for n in user_inputs):
+        raise _fx.ConversionError("non-tensor user inputs are not supported by guardjit.export")
+    writer = _fx.convert(ep.graph_module, name or "exported", constants=constants)
+    writer.dynamic_dims = _dynamic_dims(ep, user_inputs)
+    return writer.load(context)
+
+
+def export(module: torch.nn.Module, args: Tuple[Any, ...], kwargs=None, *,
+           dynamic_shapes=None, strict: bool = False, context=None,
+           name: Optional[str] = None) -> "_core.Graph":
+    """Exports `module` with torch.export.export(module, args, kwargs,
+    dynamic_shapes=..., strict=...), decomposes it to Core ATen and returns
+    the guardjit Graph: one placeholder per user input (in order), weights
+    and buffers as constants, torch.export.Dim ranges as the graph's
+    dynamic_dims (which Function(graph) uses as mark_dynamic and
+    Graph.save records). Save with graph.save("model.pbtxt")."""
+    if not isinstance(args, tuple):
+        args = (args,)
+    was_training = getattr(module, "training", False)
+    if isinstance(module, torch.nn.Module):
+        module.eval()
+    try:
+        ep = torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes,
+                                 strict=strict)
+    finally:
+        if was_training:
+            module.train()
+    return from_exported_program(ep, name=name or type(module).__name__.lower(),
+                                 context=context)
