@@ -2,7 +2,9 @@
 import os
 import unittest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+# The repository root: GUARDJIT_REPO, else three levels above this file.
+REPO = os.environ.get("GUARDJIT_REPO") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 EXAMPLES = os.path.join(REPO, "examples")
 
 try:
