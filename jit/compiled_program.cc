@@ -270,18 +270,17 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
   // device program's come from the device's, bound to the call's stream.
   const Device device =
       transfer_ != nullptr ? transfer_->device() : Device::Cpu();
+  std::shared_ptr<Allocator> allocator = ctx.allocator;
+  bool synchronize = ctx.synchronize;
   if (transfer_ != nullptr) {
-    if (ctx.allocator == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("a ", device.ToString(),
-                       " program run without that device's "
-                       "allocator"));
+    if (allocator == nullptr) {
+      ASSIGN_OR_RETURN(allocator, transfer_->DefaultAllocator(ctx));
     }
+    synchronize |= transfer_->launch_blocking();
     RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, false));
+  } else if (allocator == nullptr) {
+    allocator = CachingHostAllocator::Default();
   }
-  const std::shared_ptr<Allocator> allocator =
-      ctx.allocator != nullptr ? ctx.allocator
-                               : CachingHostAllocator::Default();
   // The destination a slot is written into directly, or null.
   auto direct = [&](int s) -> const Tensor* {
     const int k = direct_output_[s];
@@ -460,7 +459,7 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     }
     for (int s : step.release) slots[s] = kReleased;
   }
-  if (transfer_ != nullptr && ctx.synchronize) {
+  if (transfer_ != nullptr && synchronize) {
     RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, true));
   }
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {

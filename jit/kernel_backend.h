@@ -56,11 +56,17 @@ class DeviceTransfer {
   // A host copy of device tensor `t` (same strides); waits for ctx.stream.
   virtual absl::StatusOr<Tensor> ToHost(const Tensor& t,
                                         const RunContext& ctx) const = 0;
-  // A contiguous device copy of host tensor `t`, from ctx.allocator, or when
-  // that is null from memory the tensor owns outright (for constants kept
-  // by a program).
+  // A device copy of host tensor `t` with its strides, from ctx.allocator,
+  // or when that is null from DefaultAllocator.
   virtual absl::StatusOr<Tensor> ToDevice(const Tensor& t,
                                           const RunContext& ctx) const = 0;
+  // Device memory for a run whose context brings no allocator: the device's
+  // caching allocator on ctx.stream.
+  virtual absl::StatusOr<std::shared_ptr<Allocator>> DefaultAllocator(
+      const RunContext& ctx) const = 0;
+  // Whether every run waits for its stream and reports device-side checks
+  // itself (GJ_CUDA_LAUNCH_BLOCKING=1, as CUDA_LAUNCH_BLOCKING for PyTorch).
+  virtual bool launch_blocking() const { return false; }
 };
 
 class KernelBackend {

@@ -310,8 +310,10 @@ absl::StatusOr<LoweredGraph> Lower(
         for (const Arg& a : node.args) {
           args_ok = args_ok && IsTensorArgOk(lowered, a);
         }
+        // A device program uploads its CPU inputs (0-dim scalars beside
+        // device tensors), so values on the CPU are computed there too.
         for (const TensorMeta& m : metas[i]) {
-          args_ok = args_ok && m.device == device;
+          args_ok = args_ok && (m.device == device || m.device.is_cpu());
         }
         if (!args_ok) {
           outputs = absl::UnimplementedError(

@@ -143,7 +143,8 @@ struct LoweredGraph {
 // storage offsets are already in the data pointers). A node the JIT cannot
 // compile (unsupported op or dtype) becomes an ExternNode; `fallback_reasons`
 // (if set) collects why, one line each. `device`: where the kernels run; a
-// node whose outputs are elsewhere stays an ExternNode.
+// node whose outputs are on another device than it or the CPU stays an
+// ExternNode.
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
     const std::vector<std::vector<IndexExpr>>& input_strides,

@@ -1,6 +1,7 @@
 #include "jit/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -193,14 +194,19 @@ absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor& t,
   return CudaToHost(t, ctx.stream);
 }
 
+absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
+    const RunContext& ctx) const {
+  ASSIGN_OR_RETURN(CudaCachingAllocator * pool,
+                   CudaCachingAllocator::ForDevice(options_.device));
+  return pool->OnStream(ctx.stream);
+}
+
 absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(
     const Tensor& t, const RunContext& ctx) const {
   ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
   std::shared_ptr<Allocator> allocator = ctx.allocator;
   if (allocator == nullptr) {
-    ASSIGN_OR_RETURN(CudaCachingAllocator * pool,
-                     CudaCachingAllocator::ForDevice(options_.device));
-    allocator = pool->OnStream(ctx.stream);
+    ASSIGN_OR_RETURN(allocator, DefaultAllocator(ctx));
   }
   ASSIGN_OR_RETURN(Tensor dev,
                    CudaToDevice(t, device(), std::move(allocator), ctx.stream));
@@ -226,8 +232,20 @@ absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(const Tensor&,
                                                    const RunContext&) const {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
+absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
+    const RunContext&) const {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
 
 #endif  // GUARDJIT_HAVE_CUDA_HEADERS
+
+bool CudaKernelBackend::launch_blocking() const {
+  static const bool kBlocking = [] {
+    const char* v = std::getenv("GJ_CUDA_LAUNCH_BLOCKING");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return kBlocking;
+}
 
 int CudaKernelBackend::compiled() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -52,6 +52,9 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
                                 const RunContext& ctx) const override;
   absl::StatusOr<Tensor> ToDevice(const Tensor& t,
                                   const RunContext& ctx) const override;
+  absl::StatusOr<std::shared_ptr<Allocator>> DefaultAllocator(
+      const RunContext& ctx) const override;
+  bool launch_blocking() const override;
 
   // Modules NVRTC compiled and loaded, and compiles saved by identical source.
   int compiled() const;

@@ -53,21 +53,22 @@ absl::StatusOr<Tensor> CudaToDevice(const Tensor& t, Device device,
                                     std::shared_ptr<Allocator> allocator,
                                     void* stream) {
   ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Get());
-  ASSIGN_OR_RETURN(Tensor host, Contiguous(t));
-  ASSIGN_OR_RETURN(Tensor dev, Tensor::Empty(t.dtype(), t.sizes(),
-                                             std::move(allocator), device));
-  const size_t bytes = static_cast<size_t>(t.numel()) * t.item_size();
-  if (bytes > 0) {
-    RETURN_IF_CUDA_ERROR(driver->cuMemcpyHtoDAsync(
-        Address(reinterpret_cast<uintptr_t>(dev.data())), host.data(), bytes,
-        Stream(stream)));
-    // The driver stages pageable memory before returning, but `host` may be
-    // a temporary: wait so it outlives the copy whatever memory it is.
-    if (host.data() != t.data()) {
-      RETURN_IF_CUDA_ERROR(driver->cuStreamSynchronize(Stream(stream)));
-    }
+  if (t.numel() == 0) {
+    return Tensor::Empty(t.dtype(), t.sizes(), std::move(allocator), device);
   }
-  return dev;
+  // The element span, so the device copy keeps `t`'s strides (kernels were
+  // planned for the input's layout).
+  const Span span = SpanOf(t);
+  const int64_t elements = static_cast<int64_t>(span.bytes) / t.item_size();
+  ASSIGN_OR_RETURN(Tensor dev, Tensor::Empty(t.dtype(), {elements},
+                                             std::move(allocator), device));
+  RETURN_IF_CUDA_ERROR(driver->cuMemcpyHtoDAsync(
+      Address(reinterpret_cast<uintptr_t>(dev.data())),
+      reinterpret_cast<const void*>(span.begin), span.bytes, Stream(stream)));
+  // The driver stages pageable memory before returning; pinned memory it
+  // reads later, and `t` may be a temporary: wait so it outlives the copy.
+  RETURN_IF_CUDA_ERROR(driver->cuStreamSynchronize(Stream(stream)));
+  return dev.AsStrided(t.sizes(), t.strides(), span.first_element);
 }
 
 absl::Status CudaCopyInto(const Tensor& dst, const Tensor& src, void* stream) {

@@ -17,9 +17,9 @@ namespace guardjit {
 // Waits for `stream` to reach the copy.
 absl::StatusOr<Tensor> CudaToHost(const Tensor& t, void* stream);
 
-// A contiguous copy of host tensor `t` on `device`, from `allocator` (a
-// CudaCachingAllocator's, bound to `stream`). Enqueued on `stream`; `t` may
-// be released when this returns (pageable memory is staged by the driver).
+// A copy of host tensor `t` on `device` with t's strides (its element span
+// copied), from `allocator` (a CudaCachingAllocator's, bound to `stream`).
+// Waits for the copy, so `t` may be released when this returns.
 absl::StatusOr<Tensor> CudaToDevice(const Tensor& t, Device device,
                                     std::shared_ptr<Allocator> allocator,
                                     void* stream);

@@ -14,7 +14,9 @@
 #include "core/shape_env.h"
 #include "core/specializer.h"
 #include "gtest/gtest.h"
+#include "jit/cuda/cuda_backend.h"
 #include "jit/cuda/simt_backend.h"
+#include "runtime/cuda/emulated_driver.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
 
@@ -33,6 +35,18 @@ JitCompiler& SharedJit() {
     // NVRTC compiles every module first, for sm_80 and sm_90 in turn.
     simt.nvrtc_archs = {CudaArch{8, 0}, CudaArch{9, 0}};
     options.kernel_backend = std::make_shared<SimtCudaBackend>(simt);
+#elif defined(GJ_CONFORMANCE_ON_CUDA_EMULATED)
+    // The conformance suites on the CUDA device path (tests/CMakeLists.txt:
+    // jit_cuda_device_tests): NVRTC for the device's arch, module loads,
+    // launches, device memory, constants and host-copy steps, through the
+    // driver table, on the emulated device (runtime/cuda/emulated_driver.h).
+    // GJ_CUDA_LAUNCH_BLOCKING=1 (set by the test) reports a failed index
+    // check in the call that made it, as the CPU does.
+    CudaDriver::InstallForTesting(EmulatedCudaDriver::Get().value());
+    CudaKernelBackend::Options cuda;
+    cuda.block_threads = 64;
+    cuda.max_blocks = 4;
+    options.kernel_backend = CudaKernelBackend::Create(cuda).value();
 #endif
     return JitCompiler::Create(options).value().release();
   }();
@@ -42,8 +56,19 @@ JitCompiler& SharedJit() {
 const char* SharedJitBackend() {
 #ifdef GJ_CONFORMANCE_ON_SIMT
   return "cuda-simt";
+#elif defined(GJ_CONFORMANCE_ON_CUDA_EMULATED)
+  return "cuda:sm_90";
 #else
   return "";
+#endif
+}
+
+Tensor OnSharedJitDevice(const Tensor& t) {
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+  return Tensor::Borrow(t.data(), t.dtype(), t.sizes(), t.strides(),
+                        Device{DeviceType::kCUDA, 0});
+#else
+  return t;
 #endif
 }
 

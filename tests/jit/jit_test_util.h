@@ -24,6 +24,11 @@ JitCompiler& SharedJit();
 // The kernel backend the shared JIT runs kernels on: "" for the CPU,
 // "cuda-simt" in jit_cuda_simt_tests.
 const char* SharedJitBackend();
+// `t` as the shared JIT's device sees it: a view of the same memory labelled
+// with the device in jit_cuda_device_tests (the emulated device's memory is
+// host memory), so the program reads it in place instead of uploading a
+// copy; `t` itself elsewhere.
+Tensor OnSharedJitDevice(const Tensor& t);
 // An executable's Describe() without ", kernels on <backend>".
 std::string WithoutBackend(const std::string& description);
 // Expects `executable` to be the shared JIT's compiled program, its kernels

@@ -92,7 +92,8 @@ TEST(ViewConformanceTest, ViewsOfInputsAndComputedValuesMatchEager) {
 // copy, sharing the input's memory.
 TEST(ViewConformanceTest, ViewOutputOfAnInputSharesItsMemory) {
   auto graph = ViewGraph(Cases()[0], /*computed=*/false);
-  const Tensor x = RandomTensor(DType::kFloat32, {4, 6, 5}, 1);
+  const Tensor x =
+      testing::OnSharedJitDevice(RandomTensor(DType::kFloat32, {4, 6, 5}, 1));
   auto exe = testing::SharedJit().Compile(graph, {{TensorMeta::Of(x)}});
   ASSERT_TRUE(exe.ok()) << exe.status();
   auto out = (*exe)->Run({x});
@@ -150,9 +151,11 @@ TEST(ViewConformanceTest, SplitWithSizesPiecesAreViews) {
       ExpectJitMatchesEager(graph, {NonContiguousCopy(x)});
       if (!computed) {
         // Piece 1 of an input is that input's memory, as in eager mode.
-        auto exe = testing::SharedJit().Compile(graph, {{TensorMeta::Of(x)}});
+        const Tensor on_device = testing::OnSharedJitDevice(x);
+        auto exe =
+            testing::SharedJit().Compile(graph, {{TensorMeta::Of(on_device)}});
         ASSERT_TRUE(exe.ok()) << exe.status();
-        auto out = (*exe)->Run({x});
+        auto out = (*exe)->Run({on_device});
         ASSERT_TRUE(out.ok()) << out.status();
         const int dim = c.dim < 0 ? static_cast<int>(c.dim) + 3 : c.dim;
         EXPECT_EQ((*out)[1].data(), static_cast<const float*>(x.data()) +
