@@ -49,7 +49,10 @@ extern "C" {
 #define GJ_EXPORT
 #endif
 
-/* DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it). */
+/* DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it). Each
+ * bool element is one byte holding 0 or 1, as in PyTorch and NumPy; other
+ * byte values are not checked (that would read every input) and give
+ * unspecified values, never a crash or a write out of bounds. */
 #define GJ_DL_BOOL 6
 
 /* ------------------------------------------------------------------------ */
@@ -394,8 +397,10 @@ GJ_EXPORT void gj_call_options_init(gj_call_options* options);
  * PJRT and ONNX Runtime's CUDA provider). A device-side check that fails (an
  * index out of range in a gather) cannot stop a call that has returned: it
  * is reported by the next call of the function, naming the node, and by the
- * call itself with options->synchronize. Stop conditions (cancel,
- * timeout_us) are checked between launches.
+ * call itself with options->synchronize (GJ_CUDA_LAUNCH_BLOCKING=1 in the
+ * environment makes every CUDA call synchronize, as CUDA_LAUNCH_BLOCKING
+ * does for PyTorch). Stop conditions (cancel, timeout_us) are checked
+ * between launches.
  * Errors: INVALID_ARGUMENT naming the input or output (NULL pointer, wrong
  * count, unsupported dtype, negative sizes, shapes an op rejects, tensors on
  * different devices, a CUDA ordinal the driver does not have), OUT_OF_RANGE
