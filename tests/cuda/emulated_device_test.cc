@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -396,6 +397,47 @@ TEST_F(EmulatedDeviceTest, DeviceSideIndexCheckIsReportedAtTheNextSync) {
         << e.message();
   }
   ASSERT_GJ_OK(gj_function_call(fn, in, 2, outs, 1, nullptr));
+}
+
+TEST_F(EmulatedDeviceTest, ConcurrentCallsOnOneFunction) {
+  gj_function* fn = Load(kChain, GJ_DYNAMIC_DYNAMIC);
+  constexpr int kThreads = 4, kCalls = 8;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls; ++c) {
+        const int64_t cols = 8 + 8 * ((t + c) % 3);
+        DeviceTensor<float> a({2, cols}, F32(), kDLCUDA),
+            b({2, cols}, F32(), kDLCUDA);
+        Fill(a.values(), a.count, static_cast<uint32_t>(t * 100 + c));
+        Fill(b.values(), b.count, static_cast<uint32_t>(t * 100 + c + 50));
+        DeviceTensor<float> relu({2, cols}, F32(), kDLCUDA),
+            sum({2}, F32(), kDLCUDA);
+        const DLTensor* in[] = {&a.dl, &b.dl};
+        const DLTensor* out[] = {&relu.dl, &sum.dl};
+        gj_error* e = gj_function_call(fn, in, 2, out, 2, nullptr);
+        if (e != nullptr) {
+          failures[t] = gj_error_message(e);
+          gj_error_destroy(e);
+          return;
+        }
+        for (int r = 0; r < 2; ++r) {
+          double want = 0;
+          for (int64_t j = 0; j < cols; ++j) {
+            const float v = a.values()[r * cols + j] * b.values()[r * cols + j];
+            want += std::max(v + 2.0f, 0.0f);
+          }
+          if (std::abs(sum.values()[r] - want) > 1e-4 * (1 + std::abs(want))) {
+            failures[t] = "wrong sum";
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << t;
 }
 
 TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
