@@ -397,6 +397,10 @@ void gj_call_options_init(gj_call_options* options) {
   options->synchronize = 0;
 }
 
+void gj_call_options_init_v(gj_call_options* options, size_t struct_size) {
+  guardjit::capi::InitSized(options, struct_size, &gj_call_options_init);
+}
+
 gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,
                            size_t num_inputs, const DLTensor* const* outputs,
                            size_t num_outputs, const gj_call_options* options) {

@@ -127,10 +127,20 @@ void gj_compile_report_options_init(gj_compile_report_options* options) {
   options->struct_size = sizeof(gj_compile_report_options);
 }
 
+void gj_compile_report_options_init_v(gj_compile_report_options* options,
+                                      size_t struct_size) {
+  guardjit::capi::InitSized(options, struct_size,
+                            &gj_compile_report_options_init);
+}
+
 void gj_compile_check_init(gj_compile_check* check) {
   if (check == nullptr) return;
   *check = gj_compile_check{};
   check->struct_size = sizeof(gj_compile_check);
+}
+
+void gj_compile_check_init_v(gj_compile_check* check, size_t struct_size) {
+  guardjit::capi::InitSized(check, struct_size, &gj_compile_check_init);
 }
 
 gj_error* gj_graph_compile_report(const gj_graph* graph,

@@ -28,6 +28,11 @@ void gj_context_options_init(gj_context_options* options) {
       guardjit::CachingHostAllocator::kDefaultMaxCachedBytes;
 }
 
+void gj_context_options_init_v(gj_context_options* options,
+                               size_t struct_size) {
+  guardjit::capi::InitSized(options, struct_size, &gj_context_options_init);
+}
+
 gj_error* gj_context_create(const gj_context_options* options,
                             gj_context** out_context) {
   using guardjit::capi::NullArgument;
@@ -110,6 +115,10 @@ void gj_memory_stats_init(gj_memory_stats* stats) {
   if (stats == nullptr) return;
   *stats = gj_memory_stats{};
   stats->struct_size = sizeof(gj_memory_stats);
+}
+
+void gj_memory_stats_init_v(gj_memory_stats* stats, size_t struct_size) {
+  guardjit::capi::InitSized(stats, struct_size, &gj_memory_stats_init);
 }
 
 gj_error* gj_context_get_memory_stats(const gj_context* context,

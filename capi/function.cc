@@ -190,6 +190,11 @@ void gj_function_options_init(gj_function_options* options) {
   options->num_mark_dynamic = 0;
 }
 
+void gj_function_options_init_v(gj_function_options* options,
+                                size_t struct_size) {
+  guardjit::capi::InitSized(options, struct_size, &gj_function_options_init);
+}
+
 gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
                              const gj_function_options* options,
                              gj_function** out_function) {

@@ -74,6 +74,11 @@ void gj_graph_load_options_init(gj_graph_load_options* options) {
   options->external_data_dir = nullptr;
 }
 
+void gj_graph_load_options_init_v(gj_graph_load_options* options,
+                                  size_t struct_size) {
+  guardjit::capi::InitSized(options, struct_size, &gj_graph_load_options_init);
+}
+
 gj_error* gj_graph_from_proto(gj_context* context, const void* data,
                               size_t size, const gj_graph_load_options* options,
                               gj_graph** out_graph) {

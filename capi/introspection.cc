@@ -36,6 +36,10 @@ void gj_function_stats_init(gj_function_stats* stats) {
   stats->struct_size = sizeof(gj_function_stats);
 }
 
+void gj_function_stats_init_v(gj_function_stats* stats, size_t struct_size) {
+  guardjit::capi::InitSized(stats, struct_size, &gj_function_stats_init);
+}
+
 gj_error* gj_function_get_stats(const gj_function* function,
                                 gj_function_stats* stats) {
   using guardjit::capi::NullArgument;

@@ -26,6 +26,19 @@ inline absl::Status CheckStructSize(size_t struct_size,
   return absl::OkStatus();
 }
 
+// gj_X_init_v: `init`'s defaults, written only over the first `struct_size`
+// bytes (the host's sizeof), struct_size set to what was written. Sizes
+// below the size field write nothing.
+template <typename T>
+void InitSized(T* out, size_t struct_size, void (*init)(T*)) {
+  if (out == nullptr || struct_size < sizeof(size_t)) return;
+  T full;
+  init(&full);
+  const size_t n = struct_size < sizeof(T) ? struct_size : sizeof(T);
+  full.struct_size = n;
+  std::memcpy(static_cast<void*>(out), &full, n);
+}
+
 }  // namespace guardjit::capi
 
 // dst.field = src->field when the whole field lies inside the host's

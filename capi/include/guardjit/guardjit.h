@@ -16,9 +16,12 @@
  * - Options structs start with `size_t struct_size`; call the matching
  *   *_init() to fill defaults. Fields are only ever appended, so a host built
  *   against an older header keeps working (the library reads only the fields
- *   that fit in struct_size). Passing NULL options means defaults; a
- *   struct_size below sizeof(size_t) is an uninitialized struct and fails
- *   with INVALID_ARGUMENT.
+ *   that fit in struct_size). *_init() fills the struct as the LOADED library
+ *   defines it; a host that may run against a newer library than its header
+ *   (a language binding, a plugin) calls *_init_v(&s, sizeof s) instead
+ *   (since 0.7), which fills only the bytes it is given. Passing NULL
+ *   options means defaults; a struct_size below sizeof(size_t) is an
+ *   uninitialized struct and fails with INVALID_ARGUMENT.
  * - Tensors are borrowed DLTensor (dlpack.h) for the duration of a call
  *   unless a function says otherwise.
  * - Thread safety: handles may be used from any thread. Functions on distinct
@@ -139,6 +142,8 @@ typedef struct gj_context_options {
 } gj_context_options;
 
 GJ_EXPORT void gj_context_options_init(gj_context_options* options);
+GJ_EXPORT void gj_context_options_init_v(gj_context_options* options,
+                                         size_t struct_size);
 GJ_EXPORT gj_error* gj_context_create(const gj_context_options* options,
                                       gj_context** out_context);
 /* Every graph and function made from the context must be destroyed first.
@@ -161,6 +166,8 @@ typedef struct gj_memory_stats {
 } gj_memory_stats;
 
 GJ_EXPORT void gj_memory_stats_init(gj_memory_stats* stats);
+GJ_EXPORT void gj_memory_stats_init_v(gj_memory_stats* stats,
+                                      size_t struct_size);
 /* Fills the fields that fit in stats->struct_size (call _init first).
  * Thread-safe. Library-allocated outputs (gj_function_call_alloc) count as
  * in use until released, even after the context is destroyed. */
@@ -182,6 +189,8 @@ typedef struct gj_graph_load_options {
 } gj_graph_load_options;
 
 GJ_EXPORT void gj_graph_load_options_init(gj_graph_load_options* options);
+GJ_EXPORT void gj_graph_load_options_init_v(gj_graph_load_options* options,
+                                            size_t struct_size);
 
 /* A graph from a serialized guardjit.proto.Graph (binary protobuf). The bytes
  * are copied. Errors: INVALID_ARGUMENT (malformed bytes, bad references,
@@ -328,6 +337,8 @@ typedef struct gj_function_options {
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
+GJ_EXPORT void gj_function_options_init_v(gj_function_options* options,
+                                          size_t struct_size);
 GJ_EXPORT gj_error* gj_function_create(gj_context* context,
                                        const gj_graph* graph,
                                        const gj_function_options* options,
@@ -362,6 +373,8 @@ typedef struct gj_call_options {
 } gj_call_options;
 
 GJ_EXPORT void gj_call_options_init(gj_call_options* options);
+GJ_EXPORT void gj_call_options_init_v(gj_call_options* options,
+                                      size_t struct_size);
 
 /* Runs the function into caller-provided outputs: each DLTensor must have the
  * output's dtype and shape (strides may be NULL for contiguous, or any
@@ -477,6 +490,8 @@ typedef struct gj_function_stats {
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
+GJ_EXPORT void gj_function_stats_init_v(gj_function_stats* stats,
+                                        size_t struct_size);
 /* Fills the fields that fit in stats->struct_size (call _init first). */
 GJ_EXPORT gj_error* gj_function_get_stats(const gj_function* function,
                                           gj_function_stats* stats);
@@ -514,6 +529,8 @@ typedef struct gj_compile_report_options {
 
 GJ_EXPORT void gj_compile_report_options_init(
     gj_compile_report_options* options);
+GJ_EXPORT void gj_compile_report_options_init_v(
+    gj_compile_report_options* options, size_t struct_size);
 
 /* The comparison gj_graph_compile_report made with options->emulate. */
 typedef struct gj_compile_check {
@@ -535,6 +552,8 @@ typedef struct gj_compile_check {
 } gj_compile_check;
 
 GJ_EXPORT void gj_compile_check_init(gj_compile_check* check);
+GJ_EXPORT void gj_compile_check_init_v(gj_compile_check* check,
+                                       size_t struct_size);
 
 /* What guardjit compiles `graph` into for a target, as text for people
  * (`guardjit compile`): the graph specialized for the inputs' dtypes and
