@@ -438,6 +438,8 @@ std::string Function::Explain() const {
         absl::StrFormat("  entry %d: %.3f ms (%s) - %s\n", e->id, e->compile_ms,
                         e->executable->Describe(), e->reason));
   }
+  absl::StrAppend(&out, "Function: '", options_.name, "' (graph '", g.name(),
+                  "')\n");
   absl::StrAppend(
       &out, absl::StrFormat(
                 "Cache: %d entries (recompile_limit %d)%s, backend %s\n",

@@ -449,7 +449,9 @@ GJ_EXPORT gj_error* gj_function_call_alloc(gj_function* function,
  * without running it, so the first real call is a hit (a server warming up
  * before traffic). Only the inputs' metadata is read (dtype, shape, strides,
  * device): data may be NULL, and inputs with NULL data never alias one
- * another. An entry that already serves such a call makes this a no-op.
+ * another. An entry that already serves such a call makes this a no-op;
+ * otherwise the compile counts in gj_function_stats as a miss (and a
+ * compile), not as a call.
  * Errors as gj_function_call's for inputs; FAILED_PRECONDITION when the
  * function is past its recompile limit (calls would run eagerly). */
 GJ_EXPORT gj_error* gj_function_precompile(gj_function* function,
