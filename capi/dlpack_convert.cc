@@ -62,7 +62,12 @@ absl::StatusOr<Device> CheckDevice(DLDevice device, absl::string_view what) {
         absl::StrCat(what, ": CPU tensor with device_id ", device.device_id,
                      "; CPU tensors have device_id 0"));
   }
-  if (type == kDLCUDAHost) return Device::Cpu();
+  if (type == kDLCUDAHost) {
+    if (device.device_id >= 0) return Device::Cpu();
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": CUDAHost tensor with device_id ", device.device_id,
+        "; expected a CUDA device ordinal (0 or more)"));
+  }
   if (type == kDLCUDA) {
     if (device.device_id >= 0)
       return Device{DeviceType::kCUDA, device.device_id};

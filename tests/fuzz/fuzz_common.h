@@ -260,7 +260,14 @@ inline void Classify(FuzzTensor& ft) {
   }
   const __int128 numel = has_zero ? 0 : nonzero;
   if (!SupportedDType(t.dtype)) return;
-  if (RawDeviceType(t.device) != kDLCPU || t.device.device_id != 0) return;
+  // Host memory, which the library reads: kDLCPU with device_id 0, or
+  // kDLCUDAHost (pinned host memory) of a device ordinal. A kDLCUDA tensor
+  // must fail here: no machine running the fuzzers has a CUDA driver
+  // (UNAVAILABLE), and the library must not read it as host memory.
+  const int32_t type = RawDeviceType(t.device);
+  const bool host = (type == kDLCPU && t.device.device_id == 0) ||
+                    (type == kDLCUDAHost && t.device.device_id >= 0);
+  if (!host) return;
   ft.meta_valid = true;
   const int64_t item =
       std::max<int64_t>(1, (int64_t{t.dtype.bits} * t.dtype.lanes + 7) / 8);
