@@ -1876,6 +1876,15 @@ std::vector<Case> CallCases() {
        },
        GJ_INVALID_ARGUMENT,
        {"input 0 ('a') is on cuda:0", "input 1 ('b') on cpu", "one device"}},
+      {"call: input in CUDA host memory with device_id -1",
+       Kind::kCall,
+       [](Env& e, Probe& p) {
+         HostTensor<float>& a = p.Floats({2});
+         a.dl()->device = {kDLCUDAHost, -1};
+         return e.CallIdWithA(p, a.dl());
+       },
+       GJ_INVALID_ARGUMENT,
+       {"input 0 ('a')", "CUDAHost", "device_id -1"}},
       {"call: input on CUDA device_id -1",
        Kind::kCall,
        [](Env& e, Probe& p) {
