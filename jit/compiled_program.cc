@@ -9,6 +9,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
 #include "jit/gemm_step.h"
@@ -125,6 +126,17 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
   program->PlanDirectOutputs();
   if (num_symbols == 0) program->static_sizes_ = program->Evaluate({});
   if (program->transfer_ != nullptr) {
+    // Nodes without a lowering for the device run their reference kernels
+    // on host copies: correct, slow, and said once per program.
+    for (const PlanStep& step : p.steps) {
+      if (step.is_kernel) continue;
+      const Node& node = program->graph_->node(step.node);
+      Log(LogTopic::kCodegen,
+          absl::StrCat(program->transfer_->device().ToString(), ": node '",
+                       node.name, "' (", node.target,
+                       ") has no lowering for the device; it runs its "
+                       "reference kernel on host copies of its arguments"));
+    }
     // Kernels read the graph's constants from device memory: one copy each,
     // kept with the program.
     program->device_constants_.resize(p.slots.size());

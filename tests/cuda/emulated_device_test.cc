@@ -448,6 +448,13 @@ TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
   gj_function* fn = nullptr;
   ASSERT_GJ_OK(gj_function_create(ctx_, graph, nullptr, &fn));
   functions_.push_back(fn);
+  static std::vector<std::string>* logged = new std::vector<std::string>;
+  gj_set_log_callback(
+      [](void*, const char* topic, const char* message) {
+        if (std::string(topic) == "codegen") logged->push_back(message);
+      },
+      nullptr);
+  gj_set_log_topics("codegen");
   DeviceTensor<float> x({4, 8}, F32(), kDLCUDA);
   Fill(x.values(), x.count, 7);
   const auto expected = CpuResults(fn, {&x.dl});
@@ -461,6 +468,15 @@ TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
   }
   EXPECT_EQ(out[0]->dl_tensor.device.device_type, kDLCUDA);
   gj_tensor_release(out[0]);
+  gj_set_log_callback(nullptr, nullptr);
+  gj_set_log_topics("");
+  // Visible: the log names the node that ran on host copies.
+  bool named = false;
+  for (const std::string& m : *logged) {
+    named |= m.find("node 'addmm'") != std::string::npos &&
+             m.find("host copies") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << "no codegen log names node 'addmm'";
 }
 
 }  // namespace
