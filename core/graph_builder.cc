@@ -230,7 +230,9 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
                                        " elements, got ", item.kind_name()));
         }
       }
-      if (schema.fixed_list_size > 1 &&
+      // An empty list is ATen's "unset" for int[N] (max_pool2d's stride=[]);
+      // the op's rule decides what it means.
+      if (schema.fixed_list_size > 1 && !arg.as_list().empty() &&
           static_cast<int>(arg.as_list().size()) != schema.fixed_list_size) {
         return ArgError(node, what,
                         absl::StrCat("expected ", schema.fixed_list_size,

@@ -77,16 +77,21 @@ class KernelEmitter {
   }
   // A libm call, declared without side effects (errno is not read), so the
   // loop vectorizer may turn it into its libmvec variant (jit/libmvec.h).
-  llvm::Value* Libm(const char* f32, const char* f64, llvm::Value* x) {
+  // A call of libm's `f32` or `f64` (by x's type) on `x` and, for binary
+  // functions, `y`.
+  llvm::Value* Libm(const char* f32, const char* f64, llvm::Value* x,
+                    llvm::Value* y = nullptr) {
     llvm::Type* t = x->getType();
+    std::vector<llvm::Type*> params(y == nullptr ? 1 : 2, t);
     llvm::FunctionCallee fn = m_->getOrInsertFunction(
-        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, {t}, false));
+        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, params, false));
     if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
       f->setDoesNotAccessMemory();
       f->setDoesNotThrow();
       f->setWillReturn();
     }
-    return b_.CreateCall(fn, {x});
+    if (y == nullptr) return b_.CreateCall(fn, {x});
+    return b_.CreateCall(fn, {x, y});
   }
   llvm::Value* FConst(llvm::Type* t, double v) {
     return llvm::ConstantFP::get(t, v);
@@ -215,6 +220,8 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Unary(UnaryOp op, DType d,
       return fp ? Intrinsic(llvm::Intrinsic::ceil, x) : x;
     case UnaryOp::kRound:
       return fp ? Intrinsic(llvm::Intrinsic::roundeven, x) : x;
+    case UnaryOp::kTrunc:
+      return fp ? Intrinsic(llvm::Intrinsic::trunc, x) : x;
     case UnaryOp::kSign: {
       if (d == DType::kBool) return x;
       llvm::Value* pos = fp ? b_.CreateFCmpOLT(zero(), x)
@@ -234,6 +241,10 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Unary(UnaryOp op, DType d,
       return b_.CreateNot(x);
     case UnaryOp::kIsNan:
       return fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
+    case UnaryOp::kIsInf:
+      return fp ? b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, x),
+                                   FConst(t, INFINITY))
+                : b_.getFalse();
     default:
       break;
   }
@@ -248,6 +259,30 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Unary(UnaryOp op, DType d,
       return Intrinsic(llvm::Intrinsic::log, x);
     case UnaryOp::kLog1p:
       return Libm("log1pf", "log1p", x);
+    case UnaryOp::kLog2:
+      return Intrinsic(llvm::Intrinsic::log2, x);
+    case UnaryOp::kLog10:
+      return Intrinsic(llvm::Intrinsic::log10, x);
+    case UnaryOp::kExpm1:
+      return Libm("expm1f", "expm1", x);
+    case UnaryOp::kTan:
+      return Libm("tanf", "tan", x);
+    case UnaryOp::kSinh:
+      return Libm("sinhf", "sinh", x);
+    case UnaryOp::kCosh:
+      return Libm("coshf", "cosh", x);
+    case UnaryOp::kAsin:
+      return Libm("asinf", "asin", x);
+    case UnaryOp::kAcos:
+      return Libm("acosf", "acos", x);
+    case UnaryOp::kAtan:
+      return Libm("atanf", "atan", x);
+    case UnaryOp::kAsinh:
+      return Libm("asinhf", "asinh", x);
+    case UnaryOp::kAcosh:
+      return Libm("acoshf", "acosh", x);
+    case UnaryOp::kAtanh:
+      return Libm("atanhf", "atanh", x);
     case UnaryOp::kSqrt:
       return Intrinsic(llvm::Intrinsic::sqrt, x);
     case UnaryOp::kRsqrt:
@@ -347,6 +382,9 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Binary(BinaryOp op, DType d,
       break;
     case BinaryOp::kFmod:
       if (fp) return b_.CreateFRem(a, c);
+      break;
+    case BinaryOp::kAtan2:
+      if (fp) return Libm("atan2f", "atan2", a, c);
       break;
   }
   return absl::InternalError(

@@ -12,17 +12,20 @@ namespace guardjit {
 
 const char* UnaryOpName(UnaryOp op) {
   static constexpr const char* kNames[] = {
-      "neg",       "abs",        "exp",  "log",     "log1p",       "sqrt",
-      "rsqrt",     "reciprocal", "tanh", "sigmoid", "relu",        "gelu_erf",
-      "gelu_tanh", "silu",       "erf",  "sin",     "cos",         "floor",
-      "ceil",      "round",      "sign", "not",     "bitwise_not", "isnan"};
+      "neg",       "abs",        "exp",   "log",     "log1p",       "sqrt",
+      "rsqrt",     "reciprocal", "tanh",  "sigmoid", "relu",        "gelu_erf",
+      "gelu_tanh", "silu",       "erf",   "sin",     "cos",         "floor",
+      "ceil",      "round",      "sign",  "not",     "bitwise_not", "isnan",
+      "expm1",     "log2",       "log10", "trunc",   "tan",         "sinh",
+      "cosh",      "asin",       "acos",  "atan",    "asinh",       "acosh",
+      "atanh",     "isinf"};
   return kNames[static_cast<int>(op)];
 }
 
 const char* BinaryOpName(BinaryOp op) {
   static constexpr const char* kNames[] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",  "ne",
-      "lt",  "le",  "gt",  "ge",  "and", "or",      "xor",     "fmod"};
+      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",   "ne",
+      "lt",  "le",  "gt",  "ge",  "and", "or",      "xor",     "fmod", "atan2"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -86,7 +89,8 @@ ValueExpr ValueExpr::Local(int local, DType dtype) {
 ValueExpr ValueExpr::Unary(UnaryOp op, const ValueExpr& x) {
   auto node = std::make_shared<Node>();
   node->kind = Kind::kUnary;
-  node->dtype = (op == UnaryOp::kIsNan || op == UnaryOp::kLogicalNot)
+  node->dtype = (op == UnaryOp::kIsNan || op == UnaryOp::kIsInf ||
+                 op == UnaryOp::kLogicalNot)
                     ? DType::kBool
                     : x.dtype();
   node->op = static_cast<int>(op);

@@ -41,6 +41,20 @@ enum class UnaryOp {
   kLogicalNot,
   kBitwiseNot,
   kIsNan,
+  kExpm1,
+  kLog2,
+  kLog10,
+  kTrunc,
+  kTan,
+  kSinh,
+  kCosh,
+  kAsin,
+  kAcos,
+  kAtan,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kIsInf,
 };
 
 enum class BinaryOp {
@@ -60,7 +74,8 @@ enum class BinaryOp {
   kAnd,  // bitwise on integers, logical on bool
   kOr,
   kXor,
-  kFmod,  // floating only: C's fmod (the result takes the dividend's sign)
+  kFmod,   // floating only: C's fmod (the result takes the dividend's sign)
+  kAtan2,  // floating only
 };
 
 // float16 and bfloat16 are storage dtypes in the loop IR: loaded, stored and

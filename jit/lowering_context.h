@@ -80,6 +80,7 @@ void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddIndexingLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddActivationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 
 // Shorthands of the per-op lowerings.
 namespace lowering_internal {

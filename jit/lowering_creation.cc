@@ -80,6 +80,10 @@ void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
                               const std::vector<TensorMeta>& o) {
     return Filled(c, o[0], ArgsOf(c, n).scalar(1));
   };
+  t["aten.full_like.default"] = [](LoweringContext& c, const Node& n,
+                                   const std::vector<TensorMeta>& o) {
+    return Filled(c, o[0], ArgsOf(c, n).scalar(1));
+  };
   t["aten.scalar_tensor.default"] = [](LoweringContext& c, const Node& n,
                                        const std::vector<TensorMeta>& o) {
     return Filled(c, o[0], ArgsOf(c, n).scalar(0));

@@ -101,7 +101,9 @@ LowerFn BinaryLowering(BinaryOp op) {
         return Unsupported("bool arithmetic");
       }
     }
-    if ((op == BinaryOp::kDiv || op == BinaryOp::kPow) && !IsFloating(d)) {
+    if ((op == BinaryOp::kDiv || op == BinaryOp::kPow ||
+         op == BinaryOp::kAtan2) &&
+        !IsFloating(d)) {
       return Unsupported("integral division and power run eagerly");
     }
     const int a = ctx.Operand(node.args[0]);
@@ -283,11 +285,23 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
       {"exp", UnaryOp::kExp},
       {"log", UnaryOp::kLog},
       {"log1p", UnaryOp::kLog1p},
+      {"log2", UnaryOp::kLog2},
+      {"log10", UnaryOp::kLog10},
+      {"expm1", UnaryOp::kExpm1},
       {"sqrt", UnaryOp::kSqrt},
       {"rsqrt", UnaryOp::kRsqrt},
       {"sin", UnaryOp::kSin},
       {"cos", UnaryOp::kCos},
+      {"tan", UnaryOp::kTan},
+      {"asin", UnaryOp::kAsin},
+      {"acos", UnaryOp::kAcos},
+      {"atan", UnaryOp::kAtan},
+      {"sinh", UnaryOp::kSinh},
+      {"cosh", UnaryOp::kCosh},
       {"tanh", UnaryOp::kTanh},
+      {"asinh", UnaryOp::kAsinh},
+      {"acosh", UnaryOp::kAcosh},
+      {"atanh", UnaryOp::kAtanh},
       {"sigmoid", UnaryOp::kSigmoid},
       {"erf", UnaryOp::kErf},
       {"reciprocal", UnaryOp::kReciprocal},
@@ -296,6 +310,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
       {"floor", UnaryOp::kFloor},
       {"ceil", UnaryOp::kCeil},
       {"round", UnaryOp::kRound},
+      {"trunc", UnaryOp::kTrunc},
       {"sign", UnaryOp::kSign},
       {"bitwise_not", UnaryOp::kBitwiseNot},
   };
@@ -305,6 +320,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   t["aten.gelu.default"] = Gelu;
   t["aten.logical_not.default"] = PredicateLowering(UnaryOp::kLogicalNot, true);
   t["aten.isnan.default"] = PredicateLowering(UnaryOp::kIsNan, false);
+  t["aten.isinf.default"] = PredicateLowering(UnaryOp::kIsInf, false);
   for (const char* overload : {"Tensor", "Scalar"}) {
     auto name = [&](const char* op) {
       return absl::StrCat("aten.", op, ".", overload);
@@ -331,6 +347,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   t["aten.pow.Tensor_Tensor"] = BinaryLowering(BinaryOp::kPow);
   t["aten.pow.Scalar"] = BinaryLowering(BinaryOp::kPow);
   t["aten.pow.Tensor_Scalar"] = PowTensorScalar;
+  t["aten.atan2.default"] = BinaryLowering(BinaryOp::kAtan2);
   t["aten.maximum.default"] = BinaryLowering(BinaryOp::kMaximum);
   t["aten.minimum.default"] = BinaryLowering(BinaryOp::kMinimum);
   t["aten.logical_and.default"] = LogicalLowering(BinaryOp::kAnd);
@@ -352,6 +369,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   AddCatPadLowerings(t);
   AddCreationLowerings(t);
   AddIndexingLowerings(t);
+  AddActivationLowerings(t);
   return t;
 }
 

@@ -1,6 +1,7 @@
 // Lowerings of the reductions (sum, mean, prod, amax/amin, argmax/argmin,
 // var, any/all) and of softmax, log_softmax and layer_norm as reductions
-// plus pointwise ops.
+// plus pointwise ops; inference batch norm (no reduction: running stats) is
+// pointwise.
 
 #include <algorithm>
 #include <optional>
@@ -233,6 +234,61 @@ Outputs LayerNorm(LoweringContext& ctx, const Node& node,
   return std::vector<int>{y, mean, rstd};
 }
 
+// Batch norm in evaluation mode: per channel alpha = weight / sqrt(var +
+// eps) and beta = bias - mean * alpha, out = x * alpha + beta (the eager
+// kernel's folding), the per-channel tensors viewed as (C, 1, ..., 1);
+// save_mean and save_invstd are empty. Training (batch statistics) runs
+// eagerly.
+LowerFn BatchNormLowering(int running_mean, int training_at, int eps_at) {
+  return [=](LoweringContext& ctx, const Node& node,
+             const std::vector<TensorMeta>& out) -> Outputs {
+    const MetaArgs args = ArgsOf(ctx, node);
+    if (training_at >= 0 && args.bool_arg(training_at)) {
+      return Unsupported("batch norm in training mode runs eagerly");
+    }
+    const DType d = ComputeDType(out[0].dtype);
+    const double eps = args.float_arg(eps_at);
+    const int input = ctx.Operand(node.args[0]);
+    const std::vector<IndexExpr> sizes = ctx.value(input).sizes;
+    const int rank = static_cast<int>(sizes.size());
+    auto per_channel = [&](const Arg& arg) {
+      const int value = ctx.Operand(arg);
+      if (rank == 2) return value;
+      std::vector<IndexExpr> channel(rank - 1, IndexExpr::Const(1));
+      channel[0] = sizes[1];
+      return ctx.View(value, channel, [](const std::vector<IndexExpr>& idx) {
+        return std::vector<IndexExpr>{idx[0]};
+      });
+    };
+    const bool has_weight = !node.args[1].is_none();
+    const bool has_bias = !node.args[2].is_none();
+    std::vector<int> operands = {input, per_channel(node.args[running_mean]),
+                                 per_channel(node.args[running_mean + 1])};
+    if (has_weight) operands.push_back(per_channel(node.args[1]));
+    if (has_bias) operands.push_back(per_channel(node.args[2]));
+    const int y = ctx.Pointwise(out[0], operands, [=](const Values& v) {
+      ValueExpr alpha =
+          Bin(BinaryOp::kDiv, ValueExpr::Const(d, 1.0),
+              ValueExpr::Unary(UnaryOp::kSqrt, Bin(BinaryOp::kAdd, C(v[2], d),
+                                                   ValueExpr::Const(d, eps))));
+      int next = 3;
+      if (has_weight) alpha = Bin(BinaryOp::kMul, alpha, C(v[next++], d));
+      ValueExpr beta = Bin(BinaryOp::kMul, C(v[1], d), alpha);
+      beta = has_bias ? Bin(BinaryOp::kSub, C(v[next], d), beta)
+                      : ValueExpr::Unary(UnaryOp::kNeg, beta);
+      return Bin(BinaryOp::kAdd, Bin(BinaryOp::kMul, C(v[0], d), alpha), beta);
+    });
+    std::vector<int> results = {y};
+    for (int k = 1; k < 3; ++k) {
+      const DType stats = out[k].dtype;
+      results.push_back(ctx.Pointwise(out[k], {}, [stats](const Values&) {
+        return ValueExpr::Const(ComputeDType(stats), 0.0);
+      }));
+    }
+    return results;
+  };
+}
+
 }  // namespace
 
 void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
@@ -261,6 +317,9 @@ void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten._softmax.default"] = SoftmaxLowering(false);
   t["aten._log_softmax.default"] = SoftmaxLowering(true);
   t["aten.native_layer_norm.default"] = LayerNorm;
+  t["aten._native_batch_norm_legit_no_training.default"] =
+      BatchNormLowering(3, -1, 6);
+  t["aten._native_batch_norm_legit.default"] = BatchNormLowering(3, 5, 7);
 }
 
 }  // namespace guardjit

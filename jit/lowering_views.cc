@@ -71,6 +71,8 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
   const int out_rank = static_cast<int>(out_sizes.size());
   const std::vector<IndexExpr> in_sizes = src.sizes;
   switch (op) {
+    case ViewOp::kAlias:
+      return RemapFn([](const std::vector<IndexExpr>& idx) { return idx; });
     case ViewOp::kView:
       return RemapFn([in_sizes, out_sizes](const std::vector<IndexExpr>& idx) {
         const IndexExpr linear = Linearize(idx, out_sizes);

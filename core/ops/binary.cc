@@ -354,6 +354,10 @@ absl::Status RegisterBinaryOps(OpRegistry& registry) {
                         "rounding_mode) -> Tensor",
                         div_mode));
 
+  // atan2 promotes like true division: integral and bool inputs give float.
+  RETURN_IF_ERROR(
+      registry.Register("atan2(Tensor self, Tensor other) -> Tensor", div));
+
   RETURN_IF_ERROR(registry.Register(
       "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
       [](const MetaArgs& a) {

@@ -1,5 +1,6 @@
-// Shape and dtype rules of the factory ops (full, arange, scalar_tensor).
-// They have no tensor inputs: shape and dtype come from literal arguments.
+// Shape and dtype rules of the factory ops (full, full_like, arange,
+// scalar_tensor). Shape and dtype come from literal arguments (full_like:
+// from its input's metadata, never its values).
 // Like ATen, they reject fill values that overflow the requested dtype and
 // ranges whose size is negative or overflows.
 
@@ -121,6 +122,18 @@ MetaResult FullMeta(const MetaArgs& args) {
       {dtype, Shape(size.begin(), size.end()), DeviceArg(args, 4)}};
 }
 
+// full_like: self's shape, and its dtype and device unless given. The
+// result is contiguous whatever memory_format asks (values are the same).
+MetaResult FullLikeMeta(const MetaArgs& args) {
+  const TensorMeta self = args.tensor(0);
+  const Scalar fill = args.scalar(1);
+  const DType dtype = args.optional_dtype(2).value_or(self.dtype);
+  RETURN_IF_ERROR(CheckFits(fill, dtype, "fill_value"));
+  const Device device =
+      args.raw(4).is_device() ? args.raw(4).as_device() : self.device;
+  return std::vector<TensorMeta>{{dtype, self.sizes, device}};
+}
+
 MetaResult ScalarTensorMeta(const MetaArgs& args) {
   const Scalar s = args.scalar(0);
   const DType dtype = args.optional_dtype(1).value_or(kDefaultFloat);
@@ -237,6 +250,11 @@ absl::Status RegisterCreationOps(OpRegistry& registry) {
       absl::StrCat("full(SymInt[] size, Scalar fill_value, *, ",
                    kFactoryKwargs),
       FullMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor",
+      FullLikeMeta));
   RETURN_IF_ERROR(registry.Register(
       absl::StrCat("scalar_tensor(Scalar s, *, ", kFactoryKwargs),
       ScalarTensorMeta));

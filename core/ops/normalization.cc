@@ -1,5 +1,6 @@
-// Shape and dtype rules of _softmax, _log_softmax and native_layer_norm,
-// with the checks of ATen's SoftMax.cpp and layer_norm.cpp.
+// Shape and dtype rules of _softmax, _log_softmax, native_layer_norm and the
+// _native_batch_norm_legit family, with the checks of ATen's SoftMax.cpp,
+// layer_norm.cpp and Normalization.cpp.
 
 #include <algorithm>
 #include <optional>
@@ -133,9 +134,89 @@ absl::StatusOr<std::vector<TensorMeta>> LayerNormMeta(const MetaArgs& args) {
       {input.dtype, input.sizes, input.device}, stats, stats};
 }
 
+// Where the _native_batch_norm_legit overloads keep their arguments; -1
+// when absent.
+struct BatchNormLayout {
+  int running_mean, running_var, training, eps;
+};
+
+// (input, weight?, bias?, [running_mean, running_var,] [training,] momentum,
+// eps) -> (out, save_mean, save_invstd). input is (N, C, *); each parameter
+// has C elements. save_mean and save_invstd are [C] in training and empty
+// ([0]) in evaluation; they are float32 for a float16/bfloat16 input with
+// float32 parameters (ATen's mixed type), else the input's dtype.
+absl::StatusOr<std::vector<TensorMeta>> BatchNormMeta(
+    const MetaArgs& args, const BatchNormLayout& at) {
+  const TensorMeta input = args.tensor(0);
+  if (!IsFloating(input.dtype)) {
+    return ArgError(
+        "input", absl::StrCat("batch_norm expects a floating point input, got ",
+                              DTypeName(input.dtype)));
+  }
+  if (input.dim() < 2) {
+    return ArgError("input",
+                    absl::StrCat("batch_norm expects an input of at least 2 "
+                                 "dims (N, C, ...), got ",
+                                 ShapeToString(input.sizes)));
+  }
+  const bool training = at.training >= 0 && args.bool_arg(at.training);
+  const bool has_stats = at.running_mean >= 0;
+  if (!training && !has_stats) {
+    return ArgError("training",
+                    "running_mean and running_var must be defined in "
+                    "evaluation mode");
+  }
+  std::vector<std::pair<const char*, std::optional<TensorMeta>>> params = {
+      {"weight", args.optional_tensor(1)}, {"bias", args.optional_tensor(2)}};
+  if (has_stats) {
+    params.push_back({"running_mean", args.tensor(at.running_mean)});
+    params.push_back({"running_var", args.tensor(at.running_var)});
+  }
+  const SymInt channels = input.sizes[1];
+  bool mixed = false;
+  for (const auto& [name, param] : params) {
+    if (!param.has_value()) continue;
+    SymInt numel = 1;
+    for (const SymInt& s : param->sizes) numel *= s;
+    if (param->dim() != 1 || numel != channels) {
+      return ArgError(
+          name, absl::StrCat(name, " should contain ", channels.ToString(),
+                             " elements not ", numel.ToString()));
+    }
+    mixed = mixed ||
+            (IsReducedFloat(input.dtype) && param->dtype == DType::kFloat32);
+  }
+  const TensorMeta stats{mixed ? DType::kFloat32 : input.dtype,
+                         {training ? channels : SymInt(0)},
+                         input.device};
+  return std::vector<TensorMeta>{
+      {input.dtype, input.sizes, input.device}, stats, stats};
+}
+
 }  // namespace
 
 absl::Status RegisterNormalizationOps(OpRegistry& registry) {
+  RETURN_IF_ERROR(registry.Register(
+      "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
+      "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, "
+      "float eps) -> (Tensor, Tensor, Tensor)",
+      [](const MetaArgs& args) {
+        return BatchNormMeta(args, {3, 4, -1, 6});
+      }));
+  RETURN_IF_ERROR(registry.Register(
+      "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
+      "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float "
+      "momentum, float eps) -> (Tensor, Tensor, Tensor)",
+      [](const MetaArgs& args) {
+        return BatchNormMeta(args, {3, 4, 5, 7});
+      }));
+  RETURN_IF_ERROR(registry.Register(
+      "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, "
+      "Tensor? bias, bool training, float momentum, float eps) -> (Tensor, "
+      "Tensor, Tensor)",
+      [](const MetaArgs& args) {
+        return BatchNormMeta(args, {-1, -1, 3, 5});
+      }));
   RETURN_IF_ERROR(registry.Register(
       "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
       SoftmaxMeta));

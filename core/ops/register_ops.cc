@@ -17,6 +17,9 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterCreationOps(registry));
   RETURN_IF_ERROR(RegisterSymOps(registry));
   RETURN_IF_ERROR(RegisterControlFlowOps(registry));
+  RETURN_IF_ERROR(RegisterActivationOps(registry));
+  RETURN_IF_ERROR(RegisterPoolingOps(registry));
+  RETURN_IF_ERROR(RegisterAssertOps(registry));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,9 @@ absl::Status RegisterIndexingOps(OpRegistry& registry);
 absl::Status RegisterCreationOps(OpRegistry& registry);
 absl::Status RegisterSymOps(OpRegistry& registry);
 absl::Status RegisterControlFlowOps(OpRegistry& registry);
+absl::Status RegisterActivationOps(OpRegistry& registry);
+absl::Status RegisterPoolingOps(OpRegistry& registry);
+absl::Status RegisterAssertOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

@@ -23,6 +23,7 @@ enum class ViewOp {
   kSqueezeDims,
   kSlice,
   kSelect,
+  kAlias,
 };
 
 struct ViewOpDef {
@@ -46,6 +47,9 @@ inline constexpr ViewOpDef kViewOps[] = {
      "end=None, SymInt step=1) -> Tensor(a)"},
     {ViewOp::kSelect,
      "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"},
+    // The whole tensor as a new view (what torch.export leaves of
+    // detach-like ops).
+    {ViewOp::kAlias, "alias(Tensor(a) self) -> Tensor(a)"},
 };
 
 template <typename I, typename J>
@@ -90,6 +94,10 @@ absl::StatusOr<ViewGeometryT<I>> ViewOpGeometry(ViewOp op,
                               a.int_arg(4));
     case ViewOp::kSelect:
       return SelectGeometry<I>(sizes, strides, a.int_arg(1), I(a.sym_int(2)));
+    case ViewOp::kAlias:
+      return ViewGeometryT<I>{{sizes.begin(), sizes.end()},
+                              {strides.begin(), strides.end()},
+                              I(0)};
   }
   return absl::InternalError("unknown view op");
 }

@@ -180,6 +180,8 @@ absl::StatusOr<std::string> Unary(UnaryOp op, DType d, const std::string& x) {
       return fp ? fn("ceil") : x;
     case UnaryOp::kRound:  // rint rounds half to even
       return fp ? fn("rint") : x;
+    case UnaryOp::kTrunc:
+      return fp ? fn("trunc") : x;
     case UnaryOp::kSign:
       if (d == DType::kBool) return x;
       return absl::StrCat("(", t, ")((0 < ", x, ") - (", x, " < 0))");
@@ -190,6 +192,8 @@ absl::StatusOr<std::string> Unary(UnaryOp op, DType d, const std::string& x) {
       return absl::StrCat("(", t, ")(~", x, ")");
     case UnaryOp::kIsNan:
       return fp ? absl::StrCat("(", x, " != ", x, ")") : std::string("false");
+    case UnaryOp::kIsInf:
+      return fp ? absl::StrCat("isinf(", x, ")") : std::string("false");
     default:
       break;
   }
@@ -204,6 +208,30 @@ absl::StatusOr<std::string> Unary(UnaryOp op, DType d, const std::string& x) {
       return fn("log");
     case UnaryOp::kLog1p:
       return fn("log1p");
+    case UnaryOp::kLog2:
+      return fn("log2");
+    case UnaryOp::kLog10:
+      return fn("log10");
+    case UnaryOp::kExpm1:
+      return fn("expm1");
+    case UnaryOp::kTan:
+      return fn("tan");
+    case UnaryOp::kSinh:
+      return fn("sinh");
+    case UnaryOp::kCosh:
+      return fn("cosh");
+    case UnaryOp::kAsin:
+      return fn("asin");
+    case UnaryOp::kAcos:
+      return fn("acos");
+    case UnaryOp::kAtan:
+      return fn("atan");
+    case UnaryOp::kAsinh:
+      return fn("asinh");
+    case UnaryOp::kAcosh:
+      return fn("acosh");
+    case UnaryOp::kAtanh:
+      return fn("atanh");
     case UnaryOp::kSqrt:
       return fn("sqrt");
     case UnaryOp::kRsqrt:
@@ -304,6 +332,11 @@ absl::StatusOr<std::string> Binary(BinaryOp op, DType d, const std::string& a,
       break;
     case BinaryOp::kFmod:
       if (fp) return absl::StrCat("fmod", f64 ? "" : "f", "(", a, ", ", b, ")");
+      break;
+    case BinaryOp::kAtan2:
+      if (fp) {
+        return absl::StrCat("atan2", f64 ? "" : "f", "(", a, ", ", b, ")");
+      }
       break;
   }
   return absl::InternalError(

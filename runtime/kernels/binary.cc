@@ -263,6 +263,17 @@ absl::StatusOr<Tensors> DivKernel(const KernelArgs& args, Metas out,
   return result;
 }
 
+// atan2(self, other) in OpMath of the (floating) result dtype.
+absl::StatusOr<Tensors> Atan2Kernel(const KernelArgs& args, Metas out) {
+  return MapBinary(
+      args, out[0], []<typename T>(TypeTag<T>) requires FloatElement<T> {
+        using M = OpMath<T>;
+        return [](T y, T x) -> T {
+          return T(std::atan2(static_cast<M>(y), static_cast<M>(x)));
+        };
+      });
+}
+
 absl::StatusOr<Tensors> PowKernel(const KernelArgs& args, Metas out) {
   return MapBinary(args, out[0], []<typename T>(TypeTag<T>) {
     if constexpr (std::is_same_v<T, bool>) {
@@ -380,6 +391,7 @@ absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(registry.Register("aten.div.Tensor_mode", div_mode));
   RETURN_IF_ERROR(registry.Register("aten.div.Scalar_mode", div_mode));
 
+  RETURN_IF_ERROR(registry.Register("aten.atan2.default", Atan2Kernel));
   RETURN_IF_ERROR(registry.Register("aten.pow.Tensor_Tensor", PowKernel));
   RETURN_IF_ERROR(
       registry.Register("aten.pow.Tensor_Scalar", PowTensorScalarKernel));

@@ -53,6 +53,12 @@ absl::StatusOr<std::vector<Tensor>> FullKernel(
   return Filled(out[0], args.scalar(1));
 }
 
+absl::StatusOr<std::vector<Tensor>> FullLikeKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out) {
+  RETURN_IF_ERROR(CheckCpu(args, 4));
+  return Filled(out[0], args.scalar(1));
+}
+
 absl::StatusOr<std::vector<Tensor>> ScalarTensorKernel(
     const KernelArgs& args, absl::Span<const TensorMeta> out) {
   RETURN_IF_ERROR(CheckCpu(args, 3));
@@ -124,6 +130,7 @@ KernelFn ArangeKernel(ArangeLayout at) {
 
 absl::Status RegisterCreationKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(registry.Register("aten.full.default", FullKernel));
+  RETURN_IF_ERROR(registry.Register("aten.full_like.default", FullLikeKernel));
   RETURN_IF_ERROR(
       registry.Register("aten.scalar_tensor.default", ScalarTensorKernel));
   RETURN_IF_ERROR(

@@ -1,4 +1,5 @@
-// Reference kernels of _softmax, _log_softmax and native_layer_norm. They
+// Reference kernels of _softmax, _log_softmax, native_layer_norm and the
+// _native_batch_norm_legit family. They
 // read the input as float64 rows (any strides, any floating dtype), compute
 // in double and round once to the result dtype: at least as accurate as
 // ATen's float opmath for float16/bfloat16/float32.
@@ -118,9 +119,109 @@ Outputs LayerNormKernel(const KernelArgs& args,
   return results;
 }
 
+// A parameter (C elements) as float64, or empty when absent.
+absl::StatusOr<std::vector<double>> Doubles(const std::optional<Tensor>& t) {
+  if (!t.has_value()) return std::vector<double>{};
+  ASSIGN_OR_RETURN(Tensor t64, CopyAs(*t, DType::kFloat64));
+  return std::vector<double>(t64.data_as<double>(),
+                             t64.data_as<double>() + t64.numel());
+}
+
+// Batch norm over (N, C, *): per channel c, out = x * alpha + beta with
+// alpha = weight / sqrt(var + eps) and beta = bias - mean * alpha, as ATen's
+// CPU kernel folds it. Evaluation reads running_mean/running_var and returns
+// empty save_mean/save_invstd; training uses the batch's mean and biased
+// variance and returns them (invstd = 1 / sqrt(var + eps); an empty channel
+// gives NaN). `running_mean` < 0: no running stats (the no_stats overload).
+Outputs BatchNormKernel(const KernelArgs& args,
+                        absl::Span<const TensorMeta> out, int running_mean,
+                        int training_at, int eps_at) {
+  const Tensor input = args.tensor(0);
+  const bool training = training_at >= 0 && args.bool_arg(training_at);
+  if (training && running_mean >= 0) {
+    return absl::UnimplementedError(
+        "argument 'training': updating running_mean/running_var in place is "
+        "not supported (guardjit graphs are functional); export the model in "
+        "eval mode");
+  }
+  const double eps = args.float_arg(eps_at);
+  const int64_t channels = input.sizes()[1];
+  const int64_t batch = input.sizes()[0];
+  const int64_t inner =
+      channels == 0 || batch == 0 ? 0 : input.numel() / (batch * channels);
+  ASSIGN_OR_RETURN(Tensor x, CopyAs(input, DType::kFloat64));
+  const double* xd = x.data_as<double>();
+  ASSIGN_OR_RETURN(std::vector<double> weight,
+                   Doubles(args.optional_tensor(1)));
+  ASSIGN_OR_RETURN(std::vector<double> bias, Doubles(args.optional_tensor(2)));
+  std::vector<double> mean(channels), invstd(channels);
+  if (training) {
+    const double count = static_cast<double>(batch * inner);
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0.0, m2 = 0.0;
+      for (int64_t n = 0; n < batch; ++n) {
+        const double* row = xd + (n * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) sum += row[i];
+      }
+      mean[c] = sum / count;
+      for (int64_t n = 0; n < batch; ++n) {
+        const double* row = xd + (n * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          m2 += (row[i] - mean[c]) * (row[i] - mean[c]);
+        }
+      }
+      invstd[c] = 1.0 / std::sqrt(m2 / count + eps);
+    }
+  } else {
+    ASSIGN_OR_RETURN(mean, Doubles(args.tensor(running_mean)));
+    ASSIGN_OR_RETURN(std::vector<double> var,
+                     Doubles(args.tensor(running_mean + 1)));
+    for (int64_t c = 0; c < channels; ++c) {
+      invstd[c] = 1.0 / std::sqrt(var[c] + eps);
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Empty(DType::kFloat64, input.sizes()));
+  double* yd = y.data_as<double>();
+  for (int64_t c = 0; c < channels; ++c) {
+    const double alpha = invstd[c] * (weight.empty() ? 1.0 : weight[c]);
+    const double beta = (bias.empty() ? 0.0 : bias[c]) - mean[c] * alpha;
+    for (int64_t n = 0; n < batch; ++n) {
+      const int64_t start = (n * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        yd[start + i] = xd[start + i] * alpha + beta;
+      }
+    }
+  }
+  std::vector<Tensor> results;
+  ASSIGN_OR_RETURN(Tensor result, CopyAs(y, out[0].dtype));
+  results.push_back(result);
+  for (const std::vector<double>* stats : {&mean, &invstd}) {
+    ASSIGN_OR_RETURN(Tensor s, Tensor::Empty(DType::kFloat64, out[1].shape()));
+    std::copy_n(stats->data(), s.numel(), s.data_as<double>());
+    ASSIGN_OR_RETURN(Tensor cast, CopyAs(s, out[1].dtype));
+    results.push_back(cast);
+  }
+  return results;
+}
+
 }  // namespace
 
 absl::Status RegisterNormalizationKernels(KernelRegistry& registry) {
+  RETURN_IF_ERROR(registry.Register(
+      "aten._native_batch_norm_legit_no_training.default",
+      [](const KernelArgs& args, absl::Span<const TensorMeta> out) {
+        return BatchNormKernel(args, out, 3, -1, 6);
+      }));
+  RETURN_IF_ERROR(registry.Register(
+      "aten._native_batch_norm_legit.default",
+      [](const KernelArgs& args, absl::Span<const TensorMeta> out) {
+        return BatchNormKernel(args, out, 3, 5, 7);
+      }));
+  RETURN_IF_ERROR(registry.Register(
+      "aten._native_batch_norm_legit.no_stats",
+      [](const KernelArgs& args, absl::Span<const TensorMeta> out) {
+        return BatchNormKernel(args, out, -1, 3, 5);
+      }));
   RETURN_IF_ERROR(registry.Register("aten._softmax.default",
                                     SoftmaxKernel</*kLog=*/false>));
   RETURN_IF_ERROR(registry.Register("aten._log_softmax.default",

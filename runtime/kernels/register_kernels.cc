@@ -16,6 +16,9 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterIndexingKernels(registry));
   RETURN_IF_ERROR(RegisterCreationKernels(registry));
   RETURN_IF_ERROR(RegisterSymKernels(registry));
+  RETURN_IF_ERROR(RegisterActivationKernels(registry));
+  RETURN_IF_ERROR(RegisterPoolingKernels(registry));
+  RETURN_IF_ERROR(RegisterAssertKernels(registry));
   return absl::OkStatus();
 }
 

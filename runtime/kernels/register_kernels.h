@@ -19,6 +19,9 @@ absl::Status RegisterShapeKernels(KernelRegistry& registry);
 absl::Status RegisterIndexingKernels(KernelRegistry& registry);
 absl::Status RegisterCreationKernels(KernelRegistry& registry);
 absl::Status RegisterSymKernels(KernelRegistry& registry);
+absl::Status RegisterActivationKernels(KernelRegistry& registry);
+absl::Status RegisterPoolingKernels(KernelRegistry& registry);
+absl::Status RegisterAssertKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

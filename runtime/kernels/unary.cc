@@ -184,6 +184,15 @@ M RoundHalfEven(M x) {
 }
 
 template <typename M>
+M Trunc(M x) {
+  if constexpr (std::is_floating_point_v<M>) {
+    return std::trunc(x);
+  } else {
+    return x;
+  }
+}
+
+template <typename M>
 M BitwiseNot(M x) {
   if constexpr (std::is_same_v<M, bool>) {
     return !x;
@@ -196,6 +205,15 @@ template <typename M>
 bool IsNan(M x) {
   if constexpr (std::is_floating_point_v<M>) {
     return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+template <typename M>
+bool IsInf(M x) {
+  if constexpr (std::is_floating_point_v<M>) {
+    return std::isinf(x);
   } else {
     return false;
   }
@@ -269,12 +287,24 @@ absl::Status RegisterUnaryKernels(KernelRegistry& registry) {
       {"aten.exp.default", FloatKernel([](auto x) { return std::exp(x); })},
       {"aten.log.default", FloatKernel([](auto x) { return std::log(x); })},
       {"aten.log1p.default", FloatKernel([](auto x) { return std::log1p(x); })},
+      {"aten.log2.default", FloatKernel([](auto x) { return std::log2(x); })},
+      {"aten.log10.default", FloatKernel([](auto x) { return std::log10(x); })},
+      {"aten.expm1.default", FloatKernel([](auto x) { return std::expm1(x); })},
       {"aten.sqrt.default", FloatKernel([](auto x) { return std::sqrt(x); })},
       {"aten.rsqrt.default",
        FloatKernel([](auto x) { return decltype(x)(1) / std::sqrt(x); })},
       {"aten.sin.default", FloatKernel([](auto x) { return std::sin(x); })},
       {"aten.cos.default", FloatKernel([](auto x) { return std::cos(x); })},
+      {"aten.tan.default", FloatKernel([](auto x) { return std::tan(x); })},
+      {"aten.asin.default", FloatKernel([](auto x) { return std::asin(x); })},
+      {"aten.acos.default", FloatKernel([](auto x) { return std::acos(x); })},
+      {"aten.atan.default", FloatKernel([](auto x) { return std::atan(x); })},
+      {"aten.sinh.default", FloatKernel([](auto x) { return std::sinh(x); })},
+      {"aten.cosh.default", FloatKernel([](auto x) { return std::cosh(x); })},
       {"aten.tanh.default", FloatKernel([](auto x) { return std::tanh(x); })},
+      {"aten.asinh.default", FloatKernel([](auto x) { return std::asinh(x); })},
+      {"aten.acosh.default", FloatKernel([](auto x) { return std::acosh(x); })},
+      {"aten.atanh.default", FloatKernel([](auto x) { return std::atanh(x); })},
       {"aten.sigmoid.default", FloatKernel([](auto x) { return Sigmoid(x); })},
       {"aten.erf.default", FloatKernel([](auto x) { return std::erf(x); })},
       {"aten.reciprocal.default",
@@ -289,12 +319,15 @@ absl::Status RegisterUnaryKernels(KernelRegistry& registry) {
        SameDTypeKernel<kNumbers>([](auto x) { return Ceil(x); })},
       {"aten.round.default",
        SameDTypeKernel<kNumbers>([](auto x) { return RoundHalfEven(x); })},
+      {"aten.trunc.default",
+       SameDTypeKernel<kNumbers>([](auto x) { return Trunc(x); })},
       {"aten.round.decimals", RoundDecimalsKernel},
       {"aten.sign.default",
        SameDTypeKernel<kAllTypes>([](auto x) { return Sign(x); })},
       {"aten.logical_not.default",
        PredicateKernel([](auto x) { return !static_cast<bool>(x); })},
       {"aten.isnan.default", PredicateKernel([](auto x) { return IsNan(x); })},
+      {"aten.isinf.default", PredicateKernel([](auto x) { return IsInf(x); })},
       {"aten.bitwise_not.default",
        SameDTypeKernel<kInts | kBools>([](auto x) { return BitwiseNot(x); })},
   };

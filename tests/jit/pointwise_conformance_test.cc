@@ -42,10 +42,14 @@ struct OpCase {
 std::vector<OpCase> Cases() {
   std::vector<OpCase> cases;
   for (const char* op :
-       {"abs",        "neg",         "exp",   "log",        "log1p",   "sqrt",
-        "rsqrt",      "sin",         "cos",   "tanh",       "sigmoid", "erf",
-        "reciprocal", "relu",        "silu",  "floor",      "ceil",    "round",
-        "sign",       "logical_not", "isnan", "bitwise_not"}) {
+       {"abs",     "neg",         "exp",        "log",   "log1p",
+        "sqrt",    "rsqrt",       "sin",        "cos",   "tanh",
+        "sigmoid", "erf",         "reciprocal", "relu",  "silu",
+        "floor",   "ceil",        "round",      "sign",  "logical_not",
+        "isnan",   "bitwise_not", "expm1",      "log2",  "log10",
+        "trunc",   "tan",         "sinh",       "cosh",  "asin",
+        "acos",    "atan",        "asinh",      "acosh", "atanh",
+        "isinf"}) {
     cases.push_back({absl::StrCat("aten.", op, ".default"), {T({3, 17})}});
   }
   cases.push_back({"aten.gelu.default", {T({3, 17})}});
@@ -90,6 +94,18 @@ std::vector<OpCase> Cases() {
         {absl::StrCat("aten.", op, ".default"), {T({3, 17}), T({17})}});
   }
   cases.push_back({"aten.pow.Tensor_Tensor", {T({3, 17}), T({17})}});
+  cases.push_back({"aten.atan2.default", {T({3, 17}), T({17})}});
+  cases.push_back({"aten.hardtanh.default", {T({3, 17})}});
+  cases.push_back({"aten.hardtanh.default",
+                   {T({3, 17}), L(Arg::Float(-0.5)), L(Arg::Float(2.5))}});
+  cases.push_back({"aten.leaky_relu.default", {T({3, 17})}});
+  cases.push_back(
+      {"aten.leaky_relu.default", {T({3, 17}), L(Arg::Float(0.2))}});
+  cases.push_back({"aten.elu.default", {T({3, 17})}});
+  cases.push_back({"aten.elu.default",
+                   {T({3, 17}), L(Arg::Float(1.5)), L(Arg::Float(0.5)),
+                    L(Arg::Float(2.0))}});
+  cases.push_back({"aten.full_like.default", {T({3, 17}), L(Arg::Float(2.5))}});
   for (double e : {0.5, -0.5, 2.0, 3.0, 1.5}) {
     cases.push_back({"aten.pow.Tensor_Scalar", {T({3, 17}), L(Arg::Float(e))}});
   }

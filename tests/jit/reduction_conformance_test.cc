@@ -1,5 +1,5 @@
-// Reductions over random dims (keepdim or not), softmax, log_softmax and
-// layer_norm, compiled vs eager.
+// Reductions over random dims (keepdim or not), softmax, log_softmax,
+// layer_norm and inference batch norm, compiled vs eager.
 
 #include <cmath>
 #include <random>
@@ -273,6 +273,47 @@ TEST(ReductionConformanceTest, LayerNormMatchesEager) {
         auto graph = OpGraph("aten.native_layer_norm.default", args,
                              static_cast<int>(inputs.size()), {}, 3);
         ExpectJitMatchesEager(graph, inputs, Rtol(dtype));
+      }
+    }
+  }
+}
+
+// _native_batch_norm_legit_no_training (and _native_batch_norm_legit with
+// training=False) over 2-D and 4-D inputs, with and without weight and bias;
+// float16/bfloat16 inputs with float32 parameters as ATen's mixed type.
+TEST(ReductionConformanceTest, InferenceBatchNormMatchesEager) {
+  for (DType dtype :
+       {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    const DType param =
+        dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+    for (const Shape& shape : {Shape{5, 3}, Shape{2, 3, 4, 5}}) {
+      for (bool affine : {false, true}) {
+        for (bool legit : {false, true}) {
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " rank ", shape.size(),
+                                    affine ? " affine" : "",
+                                    legit ? " legit" : ""));
+          std::vector<Tensor> inputs = {RandomTensor(dtype, shape, 1),
+                                        RandomTensor(param, {3}, 2),
+                                        RandomTensor(param, {3}, 3, 0.1, 2)};
+          std::vector<Arg> args = {Arg::Ref("x0"), Arg(), Arg(), Arg::Ref("x1"),
+                                   Arg::Ref("x2")};
+          if (affine) {
+            inputs.push_back(RandomTensor(param, {3}, 4));
+            inputs.push_back(RandomTensor(param, {3}, 5));
+            args[1] = Arg::Ref("x3");
+            args[2] = Arg::Ref("x4");
+          }
+          if (legit) args.push_back(Arg::Bool(false));
+          args.push_back(Arg::Float(0.1));
+          args.push_back(Arg::Float(1e-5));
+          auto graph = OpGraph(legit ? "aten._native_batch_norm_legit.default"
+                                     : "aten._native_batch_norm_legit_no_"
+                                       "training.default",
+                               args, static_cast<int>(inputs.size()), {}, 3);
+          ExpectJitMatchesEager(graph, inputs, Rtol(dtype));
+          inputs[0] = NonContiguousCopy(inputs[0]);
+          ExpectJitMatchesEager(graph, inputs, Rtol(dtype));
+        }
       }
     }
   }

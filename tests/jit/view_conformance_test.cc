@@ -45,6 +45,7 @@ std::vector<ViewCase> Cases() {
       {"view", "aten.view.default", {ints({2, 12, 5})}, {4, 6, 5}},
       {"view_flat", "aten.view.default", {ints({-1})}, {4, 6, 5}},
       {"unsafe_view", "aten._unsafe_view.default", {ints({24, 5})}, {4, 6, 5}},
+      {"alias", "aten.alias.default", {}, {4, 6, 5}},
   };
 }
 

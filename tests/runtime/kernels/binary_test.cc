@@ -365,6 +365,22 @@ TEST(BinaryDivTest, TrueDivision) {
       DType::kFloat64, {3}, {3.5, -3.5, 0.5});
 }
 
+TEST(BinaryAtan2Test, QuadrantsSignedZerosAndPromotion) {
+  Tensor y = MakeTensor(DType::kFloat64, {6}, {1, 1, -1, 0, -0.0, kNaN});
+  Tensor x = MakeTensor(DType::kFloat64, {6}, {1, -1, -1, -1, -1, 1});
+  ExpectTensor(RunOp1("aten.atan2.default", {y, x}), DType::kFloat64, {6},
+               {M_PI / 4, 3 * M_PI / 4, -3 * M_PI / 4, M_PI, -M_PI, kNaN});
+  // Integers promote to float32; broadcasting as any binary op.
+  Tensor iy = MakeTensor(DType::kInt64, {2, 1}, {1, -1});
+  Tensor ix = MakeTensor(DType::kInt32, {2}, {0, 1});
+  ExpectTensor(RunOp1("aten.atan2.default", {iy, ix}), DType::kFloat32, {2, 2},
+               {M_PI_2, M_PI_4, -M_PI_2, -M_PI_4});
+  ExpectTensor(
+      RunOp1("aten.atan2.default", {MakeTensor(DType::kFloat32, {1}, {kInf}),
+                                    MakeTensor(DType::kFloat32, {1}, {kInf})}),
+      DType::kFloat32, {1}, {M_PI_4});
+}
+
 TEST(BinaryDivTest, IntegerRoundingModes) {
   for (DType dtype :
        {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64}) {

@@ -16,6 +16,7 @@ namespace guardjit {
 namespace {
 
 using ::guardjit::testing::ExpectTensor;
+using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::OpArg;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
@@ -46,6 +47,29 @@ TEST(CreationFullTest, InfersDTypeFromFillValue) {
   // A single int is accepted for SymInt[] like in ATen.
   ExpectTensor(RunOp1("aten.full.default", {3, 0.25}), DType::kFloat32, {3},
                {0.25, 0.25, 0.25});
+}
+
+TEST(CreationFullLikeTest, TakesShapeAndDTypeOfSelfUnlessGiven) {
+  const Tensor x = MakeTensor(DType::kInt32, {2, 2}, {1, 2, 3, 4});
+  // The fill converts to self's dtype (2.7 truncates for int32).
+  ExpectTensor(RunOp1("aten.full_like.default", {x, 2.7}), DType::kInt32,
+               {2, 2}, {2, 2, 2, 2});
+  ExpectTensor(
+      RunOp1("aten.full_like.default", {x, 2.5}, {{"dtype", DType::kFloat16}}),
+      DType::kFloat16, {2, 2}, {2.5, 2.5, 2.5, 2.5});
+  ExpectTensor(RunOp1("aten.full_like.default",
+                      {MakeTensor(DType::kFloat32, {0, 3}, {}), 1.0}),
+               DType::kFloat32, {0, 3}, {});
+  const double inf = std::numeric_limits<double>::infinity();
+  ExpectTensor(RunOp1("aten.full_like.default",
+                      {MakeTensor(DType::kFloat32, {1}, {0}), -inf}),
+               DType::kFloat32, {1}, {-inf});
+  auto overflow = RunOp("aten.full_like.default",
+                        {MakeTensor(DType::kUInt8, {1}, {0}), 300});
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_NE(overflow.status().message().find("argument 'fill_value'"),
+            std::string::npos)
+      << overflow.status();
 }
 
 TEST(CreationFullTest, ConvertsToTheRequestedDType) {

@@ -1,5 +1,6 @@
-// _softmax, _log_softmax and native_layer_norm run through the graph builder
-// and the eager interpreter, checked against loops over the input's values.
+// _softmax, _log_softmax, native_layer_norm and the _native_batch_norm_legit
+// family run through the graph builder and the eager interpreter, checked
+// against loops over the input's values.
 
 #include <cmath>
 #include <cstdint>
@@ -346,6 +347,107 @@ TEST(NormalizationLayerNorm, Errors) {
   const Tensor scalar = MakeTensor(DType::kFloat32, {}, {1.0});
   ExpectInvalid(run({scalar, OpArg({1}), none, none, 1e-5}), "normalized_shape",
                 "expected input with shape [*, 1]");
+}
+
+// ---------------------------------------------------------------------------
+// Batch norm.
+
+constexpr char kBatchNormEval[] =
+    "aten._native_batch_norm_legit_no_training.default";
+
+// (N=2, C=2, 2) input; per channel mean, var, weight, bias.
+TEST(NormalizationBatchNorm, EvalUsesRunningStatsAndReturnsEmptyStats) {
+  const Tensor x = MakeTensor(DType::kFloat64, {2, 2, 2},
+                              {1, 2, 3, 4,  //
+                               5, 6, 7, 8});
+  const Tensor mean = MakeTensor(DType::kFloat64, {2}, {1, 2});
+  const Tensor var = MakeTensor(DType::kFloat64, {2}, {4, 0.25});
+  const Tensor weight = MakeTensor(DType::kFloat64, {2}, {2, 1});
+  const Tensor bias = MakeTensor(DType::kFloat64, {2}, {0.5, -1});
+  const double eps = 1e-5;
+  auto out = RunOp(kBatchNormEval, {x, weight, bias, mean, var, 0.1, eps});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 3u);
+  std::vector<double> expected;
+  const double in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const double m[2] = {1, 2}, v[2] = {4, 0.25}, w[2] = {2, 1}, b[2] = {0.5, -1};
+  for (int i = 0; i < 8; ++i) {
+    const int c = (i / 2) % 2;
+    expected.push_back((in[i] - m[c]) / std::sqrt(v[c] + eps) * w[c] + b[c]);
+  }
+  ExpectTensor((*out)[0], DType::kFloat64, {2, 2, 2}, expected, 1e-12, 1e-12);
+  ExpectTensor((*out)[1], DType::kFloat64, {0}, {});
+  ExpectTensor((*out)[2], DType::kFloat64, {0}, {});
+  // Without weight and bias; NaN and inf pass through.
+  const Tensor y = MakeTensor(DType::kFloat32, {1, 2}, {kNaN, kInf});
+  auto plain = RunOp(kBatchNormEval, {y, Arg(), Arg(), mean, var, 0.1, 0.0});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ExpectTensor((*plain)[0], DType::kFloat32, {1, 2}, {kNaN, kInf});
+}
+
+TEST(NormalizationBatchNorm, MixedFloat16InputWithFloat32Params) {
+  const Tensor x = MakeTensor(DType::kFloat16, {1, 1, 2}, {2, 4});
+  const Tensor one = MakeTensor(DType::kFloat32, {1}, {1});
+  const Tensor zero = MakeTensor(DType::kFloat32, {1}, {0});
+  auto out = RunOp(kBatchNormEval, {x, one, zero, zero, one, 0.1, 0.0});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], DType::kFloat16, {1, 1, 2}, {2, 4});
+  EXPECT_EQ((*out)[1].dtype(), DType::kFloat32);
+}
+
+TEST(NormalizationBatchNorm, TrainingNoStatsUsesBatchStatistics) {
+  // Channel 0: {1, 3, 5, 7} (mean 4, biased var 5); channel 1: {2, 2, 2, 2}.
+  const Tensor x = MakeTensor(DType::kFloat64, {2, 2, 2},
+                              {1, 3, 2, 2,  //
+                               5, 7, 2, 2});
+  auto out = RunOp("aten._native_batch_norm_legit.no_stats",
+                   {x, Arg(), Arg(), true, 0.1, 1e-5});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double s0 = 1 / std::sqrt(5 + 1e-5), s1 = 1 / std::sqrt(1e-5);
+  ExpectTensor((*out)[0], DType::kFloat64, {2, 2, 2},
+               {-3 * s0, -s0, 0, 0, s0, 3 * s0, 0, 0}, 1e-12, 1e-12);
+  ExpectTensor((*out)[1], DType::kFloat64, {2}, {4, 2}, 1e-12, 1e-12);
+  ExpectTensor((*out)[2], DType::kFloat64, {2}, {s0, s1}, 1e-9, 1e-9);
+}
+
+TEST(NormalizationBatchNorm, LegitEvalMatchesNoTrainingAndTrainingIsAnError) {
+  const Tensor x = MakeTensor(DType::kFloat32, {1, 2}, {3, 5});
+  const Tensor mean = MakeTensor(DType::kFloat32, {2}, {1, 1});
+  const Tensor var = MakeTensor(DType::kFloat32, {2}, {1, 1});
+  auto eval = RunOp("aten._native_batch_norm_legit.default",
+                    {x, Arg(), Arg(), mean, var, false, 0.1, 0.0});
+  ASSERT_TRUE(eval.ok()) << eval.status();
+  ExpectTensor((*eval)[0], DType::kFloat32, {1, 2}, {2, 4});
+  auto train = RunOp("aten._native_batch_norm_legit.default",
+                     {x, Arg(), Arg(), mean, var, true, 0.1, 0.0});
+  ASSERT_FALSE(train.ok());
+  EXPECT_EQ(train.status().code(), absl::StatusCode::kUnimplemented)
+      << train.status();
+}
+
+TEST(NormalizationBatchNorm, ShapeRules) {
+  const Tensor x =
+      MakeTensor(DType::kFloat32, {2, 3, 4}, std::vector<double>(24, 1.0));
+  const Tensor c3 = MakeTensor(DType::kFloat32, {3}, {1, 1, 1});
+  const Tensor c4 = MakeTensor(DType::kFloat32, {4}, {1, 1, 1, 1});
+  auto wrong = RunOp(kBatchNormEval, {x, Arg(), Arg(), c4, c3, 0.1, 1e-5});
+  ExpectInvalid(wrong.status(), "running_mean",
+                "running_mean should contain 3 elements not 4");
+  EXPECT_NE(wrong.status().message().find("node '"), std::string::npos);
+  auto ints =
+      RunOp(kBatchNormEval, {MakeTensor(DType::kInt64, {1, 3}, {1, 2, 3}),
+                             Arg(), Arg(), c3, c3, 0.1, 1e-5});
+  ExpectInvalid(ints.status(), "input", "floating point");
+  auto one_dim = RunOp(kBatchNormEval, {c3, Arg(), Arg(), c3, c3, 0.1, 1e-5});
+  ExpectInvalid(one_dim.status(), "input", "at least 2 dims");
+  auto no_stats_eval = RunOp("aten._native_batch_norm_legit.no_stats",
+                             {x, Arg(), Arg(), false, 0.1, 1e-5});
+  ExpectInvalid(no_stats_eval.status(), "training", "evaluation mode");
+  // Training shapes: save_mean and save_invstd are [C].
+  auto train = RunOp("aten._native_batch_norm_legit.no_stats",
+                     {x, c3, c3, true, 0.1, 1e-5});
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ((*train)[1].sizes(), (Shape{3}));
 }
 
 }  // namespace

@@ -111,6 +111,30 @@ std::vector<OpCase> AllOps() {
        [](double x) { return std::log(x); }},
       {"log1p", "aten.log1p.default", Rule::kIntToFloat,
        [](double x) { return std::log1p(x); }},
+      {"log2", "aten.log2.default", Rule::kIntToFloat,
+       [](double x) { return std::log2(x); }},
+      {"log10", "aten.log10.default", Rule::kIntToFloat,
+       [](double x) { return std::log10(x); }},
+      {"expm1", "aten.expm1.default", Rule::kIntToFloat,
+       [](double x) { return std::expm1(x); }},
+      {"tan", "aten.tan.default", Rule::kIntToFloat,
+       [](double x) { return std::tan(x); }},
+      {"asin", "aten.asin.default", Rule::kIntToFloat,
+       [](double x) { return std::asin(x); }},
+      {"acos", "aten.acos.default", Rule::kIntToFloat,
+       [](double x) { return std::acos(x); }},
+      {"atan", "aten.atan.default", Rule::kIntToFloat,
+       [](double x) { return std::atan(x); }},
+      {"sinh", "aten.sinh.default", Rule::kIntToFloat,
+       [](double x) { return std::sinh(x); }},
+      {"cosh", "aten.cosh.default", Rule::kIntToFloat,
+       [](double x) { return std::cosh(x); }},
+      {"asinh", "aten.asinh.default", Rule::kIntToFloat,
+       [](double x) { return std::asinh(x); }},
+      {"acosh", "aten.acosh.default", Rule::kIntToFloat,
+       [](double x) { return std::acosh(x); }},
+      {"atanh", "aten.atanh.default", Rule::kIntToFloat,
+       [](double x) { return std::atanh(x); }},
       {"sqrt", "aten.sqrt.default", Rule::kIntToFloat,
        [](double x) { return std::sqrt(x); }},
       {"rsqrt", "aten.rsqrt.default", Rule::kIntToFloat,
@@ -152,6 +176,8 @@ std::vector<OpCase> AllOps() {
        [](double x) { return std::ceil(x); }},
       {"round", "aten.round.default", Rule::kKeepNonBool,
        [](double x) { return std::nearbyint(x); }},
+      {"trunc", "aten.trunc.default", Rule::kKeepNonBool,
+       [](double x) { return std::trunc(x); }},
       {"round_decimals_2",
        "aten.round.decimals",
        Rule::kFloatOnly,
@@ -167,6 +193,8 @@ std::vector<OpCase> AllOps() {
        [](double x) { return x == 0 ? 1.0 : 0.0; }},
       {"isnan", "aten.isnan.default", Rule::kToBool,
        [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
+      {"isinf", "aten.isinf.default", Rule::kToBool,
+       [](double x) { return std::isinf(x) ? 1.0 : 0.0; }},
       // ~x of the integer (converting back to the dtype wraps it); not x on
       // bool.
       {"bitwise_not",
@@ -265,11 +293,11 @@ void ExpectOp(const std::string& target, DType dtype,
               const std::vector<double>& input,
               const std::vector<double>& expected,
               std::vector<std::pair<std::string, OpArg>> kwargs = {},
-              std::optional<DType> out_dtype = std::nullopt) {
+              std::optional<DType> out_dtype = std::nullopt, double rtol = 0) {
   const int64_t n = static_cast<int64_t>(input.size());
   Tensor out =
       RunOp1(target, {MakeTensor(dtype, {n}, input)}, std::move(kwargs));
-  ExpectTensor(out, out_dtype.value_or(dtype), {n}, expected, 0, 0);
+  ExpectTensor(out, out_dtype.value_or(dtype), {n}, expected, 0, rtol);
 }
 
 TEST(UnaryEdgeTest, RoundIsHalfToEven) {
@@ -384,6 +412,49 @@ TEST(UnaryEdgeTest, FloatSpecialValues) {
     ExpectOp("aten.logical_not.default", dtype, {kNaN, 0, -0.0, kInf, 0.5},
              {0, 1, 1, 0, 0}, {}, DType::kBool);
   }
+}
+
+TEST(UnaryEdgeTest, InverseAndHyperbolicSpecialValues) {
+  for (DType dtype :
+       {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    ExpectOp("aten.expm1.default", dtype, {-kInf, kInf, 0, -0.0, kNaN},
+             {-1, kInf, 0, -0.0, kNaN});
+    ExpectOp("aten.log2.default", dtype, {0, -1, kInf, 8, 0.5},
+             {-kInf, kNaN, kInf, 3, -1});
+    ExpectOp("aten.log10.default", dtype, {0, -1, kInf, 100},
+             {-kInf, kNaN, kInf, 2});
+    ExpectOp("aten.tan.default", dtype, {0, -0.0, kInf, kNaN},
+             {0, -0.0, kNaN, kNaN});
+    ExpectOp("aten.asin.default", dtype, {1, -1, 2, 0},
+             {M_PI_2, -M_PI_2, kNaN, 0}, {}, std::nullopt, /*rtol=*/1e-2);
+    ExpectOp("aten.acos.default", dtype, {1, -2, kNaN}, {0, kNaN, kNaN});
+    ExpectOp("aten.atan.default", dtype, {0, -0.0, kNaN}, {0, -0.0, kNaN});
+    ExpectOp("aten.sinh.default", dtype, {-kInf, kInf, 0, 1000},
+             {-kInf, kInf, 0, kInf});
+    ExpectOp("aten.cosh.default", dtype, {-kInf, kInf, 0, kNaN},
+             {kInf, kInf, 1, kNaN});
+    ExpectOp("aten.asinh.default", dtype, {-kInf, kInf, 0}, {-kInf, kInf, 0});
+    ExpectOp("aten.acosh.default", dtype, {1, 0, kInf}, {0, kNaN, kInf});
+    ExpectOp("aten.atanh.default", dtype, {1, -1, 2, 0},
+             {kInf, -kInf, kNaN, 0});
+    ExpectOp("aten.trunc.default", dtype, {-0.5, 2.5, -2.5, kInf, kNaN},
+             {-0.0, 2, -2, kInf, kNaN});
+    ExpectOp("aten.isinf.default", dtype, {kNaN, kInf, -kInf, 0, 65504},
+             {0, 1, 1, 0, 0}, {}, DType::kBool);
+  }
+}
+
+TEST(UnaryEdgeTest, TruncIsIdentityOnIntegersAndIsinfFalse) {
+  for (DType dtype : {DType::kInt32, DType::kInt64, DType::kUInt8}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    ExpectOp("aten.trunc.default", dtype, {0, 3, 100}, {0, 3, 100});
+    ExpectOp("aten.isinf.default", dtype, {0, 3, 100}, {0, 0, 0}, {},
+             DType::kBool);
+  }
+  // Integral inputs of the floating ops compute in float32.
+  ExpectOp("aten.log2.default", DType::kInt64, {1, 4}, {0, 2}, {},
+           DType::kFloat32);
 }
 
 TEST(UnaryEdgeTest, GeluKnownValues) {

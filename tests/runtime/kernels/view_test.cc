@@ -68,6 +68,18 @@ TEST(ViewTest, InfersSizeAndAliasesInput) {
   ExpectViewOf(z, x, 0);
 }
 
+TEST(ViewTest, AliasIsTheWholeTensorAsAView) {
+  Tensor x = IotaTensor({2, 3, 4});
+  Tensor y = RunOp1("aten.alias.default", {x});
+  ExpectTensor(y, DType::kFloat32, {2, 3, 4}, Iota(24));
+  ExpectViewOf(y, x, 0);
+  // Strides and offset of a non-contiguous input are kept.
+  Tensor t = x.AsStrided({3, 2}, {4, 12}, 1);
+  Tensor z = RunOp1("aten.alias.default", {t});
+  EXPECT_EQ(Strides(z), (Shape{4, 12}));
+  ExpectViewOf(z, x, 1);
+}
+
 TEST(ViewTest, EveryDType) {
   for (DType dtype : kAllDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
