@@ -12,6 +12,7 @@
 //                        [--threads N] [--repetitions R] [--min-time S|Nx]
 //                        [--benchmark_format=console|json]
 //                        [--shapes SETS | --shapes-file FILE] [--seed N]
+//   guardjit ops [--json]
 //
 // Exit status: 0 success, 1 a guardjit error (printed with its code) or, for
 // compile --emulate, a result past the tolerance or a failed run, 2 a usage
@@ -31,6 +32,7 @@
 #include "bindings/cli/bench.h"
 #include "bindings/cli/cli_common.h"
 #include "bindings/cli/input_spec.h"
+#include "bindings/cli/ops_list.h"
 #include "bindings/cli/output_print.h"
 #include "guardjit/guardjit.h"
 
@@ -52,6 +54,7 @@ constexpr char kUsage[] =
     "                            [--benchmark_format=console|json] [--seed N]\n"
     "                            [--shapes 'SET; SET; ...' | --shapes-file "
     "FILE]\n"
+    "       guardjit ops [--json]\n"
     "\n"
     "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary "
     "otherwise.\n"
@@ -90,6 +93,10 @@ constexpr char kUsage[] =
     "       separated by spaces; --shapes-file: one set per line) and "
     "prints each\n"
     "       set's first call, hit latency and the compile count after it.\n"
+    "ops    lists every op the library knows and what runs it: reference "
+    "kernel,\n"
+    "       CPU JIT lowering, extern step (BLAS), CUDA lowering (--json: "
+    "as JSON).\n"
     "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, "
     "uint8,\n"
     "       bool. Values default to random (fixed --seed, default 0).\n";
@@ -339,6 +346,7 @@ int Main(int argc, char** argv) {
   if (command == "run") return Run(args);
   if (command == "compile") return Compile(args);
   if (command == "bench") return Bench(args, argv[0]);
+  if (command == "ops") return OpsList(args);
   return UsageError("unknown command '" + command + "'");
 }
 

@@ -90,6 +90,14 @@ else
   expect 1 'emulated vs eager: run failed' -- compile "$tmp/embedding.pbtxt" --target cuda:sm_90 --input 'w=float32[3,4]' --input 'i=int64[32]' --emulate
 fi
 
+# ops: every registered op and what runs it.
+expect 0 'aten\.max_pool2d_with_indices\.default +yes +- +- +-' -- ops
+expect 0 'aten\.mm\.default +yes +- +yes +-' -- ops
+expect 0 'aten\.hardtanh\.default +yes +yes +- +yes' -- ops
+expect 0 '[0-9]+ ops: [0-9]+ with a reference kernel' -- ops
+expect 0 '"target": "aten\.add\.Tensor", "schema": "add\.Tensor\(Tensor self, Tensor other.*"reference_kernel": true, "cpu_lowering": true' -- ops --json
+expect 2 "unknown flag '--csv'" -- ops --csv
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

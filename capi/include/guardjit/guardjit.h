@@ -584,6 +584,18 @@ GJ_EXPORT gj_error* gj_graph_compile_report(
     const gj_compile_report_options* options, char** out_text,
     gj_compile_check* out_check);
 
+/* Since 0.7: every op the library knows, as JSON for tools (`guardjit ops`):
+ * {"ops": [{"target": "aten.add.Tensor", "schema": "add.Tensor(...) -> ...",
+ * "reference_kernel": true, "cpu_lowering": true, "extern_step": false,
+ * "cuda_lowering": true}, ...]}, sorted by target. reference_kernel: the
+ * eager interpreter runs it; cpu_lowering / cuda_lowering: compiled entries
+ * fuse it into generated kernels (a lowering may still leave some dtypes or
+ * arguments to the reference kernel); extern_step: the CPU JIT runs it as a
+ * library call (BLAS GEMM, im2col + GEMM). Free *out_json with
+ * gj_string_destroy. Thread-safe; does not block. Errors: INVALID_ARGUMENT
+ * for a NULL out_json. */
+GJ_EXPORT gj_error* gj_list_ops(char** out_json);
+
 /* ------------------------------------------------------------------------ */
 /* Argument helpers for the builder                                          */
 
