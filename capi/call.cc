@@ -345,8 +345,13 @@ absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
 absl::StatusOr<Tensor> OwnedResult(
     const Function& function, Tensor result, const CallState& state,
     absl::flat_hash_set<const Storage*>& handed_out) {
+  // A device result whose memory someone else also holds (a program's
+  // device copy of a constant) is not the host's to write either.
+  const bool shared_device_memory = !result.device().is_cpu() &&
+                                    result.storage() != nullptr &&
+                                    result.storage().use_count() > 1;
   if (result.storage() == nullptr || !result.is_contiguous() ||
-      function.AliasesConstant(result) ||
+      function.AliasesConstant(result) || shared_device_memory ||
       handed_out.contains(result.storage().get())) {
     ASSIGN_OR_RETURN(result, OwnedCopy(result, state));
   }

@@ -88,6 +88,7 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
   RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
   GraphMeta values(graph.nodes().size());
   size_t next_input = 0;
+  const Device constants_device = ConstantsDevice(inputs);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.node(static_cast<int>(i));
     switch (node.kind) {
@@ -96,6 +97,7 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
         break;
       case NodeKind::kConstant:
         values[i] = {TensorMeta::Of(node.constant)};
+        values[i][0].device = constants_device;
         break;
       case NodeKind::kCallFunction: {
         if (node.target == kCondTarget) {

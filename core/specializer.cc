@@ -62,6 +62,7 @@ class Inliner {
                            builder_.AddConstant(name, node.constant));
           mapped[i] = {Arg::Value(ref)};
           values[i] = {TensorMeta::Of(node.constant)};
+          values[i][0].device = ConstantsDevice(input_metas);
           break;
         }
         case NodeKind::kCallFunction: {

@@ -84,6 +84,18 @@ struct TensorMeta {
   }
 };
 
+// The device a graph's constants live on for these inputs: the first input
+// not on the CPU (a call's tensors share one device, 0-dim CPU scalars
+// aside), else the CPU. A compiled entry keeps its own copy of each constant
+// there.
+template <typename Metas>
+Device ConstantsDevice(const Metas& inputs) {
+  for (const TensorMeta& m : inputs) {
+    if (!m.device.is_cpu()) return m.device;
+  }
+  return Device::Cpu();
+}
+
 }  // namespace guardjit
 
 #endif  // GUARDJIT_CORE_TENSOR_META_H_

@@ -308,6 +308,49 @@ TEST_F(EmulatedDeviceTest, StridedDestinationAndZeroDimCpuScalar) {
   }
 }
 
+TEST_F(EmulatedDeviceTest, ReturnedConstantIsACopyTheHostOwns) {
+  // \000\000\200\077 is 1.0f: c = [1, 1].
+  gj_function* fn = Load(R"pb(
+    name: "with_constant"
+    placeholders {
+      name: "x"
+      meta { dtype: FLOAT32 sizes: 2 }
+    }
+    constants {
+      name: "c"
+      dtype: FLOAT32
+      sizes: 2
+      data: "\000\000\200\077\000\000\200\077"
+    }
+    nodes {
+      name: "add"
+      target: "aten.add.Tensor"
+      args { ref: "x" }
+      args { ref: "c" }
+    }
+    outputs { ref: "add" }
+    outputs { ref: "c" }
+  )pb");
+  DeviceTensor<float> x({2}, F32(), kDLCUDA);
+  x.values()[0] = 3;
+  x.values()[1] = 4;
+  const DLTensor* in[] = {&x.dl};
+  for (int call = 0; call < 2; ++call) {
+    DLManagedTensor* out[2] = {};
+    ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, nullptr, out, 2));
+    float* sum = static_cast<float*>(out[0]->dl_tensor.data);
+    float* c = static_cast<float*>(out[1]->dl_tensor.data);
+    EXPECT_FLOAT_EQ(sum[0], 4) << call;
+    EXPECT_FLOAT_EQ(sum[1], 5) << call;
+    EXPECT_FLOAT_EQ(c[0], 1) << call;
+    // The host owns what it was handed: writing it must not reach the
+    // program's copy of the constant.
+    c[0] = 100;
+    gj_tensor_release(out[0]);
+    gj_tensor_release(out[1]);
+  }
+}
+
 TEST_F(EmulatedDeviceTest, MixedDevicesAndMissingOrdinalsAreRejected) {
   gj_function* fn = Load(kChain);
   DeviceTensor<float> a({4, 33}, F32(), kDLCUDA), b({4, 33}, F32(), kDLCPU);
