@@ -40,8 +40,10 @@ JitCompiler& SharedJit() {
     // jit_cuda_device_tests): NVRTC for the device's arch, module loads,
     // launches, device memory, constants and host-copy steps, through the
     // driver table, on the emulated device (runtime/cuda/emulated_driver.h).
-    // GJ_CUDA_LAUNCH_BLOCKING=1 (set by the test) reports a failed index
-    // check in the call that made it, as the CPU does.
+    // GJ_CUDA_LAUNCH_BLOCKING=1 reports a failed index check in the call
+    // that made it, as the CPU does (set here, before any device program
+    // reads it: ctest's ENVIRONMENT property lost it behind a ';').
+    setenv("GJ_CUDA_LAUNCH_BLOCKING", "1", 1);
     CudaDriver::InstallForTesting(EmulatedCudaDriver::Get().value());
     CudaKernelBackend::Options cuda;
     cuda.block_threads = 64;
