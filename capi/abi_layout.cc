@@ -56,6 +56,7 @@ GJ_OFFSET(gj_function_options, recompile_limit, 16);
 GJ_OFFSET(gj_function_options, dynamic, 20);
 GJ_OFFSET(gj_function_options, mark_dynamic, 24);
 GJ_OFFSET(gj_function_options, num_mark_dynamic, 32);
+GJ_OFFSET(gj_function_options, fullgraph, 40);
 
 GJ_OFFSET(gj_call_options, struct_size, 0);
 GJ_OFFSET(gj_call_options, grad_mode, 8);
@@ -76,6 +77,8 @@ GJ_OFFSET(gj_function_stats, fallback_calls, 48);
 GJ_OFFSET(gj_function_stats, cache_entries, 56);
 GJ_OFFSET(gj_function_stats, compile_ms_total, 64);
 GJ_OFFSET(gj_function_stats, guard_ns_mean, 72);
+GJ_OFFSET(gj_function_stats, graph_count, 80);
+GJ_OFFSET(gj_function_stats, graph_break_count, 88);
 
 GJ_OFFSET(gj_compile_report_options, struct_size, 0);
 GJ_OFFSET(gj_compile_report_options, target, 8);

@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 7
+#define GJ_API_VERSION_MINOR 8
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -334,6 +334,14 @@ typedef struct gj_function_options {
    * GJ_DYNAMIC_STATIC). */
   const gj_dynamic_dim* mark_dynamic;
   size_t num_mark_dynamic;
+  /* Since 0.8: nonzero makes a graph break an error naming the node and the
+   * reason (torch.compile(fullgraph=True)), instead of splitting the graph.
+   * A graph breaks at a cond whose predicate is computed from tensor values
+   * and at an op whose output size depends on values (nonzero,
+   * masked_select, unique, item): the function then runs as segments, each
+   * with its own guards and cache entries, compiled when first reached; the
+   * host reads the predicate (or the sizes) between them. See explain(). */
+  int32_t fullgraph;
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
@@ -489,6 +497,12 @@ typedef struct gj_function_stats {
   int64_t cache_entries;
   double compile_ms_total;
   double guard_ns_mean; /* guard lookup on hits, sampled */
+  /* Since 0.8: graphs (segments) reached so far, and the graph breaks
+   * between them (1 and 0 for a function without breaks). Counters above
+   * cover all segments: compiles, misses and entries are summed; calls and
+   * hits count whole calls (a hit: no segment missed). */
+  int64_t graph_count;
+  int64_t graph_break_count;
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
