@@ -1,7 +1,9 @@
 #include "core/graph_builder.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/op_registry.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 
@@ -24,6 +26,21 @@ absl::Status ArgError(const Node& node, absl::string_view arg,
                       absl::string_view what) {
   return NodeError(absl::StatusCode::kInvalidArgument, node,
                    absl::StrCat("argument '", arg, "': ", what));
+}
+
+// Whether shape inference stopped at an op whose output size depends on input
+// values (a graph break): every node before it checked out, and what follows
+// is checked when a call reaches it.
+bool StopsAtGraphBreak(const Graph& graph, const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kUnimplemented) return false;
+  for (const Node& node : graph.nodes()) {
+    if (node.op != nullptr && node.op->data_dependent_output &&
+        absl::StartsWith(status.message(),
+                         absl::StrCat(NodeLabel(node), ": "))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool IsGetItemTarget(absl::string_view target) {
@@ -410,7 +427,8 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
     inputs.push_back(*p.meta);
   }
   if (inputs.size() == graph_->inputs_.size()) {
-    RETURN_IF_ERROR(InferShapes(*graph_, inputs).status());
+    absl::Status checked = InferShapes(*graph_, inputs).status();
+    if (!checked.ok() && !StopsAtGraphBreak(*graph_, checked)) return checked;
   }
   return std::move(graph_);
 }

@@ -48,6 +48,19 @@ absl::Status OpRegistry::RegisterWithTarget(absl::string_view target,
   return absl::OkStatus();
 }
 
+absl::Status OpRegistry::RegisterDataDependent(absl::string_view schema_text) {
+  ASSIGN_OR_RETURN(OpSchema schema, ParseOpSchema(schema_text));
+  const std::string target = schema.QualifiedName();
+  RETURN_IF_ERROR(RegisterWithTarget(
+      target, schema_text,
+      [](const MetaArgs&) -> absl::StatusOr<std::vector<TensorMeta>> {
+        return absl::UnimplementedError(
+            "its output size depends on input values (a graph break)");
+      }));
+  ops_.find(target)->second->data_dependent_output = true;
+  return absl::OkStatus();
+}
+
 const OpDef* OpRegistry::Find(absl::string_view target) const {
   auto it = ops_.find(target);
   return it == ops_.end() ? nullptr : it->second.get();

@@ -28,6 +28,11 @@ struct OpDef {
   std::string target;  // "aten.add.Tensor"
   OpSchema schema;
   MetaFn meta;
+  // Output sizes depend on input values (nonzero, masked_select, unique,
+  // item): the op ends a compiled segment (a graph break); its shape rule is
+  // never asked for sizes (it answers UNIMPLEMENTED) and its reference kernel
+  // gets an empty `out` and sizes its results itself.
+  bool data_dependent_output = false;
 };
 
 class OpRegistry {
@@ -41,6 +46,11 @@ class OpRegistry {
   // Registers under a target of another namespace ("getitem"-like builtins).
   absl::Status RegisterWithTarget(absl::string_view target,
                                   absl::string_view schema, MetaFn meta);
+  // Registers an op whose output sizes depend on input values
+  // (OpDef::data_dependent_output) under "aten.<name>.<overload>". Its shape
+  // rule always answers UNIMPLEMENTED, "its output size depends on input
+  // values (a graph break)"; the reference kernel checks the arguments.
+  absl::Status RegisterDataDependent(absl::string_view schema);
 
   const OpDef* Find(absl::string_view target) const;
   // All ops sorted by target.

@@ -185,7 +185,11 @@ Tensor Tensor::FromScalar(const Scalar& value, DType dtype) {
 }
 
 Tensor Tensor::WrappedNumber(const Scalar& value) {
-  Tensor t = FromScalar(value, value.dtype());
+  return WrappedNumber(value, value.dtype());
+}
+
+Tensor Tensor::WrappedNumber(const Scalar& value, DType dtype) {
+  Tensor t = FromScalar(value, dtype);
   t.wrapped_number_ = true;
   return t;
 }

@@ -71,6 +71,9 @@ class Tensor {
   static Tensor FromScalar(const Scalar& value, DType dtype);
   // A 0-dim tensor from a Python number literal (a "wrapped number").
   static Tensor WrappedNumber(const Scalar& value);
+  // The same holding `value` converted to `dtype`: the number a
+  // data-dependent op read from a `dtype` tensor (tensor.item()).
+  static Tensor WrappedNumber(const Scalar& value, DType dtype);
 
   DType dtype() const { return dtype_; }
   const Device& device() const { return device_; }

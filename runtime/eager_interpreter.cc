@@ -177,19 +177,37 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
           }
           break;
         }
-        if (!planned) {
+        // No shape rule sizes a data-dependent op's outputs: its kernel does,
+        // and its metadata is read off the results. Planned metadata cannot
+        // include it (shape inference stops there: a graph break).
+        const bool data_dependent =
+            node.op != nullptr && node.op->data_dependent_output;
+        if (data_dependent && planned) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              Label(node),
+              ": its output size depends on input values (a graph break); "
+              "it runs only without planned metadata"));
+        }
+        if (!planned && !data_dependent) {
           ASSIGN_OR_RETURN(inferred[i], InferNode(node, inferred));
         }
         KernelArgs args(
             node, [&](ValueRef v) { return values[v.node][v.index]; },
             [](const Scalar& s) { return Tensor::WrappedNumber(s); });
-        auto result = (*kernels_[i])(args, metas[i]);
+        auto result = (*kernels_[i])(
+            args, data_dependent ? absl::Span<const TensorMeta>() : metas[i]);
         if (!result.ok()) {
           return absl::Status(
               result.status().code(),
               absl::StrCat(Label(node), ": ", result.status().message()));
         }
-        RETURN_IF_ERROR(CheckKernelOutputs(node, metas[i], *result));
+        if (data_dependent) {
+          for (const Tensor& t : *result) {
+            inferred[i].push_back(TensorMeta::Of(t));
+          }
+        } else {
+          RETURN_IF_ERROR(CheckKernelOutputs(node, metas[i], *result));
+        }
         values[i] = *std::move(result);
         break;
       }

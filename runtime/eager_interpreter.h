@@ -32,7 +32,10 @@ class EagerInterpreter {
   // caller guarantees the inputs match it. With `planned`, destinations in
   // `ctx` are checked against the outputs before any node runs; outputs are
   // never written into them (the caller copies). `ctx`'s stop conditions are
-  // checked before each node.
+  // checked before each node. A node whose op has a data-dependent output
+  // size (OpDef::data_dependent_output) runs only without `planned`: its
+  // kernel sizes the results and their metadata is taken from them; with
+  // `planned` it is FAILED_PRECONDITION naming the node.
   absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
                                           const GraphMeta* planned = nullptr,
                                           const RunContext& ctx = {}) const;

@@ -20,6 +20,7 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterActivationOps(registry));
   RETURN_IF_ERROR(RegisterPoolingOps(registry));
   RETURN_IF_ERROR(RegisterAssertOps(registry));
+  RETURN_IF_ERROR(RegisterDataDependentOps(registry));
   return absl::OkStatus();
 }
 

@@ -25,6 +25,7 @@ absl::Status RegisterControlFlowOps(OpRegistry& registry);
 absl::Status RegisterActivationOps(OpRegistry& registry);
 absl::Status RegisterPoolingOps(OpRegistry& registry);
 absl::Status RegisterAssertOps(OpRegistry& registry);
+absl::Status RegisterDataDependentOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

@@ -19,6 +19,7 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterActivationKernels(registry));
   RETURN_IF_ERROR(RegisterPoolingKernels(registry));
   RETURN_IF_ERROR(RegisterAssertKernels(registry));
+  RETURN_IF_ERROR(RegisterDataDependentKernels(registry));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,7 @@ absl::Status RegisterSymKernels(KernelRegistry& registry);
 absl::Status RegisterActivationKernels(KernelRegistry& registry);
 absl::Status RegisterPoolingKernels(KernelRegistry& registry);
 absl::Status RegisterAssertKernels(KernelRegistry& registry);
+absl::Status RegisterDataDependentKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

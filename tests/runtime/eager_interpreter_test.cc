@@ -134,5 +134,80 @@ TEST(EagerInterpreterTest, ShapeRuleErrorsNameTheNode) {
       HasSubstr("node 'pk' (aten.picky.default): argument 'self': too picky"));
 }
 
+// x -> nonzero -> float32 -> + 1: the data-dependent node's kernel sizes its
+// result and the nodes after it are inferred from that result.
+std::shared_ptr<const Graph> NonzeroPlusOneGraph() {
+  GraphBuilder b("nonzero_plus_one");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(b.AddNode("nz", "aten.nonzero.default", {Arg::Ref("x")}).ok());
+  EXPECT_TRUE(b.AddNode("f", "aten._to_copy.default", {Arg::Ref("nz")},
+                        {{"dtype", Arg::OfDType(DType::kFloat32)}})
+                  .ok());
+  EXPECT_TRUE(
+      b.AddNode("plus1", "aten.add.Tensor", {Arg::Ref("f"), Arg::Float(1.0)})
+          .ok());
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("plus1")}).ok());
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+TEST(EagerInterpreterTest, DataDependentOpSizesItsOutputFromTheValues) {
+  auto interp = EagerInterpreter::Create(NonzeroPlusOneGraph());
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  struct Case {
+    std::vector<double> x;  // [2, 3]
+    Shape shape;
+    std::vector<double> expected;
+  };
+  const Case cases[] = {
+      {{0, 1, 0, 0, 0, 2}, {2, 2}, {1, 2, 2, 3}},
+      {{1, 1, 1, 1, 1, 1}, {6, 2}, {1, 1, 1, 2, 1, 3, 2, 1, 2, 2, 2, 3}},
+      {{0, 0, 0, 0, 0, 0}, {0, 2}, {}},
+      {{0, 0, 0, 0, 3, 0}, {1, 2}, {2, 2}},
+  };
+  for (const Case& c : cases) {
+    auto out = (*interp)->Run({MakeTensor(DType::kFloat32, {2, 3}, c.x)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 1u);
+    const Tensor& y = (*out)[0];
+    EXPECT_EQ(y.dtype(), DType::kFloat32);
+    EXPECT_EQ(Shape(y.sizes().begin(), y.sizes().end()), c.shape);
+    EXPECT_EQ(ToDoubles(y), c.expected);
+  }
+}
+
+TEST(EagerInterpreterTest, ItemFeedsTheNextNodeAsAWrappedNumber) {
+  GraphBuilder b("item");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  ASSERT_TRUE(b.AddNode("s", "aten.sum.default", {Arg::Ref("x")}).ok());
+  ASSERT_TRUE(
+      b.AddNode("v", "aten._local_scalar_dense.default", {Arg::Ref("s")}).ok());
+  ASSERT_TRUE(
+      b.AddNode("out", "aten.add.Tensor", {Arg::Ref("y"), Arg::Ref("v")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
+  auto interp =
+      EagerInterpreter::Create(std::shared_ptr<const Graph>(*b.Finish()));
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  auto out = (*interp)->Run({MakeTensor(DType::kInt64, {3}, {1, 2, 4}),
+                             MakeTensor(DType::kFloat16, {2}, {0.5, -1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // An int64 wrapped number does not promote a float16 tensor.
+  EXPECT_EQ((*out)[0].dtype(), DType::kFloat16);
+  EXPECT_EQ(ToDoubles((*out)[0]), (std::vector<double>{7.5, 6}));
+}
+
+TEST(EagerInterpreterTest, DataDependentOpCannotRunFromPlannedMetadata) {
+  auto interp = EagerInterpreter::Create(NonzeroPlusOneGraph());
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  const Tensor x = MakeTensor(DType::kFloat32, {2, 3}, {0, 1, 0, 0, 0, 2});
+  GraphMeta planned((*interp)->graph().nodes().size());
+  planned[0] = {TensorMeta::Of(x)};
+  auto out = (*interp)->Run({x}, &planned);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("node 'nz' (aten.nonzero.default): its output size "
+                        "depends on input values"));
+}
+
 }  // namespace
 }  // namespace guardjit
