@@ -92,6 +92,10 @@ namespace guardjit {
   X(cuStreamIsCapturing)            \
   X(cuGraphInstantiate)             \
   X(cuGraphLaunch)                  \
+  X(cuGraphGetNodes)                \
+  X(cuGraphNodeGetType)             \
+  X(cuGraphKernelNodeGetParams)     \
+  X(cuGraphExecKernelNodeSetParams) \
   X(cuGraphExecUpdate)              \
   X(cuGraphExecDestroy)             \
   X(cuGraphDestroy)                 \

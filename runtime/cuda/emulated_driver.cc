@@ -38,16 +38,55 @@ struct EmuEvent {
   unsigned int flags = 0;
 };
 
+// A kernel node: the launch with its own copy of the parameter values (8
+// bytes each: the emulator copies arity x 8 bytes, which covers guardjit's
+// kernels, whose parameters are pointers and int64 sizes).
+struct EmuKernelNode {
+  EmuFunction* function = nullptr;
+  SimtDim3 grid;
+  SimtDim3 block;
+  unsigned int shared_bytes = 0;
+  std::vector<uint64_t> values;
+  std::vector<void*> params;  // &values[i], what GetParams hands out
+
+  void SetValues(void* const* kernel_params, int arity) {
+    values.assign(static_cast<size_t>(std::max(arity, 0)), 0);
+    params.clear();
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::memcpy(&values[i], kernel_params[i], sizeof(uint64_t));
+      params.push_back(&values[i]);
+    }
+  }
+};
+struct EmuGraph {
+  std::vector<std::unique_ptr<EmuKernelNode>> nodes;  // in capture order
+};
+// An instantiated graph: its own copy of the nodes, which
+// cuGraphExecKernelNodeSetParams patches; cuGraphLaunch runs them in order
+// with the values they hold then.
+struct EmuGraphExec {
+  std::vector<EmuKernelNode> nodes;
+  absl::flat_hash_map<const EmuKernelNode*, size_t> index;  // graph node ->
+};
+
 struct State {
   std::mutex mu;
   absl::flat_hash_map<uintptr_t, size_t> device_blocks;  // guarded by mu
   absl::flat_hash_map<uintptr_t, size_t> host_blocks;    // guarded by mu
-  EmulatedCudaDriver::Counters counters;                 // guarded by mu
+  // Streams being captured, and the graph each one records into.
+  absl::flat_hash_map<CUstream, EmuGraph*> capturing;  // guarded by mu
+  EmulatedCudaDriver::Counters counters;               // guarded by mu
 };
 
 State& state() {
   static State* const kState = new State;
   return *kState;
+}
+
+// Whether `stream` is being captured (its work is recorded, not run).
+bool Capturing(CUstream stream) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().capturing.contains(stream);
 }
 
 // The device's primary context: any non-null handle will do.
@@ -64,6 +103,15 @@ thread_local std::string t_last_error;
 CUresult Fail(CUresult code, absl::string_view why) {
   t_last_error.assign(why.data(), std::min<size_t>(why.size(), 2048));
   return code;
+}
+
+// Copies and memsets are not recorded into graphs (guardjit's runs make
+// none while capturing): one on a capturing stream fails loudly.
+CUresult NotCaptured(absl::string_view what) {
+  return Fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+              absl::StrCat(what,
+                           " on a capturing stream: the emulated "
+                           "device records only kernel launches"));
 }
 
 // Every function the emulator does not model: CUDA_ERROR_NOT_SUPPORTED.
@@ -158,6 +206,10 @@ const char* ErrorName(CUresult error) {
       return "CUDA_ERROR_LAUNCH_FAILED";
     case CUDA_ERROR_INVALID_HANDLE:
       return "CUDA_ERROR_INVALID_HANDLE";
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+      return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case CUDA_ERROR_ILLEGAL_STATE:
+      return "CUDA_ERROR_ILLEGAL_STATE";
     default:
       return nullptr;
   }
@@ -349,6 +401,20 @@ CudaDriver* Build() {
     if (fn == nullptr || extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
     {
       std::lock_guard<std::mutex> lock(state().mu);
+      auto capture = state().capturing.find(stream);
+      if (capture != state().capturing.end()) {
+        // Recorded, not run.
+        const int arity = fn->module->simt->Arity(fn->name);
+        if (arity > 0 && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        auto node = std::make_unique<EmuKernelNode>();
+        node->function = fn;
+        node->grid = SimtDim3{gx, gy, gz};
+        node->block = SimtDim3{bx, by, bz};
+        node->SetValues(params, arity);
+        capture->second->nodes.push_back(std::move(node));
+        ++state().counters.captured_launches;
+        return CUDA_SUCCESS;
+      }
       ++state().counters.launches;
       state().counters.last_launch_stream = stream;
     }
@@ -408,15 +474,18 @@ CudaDriver* Build() {
     return Copy(Ptr(dst), Ptr(src), bytes);
   };
   d->cuMemcpyHtoDAsync = [](CUdeviceptr dst, const void* src, size_t bytes,
-                            CUstream) -> CUresult {
+                            CUstream stream) -> CUresult {
+    if (Capturing(stream)) return NotCaptured("cuMemcpyHtoDAsync");
     return Copy(Ptr(dst), src, bytes);
   };
   d->cuMemcpyDtoHAsync = [](void* dst, CUdeviceptr src, size_t bytes,
-                            CUstream) -> CUresult {
+                            CUstream stream) -> CUresult {
+    if (Capturing(stream)) return NotCaptured("cuMemcpyDtoHAsync");
     return Copy(dst, Ptr(src), bytes);
   };
   d->cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t bytes,
-                            CUstream) -> CUresult {
+                            CUstream stream) -> CUresult {
+    if (Capturing(stream)) return NotCaptured("cuMemcpyDtoDAsync");
     return Copy(Ptr(dst), Ptr(src), bytes);
   };
   d->cuMemsetD8 = [](CUdeviceptr dst, unsigned char value,
@@ -425,12 +494,14 @@ CudaDriver* Build() {
     return CUDA_SUCCESS;
   };
   d->cuMemsetD8Async = [](CUdeviceptr dst, unsigned char value, size_t n,
-                          CUstream) -> CUresult {
+                          CUstream stream) -> CUresult {
+    if (Capturing(stream)) return NotCaptured("cuMemsetD8Async");
     std::memset(Ptr(dst), value, n);
     return CUDA_SUCCESS;
   };
   d->cuMemsetD32Async = [](CUdeviceptr dst, unsigned int value, size_t n,
-                           CUstream) -> CUresult {
+                           CUstream stream) -> CUresult {
+    if (Capturing(stream)) return NotCaptured("cuMemsetD32Async");
     auto* words = static_cast<unsigned int*>(Ptr(dst));
     for (size_t i = 0; i < n; ++i) words[i] = value;
     return CUDA_SUCCESS;
@@ -449,9 +520,135 @@ CudaDriver* Build() {
   d->cuStreamWaitEvent = [](CUstream, CUevent, unsigned int) -> CUresult {
     return CUDA_SUCCESS;
   };
-  d->cuStreamIsCapturing = [](CUstream,
+  d->cuStreamIsCapturing = [](CUstream stream,
                               CUstreamCaptureStatus* status) -> CUresult {
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *status = Capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  };
+  d->cuStreamBeginCapture = [](CUstream stream,
+                               CUstreamCaptureMode) -> CUresult {
+    // As on a device: the legacy default stream cannot be captured.
+    if (stream == nullptr) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    std::lock_guard<std::mutex> lock(state().mu);
+    if (state().capturing.contains(stream)) return CUDA_ERROR_ILLEGAL_STATE;
+    state().capturing[stream] = new EmuGraph;
+    return CUDA_SUCCESS;
+  };
+  d->cuStreamEndCapture = [](CUstream stream, CUgraph* graph) -> CUresult {
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(state().mu);
+    auto it = state().capturing.find(stream);
+    if (it == state().capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
+    *graph = reinterpret_cast<CUgraph>(it->second);
+    state().capturing.erase(it);
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphGetNodes = [](CUgraph graph, CUgraphNode* nodes,
+                          size_t* count) -> CUresult {
+    auto* g = reinterpret_cast<EmuGraph*>(graph);
+    if (g == nullptr || count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (nodes != nullptr) {
+      for (size_t i = 0; i < std::min(*count, g->nodes.size()); ++i) {
+        nodes[i] = reinterpret_cast<CUgraphNode>(g->nodes[i].get());
+      }
+    }
+    *count = g->nodes.size();
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphNodeGetType = [](CUgraphNode node,
+                             CUgraphNodeType* type) -> CUresult {
+    if (node == nullptr || type == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphKernelNodeGetParams = [](CUgraphNode node,
+                                     CUDA_KERNEL_NODE_PARAMS* p) -> CUresult {
+    auto* n = reinterpret_cast<EmuKernelNode*>(node);
+    if (n == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *p = CUDA_KERNEL_NODE_PARAMS{};
+    p->func = reinterpret_cast<CUfunction>(n->function);
+    p->gridDimX = n->grid.x;
+    p->gridDimY = n->grid.y;
+    p->gridDimZ = n->grid.z;
+    p->blockDimX = n->block.x;
+    p->blockDimY = n->block.y;
+    p->blockDimZ = n->block.z;
+    p->sharedMemBytes = n->shared_bytes;
+    p->kernelParams = n->params.data();
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphInstantiate = [](CUgraphExec* exec, CUgraph graph,
+                             unsigned long long) -> CUresult {
+    auto* g = reinterpret_cast<EmuGraph*>(graph);
+    if (exec == nullptr || g == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto* e = new EmuGraphExec;
+    e->nodes.reserve(g->nodes.size());
+    for (const auto& node : g->nodes) {
+      e->index[node.get()] = e->nodes.size();
+      EmuKernelNode copy = *node;
+      copy.params.clear();
+      e->nodes.push_back(std::move(copy));
+    }
+    for (EmuKernelNode& n : e->nodes) {
+      for (uint64_t& v : n.values) n.params.push_back(&v);
+    }
+    *exec = reinterpret_cast<CUgraphExec>(e);
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphExecKernelNodeSetParams =
+      [](CUgraphExec exec, CUgraphNode node,
+         const CUDA_KERNEL_NODE_PARAMS* p) -> CUresult {
+    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
+    if (e == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto it = e->index.find(reinterpret_cast<const EmuKernelNode*>(node));
+    if (it == e->index.end()) return CUDA_ERROR_INVALID_VALUE;
+    EmuKernelNode& n = e->nodes[it->second];
+    // A device allows no other function in an instantiated node's context.
+    if (reinterpret_cast<EmuFunction*>(p->func) != n.function) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const int arity = n.function->module->simt->Arity(n.function->name);
+    if (arity > 0 && p->kernelParams == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    n.grid = SimtDim3{p->gridDimX, p->gridDimY, p->gridDimZ};
+    n.block = SimtDim3{p->blockDimX, p->blockDimY, p->blockDimZ};
+    n.shared_bytes = p->sharedMemBytes;
+    n.SetValues(p->kernelParams, arity);
+    std::lock_guard<std::mutex> lock(state().mu);
+    ++state().counters.node_param_updates;
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphLaunch = [](CUgraphExec exec, CUstream stream) -> CUresult {
+    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
+    if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (Capturing(stream)) return NotCaptured("cuGraphLaunch");
+    {
+      std::lock_guard<std::mutex> lock(state().mu);
+      ++state().counters.graph_launches;
+      state().counters.last_launch_stream = stream;
+    }
+    // The nodes in capture order (a chain), each with its current values:
+    // a pointer never patched still reads the buffer it was captured with.
+    for (const EmuKernelNode& n : e->nodes) {
+      const absl::Status launched = n.function->module->simt->Launch(
+          n.function->name, n.grid, n.block, n.params.data());
+      if (!launched.ok()) {
+        return Fail(CUDA_ERROR_LAUNCH_FAILED, launched.ToString());
+      }
+      std::lock_guard<std::mutex> lock(state().mu);
+      ++state().counters.graph_kernel_runs;
+    }
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphExecDestroy = [](CUgraphExec exec) -> CUresult {
+    delete reinterpret_cast<EmuGraphExec*>(exec);
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphDestroy = [](CUgraph graph) -> CUresult {
+    delete reinterpret_cast<EmuGraph*>(graph);
     return CUDA_SUCCESS;
   };
   d->cuEventCreate = [](CUevent* event, unsigned int flags) -> CUresult {
@@ -484,6 +681,11 @@ EmulatedCudaDriver::Counters EmulatedCudaDriver::counters() {
   return state().counters;
 }
 
+int EmulatedCudaDriver::Arity(CUfunction function) {
+  auto* fn = reinterpret_cast<EmuFunction*>(function);
+  return fn == nullptr ? -1 : fn->module->simt->Arity(fn->name);
+}
+
 #else  // !GUARDJIT_HAVE_CUDA_HEADERS
 
 absl::StatusOr<const CudaDriver*> EmulatedCudaDriver::Get() {
@@ -492,6 +694,8 @@ absl::StatusOr<const CudaDriver*> EmulatedCudaDriver::Get() {
 }
 
 EmulatedCudaDriver::Counters EmulatedCudaDriver::counters() { return {}; }
+
+int EmulatedCudaDriver::Arity(CUfunction) { return -1; }
 
 #endif  // GUARDJIT_HAVE_CUDA_HEADERS
 

@@ -15,10 +15,23 @@
 // address spaces); cuModuleLoadData takes a module's CUDA C source
 // (CudaDriver::loads_cuda_source) and compiles it with the host compiler;
 // every stream operation runs to completion when it is enqueued, so streams,
-// events and the asynchrony of a real device are bookkeeping only. Stream
-// capture and CUDA graphs are CUDA_ERROR_NOT_SUPPORTED. It counts what a test
-// may want to check: launches, the stream of the last launch, live device
-// bytes.
+// events and the asynchrony of a real device are bookkeeping only.
+//
+// Stream capture and CUDA graphs (kernel nodes only, what reduce-overhead
+// mode records; runtime/cuda/cuda_graph.h): while a stream is captured,
+// cuLaunchKernel on it records a kernel node with a copy of its parameter
+// values (arity x 8 bytes: guardjit's kernels take only 8-byte parameters)
+// instead of running; copies and memsets on a capturing stream fail with
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (not recorded), as does capturing
+// the legacy default stream. cuGraphInstantiate copies the nodes;
+// cuGraphExecKernelNodeSetParams patches the exec's copy; cuGraphLaunch runs
+// the exec's nodes in capture order with the values they hold then, so a
+// pointer that was not patched still reads the buffer it was captured with.
+// Node types other than kernels, cuGraphExecUpdate and dependencies other
+// than the capture's chain are not modelled (CUDA_ERROR_NOT_SUPPORTED).
+//
+// It counts what a test may want to check: launches, the stream of the last
+// launch, live device bytes, graph launches and node patches.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,12 +49,20 @@ class EmulatedCudaDriver {
   struct Counters {
     int64_t launches = 0;
     int64_t module_loads = 0;
-    int64_t device_allocations = 0;  // cuMemAlloc(Async) calls
-    int64_t live_device_bytes = 0;   // allocated and not yet freed
-    int64_t memcpy_calls = 0;        // every cuMemcpy* call
-    void* last_launch_stream = nullptr;
+    int64_t device_allocations = 0;      // cuMemAlloc(Async) calls
+    int64_t live_device_bytes = 0;       // allocated and not yet freed
+    int64_t memcpy_calls = 0;            // every cuMemcpy* call
+    void* last_launch_stream = nullptr;  // of cuLaunchKernel or cuGraphLaunch
+    int64_t captured_launches = 0;       // cuLaunchKernel calls recorded
+    int64_t graph_launches = 0;          // cuGraphLaunch calls
+    int64_t graph_kernel_runs = 0;       // kernel nodes those ran
+    int64_t node_param_updates = 0;      // cuGraphExecKernelNodeSetParams calls
   };
   static Counters counters();
+  // The number of parameters kernel `function` (from this table's
+  // cuModuleGetFunction) takes, for tests that read launch parameters; -1
+  // for null.
+  static int Arity(CUfunction function);
 };
 
 }  // namespace guardjit

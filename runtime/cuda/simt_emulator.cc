@@ -276,4 +276,9 @@ absl::Status SimtModule::Launch(absl::string_view kernel, SimtDim3 grid,
   return absl::OkStatus();
 }
 
+int SimtModule::Arity(absl::string_view kernel) const {
+  auto it = kernels_.find(kernel);
+  return it == kernels_.end() ? -1 : it->second.arity;
+}
+
 }  // namespace guardjit

@@ -69,6 +69,9 @@ class SimtModule {
   // or null params for a kernel with parameters. Thread-safe.
   absl::Status Launch(absl::string_view kernel, SimtDim3 grid, SimtDim3 block,
                       void* const* params) const;
+  // The number of parameters `kernel` takes, or -1 for a kernel not given to
+  // Compile.
+  int Arity(absl::string_view kernel) const;
 
  private:
   struct Kernel {
