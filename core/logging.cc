@@ -21,6 +21,7 @@ unsigned ParseTopics(absl::string_view spec) {
     if (part == "recompiles") bits |= Bit(LogTopic::kRecompiles);
     if (part == "graph_breaks") bits |= Bit(LogTopic::kGraphBreaks);
     if (part == "codegen") bits |= Bit(LogTopic::kCodegen);
+    if (part == "cudagraphs") bits |= Bit(LogTopic::kCudaGraphs);
     if (part == "all") bits = ~0u;
   }
   return bits;
@@ -58,6 +59,8 @@ const char* LogTopicName(LogTopic t) {
       return "codegen";
     case LogTopic::kWarnings:
       return "warning";
+    case LogTopic::kCudaGraphs:
+      return "cudagraphs";
   }
   return "?";
 }

@@ -9,15 +9,23 @@
 namespace guardjit {
 
 // Topics of GJ_LOGS (comma-separated, like TORCH_LOGS): "guards",
-// "recompiles", "graph_breaks", "codegen", or "all".
-enum class LogTopic { kGuards, kRecompiles, kGraphBreaks, kCodegen, kWarnings };
+// "recompiles", "graph_breaks", "codegen", "cudagraphs", or "all".
+enum class LogTopic {
+  kGuards,
+  kRecompiles,
+  kGraphBreaks,
+  kCodegen,
+  kWarnings,
+  kCudaGraphs,
+};
 
 // Whether `topic` is on (read from GJ_LOGS once; warnings are always on).
 bool LogEnabled(LogTopic topic);
 // Writes "[guardjit:<topic>] <message>" to stderr or the host's sink.
 void Log(LogTopic topic, absl::string_view message);
 
-// "guards", "recompiles", "graph_breaks", "codegen", "warning".
+// "guards", "recompiles", "graph_breaks", "codegen", "warning",
+// "cudagraphs".
 const char* LogTopicName(LogTopic topic);
 
 // Replaces stderr with `sink` (null restores stderr); for hosts and tests.

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/allocator.h"
+#include "core/cuda_graph_policy.h"
 #include "core/tensor.h"
 
 namespace guardjit {
@@ -38,6 +39,10 @@ struct RunContext {
   // failures of this call before returning (gj_call_options.synchronize).
   void* stream = nullptr;
   bool synchronize = false;
+  // CUDA calls in reduce-overhead mode (gj_function_options.mode): record
+  // each entry's launches into CUDA graphs and replay them; null: plain
+  // launches. Owned by the function; CPU runs ignore it.
+  const CudaGraphPolicy* cuda_graphs = nullptr;
 
   bool stoppable() const {
     return cancel != nullptr || deadline != absl::InfiniteFuture();

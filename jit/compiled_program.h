@@ -14,6 +14,7 @@
 #include "jit/fusion.h"
 #include "jit/kernel_backend.h"
 #include "jit/kernel_compiler.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
 
@@ -69,6 +70,9 @@ class CompiledProgram {
   // How many outputs a call with destinations for all of them writes in
   // place (for explain and tests).
   int num_direct_outputs() const;
+  // Device programs in reduce-overhead mode: what their CUDA graphs did, or
+  // why they were refused (CudaGraphSet::Describe); else empty.
+  std::string DescribeCudaGraphs() const;
 
   const Plan& plan() const { return plan_; }
   // Where the program's kernels read and write (a device backend's device).
@@ -113,6 +117,18 @@ class CompiledProgram {
                                  bool wait) const;
   // Fills direct_output_.
   void PlanDirectOutputs();
+  // reduce-overhead mode (ctx.cuda_graphs set): the call as one replay of
+  // the size key's CUDA graph (recorded on its second call), outputs into
+  // `results`. False when the call must run plain launches instead: the
+  // key's first call (warm-up), a refused entry or key, a call with stop
+  // conditions (a graph cannot stop between kernels), or another call
+  // replaying the entry at the same time.
+  absl::StatusOr<bool> RunGraphed(const RunContext& ctx,
+                                  absl::Span<const Tensor> inputs,
+                                  absl::Span<const int64_t> symbols,
+                                  const CallSizes& sizes,
+                                  const std::shared_ptr<Allocator>& allocator,
+                                  absl::Span<Tensor> results) const;
 
   std::shared_ptr<const Graph> graph_;
   GraphMeta metas_;
@@ -130,6 +146,11 @@ class CompiledProgram {
   // device copy of each constant.
   const DeviceTransfer* transfer_ = nullptr;
   std::vector<Tensor> device_constants_;
+  // Device programs: the CUDA graphs of reduce-overhead mode (declared after
+  // module_: destroyed before the kernels they launch), and why the program
+  // cannot be recorded at all (empty if it can).
+  std::unique_ptr<CudaGraphSet> graphs_;
+  std::string graph_refusal_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
   std::vector<std::vector<int>> extern_output_slots_;  // per step
   // Per slot: the output written straight into its destination when the

@@ -192,6 +192,8 @@ class JitExecutable : public Executable {
       absl::StrAppend(&text, ", ", variants_.size(),
                       " layout variants compiled at run time");
     }
+    const std::string graphs = program_->DescribeCudaGraphs();
+    if (!graphs.empty()) absl::StrAppend(&text, "; ", graphs);
     return text;
   }
 

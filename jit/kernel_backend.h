@@ -22,6 +22,8 @@
 
 namespace guardjit {
 
+struct CudaKernelLaunch;  // runtime/cuda/cuda_graph.h
+
 // The compiled kernels of one program.
 class KernelModule {
  public:
@@ -43,6 +45,19 @@ class KernelModule {
     (void)ctx;
     (void)wait;
     return std::pair<int, int64_t>(-1, 0);
+  }
+  // CUDA backends (reduce-overhead mode records launches into CUDA graphs):
+  // fills `launch` with what Launch(index, buffers, sizes, ...) would pass
+  // cuLaunchKernel, its first parameters the buffer pointers in order (the
+  // caller says which buffer each holds). Others: UNIMPLEMENTED.
+  virtual absl::Status DescribeLaunch(int index, void* const* buffers,
+                                      absl::Span<const int64_t> sizes,
+                                      CudaKernelLaunch* launch) const {
+    (void)index;
+    (void)buffers;
+    (void)sizes;
+    (void)launch;
+    return absl::UnimplementedError("the backend does not record launches");
   }
 };
 

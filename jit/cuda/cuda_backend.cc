@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/cuda_transfer.h"
 
 namespace guardjit {
@@ -60,9 +61,9 @@ class CudaDeviceModule : public KernelModule {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
-                                 absl::Span<const int64_t> sizes,
-                                 const RunContext& ctx) const override {
+  absl::Status DescribeLaunch(int index, void* const* buffers,
+                              absl::Span<const int64_t> sizes,
+                              CudaKernelLaunch* launch) const override {
     if (index < 0 || index >= static_cast<int>(functions_.size())) {
       return absl::InternalError(absl::StrCat("no kernel ", index));
     }
@@ -72,21 +73,32 @@ class CudaDeviceModule : public KernelModule {
                                               info.num_size_params,
                                               " sizes, got ", sizes.size()));
     }
-    absl::InlinedVector<void*, 16> params;
+    // Every parameter is 8 bytes: pointers, long long sizes, the fault
+    // word's device address.
+    launch->function = functions_[index];
+    launch->params.clear();
     for (int b = 0; b < info.num_buffers; ++b) {
-      params.push_back(const_cast<void**>(&buffers[b]));
+      launch->params.push_back(reinterpret_cast<uintptr_t>(buffers[b]));
     }
-    absl::InlinedVector<long long, 8> values(sizes.begin(), sizes.end());
-    for (long long& v : values) params.push_back(&v);
-    CUdeviceptr flag = faults_device_ + index * sizeof(uint64_t);
-    if (info.has_fault_flag) params.push_back(&flag);
-    const int64_t blocks = info.GridBlocks(sizes, max_blocks_);
-    const CudaDriver& driver = device_->driver();
+    for (int64_t v : sizes) launch->params.push_back(static_cast<uint64_t>(v));
+    if (info.has_fault_flag) {
+      launch->params.push_back(faults_device_ + index * sizeof(uint64_t));
+    }
+    launch->buffers.assign(launch->params.size(), CudaGraphBuffer{});
+    launch->grid_x = static_cast<unsigned>(info.GridBlocks(sizes, max_blocks_));
+    launch->block_x = static_cast<unsigned>(info.block_threads);
+    launch->shared_bytes = 0;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
+                                 absl::Span<const int64_t> sizes,
+                                 const RunContext& ctx) const override {
+    CudaKernelLaunch launch;
+    RETURN_IF_ERROR(DescribeLaunch(index, buffers, sizes, &launch));
     ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
-    RETURN_IF_CUDA_ERROR(driver.cuLaunchKernel(
-        functions_[index], static_cast<unsigned>(blocks), 1, 1,
-        static_cast<unsigned>(info.block_threads), 1, 1, 0,
-        static_cast<CUstream>(ctx.stream), params.data(), nullptr));
+    RETURN_IF_ERROR(LaunchKernel(device_->driver(), launch,
+                                 static_cast<CUstream>(ctx.stream)));
     return 0;
   }
 
