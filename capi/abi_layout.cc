@@ -57,6 +57,8 @@ GJ_OFFSET(gj_function_options, dynamic, 20);
 GJ_OFFSET(gj_function_options, mark_dynamic, 24);
 GJ_OFFSET(gj_function_options, num_mark_dynamic, 32);
 GJ_OFFSET(gj_function_options, fullgraph, 40);
+GJ_OFFSET(gj_function_options, mode, 44);
+GJ_OFFSET(gj_function_options, max_graphs_per_entry, 48);
 
 GJ_OFFSET(gj_call_options, struct_size, 0);
 GJ_OFFSET(gj_call_options, grad_mode, 8);
@@ -79,6 +81,12 @@ GJ_OFFSET(gj_function_stats, compile_ms_total, 64);
 GJ_OFFSET(gj_function_stats, guard_ns_mean, 72);
 GJ_OFFSET(gj_function_stats, graph_count, 80);
 GJ_OFFSET(gj_function_stats, graph_break_count, 88);
+GJ_OFFSET(gj_function_stats, cuda_graphs_recorded, 96);
+GJ_OFFSET(gj_function_stats, cuda_graph_replays, 104);
+GJ_OFFSET(gj_function_stats, cuda_graph_pointer_updates, 112);
+GJ_OFFSET(gj_function_stats, cuda_graph_recaptures, 120);
+GJ_OFFSET(gj_function_stats, cuda_graph_evictions, 128);
+GJ_OFFSET(gj_function_stats, cuda_graph_pool_bytes, 136);
 
 GJ_OFFSET(gj_compile_report_options, struct_size, 0);
 GJ_OFFSET(gj_compile_report_options, target, 8);

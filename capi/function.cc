@@ -22,6 +22,8 @@ Function::Function(std::shared_ptr<const Graph> graph,
       cache_(std::move(cache)),
       options_(std::move(options)) {
   if (options_.name.empty()) options_.name = graph_->name();
+  cuda_graph_policy_.max_graphs_per_entry = options_.max_graphs_per_entry;
+  cuda_graph_policy_.counters = &cuda_graph_counters_;
   for (const Node& node : graph_->nodes()) {
     if (node.kind == NodeKind::kConstant &&
         node.constant.storage() != nullptr) {
@@ -114,6 +116,9 @@ absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
     ctx.allocator = pool->OnStream(state.stream);
     ctx.stream = state.stream;
     ctx.synchronize = state.synchronize;
+    if (options_.mode == GJ_MODE_REDUCE_OVERHEAD) {
+      ctx.cuda_graphs = &cuda_graph_policy_;
+    }
   }
   return cache_->CallInto(
       inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
@@ -145,6 +150,8 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, dynamic);
     GJ_READ_OPTION(opts, options, mark_dynamic);
     GJ_READ_OPTION(opts, options, num_mark_dynamic);
+    GJ_READ_OPTION(opts, options, mode);
+    GJ_READ_OPTION(opts, options, max_graphs_per_entry);
   }
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
@@ -172,6 +179,23 @@ absl::StatusOr<FunctionOptions> ReadOptions(
   }
   result.mark_dynamic.assign(opts.mark_dynamic,
                              opts.mark_dynamic + opts.num_mark_dynamic);
+  switch (RawEnum(opts.mode)) {
+    case GJ_MODE_DEFAULT:
+    case GJ_MODE_REDUCE_OVERHEAD:
+      result.mode = opts.mode;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(kFn, ": options->mode is ", RawEnum(opts.mode),
+                       "; expected a gj_function_mode"));
+  }
+  if (opts.max_graphs_per_entry < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": options->max_graphs_per_entry is ",
+                     opts.max_graphs_per_entry, "; expected 0 or more"));
+  }
+  result.max_graphs_per_entry =
+      opts.max_graphs_per_entry == 0 ? 8 : opts.max_graphs_per_entry;
   return result;
 }
 
@@ -188,6 +212,8 @@ void gj_function_options_init(gj_function_options* options) {
   options->dynamic = GJ_DYNAMIC_AUTO;
   options->mark_dynamic = nullptr;
   options->num_mark_dynamic = 0;
+  options->mode = GJ_MODE_DEFAULT;
+  options->max_graphs_per_entry = 0;
 }
 
 void gj_function_options_init_v(gj_function_options* options,

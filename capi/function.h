@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/compiler.h"
+#include "core/cuda_graph_policy.h"
 #include "core/function.h"
 #include "core/graph.h"
 #include "core/tensor.h"
@@ -24,6 +25,8 @@ struct FunctionOptions {
   int32_t recompile_limit = 8;
   gj_dynamic_mode dynamic = GJ_DYNAMIC_AUTO;
   std::vector<gj_dynamic_dim> mark_dynamic;
+  gj_function_mode mode = GJ_MODE_DEFAULT;
+  int32_t max_graphs_per_entry = 8;
 };
 
 // The ambient state a call runs under (what a guard cache will key on).
@@ -76,6 +79,10 @@ class Function {
   // True when `tensor` shares memory with a weight of the graph, which a host
   // must never be handed to write into.
   bool AliasesConstant(const Tensor& tensor) const;
+  // What reduce-overhead mode's CUDA graphs did (gj_function_stats).
+  const CudaGraphCounters& cuda_graph_counters() const {
+    return cuda_graph_counters_;
+  }
 
  private:
   Function(std::shared_ptr<const Graph> graph,
@@ -86,6 +93,8 @@ class Function {
   FunctionOptions options_;
   absl::flat_hash_set<const Storage*> constant_storage_;
   std::shared_ptr<Allocator> allocator_;
+  CudaGraphCounters cuda_graph_counters_;
+  CudaGraphPolicy cuda_graph_policy_;  // what reduce-overhead calls carry
 };
 
 }  // namespace guardjit::capi

@@ -61,6 +61,15 @@ gj_error* gj_function_get_stats(const gj_function* function,
     full.cache_entries = s.cache_entries;
     full.compile_ms_total = s.compile_ms_total;
     full.guard_ns_mean = s.guard_ns_mean;
+    const guardjit::CudaGraphCounters& g =
+        function->impl->cuda_graph_counters();
+    full.cuda_graphs_recorded = g.recorded.load(std::memory_order_relaxed);
+    full.cuda_graph_replays = g.replays.load(std::memory_order_relaxed);
+    full.cuda_graph_pointer_updates =
+        g.pointer_updates.load(std::memory_order_relaxed);
+    full.cuda_graph_recaptures = g.recaptures.load(std::memory_order_relaxed);
+    full.cuda_graph_evictions = g.evictions.load(std::memory_order_relaxed);
+    full.cuda_graph_pool_bytes = g.pool_bytes.load(std::memory_order_relaxed);
     // An older host's struct is shorter: write only what it has.
     const size_t size =
         stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);

@@ -323,6 +323,42 @@ typedef struct gj_dynamic_dim {
   int64_t max;
 } gj_dynamic_dim;
 
+/* Since 0.8: how a function runs its CUDA calls (CPU calls ignore it).
+ *
+ * GJ_MODE_REDUCE_OVERHEAD (torch.compile(mode="reduce-overhead")): each CUDA
+ * cache entry, per concrete size key (the values of its size symbols; a
+ * static entry has one key), runs plain kernel launches on its first call
+ * (the warm-up), captures its launches into a CUDA graph on its second
+ * (stream capture on a private stream, thread-local mode, with the entry's
+ * intermediates in a private pool of device memory per key), and from then
+ * on replays it with one cuGraphLaunch on the call's stream. A graph
+ * recorded during a call on one stream replays on any other.
+ *
+ * No copy-in: PyTorch copies each new input into a static placeholder
+ * before a replay; guardjit remembers which kernel-node parameters hold
+ * which input and output, and when a call's input or output addresses
+ * differ from the last replay's it patches only the nodes holding them
+ * (cuGraphExecKernelNodeSetParams, counted in
+ * gj_function_stats.cuda_graph_pointer_updates): inputs are read where the
+ * host keeps them and outputs written into its destinations. Calls that
+ * reuse their tensors replay with no host work beyond the launch.
+ *
+ * Refusals never fail a call: the entry (or key) runs plain launches and
+ * says why in explain() and under GJ_LOGS=cudagraphs ("skipping cudagraphs
+ * due to ..."): a CPU tensor among the inputs (a scalar uploaded per call),
+ * a node that runs on the host (its reference kernel on host copies, which
+ * waits for the stream: matrix products, for now), intermediates over the
+ * private pool's cap (1 GiB per key), a capture the driver rejects. A call
+ * with a cancel flag or a timeout runs plain launches (a graph cannot stop
+ * between kernels), as does a call made while another call replays the
+ * same entry. Past max_graphs_per_entry keys the least recently replayed
+ * key's graph and pool are freed (an eviction; the key records again when
+ * it comes back, a re-capture). */
+typedef enum gj_function_mode {
+  GJ_MODE_DEFAULT = 0,        /* plain kernel launches */
+  GJ_MODE_REDUCE_OVERHEAD = 1 /* CUDA graphs per entry and size key */
+} gj_function_mode;
+
 typedef struct gj_function_options {
   size_t struct_size;
   /* For logs and explain(); NULL = the graph's name. Copied. */
@@ -342,6 +378,12 @@ typedef struct gj_function_options {
    * with its own guards and cache entries, compiled when first reached; the
    * host reads the predicate (or the sizes) between them. See explain(). */
   int32_t fullgraph;
+  /* Since 0.8: GJ_MODE_DEFAULT (the default) or GJ_MODE_REDUCE_OVERHEAD; see
+   * gj_function_mode. */
+  gj_function_mode mode;
+  /* Since 0.8: CUDA graphs kept per cache entry in reduce-overhead mode (one
+   * per size key); 0 = the default, 8. Negative is INVALID_ARGUMENT. */
+  int32_t max_graphs_per_entry;
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
@@ -471,7 +513,8 @@ GJ_EXPORT gj_error* gj_function_precompile(gj_function* function,
 /* Logging (since 0.5)                                                      */
 
 /* Receives guardjit's log lines instead of stderr: `topic` is "guards",
- * "recompiles", "graph_breaks", "codegen" or "warning"; `message` has no
+ * "recompiles", "graph_breaks", "codegen", "cudagraphs" or "warning";
+ * `message` has no
  * "[guardjit:...]" prefix. Both strings live only during the call. Called
  * from whichever thread logs, one message at a time; it must not call back
  * into guardjit. */
@@ -503,6 +546,19 @@ typedef struct gj_function_stats {
    * hits count whole calls (a hit: no segment missed). */
   int64_t graph_count;
   int64_t graph_break_count;
+  /* Since 0.8, reduce-overhead mode (gj_function_mode), over all entries:
+   * CUDA graphs captured and instantiated (re-captures included), replays
+   * (cuGraphLaunch calls), kernel nodes patched with a call's new input or
+   * output addresses, re-captures (a key recorded again after an eviction or
+   * a change its node parameters could not express), graphs evicted past
+   * max_graphs_per_entry, and the device bytes the entries' private pools
+   * hold now. */
+  int64_t cuda_graphs_recorded;
+  int64_t cuda_graph_replays;
+  int64_t cuda_graph_pointer_updates;
+  int64_t cuda_graph_recaptures;
+  int64_t cuda_graph_evictions;
+  int64_t cuda_graph_pool_bytes;
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
