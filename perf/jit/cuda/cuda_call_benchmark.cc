@@ -9,6 +9,9 @@
 //       ratio (target >= 0.80)
 //   BM_CudaHostTimePerCall   host time of a cached call of a 5-kernel entry
 //       (enqueue only; the stream is drained every 256 calls): target <= 10 us
+//   BM_CudaGraphReplayVsLaunches  a ~20-kernel entry on [1, 256] replayed
+//       as a CUDA graph (reduce-overhead mode) vs plain launches, end to end
+//       per call and host time per replay; speedup target >= 3, host <= 5 us
 //   BM_CudaMatmulBiasRelu    mm 4096^3 + bias + relu vs cuBLASLt alone:
 //       skipped until the cuBLASLt extern lands (mm runs on host copies)
 // Run: ./build/perf/cuda_call_benchmark --benchmark_repetitions=5
@@ -17,8 +20,9 @@
 // --benchmark_min_time=1x, each launch takes a while).
 
 #include <algorithm>
-#include <cstdlib>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -108,11 +112,15 @@ struct Function {
   gj_context* ctx = nullptr;
   gj_graph* graph = nullptr;
   gj_function* fn = nullptr;
-  explicit Function(const std::string& text) {
+  explicit Function(const std::string& text,
+                    gj_function_mode mode = GJ_MODE_DEFAULT) {
     gj_error_destroy(gj_context_create(nullptr, &ctx));
     gj_error_destroy(
         gj_graph_from_text(ctx, text.data(), text.size(), nullptr, &graph));
-    gj_error_destroy(gj_function_create(ctx, graph, nullptr, &fn));
+    gj_function_options options;
+    gj_function_options_init(&options);
+    options.mode = mode;
+    gj_error_destroy(gj_function_create(ctx, graph, &options, &fn));
   }
   ~Function() {
     gj_function_destroy(fn);
@@ -217,26 +225,31 @@ void BM_CudaLayerNorm(benchmark::State& state) { RowBenchmark(state, true); }
 BENCHMARK(BM_CudaSoftmax)->UseRealTime();
 BENCHMARK(BM_CudaLayerNorm)->UseRealTime();
 
-void BM_CudaHostTimePerCall(benchmark::State& state) {
-  const Device& d = GetDevice();
-  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
-  // Five kernels: each reduction ends a fusion group.
-  std::string text = "name: \"five\"\n" + Placeholder("x", {64, 256});
-  const char* prev = "x";
-  const char* names[] = {"k0", "k1", "k2", "k3", "k4"};
-  const char* sums[] = {"s0", "s1", "s2", "s3", "s4"};
-  for (int k = 0; k < 5; ++k) {
-    text += Node(sums[k], "aten.amax.default",
+// `n` rounds of x - amax(x, 1, keepdim) over [rows, cols]: each reduction
+// ends a fusion group, so about one kernel per round.
+std::string ReductionChain(int n, int64_t rows, int64_t cols) {
+  std::string text = "name: \"chain\"\n" + Placeholder("x", {rows, cols});
+  std::string prev = "x";
+  for (int k = 0; k < n; ++k) {
+    const std::string sum = absl::StrCat("s", k);
+    const std::string next = absl::StrCat("k", k);
+    text += Node(sum.c_str(), "aten.amax.default",
                  absl::StrCat("args { ref: \"", prev,
                               "\" } args { list { items { i: 1 } } } args { b: "
                               "true }"));
-    text += Node(names[k], "aten.sub.Tensor",
+    text += Node(next.c_str(), "aten.sub.Tensor",
                  absl::StrCat("args { ref: \"", prev, "\" } args { ref: \"",
-                              sums[k], "\" }"));
-    prev = names[k];
+                              sum, "\" }"));
+    prev = next;
   }
-  text += absl::StrCat("outputs { ref: \"", prev, "\" }\n");
-  Function f(text);
+  return text + absl::StrCat("outputs { ref: \"", prev, "\" }\n");
+}
+
+void BM_CudaHostTimePerCall(benchmark::State& state) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  // Five kernels.
+  Function f(ReductionChain(5, 64, 256));
   std::vector<int64_t> shape = {64, 256};
   DeviceBuffer x(*d.driver, 64 * 256 * 4), y(*d.driver, 64 * 256 * 4);
   DLTensor tx = Cuda(x, shape), ty = Cuda(y, shape);
@@ -259,6 +272,85 @@ void BM_CudaHostTimePerCall(benchmark::State& state) {
   (void)d.driver->cuStreamSynchronize(nullptr);
 }
 BENCHMARK(BM_CudaHostTimePerCall);
+
+// Microseconds per call of `f` over `calls` calls (each waiting for the
+// stream when `sync`), inputs alternating between `in` and `in2` when given.
+double MicrosPerCall(const Device& d, Function& f, const DLTensor* in,
+                     const DLTensor* in2, const DLTensor* out, int calls,
+                     bool sync) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) {
+    const DLTensor* x[] = {in2 != nullptr && i % 2 == 1 ? in2 : in};
+    const DLTensor* y[] = {out};
+    gj_error_destroy(gj_function_call(f.fn, x, 1, y, 1, nullptr));
+    if (sync) (void)d.driver->cuStreamSynchronize(nullptr);
+  }
+  (void)d.driver->cuStreamSynchronize(nullptr);
+  const std::chrono::duration<double, std::micro> took =
+      std::chrono::steady_clock::now() - start;
+  return took.count() / calls;
+}
+
+// Issue #15's target: a 20-kernel entry on small tensors, replayed as a CUDA
+// graph (reduce-overhead mode) vs plain launches, in the same run. Times
+// the replay end to end (call + stream sync) per iteration; counters:
+//   plain_us, replay_us    end to end per call (plain measured first)
+//   speedup                plain_us / replay_us (target >= 3)
+//   replay_host_us         enqueue only, per replay (target <= 5)
+//   patch_us               extra host time per replay whose input moved
+void BM_CudaGraphReplayVsLaunches(benchmark::State& state) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  const int rounds = static_cast<int>(Size(20, 4));
+  const std::string text = ReductionChain(rounds, 1, 256);
+  Function plain(text), graphs(text, GJ_MODE_REDUCE_OVERHEAD);
+  std::vector<int64_t> shape = {1, 256};
+  DeviceBuffer x(*d.driver, 256 * 4), x2(*d.driver, 256 * 4),
+      y(*d.driver, 256 * 4);
+  DLTensor tx = Cuda(x, shape), tx2 = Cuda(x2, shape), ty = Cuda(y, shape);
+  const int calls = static_cast<int>(Size(2000, 8));
+  // Warm-up and capture.
+  MicrosPerCall(d, plain, &tx, nullptr, &ty, 2, true);
+  MicrosPerCall(d, graphs, &tx, nullptr, &ty, 2, true);
+  const double plain_us =
+      MicrosPerCall(d, plain, &tx, nullptr, &ty, calls, true);
+  const double host_us =
+      MicrosPerCall(d, graphs, &tx, nullptr, &ty, calls, false);
+  const double moving_us =
+      MicrosPerCall(d, graphs, &tx, &tx2, &ty, calls, false);
+  const DLTensor* in[] = {&tx};
+  const DLTensor* out[] = {&ty};
+  double replay_total_us = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    gj_error* e = gj_function_call(graphs.fn, in, 1, out, 1, nullptr);
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      break;
+    }
+    (void)d.driver->cuStreamSynchronize(nullptr);
+    const std::chrono::duration<double, std::micro> took =
+        std::chrono::steady_clock::now() - start;
+    replay_total_us += took.count();
+  }
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  gj_error_destroy(gj_function_get_stats(graphs.fn, &stats));
+  if (stats.cuda_graph_replays == 0) {
+    state.SkipWithError("reduce-overhead mode recorded no graph");
+  }
+  const double replay_us =
+      replay_total_us /
+      static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.counters["plain_us"] = plain_us;
+  state.counters["replay_us"] = replay_us;
+  state.counters["speedup"] = plain_us / replay_us;
+  state.counters["replay_host_us"] = host_us;
+  state.counters["patch_us"] = moving_us - host_us;
+  state.counters["rounds"] = static_cast<double>(rounds);  // ~1 kernel each
+}
+BENCHMARK(BM_CudaGraphReplayVsLaunches)->UseRealTime();
 
 void BM_CudaMatmulBiasRelu(benchmark::State& state) {
   state.SkipWithError(
