@@ -310,20 +310,46 @@ absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
 }
 
 // Graphs the lowering does not take yet: control flow (a cond the
-// specializer could not inline runs in the interpreter) and sizes computed
-// by nodes (their values feed view sizes per call).
+// specializer could not inline runs in the interpreter). Nodes computing
+// sizes (aten.sym_size.int, integer arithmetic) are lowered from their
+// values' expressions over the entry's symbols (SizeNodesReason).
 std::optional<std::string> JitCompiler::EagerOnlyReason(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (node.target == kCondTarget) {
       return absl::StrCat("node '", node.name, "' is a cond");
     }
-    if (node.op != nullptr && node.op->schema.returns_int) {
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Why the lowering cannot take a node computing a size: its value is not an
+// expression over the entry's `num_symbols` symbols.
+std::optional<std::string> SizeNodesReason(const Graph& graph,
+                                           const GraphMeta& metas,
+                                           int num_symbols) {
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& node = graph.node(static_cast<int>(i));
+    if (node.op == nullptr || !node.op->schema.returns_int) continue;
+    const bool known = i < metas.size() && metas[i].size() == 1 &&
+                       metas[i][0].sym_value.has_value();
+    bool in_range = known;
+    if (known) {
+      for (int symbol : metas[i][0].sym_value->expr().Symbols()) {
+        in_range = in_range && symbol < num_symbols;
+      }
+    }
+    if (!in_range) {
       return absl::StrCat("node '", node.name, "' (", node.target,
-                          ") computes a size");
+                          ") computes a size that is not an expression over "
+                          "the entry's symbols");
     }
   }
   return std::nullopt;
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
@@ -338,6 +364,14 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, spec));
   Layout layout = ExampleLayout(spec);
   const int num_symbols = static_cast<int>(spec.symbols.size());
+  if (std::optional<std::string> why =
+          SizeNodesReason(*graph, metas, num_symbols)) {
+    if (LogEnabled(LogTopic::kCodegen)) {
+      Log(LogTopic::kCodegen, absl::StrCat("jit: graph '", graph->name(),
+                                           "' runs the eager plan: ", *why));
+    }
+    return EagerCompiler().Compile(std::move(graph), spec);
+  }
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
     absl::StatusOr<Plan> plan =
         PlanGraph(*graph, metas, layout, num_symbols, backend_.get());

@@ -1,7 +1,11 @@
 #include "jit/lowering.h"
 
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
 #include "core/ops/view_ops.h"
@@ -242,6 +246,57 @@ void CollectValueRefs(const Arg& arg, std::vector<ValueRef>* refs) {
   }
 }
 
+// Whether `arg` refers to a node computing a size that is symbolic.
+bool ReadsSymbolicSize(const Graph& graph, const GraphMeta& metas,
+                       const Arg& arg) {
+  if (arg.is_list()) {
+    for (const Arg& item : arg.as_list()) {
+      if (ReadsSymbolicSize(graph, metas, item)) return true;
+    }
+    return false;
+  }
+  if (!arg.is_value()) return false;
+  const Node& producer = graph.node(arg.as_value().node);
+  if (producer.op == nullptr || !producer.op->schema.returns_int) return false;
+  const std::vector<TensorMeta>& m = metas[arg.as_value().node];
+  return m.empty() || !m[0].sym_value.has_value() ||
+         m[0].sym_value->is_symbolic();
+}
+
+// Why `node` cannot be lowered: an argument it reads as a literal is a
+// symbolic size (converting it would bake the entry's first size into the
+// kernel). Tensor arguments, and the Scalar operand of the arithmetic
+// lowerings, are read as values (ctx.Operand); the view and fill lowerings
+// read the sizes their size lists give from the node's output metadata.
+std::optional<std::string> SymbolicLiteralArg(const Graph& graph,
+                                              const GraphMeta& metas,
+                                              const Node& node) {
+  static const auto* const kValueArgs =
+      new absl::flat_hash_map<std::string, int>{
+          {"aten.view.default", 1},    {"aten._unsafe_view.default", 1},
+          {"aten.reshape.default", 1}, {"aten.expand.default", 1},
+          {"aten.full.default", 0},    {"aten.add.Scalar", 1},
+          {"aten.sub.Scalar", 1},      {"aten.mul.Scalar", 1},
+          {"aten.div.Scalar", 1}};
+  const auto it = kValueArgs->find(node.target);
+  for (size_t a = 0; a < node.args.size(); ++a) {
+    const bool tensor = node.op != nullptr && a < node.op->schema.args.size() &&
+                        node.op->schema.args[a].type == ArgType::kTensor;
+    if (tensor ||
+        (it != kValueArgs->end() && it->second == static_cast<int>(a))) {
+      continue;
+    }
+    if (ReadsSymbolicSize(graph, metas, node.args[a])) {
+      return absl::StrCat("argument '",
+                          node.op != nullptr && a < node.op->schema.args.size()
+                              ? node.op->schema.args[a].name
+                              : absl::StrCat(a),
+                          "' is a symbolic size");
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 absl::StatusOr<LoweredGraph> Lower(
@@ -303,6 +358,22 @@ absl::StatusOr<LoweredGraph> Lower(
         }
         break;
       case NodeKind::kCallFunction: {
+        if (node.op != nullptr && node.op->schema.returns_int &&
+            metas[i].size() == 1 && metas[i][0].sym_value.has_value()) {
+          // A size a dynamic entry computes (sym_size, integer arithmetic):
+          // its value is an expression over the entry's symbols, which its
+          // users read from the metadata; a kernel that reads it as a tensor
+          // computes it from the size parameters.
+          const TensorMeta& meta = metas[i][0];
+          const IndexExpr value = IndexExpr::FromSym(meta.sym_value->expr());
+          lowered.of_graph_value[key(i, 0)] = ctx.Pointwise(
+              meta.dtype, {}, {},
+              [value, dtype = meta.dtype](const std::vector<ValueExpr>&) {
+                return ValueExpr::Cast(ValueExpr::Index(value), dtype);
+              },
+              node.name);
+          break;
+        }
         absl::StatusOr<std::vector<int>> outputs =
             absl::UnimplementedError("no JIT lowering");
         const LowerFn* lower = FindLowering(node.target);
@@ -315,9 +386,15 @@ absl::StatusOr<LoweredGraph> Lower(
         for (const TensorMeta& m : metas[i]) {
           args_ok = args_ok && (m.device == device || m.device.is_cpu());
         }
+        std::optional<std::string> symbolic_literal;
+        if (args_ok && lower != nullptr) {
+          symbolic_literal = SymbolicLiteralArg(graph, metas, node);
+        }
         if (!args_ok) {
           outputs = absl::UnimplementedError(
               absl::StrCat("not a computation on ", device.ToString()));
+        } else if (symbolic_literal.has_value()) {
+          outputs = absl::UnimplementedError(*symbolic_literal);
         } else if (lower != nullptr) {
           const size_t mark = lowered.values.size();
           outputs = (*lower)(ctx, node, metas[i]);

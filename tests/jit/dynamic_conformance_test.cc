@@ -336,40 +336,67 @@ TEST(DynamicConformanceTest, CodegenLogShowsSizeParameters) {
 }
 
 // What the JIT leaves to eager kernels inside a dynamic program (integer
-// division) runs there at each call's sizes; a graph computing a
-// size runs the dynamic eager plan. Both still match eager.
-TEST(DynamicConformanceTest, EagerStepsAndEagerPlanFallbacks) {
-  {
-    GraphBuilder b("int_div");
-    ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    AddNode(b, "a", "aten.add.Scalar", {Arg::Ref("x"), Arg::Int(7)});
-    AddNode(b, "d", "aten.div.Tensor_mode", {Arg::Ref("a"), Arg::Int(3)},
-            {{"rounding_mode", Arg::String("floor")}});
-    AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("x")});
-    ASSERT_TRUE(b.SetOutputs({Arg::Ref("m")}).ok());
-    auto exe = ExpectDynamicJitMatchesEager(
-        Finish(b), {{0, 0}, {0, 1}},
-        Calls(DType::kInt32, [](int64_t n, int64_t m) {
-          return std::vector<Shape>{{n, m}};
-        }));
-    EXPECT_EQ(Describe(exe),
-              "jit: 2 fused kernels, 1 eager nodes, 2 size symbols");
-  }
-  {
-    GraphBuilder b("sized");
-    ASSERT_TRUE(b.AddPlaceholder("x").ok());
-    AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(1)});
-    AddNode(b, "v", "aten.view.default",
-            {Arg::Ref("x"), Arg::OfList({Arg::Int(-1), Arg::Ref("n")})});
-    AddNode(b, "e", "aten.exp.default", {Arg::Ref("v")});
-    ASSERT_TRUE(b.SetOutputs({Arg::Ref("e")}).ok());
-    auto exe = ExpectDynamicJitMatchesEager(
-        Finish(b), {{0, 0}, {0, 1}},
-        Calls(DType::kFloat32, [](int64_t n, int64_t m) {
-          return std::vector<Shape>{{n, m}};
-        }));
-    EXPECT_THAT(Describe(exe), HasSubstr("dynamic eager plan"));
-  }
+// division) runs there at each call's sizes. Still matches eager.
+TEST(DynamicConformanceTest, EagerStepsRunAtEachCallsSizes) {
+  GraphBuilder b("int_div");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "a", "aten.add.Scalar", {Arg::Ref("x"), Arg::Int(7)});
+  AddNode(b, "d", "aten.div.Tensor_mode", {Arg::Ref("a"), Arg::Int(3)},
+          {{"rounding_mode", Arg::String("floor")}});
+  AddNode(b, "m", "aten.mul.Tensor", {Arg::Ref("d"), Arg::Ref("x")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("m")}).ok());
+  auto exe = ExpectDynamicJitMatchesEager(
+      Finish(b), {{0, 0}, {0, 1}},
+      Calls(DType::kInt32, [](int64_t n, int64_t m) {
+        return std::vector<Shape>{{n, m}};
+      }));
+  EXPECT_EQ(Describe(exe),
+            "jit: 2 fused kernels, 1 eager nodes, 2 size symbols");
+}
+
+// Nodes computing sizes (what torch.export emits for x.view(b, t, ...) with
+// a dynamic b) are lowered from their values' expressions over the symbols:
+// view sizes, integer arithmetic, and a size read as a tensor operand.
+TEST(DynamicConformanceTest, SizeNodesCompileFromTheirExpressions) {
+  GraphBuilder b("sized");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)});
+  AddNode(b, "m", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(1)});
+  AddNode(b, "nm", "operator.mul", {Arg::Ref("n"), Arg::Ref("m")});
+  AddNode(b, "v", "aten.view.default",
+          {Arg::Ref("x"), Arg::OfList({Arg::Ref("nm")})});
+  AddNode(b, "e", "aten.exp.default", {Arg::Ref("v")});
+  AddNode(b, "w", "aten.view.default",
+          {Arg::Ref("e"), Arg::OfList({Arg::Ref("m"), Arg::Ref("n")})});
+  AddNode(b, "s", "aten.mul.Tensor", {Arg::Ref("w"), Arg::Ref("n")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
+  auto exe = ExpectDynamicJitMatchesEager(
+      Finish(b), {{0, 0}, {0, 1}},
+      Calls(DType::kFloat32, [](int64_t n, int64_t m) {
+        return std::vector<Shape>{{n, m}};
+      }));
+  EXPECT_EQ(Describe(exe),
+            "jit: 1 fused kernels, 0 eager nodes, 2 size symbols");
+}
+
+// A lowering that would read a symbolic size as a literal (hardtanh's
+// bound) leaves that node to its eager kernel, which reads the size per
+// call; the rest of the graph is compiled around it.
+TEST(DynamicConformanceTest, SymbolicLiteralArgumentsStayEager) {
+  GraphBuilder b("clamped_to_n");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)});
+  AddNode(b, "y", "aten.mul.Scalar", {Arg::Ref("x"), Arg::Float(3)});
+  AddNode(b, "h", "aten.hardtanh.default",
+          {Arg::Ref("y"), Arg::Float(-1), Arg::Ref("n")});
+  AddNode(b, "s", "aten.add.Tensor", {Arg::Ref("h"), Arg::Ref("x")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
+  auto exe = ExpectDynamicJitMatchesEager(
+      Finish(b), {{0, 0}, {0, 1}},
+      Calls(DType::kFloat32, [](int64_t n, int64_t m) {
+        return std::vector<Shape>{{n, m}};
+      }));
+  EXPECT_THAT(Describe(exe), HasSubstr(", 1 eager nodes, 2 size symbols"));
 }
 
 }  // namespace
