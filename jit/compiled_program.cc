@@ -541,11 +541,11 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
           return step.kernel.checks.at(check).Error(symbols);
         }
       } else if (step.gemm != nullptr) {
-        // Only static entries fuse GEMM and conv epilogues (their kernels take
-        // no size parameters).
-        RETURN_IF_ERROR(RunGemmStep(*step.gemm, fn, pointers, slots, *pool_));
+        RETURN_IF_ERROR(
+            RunGemmStep(*step.gemm, fn, pointers, slots, symbols, *pool_));
       } else if (step.conv != nullptr) {
-        RETURN_IF_ERROR(RunConvStep(*step.conv, fn, pointers, slots, *pool_));
+        RETURN_IF_ERROR(
+            RunConvStep(*step.conv, fn, pointers, slots, symbols, *pool_));
       } else {
         int64_t failed = 0;
         if (sizes.grain[i] > 0) {

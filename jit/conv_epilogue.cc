@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
@@ -47,15 +48,22 @@ struct Match {
   std::optional<FixedRef> bias;  // [out channels]
 };
 
+// `sizes` with a symbolic dim 0 read as 1 (a dynamic entry's batch, bound
+// per call), when every other dim is fixed.
+std::optional<std::vector<IndexExpr>> BatchOfOne(
+    const std::vector<IndexExpr>& sizes) {
+  std::vector<IndexExpr> out = sizes;
+  if (out.empty()) return std::nullopt;
+  if (!out[0].is_const()) out[0] = IndexExpr::Const(1);
+  return out;
+}
+
 absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
-                                const PlanStep& step, int num_symbols) {
+                                const PlanStep& step) {
   const Node& node = graph.node(step.node);
   const auto eager = [](absl::string_view why) {
     return absl::UnimplementedError(why);
   };
-  if (num_symbols > 0) {
-    return eager("conv steps take fixed sizes; this entry is dynamic");
-  }
   if (node.args.size() != 9) return eager("unexpected arguments");
   if (!node.args[6].is_bool() || node.args[6].as_bool()) {
     return eager("transposed convolution");
@@ -68,8 +76,26 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
     return eager(absl::StrCat(DTypeName(out.dtype),
                               ": conv steps take float32 and float64"));
   }
-  std::optional<Shape> out_sizes = ConcreteShape(out.sizes);
-  std::optional<FixedRef> input = FixedArg(graph, plan, step, 0, out.dtype);
+  // A dynamic entry's batch may be symbolic: the checks below read it as 1,
+  // and Bind evaluates it per call. Every other extent is fixed.
+  std::optional<TensorRef> input_ref = ArgRef(graph, plan, step, 0, out.dtype);
+  std::optional<Shape> out_sizes;
+  std::optional<FixedRef> input;
+  if (input_ref.has_value() && !out.sizes.empty() &&
+      !input_ref->sizes.empty() &&
+      out.sizes[0].is_const() == input_ref->sizes[0].is_const()) {
+    std::optional<std::vector<IndexExpr>> out_batch_of_one =
+        BatchOfOne(out.sizes);
+    TensorRef input_batch_of_one = *input_ref;
+    if (std::optional<std::vector<IndexExpr>> sizes =
+            BatchOfOne(input_ref->sizes)) {
+      input_batch_of_one.sizes = *std::move(sizes);
+      input = FixedRefOf(input_batch_of_one);
+    }
+    if (out_batch_of_one.has_value()) {
+      out_sizes = ConcreteShape(*out_batch_of_one);
+    }
+  }
   std::optional<FixedRef> weight = FixedArg(graph, plan, step, 1, out.dtype);
   if (!out_sizes.has_value() || !input.has_value() || !weight.has_value()) {
     return eager("operands without fixed sizes");
@@ -121,6 +147,9 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
   }
   s.input = *std::move(input);
   s.weight = *std::move(weight);
+  if (!out.sizes[0].is_const()) {
+    s.symbolic = ConvStep::Symbolic{out.sizes[0], *std::move(input_ref)};
+  }
   if (!node.args[2].is_none()) {
     match.bias = FixedArg(graph, plan, step, 2, out.dtype);
     if (!match.bias.has_value() || match.bias->sizes.size() != 1) {
@@ -128,7 +157,7 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
     }
   }
   match.product.dtype = s.dtype;
-  match.product.sizes = *std::move(out_sizes);
+  match.product.sizes = out.sizes;
   match.product.label = node.name;
   match.conv = std::move(conv);
   return match;
@@ -161,7 +190,7 @@ void SetReason(const Node& node, const std::string& why,
 
 }  // namespace
 
-void FuseConvSteps(const Graph& graph, int num_symbols, Plan& plan,
+void FuseConvSteps(const Graph& graph, Plan& plan,
                    std::vector<std::string>* eager_reasons) {
   std::vector<PlanStep> steps;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -171,7 +200,7 @@ void FuseConvSteps(const Graph& graph, int num_symbols, Plan& plan,
       steps.push_back(std::move(step));
       continue;
     }
-    absl::StatusOr<Match> match = MatchConv(graph, plan, step, num_symbols);
+    absl::StatusOr<Match> match = MatchConv(graph, plan, step);
     if (!match.ok()) {
       SetReason(*node, absl::StrCat("no conv step: ", match.status().message()),
                 eager_reasons);

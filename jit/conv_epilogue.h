@@ -3,14 +3,15 @@
 
 // Turns eager convolution steps into ConvSteps (conv_step.h) with fused
 // epilogues. A non-transposed aten.convolution.default of float32 or float64
-// at fixed sizes (1 to 3 spatial dims, any groups, stride, padding and
-// dilation, no empty extents) becomes one ConvStep whose epilogue is the
+// at fixed sizes but for the batch, which a dynamic entry may leave symbolic
+// (1 to 3 spatial dims, any groups, stride, padding and dilation, no empty
+// extents) becomes one ConvStep whose epilogue is the
 // next kernel when only that kernel reads the result, and reads it element
 // by element (relu, gelu, a residual of the same shape, scalar ops, ...),
 // else a kernel storing the result. The convolution's bias joins the
 // epilogue. Everything else stays an eager step: transposed convolutions,
-// other dtypes, dynamic entries (their sizes are not fixed), empty or
-// too-large extents.
+// other dtypes, symbolic channels or spatial sizes, empty or too-large
+// extents.
 
 #include <string>
 #include <vector>
@@ -20,12 +21,11 @@
 
 namespace guardjit {
 
-// `num_symbols`: the entry's size symbols (a dynamic entry keeps its
-// convolutions eager). `eager_reasons` holds Lower's fallback reasons, one
+// `eager_reasons` holds Lower's fallback reasons, one
 // "name (target): reason" line per node it left eager: the lines of
 // convolutions that became ConvSteps are removed, and those of convolutions
 // that stay eager say why.
-void FuseConvSteps(const Graph& graph, int num_symbols, Plan& plan,
+void FuseConvSteps(const Graph& graph, Plan& plan,
                    std::vector<std::string>* eager_reasons);
 
 }  // namespace guardjit

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -204,6 +207,20 @@ void ConvolveImage(const ConvStep& s, const Operands& ops, int64_t n, T* cols,
 
 }  // namespace
 
+absl::StatusOr<ConvStep> ConvStep::Bind(
+    absl::Span<const int64_t> symbols) const {
+  if (!symbolic.has_value()) return *this;
+  ConvStep bound = *this;
+  bound.symbolic.reset();
+  bound.batch = symbolic->batch.Evaluate(symbols);
+  if (bound.batch < 1 || bound.batch > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToString(), ": batch ", bound.batch, " out of range"));
+  }
+  bound.input = BindRef(symbolic->input, symbols);
+  return bound;
+}
+
 int64_t ConvStep::rows() const { return in_channels * Volume(kernel); }
 
 int64_t ConvStep::cols() const { return Volume(out); }
@@ -217,8 +234,16 @@ std::string ConvStep::ToString() const {
   const auto dims = [&](const Dims3& d) {
     return absl::StrJoin(d.begin() + (3 - spatial), d.end(), "x");
   };
+  std::vector<std::string> input_sizes;
+  if (symbolic.has_value()) {
+    for (const IndexExpr& v : symbolic->input.sizes) {
+      input_sizes.push_back(SizeText(v));
+    }
+  } else {
+    for (int64_t v : input.sizes) input_sizes.push_back(absl::StrCat(v));
+  }
   return absl::StrCat("conv ", target, " ", DTypeName(dtype), " [",
-                      absl::StrJoin(input.sizes, "x"), "] * [",
+                      absl::StrJoin(input_sizes, "x"), "] * [",
                       absl::StrJoin(weight.sizes, "x"), "] stride ",
                       dims(stride), " padding ", dims(padding), " dilation ",
                       dims(dilation), " groups ", groups);
@@ -231,9 +256,16 @@ int64_t ConvImagesPerChunk(const ConvStep& step) {
   return std::max<int64_t>(1, kMinParallelMacs / image_macs);
 }
 
-absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
+absl::Status RunConvStep(const ConvStep& dynamic_or_static,
+                         CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         absl::Span<const Tensor> slots, ThreadPool& pool) {
+                         absl::Span<const Tensor> slots,
+                         absl::Span<const int64_t> symbols, ThreadPool& pool) {
+  std::optional<ConvStep> bound;
+  if (dynamic_or_static.symbolic.has_value()) {
+    ASSIGN_OR_RETURN(bound, dynamic_or_static.Bind(symbols));
+  }
+  const ConvStep& step = bound.has_value() ? *bound : dynamic_or_static;
   ASSIGN_OR_RETURN(const Operands ops, Prepare(step, slots));
   const int64_t item = ItemSize(step.dtype);
   const int64_t image_elems = step.groups * step.out_channels * step.cols();
@@ -263,7 +295,7 @@ absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
       args[step.product_param] = reinterpret_cast<void*>(
           reinterpret_cast<uintptr_t>(out) -
           static_cast<uintptr_t>(n * image_elems * item));
-      epilogue(args.data(), nullptr, n, n + 1);
+      epilogue(args.data(), symbols.data(), n, n + 1);
     }
   };
   const int64_t chunk = ConvImagesPerChunk(step);

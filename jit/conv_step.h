@@ -11,14 +11,18 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "jit/extern_epilogue.h"
+#include "jit/fusion.h"
+#include "jit/index_expr.h"
 #include "jit/llvm_codegen.h"
 #include "runtime/thread_pool.h"
 
@@ -43,6 +47,18 @@ struct ConvStep {
   // tensor; its outer loop 0 runs over N.
   int product_param = -1;
 
+  // A dynamic entry's convolution: its batch and input as expressions over
+  // the entry's symbols (every other extent is fixed), which Bind evaluates
+  // per call (`batch` and `input` above then hold a batch of 1).
+  struct Symbolic {
+    IndexExpr batch;
+    TensorRef input;
+  };
+  std::optional<Symbolic> symbolic;
+
+  // The step at a call's symbol values (a copy of a dynamic step).
+  absl::StatusOr<ConvStep> Bind(absl::Span<const int64_t> symbols) const;
+
   // Rows of an image's column matrix per group: in_channels x kernel volume.
   int64_t rows() const;
   // Its columns: the output positions of one image.
@@ -52,20 +68,23 @@ struct ConvStep {
   bool pointwise() const;
 
   // "conv aten.convolution.default float32 [8x64x56x56] * [64x64x3x3]
-  // stride 1x1 padding 1x1 dilation 1x1 groups 1"
+  // stride 1x1 padding 1x1 dilation 1x1 groups 1", [s0x64x56x56] * ...
+  // when dynamic.
   std::string ToString() const;
 };
 
-// Runs `step`: for each batch image, im2col into scratch, one GEMM per group
-// into the image's slice of the result (in scratch), then `epilogue` over
-// that image with `params` (its buffer pointers; the result's entry is
-// replaced by the scratch). `slots` holds the program's memory, where the
-// input and weight live. With more than one `pool` thread and enough work,
-// images run in parallel on the pool with one BLAS thread inside each; with
-// a one-thread pool OpenBLAS runs one thread too.
+// Runs `step` (bound to the call's `symbols` when dynamic): for each batch
+// image, im2col into scratch, one GEMM per group into the image's slice of
+// the result (in scratch), then `epilogue` over that image with `params` (its
+// buffer pointers; the result's entry is replaced by the scratch) and
+// `symbols` as its size parameters. `slots` holds the program's memory, where
+// the input and weight live. With more than one `pool` thread and enough
+// work, images run in parallel on the pool with one BLAS thread inside each;
+// with a one-thread pool OpenBLAS runs one thread too.
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         absl::Span<const Tensor> slots, ThreadPool& pool);
+                         absl::Span<const Tensor> slots,
+                         absl::Span<const int64_t> symbols, ThreadPool& pool);
 
 // Images per chunk of a parallel run: chunks of at least 2^20 multiply-adds.
 // A step whose batch is no more than this runs on the calling thread.

@@ -40,13 +40,16 @@ bool AddAffine(const IndexExpr& e, int64_t scale, std::vector<int64_t>& coef) {
 
 // Whether `index` addresses, at every point of loops over `sizes` (loop
 // variable d over dim d), that point's element of a contiguous tensor of
-// `sizes`. Size-1 dims may use any coefficient: their variable is 0.
-bool IsPointIndex(const IndexExpr& index, const Shape& sizes) {
+// `sizes`. Size-1 dims may use any coefficient: their variable is 0. A
+// dynamic entry's sizes may be symbolic where the contiguous strides are
+// still constants (a symbolic batch: dim 0).
+bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes) {
   std::vector<int64_t> coef(sizes.size() + 1, 0);
   if (!AddAffine(index, 1, coef) || coef.back() != 0) return false;
-  const Shape strides = ContiguousStrides(sizes);
+  const std::vector<IndexExpr> strides = ContiguousStrideExprs(sizes);
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1 && coef[d] != strides[d]) return false;
+    if (sizes[d].is_const(1)) continue;
+    if (!strides[d].is_const() || coef[d] != strides[d].value()) return false;
   }
   return true;
 }
@@ -102,7 +105,8 @@ ValueExpr RewriteLoads(const ValueExpr& e, int buffer,
 // Whether kernel `k`, run over a subrange of its outer loop 0, computes
 // exactly those points, reading `param` (a tensor of `sizes`) only at the
 // point it computes: a pointwise kernel over `sizes`.
-bool IsPointwiseEpilogue(const Kernel& k, int param, const Shape& sizes) {
+bool IsPointwiseEpilogue(const Kernel& k, int param,
+                         const std::vector<IndexExpr>& sizes) {
   // The extern steps run epilogues without looking for failed index checks.
   if (k.num_size_params != 0 || k.num_checks != 0 ||
       k.outer.size() != sizes.size()) {
@@ -110,7 +114,7 @@ bool IsPointwiseEpilogue(const Kernel& k, int param, const Shape& sizes) {
   }
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (k.outer[d].var != static_cast<int>(d) ||
-        !k.outer[d].extent.is_const(sizes[d])) {
+        k.outer[d].extent != sizes[d]) {
       return false;
     }
   }
@@ -143,14 +147,13 @@ int InputParam(const KernelStep& k, int slot) {
 KernelStep StoreProductKernel(const ExternProduct& product,
                               int* product_param) {
   KernelStep k;
-  const Shape& sizes = product.sizes;
-  std::vector<IndexExpr> idx, extents;
+  const std::vector<IndexExpr>& sizes = product.sizes;
+  std::vector<IndexExpr> idx;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    k.kernel.outer.push_back({static_cast<int>(d), IndexExpr::Const(sizes[d])});
+    k.kernel.outer.push_back({static_cast<int>(d), sizes[d]});
     idx.push_back(IndexExpr::Var(static_cast<int>(d)));
-    extents.push_back(IndexExpr::Const(sizes[d]));
   }
-  const IndexExpr point = Linearize(idx, extents);
+  const IndexExpr point = Linearize(idx, sizes);
   *product_param = AddParam(k, product.slot, product.dtype, /*output=*/false);
   Stage store;
   store.kind = Stage::Kind::kStore;
@@ -190,8 +193,23 @@ std::optional<FixedRef> FixedRefOf(const TensorRef& ref) {
                   ref.offset.value()};
 }
 
-std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
-                                 const PlanStep& step, int arg, DType dtype) {
+std::string SizeText(const IndexExpr& size) {
+  std::string text = size.ToString();
+  if (size.kind() == IndexExpr::Kind::kConst ||
+      size.kind() == IndexExpr::Kind::kSize || text.front() == '(') {
+    return text;
+  }
+  return absl::StrCat("(", text, ")");
+}
+
+FixedRef BindRef(const TensorRef& ref, absl::Span<const int64_t> symbols) {
+  return FixedRef{ref.slot, EvaluateShape(ref.sizes, symbols),
+                  EvaluateShape(ref.strides, symbols),
+                  ref.offset.Evaluate(symbols)};
+}
+
+std::optional<TensorRef> ArgRef(const Graph& graph, const Plan& plan,
+                                const PlanStep& step, int arg, DType dtype) {
   const Node& node = graph.node(step.node);
   if (arg >= static_cast<int>(node.args.size()) || !node.args[arg].is_value()) {
     return std::nullopt;
@@ -199,11 +217,16 @@ std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
   const ValueRef v = node.args[arg].as_value();
   const int64_t key = (int64_t{v.node} << 16) + v.index;
   for (const auto& [k, ref] : step.extern_args) {
-    if (k == key && plan.slots[ref.slot].dtype == dtype) {
-      return FixedRefOf(ref);
-    }
+    if (k == key && plan.slots[ref.slot].dtype == dtype) return ref;
   }
   return std::nullopt;
+}
+
+std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
+                                 const PlanStep& step, int arg, DType dtype) {
+  std::optional<TensorRef> ref = ArgRef(graph, plan, step, arg, dtype);
+  if (!ref.has_value()) return std::nullopt;
+  return FixedRefOf(*ref);
 }
 
 int ExternOutputSlot(const Plan& plan, const PlanStep& step) {

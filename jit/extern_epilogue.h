@@ -2,7 +2,8 @@
 #define GUARDJIT_JIT_EXTERN_EPILOGUE_H_
 
 // What the fusers of extern steps (gemm_epilogue.h, conv_epilogue.h) share:
-// operands at fixed sizes, and the epilogue kernel that finishes an extern
+// operands (at fixed sizes, or a dynamic entry's symbolic ones bound per
+// call), and the epilogue kernel that finishes an extern
 // product. An extern step computes its product panel by panel into scratch
 // and hands each panel to the epilogue, a compiled pointwise kernel over the
 // product's sizes that reads the product at the point it computes (bias,
@@ -11,7 +12,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/types/span.h"
 #include "core/dtype.h"
 #include "core/graph.h"
 #include "core/tensor.h"
@@ -20,8 +23,8 @@
 
 namespace guardjit {
 
-// A tensor in the program's memory at fixed sizes and strides (extern steps
-// with epilogues are built for static entries only).
+// A tensor in the program's memory at fixed sizes and strides: a static
+// entry's operand, or a dynamic entry's bound for one call (BindRef).
 struct FixedRef {
   int slot = -1;
   Shape sizes;
@@ -30,20 +33,29 @@ struct FixedRef {
 };
 // `ref` when its sizes, strides and offset are all constants.
 std::optional<FixedRef> FixedRefOf(const TensorRef& ref);
+// A size of a dynamic step as its ToString shows it: "s0", "(s0*16)", "64".
+std::string SizeText(const IndexExpr& size);
+// `ref` evaluated for a call's symbol values.
+FixedRef BindRef(const TensorRef& ref, absl::Span<const int64_t> symbols);
 
 // Where eager step `step` keeps the graph value that its node's argument
-// `arg` refers to, when that is a tensor of `dtype` at fixed sizes.
+// `arg` refers to, when that is a tensor of `dtype` (its sizes, strides and
+// offset expressions over the entry's symbols in a dynamic entry).
+std::optional<TensorRef> ArgRef(const Graph& graph, const Plan& plan,
+                                const PlanStep& step, int arg, DType dtype);
+// ArgRef at fixed sizes, strides and offset.
 std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
                                  const PlanStep& step, int arg, DType dtype);
 
 // The slot of eager step `step`'s output 0, or -1.
 int ExternOutputSlot(const Plan& plan, const PlanStep& step);
 
-// The product of an extern step: its output slot, contiguous at `sizes`.
+// The product of an extern step: its output slot, contiguous at `sizes`
+// (in a dynamic entry, expressions over its symbols).
 struct ExternProduct {
   int slot = -1;
   DType dtype = DType::kFloat32;
-  Shape sizes;
+  std::vector<IndexExpr> sizes;
   std::string label;  // the node's name, for a kernel that only stores it
 };
 

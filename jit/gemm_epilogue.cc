@@ -43,7 +43,7 @@ double ScalarArg(const Arg& arg) {
 struct Match {
   std::shared_ptr<GemmStep> gemm;
   int out_slot = -1;
-  Shape out_sizes;
+  std::vector<IndexExpr> out_sizes;
   std::optional<FixedRef> bias;  // addmm with beta != 0
   double beta = 1;
 };
@@ -62,37 +62,54 @@ std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
     return std::nullopt;
   }
   const auto ref_of = [&](int arg) {
-    return FixedArg(graph, plan, step, arg, out.dtype);
+    return ArgRef(graph, plan, step, arg, out.dtype);
   };
   const int first = addmm ? 1 : 0;
-  std::optional<FixedRef> a = ref_of(first), b = ref_of(first + 1);
+  std::optional<TensorRef> a = ref_of(first), b = ref_of(first + 1);
   if (!a.has_value() || !b.has_value()) return std::nullopt;
   const size_t rank = bmm ? 3 : 2;
-  const std::optional<Shape> out_sizes = ConcreteShape(out.sizes);
   if (a->sizes.size() != rank || b->sizes.size() != rank ||
-      !out_sizes.has_value() || out_sizes->size() != rank) {
+      out.sizes.size() != rank) {
     return std::nullopt;
   }
   auto gemm = std::make_shared<GemmStep>();
   gemm->target = node.target;
   gemm->dtype = out.dtype;
   gemm->batched = bmm;
-  gemm->batch = bmm ? (*out_sizes)[0] : 1;
-  gemm->m = (*out_sizes)[rank - 2];
-  gemm->n = (*out_sizes)[rank - 1];
-  gemm->k = a->sizes[rank - 1];
-  constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
-  for (int64_t extent : {gemm->batch, gemm->m, gemm->n, gemm->k}) {
-    if (extent < 1 || extent > kMaxExtent) return std::nullopt;
+  GemmStep::Symbolic extents{bmm ? out.sizes[0] : IndexExpr::Const(1),
+                             out.sizes[rank - 2],
+                             out.sizes[rank - 1],
+                             a->sizes[rank - 1],
+                             *a,
+                             *b};
+  const std::optional<FixedRef> fixed_a = FixedRefOf(*a),
+                                fixed_b = FixedRefOf(*b);
+  const bool fixed = fixed_a && fixed_b && extents.batch.is_const() &&
+                     extents.m.is_const() && extents.n.is_const() &&
+                     extents.k.is_const();
+  if (fixed) {
+    gemm->batch = extents.batch.value();
+    gemm->m = extents.m.value();
+    gemm->n = extents.n.value();
+    gemm->k = extents.k.value();
+    constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
+    for (int64_t extent : {gemm->batch, gemm->m, gemm->n, gemm->k}) {
+      if (extent < 1 || extent > kMaxExtent) return std::nullopt;
+    }
+    gemm->a = *fixed_a;
+    gemm->b = *fixed_b;
+  } else {
+    // A dynamic entry's product: Bind checks its extents per call.
+    gemm->symbolic = std::move(extents);
   }
-  gemm->a = *a;
-  gemm->b = *b;
   if (addmm) {
     gemm->alpha = ScalarArg(node.args[4]);
     match.beta = ScalarArg(node.args[3]);
     if (!std::isfinite(match.beta)) return std::nullopt;
     if (FitsNonZero(out.dtype, match.beta)) {
-      match.bias = ref_of(0);
+      // The bias is indexed by constants in the epilogue.
+      std::optional<TensorRef> bias = ref_of(0);
+      if (bias.has_value()) match.bias = FixedRefOf(*bias);
       if (!match.bias.has_value() || match.bias->sizes.size() > 2) {
         return std::nullopt;
       }
@@ -102,7 +119,7 @@ std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
   }
   if (!FitsNonZero(out.dtype, gemm->alpha)) return std::nullopt;
   match.gemm = std::move(gemm);
-  match.out_sizes = *out_sizes;
+  match.out_sizes = out.sizes;
   return match;
 }
 

@@ -9,7 +9,10 @@
 // that kernel as its epilogue. addmm's bias (times beta) joins the epilogue
 // too, so a bare addmm gets an epilogue of its own. Everything else (other
 // dtypes, empty or too-large extents, outputs read elsewhere, reductions
-// over the product) stays an eager step.
+// over the product) stays an eager step. In a dynamic entry the product's
+// extents and operands may be expressions over the entry's symbols (the
+// step binds them per call, and its epilogue takes the symbols as size
+// parameters); addmm's bias must have fixed sizes.
 
 #include "core/graph.h"
 #include "jit/fusion.h"

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -67,15 +70,49 @@ void Gemm(const Operand& a, int64_t a_offset, const Operand& b,
 
 }  // namespace
 
+absl::StatusOr<GemmStep> GemmStep::Bind(
+    absl::Span<const int64_t> symbols) const {
+  if (!symbolic.has_value()) return *this;
+  GemmStep bound = *this;
+  bound.symbolic.reset();
+  bound.batch = symbolic->batch.Evaluate(symbols);
+  bound.m = symbolic->m.Evaluate(symbols);
+  bound.n = symbolic->n.Evaluate(symbols);
+  bound.k = symbolic->k.Evaluate(symbols);
+  constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
+  for (int64_t extent : {bound.batch, bound.m, bound.n, bound.k}) {
+    if (extent < 1 || extent > kMaxExtent) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ToString(), ": extent ", extent, " outside [1, ", kMaxExtent, "]"));
+    }
+  }
+  bound.a = BindRef(symbolic->a, symbols);
+  bound.b = BindRef(symbolic->b, symbols);
+  return bound;
+}
+
 std::string GemmStep::ToString() const {
-  const auto matrix = [](const FixedRef& r) {
-    const size_t d = r.sizes.size();
-    const bool transposed = r.sizes[d - 1] > 1 && r.strides[d - 1] != 1;
-    return absl::StrCat("[", absl::StrJoin(r.sizes, "x"), "]",
+  // "[AxB]", with ^T when the last dim is not the unit-stride one.
+  const auto matrix = [](std::vector<std::string> sizes, bool transposed) {
+    return absl::StrCat("[", absl::StrJoin(sizes, "x"), "]",
                         transposed ? "^T" : "");
   };
-  return absl::StrCat("gemm ", target, " ", DTypeName(dtype), " ", matrix(a),
-                      " @ ", matrix(b),
+  const auto fixed = [&](const FixedRef& r) {
+    const size_t d = r.sizes.size();
+    std::vector<std::string> sizes;
+    for (int64_t v : r.sizes) sizes.push_back(absl::StrCat(v));
+    return matrix(sizes, r.sizes[d - 1] > 1 && r.strides[d - 1] != 1);
+  };
+  const auto symbolic_ref = [&](const TensorRef& r) {
+    const size_t d = r.sizes.size();
+    std::vector<std::string> sizes;
+    for (const IndexExpr& v : r.sizes) sizes.push_back(SizeText(v));
+    return matrix(sizes,
+                  !r.sizes[d - 1].is_const(1) && !r.strides[d - 1].is_const(1));
+  };
+  return absl::StrCat("gemm ", target, " ", DTypeName(dtype), " ",
+                      symbolic ? symbolic_ref(symbolic->a) : fixed(a), " @ ",
+                      symbolic ? symbolic_ref(symbolic->b) : fixed(b),
                       alpha != 1 ? absl::StrCat(" * ", alpha) : "");
 }
 
@@ -107,9 +144,16 @@ int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
   return std::clamp<int64_t>(rows, 1, step.m);
 }
 
-absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
+absl::Status RunGemmStep(const GemmStep& dynamic_or_static,
+                         CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         absl::Span<const Tensor> slots, ThreadPool& pool) {
+                         absl::Span<const Tensor> slots,
+                         absl::Span<const int64_t> symbols, ThreadPool& pool) {
+  std::optional<GemmStep> bound;
+  if (dynamic_or_static.symbolic.has_value()) {
+    ASSIGN_OR_RETURN(bound, dynamic_or_static.Bind(symbols));
+  }
+  const GemmStep& step = bound.has_value() ? *bound : dynamic_or_static;
   ASSIGN_OR_RETURN(const Operand a,
                    PrepareOperand(step.a, step.batched, slots));
   ASSIGN_OR_RETURN(const Operand b,
@@ -152,7 +196,7 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
       args[step.product_param] = reinterpret_cast<void*>(
           reinterpret_cast<uintptr_t>(out) -
           static_cast<uintptr_t>(begin * unit_elems * item));
-      epilogue(args.data(), nullptr, begin, end);
+      epilogue(args.data(), symbols.data(), begin, end);
     }
   };
   if (!blas_threads && threads > 1 && num_panels > 1) {

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "jit/extern_epilogue.h"
 #include "jit/fusion.h"
+#include "jit/index_expr.h"
 #include "jit/llvm_codegen.h"
 #include "runtime/thread_pool.h"
 
@@ -36,14 +38,29 @@ struct GemmStep {
   // when batched).
   int product_param = -1;
 
-  // "gemm aten.addmm.default f32 [1024x512] @ [512x256]^T"
+  // A dynamic entry's product: its extents and operands as expressions over
+  // the entry's symbols, which Bind evaluates per call (the concrete fields
+  // above are then unset).
+  struct Symbolic {
+    IndexExpr batch, m, n, k;
+    TensorRef a, b;
+  };
+  std::optional<Symbolic> symbolic;
+
+  // The step at a call's symbol values (a copy of a dynamic step, with its
+  // extents checked as MatchProduct checks a static step's).
+  absl::StatusOr<GemmStep> Bind(absl::Span<const int64_t> symbols) const;
+
+  // "gemm aten.addmm.default f32 [1024x512] @ [512x256]^T", and for a
+  // dynamic step "gemm aten.addmm.default f32 [(s0*16)x64] @ [64x192]^T".
   std::string ToString() const;
 };
 
-// Runs `step`: for each panel of the epilogue's outer loop 0, BLAS computes
-// the panel's product into scratch and `epilogue` runs over the panel with
-// `params` (its buffer pointers; the product's entry is replaced by the
-// scratch). `slots` holds the program's memory, where the operands live.
+// Runs `step` (bound to the call's `symbols` when dynamic): for each panel of
+// the epilogue's outer loop 0, BLAS computes the panel's product into scratch
+// and `epilogue` runs over the panel with `params` (its buffer pointers; the
+// product's entry is replaced by the scratch) and the call's `symbols` as its
+// size parameters. `slots` holds the program's memory, where the operands live.
 // With more than one `pool` thread, a batched product's panels run in
 // parallel on the pool with OpenBLAS on one thread inside each, and a single
 // product's panels run on the calling thread with OpenBLAS threading each
@@ -51,7 +68,8 @@ struct GemmStep {
 // one-thread pool OpenBLAS runs one thread.
 absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
-                         absl::Span<const Tensor> slots, ThreadPool& pool);
+                         absl::Span<const Tensor> slots,
+                         absl::Span<const int64_t> symbols, ThreadPool& pool);
 
 // Epilogue outer-loop iterations per panel: a panel of output that stays in
 // L2, or k rows where that is more (BLAS repacks b on every call), split so

@@ -94,11 +94,11 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks, device));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
-  // GEMM and conv steps take concrete sizes: static entries only, for now
-  // (FuseConvSteps logs why a dynamic entry's convolutions stay eager).
+  // GEMM and conv steps of a dynamic entry bind their symbolic extents per
+  // call (FuseConvSteps logs why a convolution stays eager).
   if (backend == nullptr) {
-    if (num_symbols == 0) FuseGemmEpilogues(graph, plan);
-    FuseConvSteps(graph, num_symbols, plan, &fallbacks);
+    FuseGemmEpilogues(graph, plan);
+    FuseConvSteps(graph, plan, &fallbacks);
   }
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.

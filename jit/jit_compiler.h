@@ -20,8 +20,10 @@ namespace guardjit {
 // with ops the JIT cannot compile (indexing, float16 ...) run by their eager
 // kernels in between. Matrix products and convolutions (float32, float64)
 // are extern BLAS steps with their pointwise consumers fused as epilogues
-// (gemm_epilogue.h, conv_epilogue.h) on fixed sizes, eager steps in dynamic
-// entries. Should the JIT itself fail on a graph, Compile logs a warning and
+// (gemm_epilogue.h, conv_epilogue.h); in a dynamic entry their symbolic
+// extents are bound per call. Nodes computing sizes (sym_size, integer
+// arithmetic) are lowered from their values' expressions over the entry's
+// symbols. Should the JIT itself fail on a graph, Compile logs a warning and
 // returns the eager plan. Thread-safe.
 //
 // Layout: a compile plans for the strides of the call that made the entry
@@ -66,8 +68,8 @@ class JitCompiler : public Compiler {
     return backend_ == nullptr ? "jit" : "jit:" + backend_->name();
   }
 
-  // Why Compile gives `graph` the eager plan by design (a cond, a node
-  // computing a size), or nullopt when it compiles it.
+  // Why Compile gives `graph` the eager plan by design (a cond), or nullopt
+  // when it compiles it.
   static std::optional<std::string> EagerOnlyReason(const Graph& graph);
 
   // The fusion plan for `graph` on `spec` with contiguous inputs, for tests

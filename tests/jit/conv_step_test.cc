@@ -258,34 +258,50 @@ TEST(ConvStepTest, TransposedAndHalfConvolutionsStayEagerAndSayWhy) {
   EXPECT_THAT(log, HasSubstr("no conv step: bfloat16"));
 }
 
-TEST(ConvStepTest, DynamicEntriesKeepTheEagerConvolution) {
-  std::string log;
-  SetLogTopics("codegen");
-  SetLogSink([&](LogTopic topic, absl::string_view message) {
-    if (topic == LogTopic::kCodegen) log += std::string(message);
-  });
-  const Conv c = Conv2d(2, 3, 4, 6, 6, 3, 1, 1);
-  auto graph = ConvGraph(c, Epilogue::kRelu);
-  std::vector<std::vector<Tensor>> calls;
-  for (int64_t batch : {2, 3, 5}) {
-    Conv sized = c;
-    sized.batch = batch;
-    calls.push_back(ConvInputs(sized, Epilogue::kRelu, DType::kFloat32, 3));
+// A dynamic entry over the batch: one ConvStep that binds the batch per
+// call, its epilogue taking the symbol, for every geometry the static steps
+// take (padding, stride, 1x1 read in place, groups, a residual input).
+TEST(ConvStepTest, DynamicBatchIsOneConvStepBoundPerCall) {
+  struct Case {
+    Conv conv;
+    Epilogue epilogue;
+  };
+  Conv grouped = Conv2d(2, 4, 6, 7, 7, 3, 1, 1);
+  grouped.groups = 2;
+  Conv no_bias = Conv2d(2, 3, 5, 9, 9, 3, 2, 1);
+  no_bias.bias = false;
+  const Case cases[] = {{Conv2d(2, 3, 4, 6, 6, 3, 1, 1), Epilogue::kRelu},
+                        {no_bias, Epilogue::kNone},
+                        {Conv2d(2, 8, 4, 5, 5, 1, 1, 0), Epilogue::kGeluScale},
+                        {grouped, Epilogue::kResidualRelu}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.conv.ToString());
+    auto graph = ConvGraph(c.conv, c.epilogue);
+    std::vector<std::vector<Tensor>> calls;
+    for (int64_t batch : {2, 3, 5, 8, 13}) {
+      Conv sized = c.conv;
+      sized.batch = batch;
+      calls.push_back(ConvInputs(sized, c.epilogue, DType::kFloat32, batch));
+    }
+    std::vector<DynamicDim> dynamic = {{0, 0}};
+    if (c.epilogue == Epilogue::kResidualRelu) {
+      dynamic.push_back({c.conv.bias ? 3 : 2, 0});
+    }
+    testing::DynamicEntry entry =
+        testing::MakeDynamicEntry(graph, calls[0], dynamic);
+    ASSERT_NE(entry.graph, nullptr);
+    auto plan = SharedJit().PlanFor(*entry.graph, entry.spec);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(ConvSteps(*plan), 1) << plan->ToString();
+    EXPECT_THAT(plan->ToString(),
+                HasSubstr(absl::StrCat("[s0x", c.conv.in_channels, "x")));
+    auto exe = testing::ExpectDynamicJitMatchesEager(
+        graph, dynamic, calls,
+        ConvTolerance(DType::kFloat32, c.conv.in_channels * 9));
+    ASSERT_NE(exe, nullptr);
+    EXPECT_THAT(testing::WithoutBackend(exe->Describe()),
+                HasSubstr("jit: 1 fused kernels, 0 eager nodes"));
   }
-  const std::vector<DynamicDim> dynamic = {{0, 0}};
-  testing::DynamicEntry entry =
-      testing::MakeDynamicEntry(graph, calls[0], dynamic);
-  ASSERT_NE(entry.graph, nullptr);
-  auto plan = SharedJit().PlanFor(*entry.graph, entry.spec);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(ConvSteps(*plan), 0) << plan->ToString();
-  auto exe = testing::ExpectDynamicJitMatchesEager(
-      graph, dynamic, calls, ConvTolerance(DType::kFloat32, 27));
-  EXPECT_NE(exe, nullptr);
-  SetLogSink(nullptr);
-  SetLogTopics("");
-  EXPECT_THAT(log, HasSubstr("no conv step: conv steps take fixed sizes; this "
-                             "entry is dynamic"));
 }
 
 TEST(ConvStepTest, ImagesPerChunkGiveEachChunkAMillionMultiplyAdds) {

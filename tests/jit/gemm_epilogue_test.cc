@@ -327,6 +327,103 @@ TEST_P(GemmConformanceTest, BmmWithEpilogues) {
   EXPECT_EQ(plan.steps.size(), 1u);
 }
 
+// The GEMM steps of a dynamic entry's plan, for its first call.
+int DynamicGemmSteps(std::shared_ptr<const Graph> graph,
+                     const std::vector<Tensor>& example,
+                     const std::vector<DynamicDim>& dynamic) {
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(graph, example, dynamic);
+  if (entry.graph == nullptr) return -1;
+  auto plan = testing::SharedJit().PlanFor(*entry.graph, entry.spec);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? GemmSteps(*plan) : -1;
+}
+
+// A dynamic entry's products are GEMM steps whose extents and operands are
+// expressions over its symbols, bound per call; their epilogues take the
+// symbols as size parameters. One entry serves every size.
+TEST_P(GemmConformanceTest, DynamicEntriesBindGemmStepsPerCall) {
+  const DType dtype = GetParam();
+  // Linear + GELU over a symbolic batch of rows: x [m, 24], w [16, 24].
+  auto linear = Chain("linear_gelu", {"x", "w", "bias"},
+                      {{"aten.permute.default",
+                        {R("w"), Arg::OfList({Arg::Int(1), Arg::Int(0)})}},
+                       {"aten.addmm.default", {R("bias"), R("x"), R("v0")}},
+                       Unary("gelu", "v1")});
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t m : {2, 3, 7, 33, 130, 1001}) {
+    calls.push_back({Rand(dtype, {m, 24}, m), Rand(dtype, {16, 24}, 2),
+                     Rand(dtype, {16}, 3)});
+  }
+  const std::vector<DynamicDim> rows = {{0, 0}};
+  EXPECT_EQ(DynamicGemmSteps(linear, calls[0], rows), 1);
+  auto exe = testing::ExpectDynamicJitMatchesEager(linear, rows, calls,
+                                                   GemmTolerance(dtype, 24));
+  ASSERT_NE(exe, nullptr);
+  EXPECT_EQ(testing::WithoutBackend(exe->Describe()),
+            "jit: 1 fused kernels, 0 eager nodes, 1 size symbols");
+
+  // Every extent symbolic: x [m, k] @ w [k, 5] + bias, relu, + res [m, 5].
+  auto chain = Chain("mm_chain", {"x", "w", "bias", "res"},
+                     {{"aten.mm.default", {R("x"), R("w")}},
+                      {"aten.add.Tensor", {R("v0"), R("bias")}},
+                      Unary("relu", "v1"),
+                      {"aten.add.Tensor", {R("v2"), R("res")}}});
+  calls.clear();
+  for (const Mnk& s : kShapes) {
+    if (s.m == 1 || s.k == 1) continue;  // sizes 0 and 1 are specialized
+    calls.push_back({Rand(dtype, {s.m, s.k}, 4), Rand(dtype, {s.k, 5}, 5),
+                     Rand(dtype, {5}, 6), Rand(dtype, {s.m, 5}, 7)});
+  }
+  ASSERT_GE(calls.size(), 5u);
+  const std::vector<DynamicDim> all = {{0, 0}, {0, 1}, {1, 0}, {3, 0}};
+  EXPECT_EQ(DynamicGemmSteps(chain, calls[0], all), 1);
+  testing::ExpectDynamicJitMatchesEager(chain, all, calls,
+                                        GemmTolerance(dtype, 1100));
+
+  // bmm over a symbolic batch (attention's scores: [b * heads, t, t]).
+  auto bmm = Chain("bmm_sigmoid", {"a", "b"},
+                   {{"aten.bmm.default", {R("a"), R("b")}},
+                    {"aten.mul.Scalar", {R("v0"), Arg::Float(0.25)}},
+                    Unary("sigmoid", "v1")});
+  calls.clear();
+  for (int64_t batch : {2, 3, 5, 8, 17}) {
+    calls.push_back({Rand(dtype, {batch, 6, 8}, batch),
+                     Rand(dtype, {batch, 8, 6}, batch + 1)});
+  }
+  const std::vector<DynamicDim> batches = {{0, 0}, {1, 0}};
+  EXPECT_EQ(DynamicGemmSteps(bmm, calls[0], batches), 1);
+  testing::ExpectDynamicJitMatchesEager(bmm, batches, calls,
+                                        GemmTolerance(dtype, 8));
+}
+
+TEST(GemmStepTest, DynamicStepsPrintAndBindTheirExtents) {
+  GemmStep step;
+  step.target = "aten.mm.default";
+  TensorRef a{0,
+              {IndexExpr::Size(0) * IndexExpr::Const(16), IndexExpr::Const(64)},
+              {IndexExpr::Const(64), IndexExpr::Const(1)},
+              IndexExpr::Const(0)};
+  TensorRef b{1,
+              {IndexExpr::Const(64), IndexExpr::Const(32)},
+              {IndexExpr::Const(1), IndexExpr::Const(64)},
+              IndexExpr::Const(0)};
+  step.symbolic =
+      GemmStep::Symbolic{IndexExpr::Const(1),  a.sizes[0], IndexExpr::Const(32),
+                         IndexExpr::Const(64), a,          b};
+  EXPECT_THAT(step.ToString(), HasSubstr("[(s0*16)x64] @ [64x32]^T"));
+  auto bound = step.Bind({3});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_FALSE(bound->symbolic.has_value());
+  EXPECT_EQ(bound->m, 48);
+  EXPECT_EQ(bound->n, 32);
+  EXPECT_EQ(bound->k, 64);
+  EXPECT_EQ(bound->a.sizes, (Shape{48, 64}));
+  EXPECT_EQ(bound->ToString(),
+            "gemm aten.mm.default float32 [48x64] @ [64x32]^T");
+  EXPECT_EQ(step.Bind({0}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Float, GemmConformanceTest,
                          ::testing::Values(DType::kFloat32, DType::kFloat64),
                          [](const auto& info) {
