@@ -1,15 +1,18 @@
 """guardjit vs torch eager vs torch.compile (Inductor) per call (not a test).
 
 For each model: guardjit.export -> Function (a cached call, torch tensors in,
-outputs taken back with torch.from_dlpack), torch.compile(backend="guardjit"),
-torch eager under no_grad, and torch.compile (Inductor, CPU) - all on the same
-inputs and the same thread count (--threads sets torch.set_num_threads and
-the guardjit context's pool). Prints the median time per call of each and
-the max relative error of guardjit's output vs eager.
+outputs taken back with torch.from_dlpack) of a static export, the same of an
+export with a dynamic batch (the entry compiled at batch 2, then called at
+the table's batch: one dynamic entry), torch.compile(backend="guardjit"),
+torch eager under no_grad, and torch.compile (Inductor, CPU) - all on the
+same inputs and the same thread count (--threads sets torch.set_num_threads
+and the guardjit context's pool). Prints the median time per call of each
+and the max relative error of guardjit's outputs vs eager.
 
     python perf/compare.py [--threads N] [--min-time S] [--models mlp,attention,...]
 """
 import argparse
+import inspect
 import os
 import statistics
 import sys
@@ -23,18 +26,30 @@ import guardjit
 import guardjit.dynamo  # noqa: F401 - backend="guardjit"
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from tests.test_export import MLP, Attention, ConvBN, ConvRelu, Embedding  # noqa: E402
+from tests.test_export import (BERT, GPT, MLP, Attention, ConvBN, ConvRelu,  # noqa: E402
+                               Embedding, masked_token_inputs, token_inputs)
 
 
 def models():
+    """name -> (factory or torchvision name, inputs at batch b, table batch)."""
+    def one(make):
+        return lambda b: (make(b),)
     return {
-        "mlp[64,32]": (MLP, lambda: torch.randn(64, 32)),
-        "conv_relu[8,3,32,32]": (ConvRelu, lambda: torch.randn(8, 3, 32, 32)),
-        "attention[8,64,32]": (Attention, lambda: torch.randn(8, 64, 32)),
-        "embedding[32,16]": (Embedding, lambda: torch.randint(0, 100, (32, 16))),
-        "conv_bn_pool[8,3,32,32]": (ConvBN, lambda: torch.randn(8, 3, 32, 32)),
-        "resnet18[4,3,64,64]": ("resnet18", lambda: torch.randn(4, 3, 64, 64)),
+        "mlp[64,32]": (MLP, one(lambda b: torch.randn(b, 32)), 64),
+        "conv_relu[8,3,32,32]": (ConvRelu, one(lambda b: torch.randn(b, 3, 32, 32)), 8),
+        "attention[8,64,32]": (Attention, one(lambda b: torch.randn(b, 64, 32)), 8),
+        "embedding[32,16]": (Embedding, one(lambda b: torch.randint(0, 100, (b, 16))), 32),
+        "conv_bn_pool[8,3,32,32]": (ConvBN, one(lambda b: torch.randn(b, 3, 32, 32)), 8),
+        "resnet18[8,3,64,64]": ("resnet18", one(lambda b: torch.randn(b, 3, 64, 64)), 8),
+        "mobilenet_v2[8,3,64,64]": ("mobilenet_v2", one(lambda b: torch.randn(b, 3, 64, 64)), 8),
+        "gpt[8,16]": (GPT, token_inputs, 8),
+        "bert[8,16]": (BERT, masked_token_inputs, 8),
     }
+
+
+def max_rel_error(outs, expected):
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    return max(float((o - e).abs().max() / e.abs().max()) for o, e in zip(outs, expected))
 
 
 def time_per_call(fn, min_time):
@@ -68,9 +83,9 @@ def main():
     wanted = set(filter(None, args.models.split(",")))
     print(f"threads={args.threads}, torch {torch.__version__}, guardjit {guardjit.library_version()}"
           "; median us per call")
-    print(f"{'model':26} {'guardjit':>10} {'gj dynamo':>10} {'eager':>10} {'inductor':>10}"
-          f" {'gj/eager':>9} {'rel err':>9}")
-    for name, (factory, make_input) in models().items():
+    print(f"{'model':26} {'guardjit':>10} {'gj dynamic':>10} {'gj dynamo':>10} {'eager':>10}"
+          f" {'inductor':>10} {'gj/eager':>9} {'dyn/eager':>9} {'rel err':>9}")
+    for name, (factory, make_inputs, batch) in models().items():
         if wanted and name.split("[")[0] not in wanted:
             continue
         torch.manual_seed(0)
@@ -83,32 +98,42 @@ def main():
             model = getattr(torchvision.models, factory)(weights=None).eval()
         else:
             model = factory().eval()
-        x = make_input()
+        inputs = make_inputs(batch)
+        names = list(inspect.signature(model.forward).parameters)[:len(inputs)]
         try:
-            graph = guardjit.export(model, (x,), context=context)
+            graph = guardjit.export(model, inputs, context=context)
+            dim = torch.export.Dim("batch", min=2, max=max(16, batch))
+            dynamic_graph = guardjit.export(model, make_inputs(2), context=context,
+                                            dynamic_shapes={n: {0: dim} for n in names})
         except guardjit.Error as e:
             print(f"{name:26} skipped: {e.message.split(': ')[-1][:70]}")
             continue
         fn = guardjit.Function(graph)
+        dynamic = guardjit.Function(dynamic_graph)
         from_dlpack = torch.from_dlpack
         with torch.no_grad():
-            expected = model(x)
-            out = from_dlpack(fn(x)[0])
-            err = float((out - expected).abs().max() / expected.abs().max())
-            t_gj = time_per_call(lambda: from_dlpack(fn(x)[0]), args.min_time)
-            t_eager = time_per_call(lambda: model(x), args.min_time)
+            expected = model(*inputs)
+            dynamic(*make_inputs(2))  # the entry is compiled at batch 2
+            err = max(max_rel_error([from_dlpack(o) for o in f(*inputs)], expected)
+                      for f in (fn, dynamic))
+            t_gj = time_per_call(lambda: [from_dlpack(o) for o in fn(*inputs)], args.min_time)
+            t_dyn = time_per_call(lambda: [from_dlpack(o) for o in dynamic(*inputs)],
+                                  args.min_time)
+            if dynamic.stats.compiles != 1:
+                print(f"  {name}: the dynamic export compiled {dynamic.stats.compiles} entries")
+            t_eager = time_per_call(lambda: model(*inputs), args.min_time)
             torch._dynamo.reset()
             gj_compiled = torch.compile(model, backend="guardjit")
-            t_gj_dynamo = time_per_call(lambda: gj_compiled(x), args.min_time)
+            t_gj_dynamo = time_per_call(lambda: gj_compiled(*inputs), args.min_time)
             torch._dynamo.reset()
             try:
                 inductor = torch.compile(model)
-                t_inductor = time_per_call(lambda: inductor(x), args.min_time)
+                t_inductor = time_per_call(lambda: inductor(*inputs), args.min_time)
             except Exception as e:  # noqa: BLE001 - reported in the table
                 print(f"  inductor failed: {type(e).__name__}: {str(e)[:100]}")
                 t_inductor = None
-        print(f"{name:26} {fmt(t_gj)} {fmt(t_gj_dynamo)} {fmt(t_eager)} {fmt(t_inductor)}"
-              f" {t_gj / t_eager:9.2f} {err:9.1e}")
+        print(f"{name:26} {fmt(t_gj)} {fmt(t_dyn)} {fmt(t_gj_dynamo)} {fmt(t_eager)}"
+              f" {fmt(t_inductor)} {t_gj / t_eager:9.2f} {t_dyn / t_eager:9.2f} {err:9.1e}")
 
 
 if __name__ == "__main__":

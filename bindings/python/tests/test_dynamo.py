@@ -8,7 +8,8 @@ if torch is not None:
 
     import guardjit.dynamo  # registers the backend where no entry point does (a source tree)
 
-    from .test_export import MLP, Attention, ConvRelu, Embedding
+    from .test_export import (BERT, GPT, MLP, Attention, ConvRelu, Embedding,
+                              masked_token_inputs, token_inputs)
 
 
 @needs_torch
@@ -45,6 +46,26 @@ class DynamoBackendTest(unittest.TestCase):
 
     def test_embedding(self):
         self.check(Embedding(), lambda b: torch.randint(0, 100, (b, 7)), (4, 5))
+
+    def check_models(self, model, make_inputs, batches=(2, 4, 8)):
+        """A model of several inputs or outputs, compiled with a dynamic batch."""
+        model = model.eval()
+        compiled = torch.compile(model, backend="guardjit", dynamic=True)
+        with torch.no_grad():
+            for b in batches:
+                inputs = make_inputs(b)
+                outs, expected = compiled(*inputs), model(*inputs)
+                if not isinstance(expected, tuple):
+                    outs, expected = (outs,), (expected,)
+                for out, exp in zip(outs, expected):
+                    err = max_rel_error(out.numpy(), exp.numpy())
+                    self.assertLessEqual(err, 1e-4, f"batch {b}: {err:.3g}")
+
+    def test_gpt_causal_sdpa(self):
+        self.check_models(GPT(), token_inputs)
+
+    def test_bert_padding_mask(self):
+        self.check_models(BERT(), masked_token_inputs)
 
     def test_with_grad_enabled_outputs_match(self):
         model = MLP().eval()
