@@ -29,7 +29,7 @@
 // cuGraphInstantiate and cuGraphLaunch on the call's stream; later calls
 // are cuGraphLaunch alone, preceded by one cuGraphExecKernelNodeSetParams
 // per node whose pointers changed. Beyond max_graphs_per_entry size keys
-// the least recently replayed key's graph and pool are freed (an eviction).
+// the least recently used key's graph and pool are freed (an eviction).
 
 #include <cstdint>
 #include <list>
@@ -133,9 +133,10 @@ class CudaGraphSet {
   // May be called with or without a Lease held.
   void Refuse(const std::string& reason);
 
-  // "cuda graphs: 2 recorded (keys [5], [17]), 9 replays, 3 node pointer
-  // updates, 0 re-captures, 0 evictions, pool 1.5 KiB" or "cuda graphs
-  // refused: ..."; empty before the first call in reduce-overhead mode.
+  // "cuda graphs: 2 recorded (2 kept: size keys [4, 5], [4, 17]), 3
+  // replays, 2 node pointer updates, 0 re-captures, 0 evictions, private
+  // pool 512 B", then "; cuda graphs refused: <reasons>" if any; empty
+  // before the first call in reduce-overhead mode.
   std::string Describe() const;
 
  private:

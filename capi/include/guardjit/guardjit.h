@@ -351,7 +351,7 @@ typedef struct gj_dynamic_dim {
  * private pool's cap (1 GiB per key), a capture the driver rejects. A call
  * with a cancel flag or a timeout runs plain launches (a graph cannot stop
  * between kernels), as does a call made while another call replays the
- * same entry. Past max_graphs_per_entry keys the least recently replayed
+ * same entry. Past max_graphs_per_entry keys the least recently used
  * key's graph and pool are freed (an eviction; the key records again when
  * it comes back, a re-capture). */
 typedef enum gj_function_mode {
