@@ -94,6 +94,7 @@ fi
 expect 0 'aten\.max_pool2d_with_indices\.default +yes +- +- +-' -- ops
 expect 0 'aten\.mm\.default +yes +- +yes +-' -- ops
 expect 0 'aten\.hardtanh\.default +yes +yes +- +yes' -- ops
+expect 0 'aten\._unique2\.default +yes +- +- +-' -- ops
 expect 0 '[0-9]+ ops: [0-9]+ with a reference kernel' -- ops
 expect 0 '"target": "aten\.add\.Tensor", "schema": "add\.Tensor\(Tensor self, Tensor other.*"reference_kernel": true, "cpu_lowering": true' -- ops --json
 expect 2 "unknown flag '--csv'" -- ops --csv
