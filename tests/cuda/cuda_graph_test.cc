@@ -6,12 +6,15 @@
 // replays kernel nodes with the parameters they hold, so a pointer that was
 // not patched really reads the old buffer (StalePointerReadsTheOldBuffer).
 
+#include "runtime/cuda/cuda_graph.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/emulated_driver.h"
 #include "tests/cuda/recording_driver.h"
 
@@ -572,6 +576,44 @@ TEST_F(CudaGraphTest, OptionsAreChecked) {
   EXPECT_NE(bad_limit.message().find("max_graphs_per_entry"),
             std::string::npos);
   EXPECT_EQ(fn, nullptr);
+}
+
+// CudaGraphSet's own bookkeeping, below the C API: the pool cap, one call
+// holding the set at a time, and the counters.
+TEST(CudaGraphSetTest, PoolOverTheCapAndABusySet) {
+  absl::StatusOr<const CudaDevice*> device = CudaDevice::Get(0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  absl::StatusOr<CudaContextScope> scope = (*device)->MakeCurrent();
+  ASSERT_TRUE(scope.ok()) << scope.status();
+  CudaGraphCounters counters;
+  CudaGraphPolicy policy;
+  policy.max_pool_bytes = 1024;
+  policy.counters = &counters;
+  {
+    CudaGraphSet set(*device);
+    const int64_t key[] = {7};
+    std::optional<CudaGraphSet::Lease> lease = set.TryAcquire(key, policy);
+    ASSERT_TRUE(lease.has_value());
+    EXPECT_TRUE(lease->FirstCall());
+    EXPECT_FALSE(lease->FirstCall());
+    EXPECT_FALSE(set.TryAcquire(key, policy).has_value()) << "busy";
+    absl::StatusOr<CUdeviceptr> pool = lease->Pool(512);
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    EXPECT_EQ(*lease->Pool(512), *pool);  // the same memory every call
+    EXPECT_EQ(counters.pool_bytes.load(), 512);
+    absl::StatusOr<CUdeviceptr> over = lease->Pool(4096);
+    EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(over.status().message().find("over the cap of 1.0 KiB"),
+              std::string::npos)
+        << over.status();
+    set.Refuse(std::string(over.status().message()));
+    lease.reset();
+    EXPECT_NE(set.Describe().find("cuda graphs refused: its private pool "
+                                  "would hold 4.0 KiB"),
+              std::string::npos)
+        << set.Describe();
+  }
+  EXPECT_EQ(counters.pool_bytes.load(), 0);  // freed with the set
 }
 
 }  // namespace
