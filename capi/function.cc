@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
   for (const gj_dynamic_dim& d : options.mark_dynamic) {
     core_options.mark_dynamic.push_back({d.input, d.dim, d.min, d.max});
   }
+  core_options.fullgraph = options.fullgraph;
   ASSIGN_OR_RETURN(
       std::unique_ptr<guardjit::Function> cache,
       guardjit::Function::Create(graph, std::move(compiler), core_options));
@@ -152,6 +153,7 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, num_mark_dynamic);
     GJ_READ_OPTION(opts, options, mode);
     GJ_READ_OPTION(opts, options, max_graphs_per_entry);
+    GJ_READ_OPTION(opts, options, fullgraph);
   }
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
@@ -196,6 +198,7 @@ absl::StatusOr<FunctionOptions> ReadOptions(
   }
   result.max_graphs_per_entry =
       opts.max_graphs_per_entry == 0 ? 8 : opts.max_graphs_per_entry;
+  result.fullgraph = opts.fullgraph != 0;
   return result;
 }
 
@@ -214,6 +217,7 @@ void gj_function_options_init(gj_function_options* options) {
   options->num_mark_dynamic = 0;
   options->mode = GJ_MODE_DEFAULT;
   options->max_graphs_per_entry = 0;
+  options->fullgraph = 0;
 }
 
 void gj_function_options_init_v(gj_function_options* options,

@@ -27,6 +27,7 @@ struct FunctionOptions {
   std::vector<gj_dynamic_dim> mark_dynamic;
   gj_function_mode mode = GJ_MODE_DEFAULT;
   int32_t max_graphs_per_entry = 8;
+  bool fullgraph = false;
 };
 
 // The ambient state a call runs under (what a guard cache will key on).

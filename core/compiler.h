@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/executable.h"
 #include "core/graph.h"
+#include "core/run_context.h"
 #include "core/shape_inference.h"
+#include "core/tensor.h"
 #include "core/tensor_meta.h"
 
 namespace guardjit {
@@ -51,6 +54,18 @@ class Compiler {
   virtual absl::StatusOr<std::unique_ptr<Executable>> Fallback(
       std::shared_ptr<const Graph> graph) = 0;
   virtual std::string name() const = 0;
+  // `tensor` in host memory, once the work writing it on ctx's stream is
+  // done: a graph break's predicate read (the one synchronization of a break
+  // on a GPU). CPU tensors come back as they are; the default refuses
+  // others.
+  virtual absl::StatusOr<Tensor> ToHost(const Tensor& tensor,
+                                        const RunContext& ctx) {
+    (void)ctx;
+    if (tensor.device().is_cpu()) return tensor;
+    return absl::UnimplementedError(
+        absl::StrCat("backend ", name(), " cannot read a ",
+                     tensor.device().ToString(), " tensor on the host"));
+  }
 };
 
 }  // namespace guardjit

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/graph_breaks.h"
 #include "core/logging.h"
 #include "core/specializer.h"
 #include "core/status_macros.h"
@@ -45,8 +46,24 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     }
   }
   if (options.name.empty()) options.name = graph->name();
-  return std::unique_ptr<Function>(
-      new Function(std::move(graph), std::move(compiler), std::move(options)));
+  std::unique_ptr<Function> f(new Function(graph, compiler, options));
+  if (options.fullgraph) {
+    if (std::optional<GraphBreak> at = FindGraphBreak(*graph)) {
+      const Node& node = graph->node(at->node);
+      f->fullgraph_error_ = absl::UnimplementedError(absl::StrCat(
+          "function '", options.name, "' (fullgraph): graph break at node '",
+          node.name, "' (", node.target, "): ", at->reason,
+          "; without fullgraph the graph runs as segments"));
+    }
+    return f;
+  }
+  ASSIGN_OR_RETURN(std::optional<SegmentPlan> plan, PlanGraphBreak(graph));
+  if (plan.has_value()) {
+    ASSIGN_OR_RETURN(f->segments_,
+                     GraphSegments::Create(std::move(graph), *std::move(plan),
+                                           std::move(compiler), f->options_));
+  }
+  return f;
 }
 
 Function::Function(std::shared_ptr<const Graph> graph,
@@ -89,16 +106,55 @@ CacheEntry* Function::Hit(const CallSignature& call) {
 absl::StatusOr<std::vector<Tensor>> Function::Call(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
+  if (segments_ != nullptr) [[unlikely]] {
+    bool hit = true;
+    return CallSegments(inputs, call, ctx, hit);
+  }
   if (CacheEntry* entry = Hit(call)) {
     return entry->executable->Run(ctx, inputs);
   }
   return Miss(inputs, call, ctx);
 }
 
+absl::StatusOr<std::vector<Tensor>> Function::CallTracked(
+    absl::Span<const Tensor> inputs, const CallSignature& call,
+    const RunContext& ctx, bool& hit) {
+  if (segments_ != nullptr) return CallSegments(inputs, call, ctx, hit);
+  if (CacheEntry* entry = Hit(call)) {
+    return entry->executable->Run(ctx, inputs);
+  }
+  hit = false;
+  return Miss(inputs, call, ctx);
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::CallSegments(
+    absl::Span<const Tensor> inputs, const CallSignature& call,
+    const RunContext& ctx, bool& hit) {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  bool all_hit = true;
+  auto out = segments_->Call(inputs, call, ctx, all_hit);
+  if (all_hit) {
+    segment_hits_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    hit = false;
+  }
+  return out;
+}
+
 absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
                                 const CallSignature& call,
                                 const RunContext& ctx,
                                 absl::Span<Tensor> results) {
+  if (segments_ != nullptr) [[unlikely]] {
+    bool hit = true;
+    ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                     CallSegments(inputs, call, ctx, hit));
+    for (size_t i = 0; i < results.size() && i < out.size(); ++i) {
+      results[i] = std::move(out[i]);
+    }
+    return absl::OkStatus();
+  }
   if (CacheEntry* entry = Hit(call)) {
     return entry->executable->RunInto(ctx, inputs, results);
   }
@@ -169,11 +225,13 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
 }
 
 absl::Status Function::Precompile(const CallSignature& call) {
+  if (segments_ != nullptr) return segments_->Precompile(call);
   return Resolve(call, true).status();
 }
 
 absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
                                                     bool precompile) {
+  if (!fullgraph_error_.ok()) return fullgraph_error_;
   // Single flight per miss key: the first thread to miss on a key compiles
   // it without holding mu_; others on the same key wait for it and look up
   // again; misses on other keys compile at the same time, and stats,
@@ -378,6 +436,35 @@ std::vector<CacheEntry*> Function::EntriesMostRecentFirst() const {
 }
 
 FunctionStats Function::stats() const {
+  if (segments_ != nullptr) {
+    std::vector<const Function*> graphs;
+    std::vector<std::string> breaks;
+    CollectGraphs(graphs);
+    CollectBreaks(breaks);
+    FunctionStats s;
+    s.calls = calls_.load();
+    s.hits = segment_hits_.load();
+    s.misses = misses_.load();
+    s.graph_count = static_cast<int64_t>(graphs.size());
+    s.graph_break_count = static_cast<int64_t>(breaks.size());
+    double guard_ns = 0;
+    int sampled = 0;
+    for (const Function* f : graphs) {
+      const FunctionStats g = f->stats();
+      s.compiles += g.compiles;
+      s.recompiles += g.recompiles;
+      s.fallback_calls += g.fallback_calls;
+      s.cache_entries += g.cache_entries;
+      s.compile_ms_total += g.compile_ms_total;
+      if (g.guard_ns_mean > 0) {
+        guard_ns += g.guard_ns_mean;
+        ++sampled;
+      }
+    }
+    // A whole call checks every segment's guards.
+    s.guard_ns_mean = sampled ? guard_ns * graphs.size() / sampled : 0;
+    return s;
+  }
   FunctionStats s;
   s.calls = calls_.load();
   s.misses = misses_.load();
@@ -396,11 +483,33 @@ FunctionStats Function::stats() const {
 }
 
 std::vector<std::string> Function::RecompileReasons() const {
+  if (segments_ != nullptr) {
+    std::vector<const Function*> graphs;
+    CollectGraphs(graphs);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      for (std::string& r : graphs[i]->RecompileReasons()) {
+        out.push_back(absl::StrCat("graph ", i + 1, " ('", graphs[i]->name(),
+                                   "'): ", std::move(r)));
+      }
+    }
+    return out;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return policy_.recompile_reasons();
 }
 
 std::string Function::DumpGuards() const {
+  if (segments_ != nullptr) {
+    std::vector<const Function*> graphs;
+    CollectGraphs(graphs);
+    std::string out;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      absl::StrAppend(&out, "graph ", i + 1, " ('", graphs[i]->name(), "'):\n",
+                      graphs[i]->DumpGuards());
+    }
+    return out;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   for (const CacheEntry* e : EntriesMostRecentFirst()) {
@@ -410,34 +519,51 @@ std::string Function::DumpGuards() const {
   return out;
 }
 
-std::string Function::Explain() const {
-  const FunctionStats s = stats();
-  std::lock_guard<std::mutex> lock(mu_);
-  const Graph& g = *graph_;
-  std::string out;
-  // What torch._dynamo.explain() prints. One graph and no breaks until graph
-  // breaks exist.
-  absl::StrAppend(&out, "Graph Count: 1\nGraph Break Count: 0\nOp Count: ",
-                  g.num_ops(), "\nBreak Reasons:\nOps per Graph:\n  Ops 1:\n");
-  for (const Node& node : g.nodes()) {
-    if (node.kind == NodeKind::kCallFunction)
-      absl::StrAppend(&out, "    ", node.target, "\n");
-  }
-  absl::StrAppend(&out, "Out Guards:\n");
+void Function::AppendGuards(std::string& out, const std::string& label) const {
   for (const CacheEntry* e : EntriesMostRecentFirst()) {
-    absl::StrAppend(&out, "  entry ", e->id, ":\n");
+    absl::StrAppend(&out, "  ", label, "entry ", e->id, ":\n");
     for (absl::string_view line :
          absl::StrSplit(e->guards.Dump(), '\n', absl::SkipEmpty())) {
       absl::StrAppend(&out, "    ", line, "\n");
     }
   }
-  absl::StrAppend(&out, "Compile Times:\n");
+}
+
+void Function::AppendCompileTimes(std::string& out,
+                                  const std::string& label) const {
   for (const auto& e : entries_) {
     absl::StrAppend(
         &out,
-        absl::StrFormat("  entry %d: %.3f ms (%s) - %s\n", e->id, e->compile_ms,
-                        e->executable->Describe(), e->reason));
+        absl::StrFormat("  %sentry %d: %.3f ms (%s) - %s\n", label, e->id,
+                        e->compile_ms, e->executable->Describe(), e->reason));
   }
+}
+
+namespace {
+
+void AppendOps(std::string& out, const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.kind == NodeKind::kCallFunction)
+      absl::StrAppend(&out, "    ", node.target, "\n");
+  }
+}
+
+}  // namespace
+
+std::string Function::Explain() const {
+  if (segments_ != nullptr) return ExplainSegments();
+  const FunctionStats s = stats();
+  std::lock_guard<std::mutex> lock(mu_);
+  const Graph& g = *graph_;
+  std::string out;
+  // What torch._dynamo.explain() prints.
+  absl::StrAppend(&out, "Graph Count: 1\nGraph Break Count: 0\nOp Count: ",
+                  g.num_ops(), "\nBreak Reasons:\nOps per Graph:\n  Ops 1:\n");
+  AppendOps(out, g);
+  absl::StrAppend(&out, "Out Guards:\n");
+  AppendGuards(out, "");
+  absl::StrAppend(&out, "Compile Times:\n");
+  AppendCompileTimes(out, "");
   absl::StrAppend(&out, "Function: '", options_.name, "' (graph '", g.name(),
                   "')\n");
   absl::StrAppend(
@@ -457,6 +583,86 @@ std::string Function::Explain() const {
       absl::StrFormat("Guard Check Latency: %.0f ns (mean of sampled hits)\n",
                       s.guard_ns_mean));
   return out;
+}
+
+std::string Function::ExplainSegments() const {
+  const FunctionStats s = stats();
+  std::vector<const Function*> graphs;
+  std::vector<std::string> breaks;
+  CollectGraphs(graphs);
+  CollectBreaks(breaks);
+  int ops = 0;
+  for (const Function* f : graphs) ops += f->graph_->num_ops();
+  std::string out;
+  // What torch._dynamo.explain() prints, over the graphs reached so far.
+  absl::StrAppend(&out, "Graph Count: ", graphs.size(),
+                  "\nGraph Break Count: ", breaks.size(), "\nOp Count: ", ops,
+                  "\nBreak Reasons:\n");
+  for (size_t i = 0; i < breaks.size(); ++i) {
+    absl::StrAppend(&out, "  Break Reason ", i + 1,
+                    ":\n    Reason: ", breaks[i], "\n");
+  }
+  absl::StrAppend(&out, "Ops per Graph:\n");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    absl::StrAppend(&out, "  Ops ", i + 1, ":\n");
+    AppendOps(out, *graphs[i]->graph_);
+  }
+  absl::StrAppend(&out, "Out Guards:\n");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    std::lock_guard<std::mutex> lock(graphs[i]->mu_);
+    graphs[i]->AppendGuards(out, absl::StrCat("graph ", i + 1, " "));
+  }
+  absl::StrAppend(&out, "Compile Times:\n");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    std::lock_guard<std::mutex> lock(graphs[i]->mu_);
+    graphs[i]->AppendCompileTimes(out, absl::StrCat("graph ", i + 1, " "));
+  }
+  absl::StrAppend(&out, "Function: '", options_.name, "' (graph '",
+                  graph_->name(), "')\n");
+  absl::StrAppend(&out, "Graphs:\n");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const Function& f = *graphs[i];
+    std::lock_guard<std::mutex> lock(f.mu_);
+    absl::StrAppend(
+        &out, absl::StrFormat("  graph %d: '%s' (graph '%s', inputs %s): %d "
+                              "ops, %d entries%s\n",
+                              i + 1, f.options_.name, f.graph_->name(),
+                              absl::StrJoin(f.input_names_, ", "),
+                              f.graph_->num_ops(),
+                              static_cast<int>(f.entries_.size()),
+                              f.policy_.run_only() ? ", run-only" : ""));
+  }
+  absl::StrAppend(
+      &out, absl::StrFormat("Cache: %d entries over %d graphs "
+                            "(recompile_limit %d per graph), backend %s\n",
+                            s.cache_entries, s.graph_count,
+                            options_.recompile_limit, compiler_->name()));
+  absl::StrAppend(&out, absl::StrFormat("Calls: %d, hits: %d, misses: %d, "
+                                        "recompiles: %d, eager fallback: %d\n",
+                                        s.calls, s.hits, s.misses, s.recompiles,
+                                        s.fallback_calls));
+  absl::StrAppend(&out, "Recompile Reasons:\n");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    for (const std::string& r : graphs[i]->RecompileReasons())
+      absl::StrAppend(&out, "  graph ", i + 1, ": ", r, "\n");
+  }
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("Guard Check Latency: %.0f ns (mean of sampled hits)\n",
+                      s.guard_ns_mean));
+  return out;
+}
+
+void Function::CollectGraphs(std::vector<const Function*>& graphs) const {
+  if (segments_ != nullptr) {
+    segments_->CollectGraphs(graphs);
+  } else {
+    graphs.push_back(this);
+  }
+}
+
+void Function::CollectBreaks(std::vector<std::string>& reasons) const {
+  if (segments_ != nullptr) segments_->CollectBreaks(reasons);
 }
 
 }  // namespace guardjit

@@ -17,6 +17,7 @@
 #include "core/call_signature.h"
 #include "core/compiler.h"
 #include "core/graph.h"
+#include "core/graph_segments.h"
 #include "core/guard_table.h"
 #include "core/recompile_policy.h"
 #include "core/shape_env.h"
@@ -35,6 +36,12 @@ struct FunctionStats {
   int64_t cache_entries = 0;
   double compile_ms_total = 0;
   double guard_ns_mean = 0;  // lookup latency, sampled on hits
+  // Graphs (segments) reached and the graph breaks between them: 1 and 0
+  // for a function whose graph does not break. The counters above sum over
+  // segments, except calls and hits, which count whole calls (a hit: no
+  // segment missed).
+  int64_t graph_count = 1;
+  int64_t graph_break_count = 0;
 };
 
 // A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no
@@ -81,7 +88,25 @@ class Function {
   const Graph& graph() const { return *graph_; }
   const std::string& name() const { return options_.name; }
 
+  // The graphs this function runs as (itself, or its segments reached so
+  // far) and the reasons of the graph breaks between them.
+  void CollectGraphs(std::vector<const Function*>& graphs) const;
+  void CollectBreaks(std::vector<std::string>& reasons) const;
+
  private:
+  friend class GraphSegments;
+  // Call, clearing `hit` when this function (any segment of it) missed.
+  absl::StatusOr<std::vector<Tensor>> CallTracked(
+      absl::Span<const Tensor> inputs, const CallSignature& call,
+      const RunContext& ctx, bool& hit);
+  absl::StatusOr<std::vector<Tensor>> CallSegments(
+      absl::Span<const Tensor> inputs, const CallSignature& call,
+      const RunContext& ctx, bool& hit);
+  std::string ExplainSegments() const;
+  // The function's own parts of explain(): guards and compile times of its
+  // entries, indented, each line prefixed with `label`.
+  void AppendGuards(std::string& out, const std::string& label) const;
+  void AppendCompileTimes(std::string& out, const std::string& label) const;
   Function(std::shared_ptr<const Graph> graph,
            std::shared_ptr<Compiler> compiler, FunctionOptions options);
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
@@ -121,6 +146,12 @@ class Function {
   const std::shared_ptr<Compiler> compiler_;
   const FunctionOptions options_;
   std::vector<std::string> input_names_;
+
+  // Set when the graph breaks: the calls run as segments. With fullgraph
+  // the break is `fullgraph_error_` instead.
+  std::unique_ptr<GraphSegments> segments_;
+  absl::Status fullgraph_error_;
+  std::atomic<int64_t> segment_hits_{0};
 
   std::atomic<const GuardTable*> table_;
   std::atomic<uint64_t> tick_{0};

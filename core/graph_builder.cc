@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "core/op_registry.h"
+#include "core/graph_breaks.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
 
@@ -28,15 +28,18 @@ absl::Status ArgError(const Node& node, absl::string_view arg,
                    absl::StrCat("argument '", arg, "': ", what));
 }
 
-// Whether shape inference stopped at an op whose output size depends on input
-// values (a graph break): every node before it checked out, and what follows
-// is checked when a call reaches it.
+// Whether shape inference stopped at or after the graph's first break (a
+// cond over tensor values, an op whose output size depends on values): every
+// node before it checked out, and what follows is checked when a call
+// reaches it.
 bool StopsAtGraphBreak(const Graph& graph, const absl::Status& status) {
   if (status.code() != absl::StatusCode::kUnimplemented) return false;
-  for (const Node& node : graph.nodes()) {
-    if (node.op != nullptr && node.op->data_dependent_output &&
-        absl::StartsWith(status.message(),
-                         absl::StrCat(NodeLabel(node), ": "))) {
+  const std::optional<GraphBreak> at = FindGraphBreak(graph);
+  if (!at.has_value()) return false;
+  for (size_t i = at->node; i < graph.nodes().size(); ++i) {
+    if (absl::StartsWith(
+            status.message(),
+            absl::StrCat("node '", graph.nodes()[i].name, "' ("))) {
       return true;
     }
   }

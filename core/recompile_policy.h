@@ -24,6 +24,9 @@ struct FunctionOptions {
   // first compile (ignored with kStatic); sizes outside [min, max] fail the
   // entry's guards.
   std::vector<DynamicDim> mark_dynamic;
+  // torch.compile(fullgraph=True): a graph break is an error naming the node
+  // and the reason instead of a split into segments.
+  bool fullgraph = false;
 };
 
 // Decides, on a miss, whether to compile another entry: TorchDynamo's

@@ -118,4 +118,23 @@ absl::StatusOr<std::unique_ptr<Executable>> DeviceCompiler::Fallback(
   return OnHostCopies(std::move(fallback), "eager fallback");
 }
 
+absl::StatusOr<Tensor> DeviceCompiler::ToHost(const Tensor& tensor,
+                                              const RunContext& ctx) {
+  if (tensor.device().is_cpu()) return tensor;
+  if (tensor.device().type != DeviceType::kCUDA) {
+    return Compiler::ToHost(tensor, ctx);
+  }
+  ASSIGN_OR_RETURN(const CudaDevice* cuda,
+                   CudaDevice::Get(tensor.device().index));
+  ASSIGN_OR_RETURN(CudaContextScope scope, cuda->MakeCurrent());
+  if (!logged_read_.exchange(true) && LogEnabled(LogTopic::kGraphBreaks)) {
+    Log(LogTopic::kGraphBreaks,
+        absl::StrCat("graph break: reading a ", tensor.DebugString(), " on ",
+                     tensor.device().ToString(),
+                     " on the host synchronizes the call's stream (logged "
+                     "once)"));
+  }
+  return CudaToHost(tensor, ctx.stream);
+}
+
 }  // namespace guardjit

@@ -15,6 +15,7 @@
 // on the call's stream. Correct and slow, and said so: explain() shows "on
 // host copies" and GJ_LOGS=codegen logs it once per entry.
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,10 @@ class DeviceCompiler : public Compiler {
   absl::StatusOr<std::unique_ptr<Executable>> Fallback(
       std::shared_ptr<const Graph> graph) override;
   std::string name() const override { return host_->name(); }
+  // A CUDA tensor is copied to the host on ctx.stream, after the work
+  // enqueued before it (GJ_LOGS=graph_breaks names the read).
+  absl::StatusOr<Tensor> ToHost(const Tensor& tensor,
+                                const RunContext& ctx) override;
 
   Compiler& host() { return *host_; }
   // The device's compiler, made on first use.
@@ -50,6 +55,7 @@ class DeviceCompiler : public Compiler {
   const DeviceFactory factory_;
   std::mutex mu_;
   absl::flat_hash_map<int, std::shared_ptr<Compiler>> devices_;  // CUDA ordinal
+  std::atomic<bool> logged_read_{false};
 };
 
 // `inner` run on host copies of a call's device inputs (see above); calls

@@ -3,7 +3,7 @@
 //
 //   guardjit run GRAPH [--input
 //   NAME=DTYPE[d0,...][:random|zeros|ones|v0,v1,...]]...
-//                      [--repeat N] [--seed N] [--print]
+//                      [--repeat N] [--seed N] [--print] [--explain]
 //   guardjit check GRAPH
 //   guardjit compile GRAPH [--target cpu|cuda:sm_XX]
 //                          [--input NAME=DTYPE[d0,...]]... [--emulate]
@@ -42,7 +42,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: guardjit run GRAPH [--input "
     "NAME=DTYPE[d0,d1,...][:random|zeros|ones|v0,v1,...]]...\n"
-    "                          [--repeat N] [--seed N] [--print]\n"
+    "                          [--repeat N] [--seed N] [--print] "
+    "[--explain]\n"
     "       guardjit check GRAPH\n"
     "       guardjit compile GRAPH [--target cpu|cuda:sm_XX] "
     "[--input NAME=DTYPE[d0,...]]...\n"
@@ -62,7 +63,10 @@ constexpr char kUsage[] =
     "and\n"
     "       prints each output: shape, dtype and values (a summary unless "
     "--print),\n"
-    "       then the time per call over --repeat calls (default 1).\n"
+    "       then the time per call over --repeat calls (default 1), and "
+    "with\n"
+    "       --explain the function's explain() (graphs, breaks, guards, "
+    "compiles).\n"
     "check  validates the graph and prints it as torch.fx's print_tabular "
     "does.\n"
     "compile specializes the graph for the inputs' dtypes and shapes and "
@@ -135,6 +139,7 @@ struct RunFlags {
   long repeat = 1;
   unsigned long long seed = 0;
   bool print_all = false;
+  bool explain = false;
   // compile only.
   std::string target = "cpu";
   bool emulate = false;
@@ -184,6 +189,8 @@ int ParseRunFlags(const std::string& command,
       flags->seed = static_cast<unsigned long long>(seed);
     } else if (!compile && arg == "--print") {
       flags->print_all = true;
+    } else if (!compile && arg == "--explain") {
+      flags->explain = true;
     } else if (arg.rfind("--", 0) == 0) {
       return UsageError("unknown flag '" + arg + "'");
     } else if (flags->graph.empty()) {
@@ -271,6 +278,12 @@ int Run(const std::vector<std::string>& args) {
         "time: first call %.3f ms; next %zu calls mean %.3f ms, min %.3f ms\n",
         times[0], times.size() - 1, sum / static_cast<double>(times.size() - 1),
         best);
+  }
+  if (flags.explain) {
+    char* text = nullptr;
+    if (Failed(gj_function_explain(h.function, &text))) return kExitError;
+    std::printf("explain:\n%s", text);
+    gj_string_destroy(text);
   }
   return 0;
 }

@@ -302,8 +302,21 @@ TEST(DynamicShapesTest, DataDependentBranchIsAGraphBreak) {
       b.AddNode("out", "getitem", {Arg::Ref("cond"), Arg::Int(0)}).ok());
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
   auto graph = std::shared_ptr<const Graph>(*b.Finish());
+  // The graph runs as two segments: sum and predicate, then the taken
+  // branch (core/graph_segments.h).
   Harness h(graph, {"data_dependent"});
-  auto r = h.Call({RandomTensor(DType::kFloat32, {3}, 1)});
+  for (double sign : {1.0, -1.0, 1.0}) {
+    Tensor x = testing::MakeTensor(DType::kFloat32, {3},
+                                   {sign * 1, sign * 2, sign * 3});
+    h.CallAndCheck({x});
+  }
+  EXPECT_EQ(h.f().stats().graph_count, 3);
+  EXPECT_EQ(h.f().stats().graph_break_count, 1);
+  // fullgraph: the break is an error naming the node, on every call.
+  FunctionOptions fullgraph{"data_dependent"};
+  fullgraph.fullgraph = true;
+  Harness strict(graph, fullgraph);
+  auto r = strict.Call({RandomTensor(DType::kFloat32, {3}, 1)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(r.status().message(), HasSubstr("node 'cond'"));
   EXPECT_THAT(r.status().message(), HasSubstr("graph break"));

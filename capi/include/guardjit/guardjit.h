@@ -569,7 +569,11 @@ GJ_EXPORT gj_error* gj_function_get_stats(const gj_function* function,
                                           gj_function_stats* stats);
 /* torch._dynamo.explain()-style text: graph and op counts, ops, guards of
  * every entry, compile times, cache state, counters, recompile reasons,
- * guard latency. Free *out_text with gj_string_destroy. */
+ * guard latency. For a graph that breaks (see fullgraph): the graphs reached
+ * so far, "Graph Break Count", each break's reason naming the node
+ * ("data-dependent predicate: cond 'cond' reads the value of 'lt'"), and
+ * ops, guards and compile times per graph. Free *out_text with
+ * gj_string_destroy. */
 GJ_EXPORT gj_error* gj_function_explain(const gj_function* function,
                                         char** out_text);
 /* The guards of every cache entry in TREE_GUARD_MANAGER form, most recently
