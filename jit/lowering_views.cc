@@ -79,10 +79,13 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
         std::vector<IndexExpr> in(in_sizes.size());
         IndexExpr stride = IndexExpr::Const(1);
         for (int d = static_cast<int>(in_sizes.size()) - 1; d >= 0; --d) {
-          in[d] = in_sizes[d].is_const(1)
-                      ? IndexExpr::Const(0)
-                      : IndexExpr::Mod(IndexExpr::FloorDiv(linear, stride),
-                                       in_sizes[d]);
+          // The outermost dim needs no modulo (the linear index is below
+          // the element count): a dynamic entry's symbolic batch would
+          // cost a division per element.
+          const IndexExpr div = IndexExpr::FloorDiv(linear, stride);
+          in[d] = in_sizes[d].is_const(1) ? IndexExpr::Const(0)
+                  : d == 0                ? div
+                                          : IndexExpr::Mod(div, in_sizes[d]);
           stride = stride * in_sizes[d];
         }
         return in;
@@ -170,6 +173,18 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
   return Unsupported("view");
 }
 
+// Whether `strides` lay out `sizes` contiguously (dims of size 1 may have
+// any stride).
+bool IsContiguous(const std::vector<IndexExpr>& sizes,
+                  const std::vector<IndexExpr>& strides) {
+  const std::vector<IndexExpr> contiguous = ContiguousStrideExprs(sizes);
+  if (strides.size() != sizes.size()) return false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!sizes[d].is_const(1) && strides[d] != contiguous[d]) return false;
+  }
+  return true;
+}
+
 // Views of memory stay memory with new strides (what the eager kernel
 // returns); views of computed values remap the index. Never a copy.
 Outputs ViewLowering(LoweringContext& ctx, const Node& node,
@@ -203,6 +218,16 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
       v.offset = src.offset + IndexExpr::Const(geometry->offset);
       return std::vector<int>{ctx.Add(std::move(v))};
     }
+  }
+  // A reshape of contiguous memory is contiguous memory, whatever the
+  // sizes: no index remap (whose divisions by symbolic sizes a dynamic
+  // entry's kernels would pay per element).
+  if (src.kind == LValue::Kind::kBuffer && op == ViewOp::kView &&
+      IsContiguous(src.sizes, src.strides)) {
+    LValue v = src;
+    v.sizes = out_sizes;
+    v.strides = ContiguousStrideExprs(out_sizes);
+    return std::vector<int>{ctx.Add(std::move(v))};
   }
   ASSIGN_OR_RETURN(RemapFn remap, LogicalRemap(op, args, src, out_sizes));
   const int view = ctx.View(source, out_sizes, std::move(remap));

@@ -335,6 +335,33 @@ TEST(DynamicConformanceTest, CodegenLogShowsSizeParameters) {
   EXPECT_THAT(log, HasSubstr("i1 < s1"));
 }
 
+// Reshapes over a symbolic batch divide by no symbol: a reshape of
+// contiguous memory stays memory, and a reshape of a computed value maps its
+// outermost dim without a modulo.
+TEST(DynamicConformanceTest, ReshapesOverASymbolicBatchDivideByNoSymbol) {
+  GraphBuilder b("reshapes");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "m", "aten.view.default", {Arg::Ref("x"), Ints({-1, 4})});
+  AddNode(b, "e", "aten.exp.default", {Arg::Ref("m")});
+  AddNode(b, "v", "aten.view.default", {Arg::Ref("e"), Ints({-1, 8, 4})});
+  AddNode(b, "s", "aten.add.Tensor", {Arg::Ref("v"), Arg::Ref("x")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("s")}).ok());
+  auto graph = Finish(b);
+  const auto calls = Calls(DType::kFloat32, [](int64_t n, int64_t) {
+    return std::vector<Shape>{{n, 8, 4}};
+  });
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(graph, calls[0], {{0, 0}});
+  ASSERT_NE(entry.graph, nullptr);
+  auto plan = SharedJit().PlanFor(*entry.graph, entry.spec);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan->ToString(), ::testing::Not(HasSubstr("% s0")));
+  EXPECT_THAT(plan->ToString(), ::testing::Not(HasSubstr("// s0")));
+  auto exe = ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls);
+  EXPECT_EQ(Describe(exe),
+            "jit: 1 fused kernels, 0 eager nodes, 1 size symbols");
+}
+
 // What the JIT leaves to eager kernels inside a dynamic program (integer
 // division) runs there at each call's sizes. Still matches eager.
 TEST(DynamicConformanceTest, EagerStepsRunAtEachCallsSizes) {
