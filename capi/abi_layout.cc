@@ -59,6 +59,7 @@ GJ_OFFSET(gj_function_options, num_mark_dynamic, 32);
 GJ_OFFSET(gj_function_options, fullgraph, 40);
 GJ_OFFSET(gj_function_options, mode, 44);
 GJ_OFFSET(gj_function_options, max_graphs_per_entry, 48);
+GJ_OFFSET(gj_function_options, compile, 52);
 
 GJ_OFFSET(gj_call_options, struct_size, 0);
 GJ_OFFSET(gj_call_options, grad_mode, 8);
@@ -87,6 +88,7 @@ GJ_OFFSET(gj_function_stats, cuda_graph_pointer_updates, 112);
 GJ_OFFSET(gj_function_stats, cuda_graph_recaptures, 120);
 GJ_OFFSET(gj_function_stats, cuda_graph_evictions, 128);
 GJ_OFFSET(gj_function_stats, cuda_graph_pool_bytes, 136);
+GJ_OFFSET(gj_function_stats, eager_while_compiling, 144);
 
 GJ_OFFSET(gj_compile_report_options, struct_size, 0);
 GJ_OFFSET(gj_compile_report_options, target, 8);

@@ -2,7 +2,9 @@
 #define GUARDJIT_CAPI_CONTEXT_H_
 
 #include <memory>
+#include <mutex>
 
+#include "core/compile_queue.h"
 #include "core/compiler.h"
 #include "runtime/caching_host_allocator.h"
 
@@ -16,6 +18,19 @@ struct gj_context {
   std::shared_ptr<guardjit::Compiler> compiler;
   std::shared_ptr<guardjit::Compiler> device_compiler;
   std::shared_ptr<guardjit::CachingHostAllocator> allocator;
+  // The background thread of GJ_COMPILE_ASYNC functions, started by the
+  // first one (CompileQueueOf); functions keep it alive.
+  std::once_flag compile_queue_once;
+  std::shared_ptr<guardjit::CompileQueue> compile_queue;
 };
+
+// The context's compile queue, started on first use. Thread-safe.
+inline std::shared_ptr<guardjit::CompileQueue> CompileQueueOf(
+    gj_context* context) {
+  std::call_once(context->compile_queue_once, [context] {
+    context->compile_queue = std::make_shared<guardjit::CompileQueue>(1);
+  });
+  return context->compile_queue;
+}
 
 #endif  // GUARDJIT_CAPI_CONTEXT_H_

@@ -48,6 +48,7 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     core_options.mark_dynamic.push_back({d.input, d.dim, d.min, d.max});
   }
   core_options.fullgraph = options.fullgraph;
+  core_options.compile_queue = options.compile_queue;
   ASSIGN_OR_RETURN(
       std::unique_ptr<guardjit::Function> cache,
       guardjit::Function::Create(graph, std::move(compiler), core_options));
@@ -154,6 +155,7 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, mode);
     GJ_READ_OPTION(opts, options, max_graphs_per_entry);
     GJ_READ_OPTION(opts, options, fullgraph);
+    GJ_READ_OPTION(opts, options, compile);
   }
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
@@ -199,6 +201,13 @@ absl::StatusOr<FunctionOptions> ReadOptions(
   result.max_graphs_per_entry =
       opts.max_graphs_per_entry == 0 ? 8 : opts.max_graphs_per_entry;
   result.fullgraph = opts.fullgraph != 0;
+  if (RawEnum(opts.compile) != GJ_COMPILE_SYNC &&
+      RawEnum(opts.compile) != GJ_COMPILE_ASYNC) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kFn, ": options->compile is ", RawEnum(opts.compile),
+                     "; expected a gj_compile_mode"));
+  }
+  result.compile_async = opts.compile == GJ_COMPILE_ASYNC;
   return result;
 }
 
@@ -218,6 +227,7 @@ void gj_function_options_init(gj_function_options* options) {
   options->mode = GJ_MODE_DEFAULT;
   options->max_graphs_per_entry = 0;
   options->fullgraph = 0;
+  options->compile = GJ_COMPILE_SYNC;
 }
 
 void gj_function_options_init_v(gj_function_options* options,
@@ -237,6 +247,7 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     if (graph == nullptr) return NullArgument(kFn, "graph");
     ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
                      guardjit::capi::ReadOptions(options));
+    if (opts.compile_async) opts.compile_queue = CompileQueueOf(context);
     auto function =
         guardjit::capi::Function::Create(graph->graph, context->device_compiler,
                                          std::move(opts), context->allocator);

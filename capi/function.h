@@ -28,6 +28,10 @@ struct FunctionOptions {
   gj_function_mode mode = GJ_MODE_DEFAULT;
   int32_t max_graphs_per_entry = 8;
   bool fullgraph = false;
+  // GJ_COMPILE_ASYNC: misses compile on the context's queue while the call
+  // runs eagerly.
+  bool compile_async = false;
+  std::shared_ptr<CompileQueue> compile_queue;
 };
 
 // The ambient state a call runs under (what a guard cache will key on).

@@ -72,6 +72,7 @@ gj_error* gj_function_get_stats(const gj_function* function,
     full.cuda_graph_pool_bytes = g.pool_bytes.load(std::memory_order_relaxed);
     full.graph_count = s.graph_count;
     full.graph_break_count = s.graph_break_count;
+    full.eager_while_compiling = s.eager_while_compiling;
     // An older host's struct is shorter: write only what it has.
     const size_t size =
         stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);

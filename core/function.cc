@@ -73,11 +73,34 @@ Function::Function(std::shared_ptr<const Graph> graph,
       options_(std::move(options)),
       policy_(options_.recompile_limit) {
   for (int i : graph_->inputs()) input_names_.push_back(graph_->node(i).name);
+  if (options_.compile_queue != nullptr) {
+    async_ = std::make_shared<AsyncCompiles>();
+  }
   tables_.push_back(std::make_unique<GuardTable>());
   table_.store(tables_.back().get(), std::memory_order_release);
 }
 
-Function::~Function() = default;
+Function::~Function() {
+  if (async_ == nullptr) return;
+  // Queued compiles see the flag and return; one in progress finishes.
+  std::unique_lock<std::mutex> lock(async_->mu);
+  async_->cancelled = true;
+  async_->cv.wait(lock, [this] { return async_->in_flight == 0; });
+}
+
+Function::OwnedCall::OwnedCall(const CallSignature& call)
+    : ambient(call.ambient) {
+  for (const InputView& v : call.inputs) {
+    sizes.emplace_back(v.sizes, v.sizes + v.rank);
+    strides.emplace_back(v.strides, v.strides + v.rank);
+  }
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    InputView v = call.inputs[i];
+    v.sizes = sizes[i].data();
+    v.strides = strides[i].data();
+    views.push_back(v);
+  }
+}
 
 CacheEntry* Function::Hit(const CallSignature& call) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
@@ -246,6 +269,11 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
     }
     auto it = pending_.find(key);
     if (it == pending_.end()) break;
+    if (async_ != nullptr && !precompile && fallback_ != nullptr) {
+      // Compiling in the background: answer now.
+      eager_while_compiling_.fetch_add(1, std::memory_order_relaxed);
+      return fallback_.get();
+    }
     std::shared_ptr<Pending> pending = it->second;
     pending_cv_.wait(lock, [&] { return pending->done; });
   }
@@ -254,6 +282,11 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
     return absl::FailedPreconditionError(absl::StrCat(
         "function '", options_.name, "' has reached its recompile limit (",
         policy_.limit(), "); calls that miss run eagerly"));
+  }
+  if (!precompile && eager_keys_.contains(key)) {
+    // Its background compile failed (logged): these guards run eagerly.
+    fallback_calls_.fetch_add(1, std::memory_order_relaxed);
+    return fallback_.get();
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> failures;
@@ -283,11 +316,60 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
             "\n    triggered by the following guard failure(s):\n    - ",
             absl::StrJoin(failures, "\n    - ")));
   }
+  const bool background = async_ != nullptr && !precompile;
+  if (background && fallback_ == nullptr) {
+    ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
+  }
   ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, DynamicDims(call));
   auto pending = std::make_shared<Pending>();
   pending_.emplace(key, pending);
+  if (background) {
+    // GJ_COMPILE_ASYNC: the entry compiles on the context's queue from a
+    // copy of the call's metadata; this call runs eagerly.
+    eager_while_compiling_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> in_flight(async_->mu);
+      ++async_->in_flight;
+    }
+    options_.compile_queue->Schedule(
+        [this, state = async_, owned = std::make_shared<OwnedCall>(call),
+         dynamic = std::move(dynamic), key, reason, pending]() mutable {
+          bool cancelled;
+          {
+            std::lock_guard<std::mutex> in_flight(state->mu);
+            cancelled = state->cancelled;
+          }
+          if (!cancelled) {
+            auto built = Build(owned->signature(), std::move(dynamic), key,
+                               reason, pending);
+            if (!built.ok()) {
+              {
+                std::lock_guard<std::mutex> relock(mu_);
+                eager_keys_.insert(key);
+              }
+              Log(LogTopic::kWarnings,
+                  absl::StrCat("function '", options_.name,
+                               "': the background compile failed (",
+                               built.status().message(),
+                               "); calls with these guards run eagerly"));
+            }
+          }
+          {
+            std::lock_guard<std::mutex> in_flight(state->mu);
+            --state->in_flight;
+          }
+          state->cv.notify_all();
+        });
+    return fallback_.get();
+  }
   lock.unlock();
+  return Build(call, std::move(dynamic), key, reason, pending);
+}
 
+absl::StatusOr<const Executable*> Function::Build(
+    const CallSignature& call, std::vector<DynamicDim> dynamic,
+    const std::string& key, const std::string& reason,
+    std::shared_ptr<Pending> pending) {
   // Whatever happens below, waiters on this key wake up and look again.
   auto finish = [&](std::unique_ptr<CacheEntry> entry) -> CacheEntry* {
     std::lock_guard<std::mutex> relock(mu_);
@@ -456,6 +538,7 @@ FunctionStats Function::stats() const {
       s.fallback_calls += g.fallback_calls;
       s.cache_entries += g.cache_entries;
       s.compile_ms_total += g.compile_ms_total;
+      s.eager_while_compiling += g.eager_while_compiling;
       if (g.guard_ns_mean > 0) {
         guard_ns += g.guard_ns_mean;
         ++sampled;
@@ -479,6 +562,7 @@ FunctionStats Function::stats() const {
   for (const auto& e : entries_)
     s.hits += e->hits.load(std::memory_order_relaxed);
   s.compile_ms_total = compile_ms_total_;
+  s.eager_while_compiling = eager_while_compiling_.load();
   return s;
 }
 
@@ -575,6 +659,15 @@ std::string Function::Explain() const {
                                         "recompiles: %d, eager fallback: %d\n",
                                         s.calls, s.hits, s.misses, s.recompiles,
                                         s.fallback_calls));
+  if (async_ != nullptr) {
+    std::lock_guard<std::mutex> in_flight(async_->mu);
+    absl::StrAppend(
+        &out, absl::StrFormat("Compile: async, %d compiling now, %d calls "
+                              "answered eagerly while compiling, %d keys "
+                              "eager after a failed compile\n",
+                              async_->in_flight, s.eager_while_compiling,
+                              static_cast<int>(eager_keys_.size())));
+  }
   absl::StrAppend(&out, "Recompile Reasons:\n");
   for (const std::string& r : policy_.recompile_reasons())
     absl::StrAppend(&out, "  ", r, "\n");
@@ -641,6 +734,10 @@ std::string Function::ExplainSegments() const {
                                         "recompiles: %d, eager fallback: %d\n",
                                         s.calls, s.hits, s.misses, s.recompiles,
                                         s.fallback_calls));
+  if (options_.compile_queue != nullptr) {
+    absl::StrAppend(&out, "Compile: async, ", s.eager_while_compiling,
+                    " calls answered eagerly while compiling\n");
+  }
   absl::StrAppend(&out, "Recompile Reasons:\n");
   for (size_t i = 0; i < graphs.size(); ++i) {
     for (const std::string& r : graphs[i]->RecompileReasons())

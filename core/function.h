@@ -42,6 +42,8 @@ struct FunctionStats {
   // segment missed).
   int64_t graph_count = 1;
   int64_t graph_break_count = 0;
+  // Calls run eagerly while their entry compiled in the background.
+  int64_t eager_while_compiling = 0;
 };
 
 // A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no
@@ -112,6 +114,33 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx);
+  // A compile in flight for one miss key.
+  struct Pending {
+    bool done = false;  // guarded by mu_
+  };
+  // Specializes and compiles the entry for `call` (registered as pending
+  // under `key`) and publishes it. Holds no lock while compiling.
+  absl::StatusOr<const Executable*> Build(const CallSignature& call,
+                                          std::vector<DynamicDim> dynamic,
+                                          const std::string& key,
+                                          const std::string& reason,
+                                          std::shared_ptr<Pending> pending);
+  // What a background compile reads of a call, owned past the call.
+  struct OwnedCall {
+    explicit OwnedCall(const CallSignature& call);
+    CallSignature signature() const { return {views, ambient}; }
+    std::vector<std::vector<int64_t>> sizes, strides;
+    std::vector<InputView> views;
+    AmbientState ambient;
+  };
+  // Background compiles of this function (GJ_COMPILE_ASYNC), shared with
+  // their queued tasks; the destructor cancels and waits for them.
+  struct AsyncCompiles {
+    std::mutex mu;
+    std::condition_variable cv;
+    int in_flight = 0;
+    bool cancelled = false;
+  };
   // The entry that serves `call` on the lock-free path (counted), or null.
   CacheEntry* Hit(const CallSignature& call);
   // The executable for `call`: its entry's (waiting for a compile of the
@@ -132,10 +161,6 @@ class Function {
   };
   absl::StatusOr<Specialized> Specialize(const CallSignature& call,
                                          std::vector<DynamicDim> dynamic) const;
-  // A compile in flight for one miss key.
-  struct Pending {
-    bool done = false;  // guarded by mu_
-  };
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
   // The dims to make symbolic on this compile (mark_dynamic, dynamic mode,
   // automatic dynamic). Called under mu_.
@@ -152,6 +177,8 @@ class Function {
   std::unique_ptr<GraphSegments> segments_;
   absl::Status fullgraph_error_;
   std::atomic<int64_t> segment_hits_{0};
+  std::shared_ptr<AsyncCompiles> async_;  // set with options_.compile_queue
+  std::atomic<int64_t> eager_while_compiling_{0};
 
   std::atomic<const GuardTable*> table_;
   std::atomic<uint64_t> tick_{0};
@@ -167,6 +194,8 @@ class Function {
   std::vector<std::unique_ptr<GuardTable>>
       tables_;  // kept: readers may hold old ones
   std::unique_ptr<Executable> fallback_;
+  // Miss keys whose background compile failed: they run eagerly.
+  absl::flat_hash_set<std::string> eager_keys_;
   RecompilePolicy policy_;
   double compile_ms_total_ = 0;
   // Automatic dynamic state: the first compile's sizes and the dims that

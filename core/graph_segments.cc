@@ -57,6 +57,7 @@ FunctionOptions GraphSegments::SegmentOptions(
   out.name = std::move(name);
   out.recompile_limit = options_.recompile_limit;
   out.dynamic = options_.dynamic;
+  out.compile_queue = options_.compile_queue;
   for (const DynamicDim& d : options_.mark_dynamic) {
     for (size_t k = 0; k < graph_inputs.size(); ++k) {
       if (graph_inputs[k] == d.input) {

@@ -1,11 +1,13 @@
 #ifndef GUARDJIT_CORE_RECOMPILE_POLICY_H_
 #define GUARDJIT_CORE_RECOMPILE_POLICY_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/compile_queue.h"
 #include "core/symbolic_inputs.h"
 
 namespace guardjit {
@@ -27,6 +29,10 @@ struct FunctionOptions {
   // torch.compile(fullgraph=True): a graph break is an error naming the node
   // and the reason instead of a split into segments.
   bool fullgraph = false;
+  // GJ_COMPILE_ASYNC: a miss runs the eager fallback at once and compiles
+  // its entry on this queue (the context's); null: the missing call
+  // compiles.
+  std::shared_ptr<CompileQueue> compile_queue;
 };
 
 // Decides, on a miss, whether to compile another entry: TorchDynamo's

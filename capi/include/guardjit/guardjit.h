@@ -359,6 +359,13 @@ typedef enum gj_function_mode {
   GJ_MODE_REDUCE_OVERHEAD = 1 /* CUDA graphs per entry and size key */
 } gj_function_mode;
 
+/* Since 0.8: when a miss compiles (gj_function_options.compile). */
+typedef enum gj_compile_mode {
+  GJ_COMPILE_SYNC = 0, /* the missing call compiles, then runs the entry */
+  GJ_COMPILE_ASYNC = 1 /* the missing call runs eagerly; the entry compiles
+                          in the background */
+} gj_compile_mode;
+
 typedef struct gj_function_options {
   size_t struct_size;
   /* For logs and explain(); NULL = the graph's name. Copied. */
@@ -384,6 +391,16 @@ typedef struct gj_function_options {
   /* Since 0.8: CUDA graphs kept per cache entry in reduce-overhead mode (one
    * per size key); 0 = the default, 8. Negative is INVALID_ARGUMENT. */
   int32_t max_graphs_per_entry;
+  /* Since 0.8: GJ_COMPILE_ASYNC makes a miss answer at once: the call runs
+   * on the reference kernels (the eager interpreter) while the entry
+   * compiles on a background thread of the context, and later calls with
+   * the same guards use the compiled entry once it is published. A server
+   * sees no compile stall on a new shape. Calls that miss on a key already
+   * compiling run eagerly too (gj_function_stats.eager_while_compiling). A
+   * background compile that fails is logged as a warning and its key stays
+   * eager (counted in fallback_calls). Destroying the function waits for its
+   * compile in progress and cancels the queued ones. */
+  gj_compile_mode compile;
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
@@ -559,6 +576,9 @@ typedef struct gj_function_stats {
   int64_t cuda_graph_recaptures;
   int64_t cuda_graph_evictions;
   int64_t cuda_graph_pool_bytes;
+  /* Since 0.8: calls answered by the eager interpreter because their entry
+   * was compiling in the background (GJ_COMPILE_ASYNC). */
+  int64_t eager_while_compiling;
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
