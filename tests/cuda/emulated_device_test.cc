@@ -522,6 +522,42 @@ TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
   EXPECT_TRUE(named) << "no codegen log names node 'addmm'";
 }
 
+// Dynamo's toy example on the device: the head's predicate is read on the
+// host (the break's one synchronization) and each branch's continuation
+// runs as device kernels.
+TEST_F(EmulatedDeviceTest, GraphBreakReadsThePredicateFromTheDevice) {
+  gj_graph* graph = nullptr;
+  ASSERT_GJ_OK(gj_graph_from_file(
+      ctx_, GJ_EXAMPLES_DIR "/seed_graph_break.pbtxt", nullptr, &graph));
+  graphs_.push_back(graph);
+  gj_function* fn = nullptr;
+  ASSERT_GJ_OK(gj_function_create(ctx_, graph, nullptr, &fn));
+  functions_.push_back(fn);
+  for (float shift : {3.0f, -3.0f, 3.0f}) {
+    DeviceTensor<float> a({37}, F32(), kDLCUDA), b({37}, F32(), kDLCUDA);
+    Fill(a.values(), a.count, 7);
+    Fill(b.values(), b.count, 8);
+    for (size_t i = 0; i < b.count; ++i) b.values()[i] += shift;
+    const auto expected = CpuResults(fn, {&a.dl, &b.dl});
+    ASSERT_EQ(expected.size(), 1u);
+    const int64_t launches = EmulatedCudaDriver::counters().launches;
+    DeviceTensor<float> out({37}, F32(), kDLCUDA);
+    const DLTensor* in[] = {&a.dl, &b.dl};
+    const DLTensor* outs[] = {&out.dl};
+    ASSERT_GJ_OK(gj_function_call(fn, in, 2, outs, 1, nullptr));
+    EXPECT_GT(EmulatedCudaDriver::counters().launches, launches);
+    for (size_t i = 0; i < out.count; ++i) {
+      ASSERT_NEAR(out.values()[i], expected[0][i], 1e-6) << i;
+    }
+  }
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_GJ_OK(gj_function_get_stats(fn, &stats));
+  // Each segment has a CPU entry (the CpuResults calls) and a CUDA one.
+  EXPECT_EQ(stats.graph_count, 3);
+  EXPECT_EQ(stats.cache_entries, 6);
+}
+
 }  // namespace
 }  // namespace guardjit
 
