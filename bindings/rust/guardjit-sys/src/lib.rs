@@ -1,4 +1,4 @@
-//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.6)
+//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.8)
 //! and the parts of DLPack 0.6 (`dlpack/dlpack.h`) it uses, written by hand
 //! to match the header declaration for declaration.
 //!
@@ -90,7 +90,7 @@ pub struct DLManagedTensor {
 // guardjit.h
 
 pub const GJ_API_VERSION_MAJOR: u32 = 0;
-pub const GJ_API_VERSION_MINOR: u32 = 7;
+pub const GJ_API_VERSION_MINOR: u32 = 8;
 
 /// DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it).
 pub const GJ_DL_BOOL: u8 = 6;
@@ -231,6 +231,16 @@ pub const GJ_DYNAMIC_AUTO: gj_dynamic_mode = 0;
 pub const GJ_DYNAMIC_STATIC: gj_dynamic_mode = 1;
 pub const GJ_DYNAMIC_DYNAMIC: gj_dynamic_mode = 2;
 
+/// `gj_function_mode` (since 0.8): how a function runs its CUDA calls.
+pub type gj_function_mode = c_uint;
+pub const GJ_MODE_DEFAULT: gj_function_mode = 0;
+pub const GJ_MODE_REDUCE_OVERHEAD: gj_function_mode = 1;
+
+/// `gj_compile_mode` (since 0.8): when a miss compiles.
+pub type gj_compile_mode = c_uint;
+pub const GJ_COMPILE_SYNC: gj_compile_mode = 0;
+pub const GJ_COMPILE_ASYNC: gj_compile_mode = 1;
+
 /// `mark_dynamic(input, dim, min, max)` (since 0.3).
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -251,6 +261,15 @@ pub struct gj_function_options {
     /// Since 0.3.
     pub mark_dynamic: *const gj_dynamic_dim,
     pub num_mark_dynamic: usize,
+    /// Since 0.8: nonzero makes a graph break UNIMPLEMENTED.
+    pub fullgraph: i32,
+    /// Since 0.8.
+    pub mode: gj_function_mode,
+    /// Since 0.8: CUDA graphs per cache entry in reduce-overhead mode;
+    /// 0 = 8.
+    pub max_graphs_per_entry: i32,
+    /// Since 0.8.
+    pub compile: gj_compile_mode,
 }
 
 #[repr(C)]
@@ -291,6 +310,19 @@ pub struct gj_function_stats {
     pub cache_entries: i64,
     pub compile_ms_total: f64,
     pub guard_ns_mean: f64,
+    /// Since 0.8: graphs (segments) reached, and the breaks between them.
+    pub graph_count: i64,
+    pub graph_break_count: i64,
+    /// Since 0.8: reduce-overhead mode's CUDA graphs, over all entries.
+    pub cuda_graphs_recorded: i64,
+    pub cuda_graph_replays: i64,
+    pub cuda_graph_pointer_updates: i64,
+    pub cuda_graph_recaptures: i64,
+    pub cuda_graph_evictions: i64,
+    pub cuda_graph_pool_bytes: i64,
+    /// Since 0.8: calls run eagerly while their entry compiled in the
+    /// background (`GJ_COMPILE_ASYNC`).
+    pub eager_while_compiling: i64,
 }
 
 /// Since 0.6.

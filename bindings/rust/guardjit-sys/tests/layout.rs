@@ -120,17 +120,23 @@ fn table() -> Table {
         gj_graph_load_options { struct_size, external_data_dir }
         gj_arg { kind, name, i, f, str, dtype, ints, floats, refs, len }
         gj_dynamic_dim { input, dim, min, max }
-        gj_function_options { struct_size, name, recompile_limit, dynamic, mark_dynamic, num_mark_dynamic }
+        gj_function_options {
+            struct_size, name, recompile_limit, dynamic, mark_dynamic, num_mark_dynamic, fullgraph, mode,
+            max_graphs_per_entry, compile,
+        }
         gj_call_options { struct_size, grad_mode, deterministic, requires_grad, cancel, timeout_us, stream, synchronize }
         gj_function_stats {
             struct_size, calls, hits, misses, compiles, recompiles, fallback_calls, cache_entries,
-            compile_ms_total, guard_ns_mean,
+            compile_ms_total, guard_ns_mean, graph_count, graph_break_count, cuda_graphs_recorded,
+            cuda_graph_replays, cuda_graph_pointer_updates, cuda_graph_recaptures, cuda_graph_evictions,
+            cuda_graph_pool_bytes, eager_while_compiling,
         }
         gj_compile_report_options { struct_size, target, emulate, seed }
         gj_compile_check { struct_size, checked, run_code, max_abs_error, within_tolerance }
     }
     enums! { t;
         DLDeviceType, DLDataTypeCode, gj_error_code, gj_backend, gj_dtype, gj_arg_kind, gj_dynamic_mode,
+        gj_function_mode, gj_compile_mode,
     }
     consts! { t;
         DLPACK_VERSION,
@@ -148,6 +154,7 @@ fn table() -> Table {
         GJ_ARG_NONE, GJ_ARG_REF, GJ_ARG_INT, GJ_ARG_FLOAT, GJ_ARG_BOOL, GJ_ARG_STRING, GJ_ARG_DTYPE,
         GJ_ARG_DEVICE, GJ_ARG_INT_LIST, GJ_ARG_FLOAT_LIST, GJ_ARG_REF_LIST, GJ_ARG_SUBGRAPH,
         GJ_DYNAMIC_AUTO, GJ_DYNAMIC_STATIC, GJ_DYNAMIC_DYNAMIC,
+        GJ_MODE_DEFAULT, GJ_MODE_REDUCE_OVERHEAD, GJ_COMPILE_SYNC, GJ_COMPILE_ASYNC,
     }
     t
 }
@@ -236,7 +243,7 @@ fn layouts_and_constants_match_the_c_header() {
         mismatches.join("\n")
     );
     assert_eq!(c.len(), table.rust.len());
-    // Structs 14, enums 7, constants: a sanity check that the table is full.
+    // Structs 14, enums 9, constants: a sanity check that the table is full.
     assert!(table.rust.len() > 200, "{} checks", table.rust.len());
 }
 

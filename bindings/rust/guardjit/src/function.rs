@@ -38,6 +38,50 @@ impl DynamicMode {
     }
 }
 
+/// How a function runs its CUDA calls (`gj_function_mode`, since C API
+/// 0.8); CPU calls ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FunctionMode {
+    /// Plain kernel launches.
+    #[default]
+    Default,
+    /// torch.compile's `mode="reduce-overhead"`: each CUDA cache entry
+    /// records a CUDA graph per size key on its second call and replays it
+    /// afterwards, patching new input and output addresses into the
+    /// captured kernels.
+    ReduceOverhead,
+}
+
+impl FunctionMode {
+    fn to_raw(self) -> sys::gj_function_mode {
+        match self {
+            FunctionMode::Default => sys::GJ_MODE_DEFAULT,
+            FunctionMode::ReduceOverhead => sys::GJ_MODE_REDUCE_OVERHEAD,
+        }
+    }
+}
+
+/// When a cache miss compiles (`gj_compile_mode`, since C API 0.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CompileMode {
+    /// The missing call compiles its entry, then runs it.
+    #[default]
+    Sync,
+    /// The missing call runs on the eager interpreter at once while its
+    /// entry compiles on the context's background thread; later calls use
+    /// the entry once it is published (no compile stall on a new shape).
+    Async,
+}
+
+impl CompileMode {
+    fn to_raw(self) -> sys::gj_compile_mode {
+        match self {
+            CompileMode::Sync => sys::GJ_COMPILE_SYNC,
+            CompileMode::Async => sys::GJ_COMPILE_ASYNC,
+        }
+    }
+}
+
 /// `gj_function_options`; unset fields keep the library's defaults
 /// (`gj_function_options_init`).
 #[derive(Debug, Clone, Default)]
@@ -46,6 +90,10 @@ pub struct FunctionOptions {
     recompile_limit: Option<i32>,
     dynamic: Option<DynamicMode>,
     mark_dynamic: Vec<sys::gj_dynamic_dim>,
+    fullgraph: bool,
+    mode: FunctionMode,
+    max_graphs_per_entry: Option<i32>,
+    compile: CompileMode,
 }
 
 impl FunctionOptions {
@@ -95,6 +143,33 @@ impl FunctionOptions {
             min,
             max,
         });
+        self
+    }
+
+    /// torch.compile's `fullgraph=True`: a graph break (a cond whose
+    /// predicate reads tensor values, an op whose output size depends on
+    /// values) fails the call with `Unimplemented` naming the node, instead
+    /// of splitting the graph into segments (the default).
+    pub fn fullgraph(mut self, enabled: bool) -> Self {
+        self.fullgraph = enabled;
+        self
+    }
+
+    pub fn mode(mut self, mode: FunctionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// CUDA graphs kept per cache entry in [`FunctionMode::ReduceOverhead`]
+    /// (one per size key; past it the least recently used is evicted).
+    /// Default 8; 0 also means the default.
+    pub fn max_graphs_per_entry(mut self, n: u32) -> Self {
+        self.max_graphs_per_entry = Some(i32::try_from(n).unwrap_or(i32::MAX));
+        self
+    }
+
+    pub fn compile(mut self, mode: CompileMode) -> Self {
+        self.compile = mode;
         self
     }
 }
@@ -216,6 +291,28 @@ pub struct FunctionStats {
     pub compile_ms_total: f64,
     /// Guard lookup on hits, sampled.
     pub guard_ns_mean: f64,
+    /// Graphs (segments) reached so far: 1 for a function without graph
+    /// breaks. With breaks, `compiles`, `misses`, `cache_entries` and
+    /// `compile_ms_total` sum over the graphs and a hit is a call on which
+    /// no graph missed.
+    pub graph_count: i64,
+    pub graph_break_count: i64,
+    /// [`FunctionMode::ReduceOverhead`], over all entries: CUDA graphs
+    /// captured (re-captures included).
+    pub cuda_graphs_recorded: i64,
+    pub cuda_graph_replays: i64,
+    /// Kernel nodes patched with a call's new input or output addresses.
+    pub cuda_graph_pointer_updates: i64,
+    /// Keys recorded again after an eviction or a change the patching
+    /// could not express.
+    pub cuda_graph_recaptures: i64,
+    /// Graphs freed past [`FunctionOptions::max_graphs_per_entry`].
+    pub cuda_graph_evictions: i64,
+    /// Device bytes the entries' private pools hold now.
+    pub cuda_graph_pool_bytes: i64,
+    /// [`CompileMode::Async`]: calls run eagerly while their entry was
+    /// compiling in the background.
+    pub eager_while_compiling: i64,
 }
 
 /// A graph plus its compiled cache entries: each call is checked against
@@ -267,6 +364,12 @@ impl Function {
             raw.mark_dynamic = options.mark_dynamic.as_ptr();
             raw.num_mark_dynamic = options.mark_dynamic.len();
         }
+        raw.fullgraph = options.fullgraph.into();
+        raw.mode = options.mode.to_raw();
+        if let Some(n) = options.max_graphs_per_entry {
+            raw.max_graphs_per_entry = n;
+        }
+        raw.compile = options.compile.to_raw();
         Function::create(graph, &raw)
     }
 
@@ -462,11 +565,22 @@ impl Function {
             cache_entries: raw.cache_entries,
             compile_ms_total: raw.compile_ms_total,
             guard_ns_mean: raw.guard_ns_mean,
+            graph_count: raw.graph_count,
+            graph_break_count: raw.graph_break_count,
+            cuda_graphs_recorded: raw.cuda_graphs_recorded,
+            cuda_graph_replays: raw.cuda_graph_replays,
+            cuda_graph_pointer_updates: raw.cuda_graph_pointer_updates,
+            cuda_graph_recaptures: raw.cuda_graph_recaptures,
+            cuda_graph_evictions: raw.cuda_graph_evictions,
+            cuda_graph_pool_bytes: raw.cuda_graph_pool_bytes,
+            eager_while_compiling: raw.eager_while_compiling,
         })
     }
 
     /// torch._dynamo.explain()-style text: graph and op counts, guards of
-    /// every entry, compile times, cache state, recompile reasons.
+    /// every entry, compile times, cache state, recompile reasons; for a
+    /// function with graph breaks, "Graph Count", "Graph Break Count", each
+    /// break's reason and the ops and guards per graph.
     pub fn explain(&mut self) -> Result<String> {
         let mut text = ptr::null_mut();
         // SAFETY: a live function, &mut self; text owned on success.

@@ -63,7 +63,9 @@ pub use builder::{Arg, ArgValue, GraphBuilder};
 pub use context::{Backend, Context, ContextOptions, MemoryStats};
 pub use dtype::{DType, Element, BF16, F16};
 pub use error::{Error, ErrorCode, Result};
-pub use function::{CallOptions, DynamicMode, Function, FunctionOptions, FunctionStats};
+pub use function::{
+    CallOptions, CompileMode, DynamicMode, Function, FunctionMode, FunctionOptions, FunctionStats,
+};
 pub use graph::{CompileCheck, CompileReport, CompileReportOptions, Graph, LoadOptions};
 pub use log::{clear_log_handler, set_log_handler, set_log_topics};
 pub use tensor::{Tensor, TensorSpec, TensorView, TensorViewMut};

@@ -1,12 +1,12 @@
 //! Stats, explain, guard dumps, dynamic shapes, precompile, call options,
-//! logging and compile reports.
+//! logging, compile reports, graph breaks and function modes.
 
 mod common;
 
-use common::example;
+use common::{assert_close, example};
 use guardjit::{
-    CallOptions, CompileReportOptions, Context, DType, DynamicMode, Function, FunctionOptions,
-    Graph, Result, TensorSpec, TensorView,
+    CallOptions, CompileMode, CompileReportOptions, Context, DType, DynamicMode, ErrorCode,
+    Function, FunctionMode, FunctionOptions, Graph, Result, TensorSpec, TensorView,
 };
 use std::sync::{Arc, Mutex};
 
@@ -203,6 +203,100 @@ fn compile_report_for_the_cpu() -> Result<()> {
         .unwrap_err();
     assert_eq!(e.code(), guardjit::ErrorCode::InvalidArgument);
     assert!(e.message().contains("tpu:v9"), "{e}");
+    Ok(())
+}
+
+/// examples/seed_graph_break.pbtxt (Dynamo's toy example) on `a` and `b`,
+/// checked against a / (|a| + 1) * (b.sum() < 0 ? -b : b).
+fn call_graph_break(f: &Function, a: &[f32], b: &[f32]) -> Result<()> {
+    let shape = [a.len() as i64];
+    let out = f.call_alloc(&[TensorView::new(a, &shape)?, TensorView::new(b, &shape)?])?;
+    let sign = if b.iter().sum::<f32>() < 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    let want: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(&a, &b)| f64::from(a) / (f64::from(a).abs() + 1.0) * sign * f64::from(b))
+        .collect();
+    assert_close(out[0].as_slice::<f32>()?, &want, 1e-6);
+    Ok(())
+}
+
+#[test]
+fn graph_breaks_and_fullgraph() -> Result<()> {
+    let ctx = Context::new()?;
+    let graph = Graph::from_file(&ctx, example("seed_graph_break.pbtxt"))?;
+    let a: Vec<f32> = (0..10).map(|i| i as f32 - 4.5).collect();
+    let positive = vec![0.5f32; 10];
+    let negative = vec![-0.5f32; 10];
+
+    let mut f = Function::new(&graph)?;
+    call_graph_break(&f, &a, &positive)?;
+    let s = f.stats()?;
+    assert_eq!((s.graph_count, s.graph_break_count), (2, 1), "{s:?}");
+    let explain = f.explain()?;
+    assert!(explain.contains("Graph Count: 2"), "{explain}");
+    // The other branch is a third graph, compiled when first reached.
+    call_graph_break(&f, &a, &negative)?;
+    assert_eq!(f.stats()?.graph_count, 3);
+
+    let f = Function::with_options(&graph, &FunctionOptions::new().fullgraph(true))?;
+    let shape = [10];
+    let e = f
+        .call_alloc(&[
+            TensorView::new(&a, &shape)?,
+            TensorView::new(&positive, &shape)?,
+        ])
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Unimplemented, "{e}");
+    assert!(e.message().contains("graph break at node 'cond'"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn reduce_overhead_is_ignored_on_cpu() -> Result<()> {
+    let ctx = Context::new()?;
+    let options = FunctionOptions::new()
+        .mode(FunctionMode::ReduceOverhead)
+        .max_graphs_per_entry(2);
+    let mut f = seed_mul_with(&ctx, &options)?;
+    for _ in 0..3 {
+        call_seed_mul(&f, 10)?;
+    }
+    let s = f.stats()?;
+    assert_eq!((s.calls, s.hits, s.graph_count), (3, 2, 1), "{s:?}");
+    assert_eq!(
+        (
+            s.cuda_graphs_recorded,
+            s.cuda_graph_replays,
+            s.cuda_graph_pool_bytes
+        ),
+        (0, 0, 0),
+        "{s:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn async_compile_answers_eagerly_then_serves_the_entry() -> Result<()> {
+    let ctx = Context::new()?;
+    let mut f = seed_mul_with(&ctx, &FunctionOptions::new().compile(CompileMode::Async))?;
+    // Every call is right, eager or compiled; the entry is published within
+    // a few seconds and then hits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        call_seed_mul(&f, 10)?;
+        let s = f.stats()?;
+        if s.hits > 0 {
+            assert_eq!(s.compiles, 1, "{s:?}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never hit: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     Ok(())
 }
 
