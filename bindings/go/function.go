@@ -27,6 +27,35 @@ const (
 	DynamicDynamic DynamicMode = C.GJ_DYNAMIC_DYNAMIC
 )
 
+// Mode is gj_function_mode: how a function runs its CUDA calls (CPU calls
+// ignore it).
+type Mode int32
+
+// The modes of gj_function_mode.
+const (
+	// ModeDefault runs plain kernel launches.
+	ModeDefault Mode = C.GJ_MODE_DEFAULT
+	// ModeReduceOverhead is torch.compile's mode="reduce-overhead": each CUDA
+	// cache entry records a CUDA graph per size key on its second call and
+	// replays it afterwards, patching new input and output addresses into the
+	// captured kernels.
+	ModeReduceOverhead Mode = C.GJ_MODE_REDUCE_OVERHEAD
+)
+
+// CompileMode is gj_compile_mode: when a cache miss compiles.
+type CompileMode int32
+
+// The modes of gj_compile_mode.
+const (
+	// CompileSync compiles the entry in the missing call, then runs it.
+	CompileSync CompileMode = C.GJ_COMPILE_SYNC
+	// CompileAsync runs the missing call on the eager interpreter at once
+	// while the entry compiles on the context's background thread; later
+	// calls use the entry once it is published (no compile stall on a new
+	// shape).
+	CompileAsync CompileMode = C.GJ_COMPILE_ASYNC
+)
+
 // AnySize is the Max of a DynamicDim without an upper bound.
 const AnySize = int64(^uint64(0) >> 1)
 
@@ -47,6 +76,10 @@ type functionConfig struct {
 	recompileLimit *int
 	dynamic        DynamicMode
 	marks          []DynamicDim
+	fullgraph      bool
+	mode           Mode
+	maxGraphs      int
+	compile        CompileMode
 }
 
 // WithName names the function in logs and Explain (default: the graph's
@@ -70,6 +103,34 @@ func WithDynamic(m DynamicMode) FunctionOption {
 // DynamicStatic). Repeatable.
 func WithMarkDynamic(dims ...DynamicDim) FunctionOption {
 	return func(c *functionConfig) { c.marks = append(c.marks, dims...) }
+}
+
+// WithFullgraph(true) is torch.compile's fullgraph=True: a graph break (a
+// cond whose predicate reads tensor values, an op whose output size depends
+// on values) fails the call with CodeUnimplemented naming the node, instead
+// of splitting the graph into segments (the default).
+func WithFullgraph(on bool) FunctionOption {
+	return func(c *functionConfig) { c.fullgraph = on }
+}
+
+// WithMode chooses how CUDA calls run (default ModeDefault). A value outside
+// the Mode constants fails NewFunction with CodeInvalidArgument.
+func WithMode(m Mode) FunctionOption {
+	return func(c *functionConfig) { c.mode = m }
+}
+
+// WithMaxGraphsPerEntry sets how many CUDA graphs (one per size key) each
+// cache entry keeps in ModeReduceOverhead before evicting the least recently
+// used (0 = the default, 8; negative is CodeInvalidArgument).
+func WithMaxGraphsPerEntry(n int) FunctionOption {
+	return func(c *functionConfig) { c.maxGraphs = n }
+}
+
+// WithCompile chooses when a miss compiles (default CompileSync). A value
+// outside the CompileMode constants fails NewFunction with
+// CodeInvalidArgument.
+func WithCompile(m CompileMode) FunctionOption {
+	return func(c *functionConfig) { c.compile = m }
 }
 
 // Function is a graph plus its compiled cache entries. Calls are safe from
@@ -112,6 +173,12 @@ func (c *Context) NewFunction(g *Graph, opts ...FunctionOption) (*Function, erro
 		o.recompile_limit = C.int32_t(*cfg.recompileLimit)
 	}
 	o.dynamic = C.gj_dynamic_mode(cfg.dynamic)
+	if cfg.fullgraph {
+		o.fullgraph = 1
+	}
+	o.mode = C.gj_function_mode(cfg.mode)
+	o.max_graphs_per_entry = C.int32_t(cfg.maxGraphs)
+	o.compile = C.gj_compile_mode(cfg.compile)
 	if len(cfg.marks) > 0 {
 		// C memory: the options struct pointing at it sits on the Go stack.
 		marks := (*C.gj_dynamic_dim)(C.malloc(C.size_t(len(cfg.marks)) * C.sizeof_gj_dynamic_dim))
@@ -182,6 +249,23 @@ type Stats struct {
 	CacheEntries  int64
 	CompileTime   time.Duration // all compiles together
 	GuardLookup   time.Duration // mean guard lookup on hits, sampled
+	// Graphs (segments) reached so far, 1 without graph breaks, and the
+	// breaks between them. With breaks, Compiles, Misses, CacheEntries and
+	// CompileTime sum over the graphs and a hit is a call no graph missed.
+	GraphCount      int64
+	GraphBreakCount int64
+	// ModeReduceOverhead, over all entries: CUDA graphs captured (re-captures
+	// included), replays, kernel nodes patched with a call's new addresses,
+	// re-captures, graphs evicted past WithMaxGraphsPerEntry, and the device
+	// bytes the entries' private pools hold now.
+	CUDAGraphsRecorded      int64
+	CUDAGraphReplays        int64
+	CUDAGraphPointerUpdates int64
+	CUDAGraphRecaptures     int64
+	CUDAGraphEvictions      int64
+	CUDAGraphPoolBytes      int64
+	// CompileAsync: calls run eagerly while their entry was compiling.
+	EagerWhileCompiling int64
 }
 
 // Stats reads the function's counters.
@@ -205,12 +289,25 @@ func (f *Function) Stats() (Stats, error) {
 		CacheEntries:  int64(s.cache_entries),
 		CompileTime:   time.Duration(float64(s.compile_ms_total) * float64(time.Millisecond)),
 		GuardLookup:   time.Duration(float64(s.guard_ns_mean)),
+
+		GraphCount:      int64(s.graph_count),
+		GraphBreakCount: int64(s.graph_break_count),
+
+		CUDAGraphsRecorded:      int64(s.cuda_graphs_recorded),
+		CUDAGraphReplays:        int64(s.cuda_graph_replays),
+		CUDAGraphPointerUpdates: int64(s.cuda_graph_pointer_updates),
+		CUDAGraphRecaptures:     int64(s.cuda_graph_recaptures),
+		CUDAGraphEvictions:      int64(s.cuda_graph_evictions),
+		CUDAGraphPoolBytes:      int64(s.cuda_graph_pool_bytes),
+
+		EagerWhileCompiling: int64(s.eager_while_compiling),
 	}, nil
 }
 
 // Explain is torch._dynamo.explain()-style text: graph and op counts, the
 // guards of every entry, compile times, cache state, counters, recompile
-// reasons and guard latency.
+// reasons and guard latency; with graph breaks, "Graph Count", "Graph Break
+// Count", each break's reason and the ops and guards per graph.
 func (f *Function) Explain() (string, error) {
 	return f.text(func(out **C.char) *C.gj_error { return C.gj_function_explain(f.ptr, out) })
 }

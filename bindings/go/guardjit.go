@@ -35,9 +35,9 @@ var (
 
 // SetLogHandler sends guardjit's log lines to h instead of stderr; nil
 // restores stderr. The topic is "guards", "recompiles", "graph_breaks",
-// "codegen" or "warning". h is called from whichever thread logs (possibly
-// a library thread, possibly inside a Call), one message at a time; it must
-// be quick and must not call into this package. Process-wide.
+// "codegen", "cudagraphs" or "warning". h is called from whichever thread
+// logs (possibly a library thread, possibly inside a Call), one message at a
+// time; it must be quick and must not call into this package. Process-wide.
 func SetLogHandler(h func(topic, message string)) {
 	logMu.Lock()
 	logHandler = h
