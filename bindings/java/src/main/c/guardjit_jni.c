@@ -831,13 +831,13 @@ JNIEXPORT jlong JNICALL FN(builderFinish)(JNIEnv* env, jclass cls,
 /* ------------------------------------------------------------------------ */
 /* Functions                                                                 */
 
-/* mark_dynamic: groups of four longs (input, dim, min, max). */
-JNIEXPORT jlong JNICALL FN(functionCreate)(JNIEnv* env, jclass cls,
-                                           jlong context, jlong graph,
-                                           jstring name, jint recompile_limit,
-                                           jboolean has_recompile_limit,
-                                           jint dynamic,
-                                           jlongArray mark_dynamic) {
+/* mark_dynamic: groups of four longs (input, dim, min, max). The modes are
+ * passed through unchecked: the library names an unknown one. */
+JNIEXPORT jlong JNICALL FN(functionCreate)(
+    JNIEnv* env, jclass cls, jlong context, jlong graph, jstring name,
+    jint recompile_limit, jboolean has_recompile_limit, jint dynamic,
+    jlongArray mark_dynamic, jboolean fullgraph, jint mode,
+    jint max_graphs_per_entry, jint compile) {
   gj_function_options options;
   gj_function* function = NULL;
   gj_dynamic_dim* dims = NULL;
@@ -849,6 +849,10 @@ JNIEXPORT jlong JNICALL FN(functionCreate)(JNIEnv* env, jclass cls,
   options.name = cname;
   if (has_recompile_limit) options.recompile_limit = recompile_limit;
   options.dynamic = (gj_dynamic_mode)dynamic;
+  options.fullgraph = fullgraph ? 1 : 0;
+  options.mode = (gj_function_mode)mode;
+  options.max_graphs_per_entry = max_graphs_per_entry;
+  options.compile = (gj_compile_mode)compile;
   if (mark_dynamic != NULL) {
     jsize len = (*env)->GetArrayLength(env, mark_dynamic);
     size_t count = (size_t)len / 4, i;
@@ -1101,11 +1105,14 @@ JNIEXPORT void JNICALL FN(functionPrecompile)(
 }
 
 /* [calls, hits, misses, compiles, recompiles, fallback_calls,
- * cache_entries, compile_ms_total bits, guard_ns_mean bits]. */
+ * cache_entries, compile_ms_total bits, guard_ns_mean bits, graph_count,
+ * graph_break_count, cuda_graphs_recorded, cuda_graph_replays,
+ * cuda_graph_pointer_updates, cuda_graph_recaptures, cuda_graph_evictions,
+ * cuda_graph_pool_bytes, eager_while_compiling]: FunctionStats.of's order. */
 JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
                                                jlong function) {
   gj_function_stats stats;
-  jlong values[9];
+  jlong values[18];
   jlongArray result;
   union {
     double d;
@@ -1127,8 +1134,17 @@ JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
   values[6] = stats.cache_entries;
   values[7] = a.l;
   values[8] = b.l;
-  result = (*env)->NewLongArray(env, 9);
-  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 9, values);
+  values[9] = stats.graph_count;
+  values[10] = stats.graph_break_count;
+  values[11] = stats.cuda_graphs_recorded;
+  values[12] = stats.cuda_graph_replays;
+  values[13] = stats.cuda_graph_pointer_updates;
+  values[14] = stats.cuda_graph_recaptures;
+  values[15] = stats.cuda_graph_evictions;
+  values[16] = stats.cuda_graph_pool_bytes;
+  values[17] = stats.eager_while_compiling;
+  result = (*env)->NewLongArray(env, 18);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 18, values);
   return result;
 }
 

@@ -13,6 +13,10 @@ public final class FunctionOptions {
   private Integer recompileLimit;
   private DynamicMode dynamic = DynamicMode.AUTO;
   private final List<long[]> markDynamic = new ArrayList<>();
+  private boolean fullgraph;
+  private FunctionMode mode = FunctionMode.DEFAULT;
+  private int maxGraphsPerEntry;
+  private CompileMode compile = CompileMode.SYNC;
 
   /** For logs and explain(); default the graph's name. */
   public FunctionOptions name(String name) {
@@ -46,6 +50,39 @@ public final class FunctionOptions {
     return markDynamic(input, dim, 2, Long.MAX_VALUE);
   }
 
+  /**
+   * torch.compile's {@code fullgraph=True}: a graph break (a cond whose predicate reads tensor
+   * values, an op whose output size depends on values) fails the call with {@link
+   * ErrorCode#UNIMPLEMENTED} naming the node, instead of splitting the graph into segments (the
+   * default).
+   */
+  public FunctionOptions fullgraph(boolean fullgraph) {
+    this.fullgraph = fullgraph;
+    return this;
+  }
+
+  /** How CUDA calls run (default {@link FunctionMode#DEFAULT}). */
+  public FunctionOptions mode(FunctionMode mode) {
+    this.mode = Objects.requireNonNull(mode, "mode");
+    return this;
+  }
+
+  /**
+   * CUDA graphs (one per size key) each cache entry keeps in {@link FunctionMode#REDUCE_OVERHEAD}
+   * before evicting the least recently used; 0 = the default, 8. Negative is {@link
+   * ErrorCode#INVALID_ARGUMENT} when the function is created.
+   */
+  public FunctionOptions maxGraphsPerEntry(int maxGraphsPerEntry) {
+    this.maxGraphsPerEntry = maxGraphsPerEntry;
+    return this;
+  }
+
+  /** When a miss compiles (default {@link CompileMode#SYNC}). */
+  public FunctionOptions compile(CompileMode compile) {
+    this.compile = Objects.requireNonNull(compile, "compile");
+    return this;
+  }
+
   String name() {
     return name;
   }
@@ -65,6 +102,10 @@ public final class FunctionOptions {
         recompileLimit == null ? 0 : recompileLimit,
         recompileLimit != null,
         dynamic.value,
-        dims);
+        dims,
+        fullgraph,
+        mode.value,
+        maxGraphsPerEntry,
+        compile.value);
   }
 }

@@ -99,7 +99,11 @@ final class Native {
       int recompileLimit,
       boolean hasRecompileLimit,
       int dynamic,
-      long[] markDynamic);
+      long[] markDynamic,
+      boolean fullgraph,
+      int mode,
+      int maxGraphsPerEntry,
+      int compile);
 
   static native void functionDestroy(long function);
 
