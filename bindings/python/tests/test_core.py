@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import guardjit
@@ -22,7 +23,7 @@ def run_spec(path):
             if line.startswith("# run:"):
                 shapes = []
                 for item in line.split("--input")[1:]:
-                    dtype, dims = item.strip().split("=", 1)[1].split("[")
+                    dtype, dims = item.split()[0].split("=", 1)[1].split("[")
                     shapes.append((dtype, tuple(int(d) for d in dims.rstrip("]").split(","))))
                 return shapes
     raise AssertionError(f"{path} has no '# run:' line")
@@ -45,8 +46,10 @@ class ExampleGraphsTest(unittest.TestCase):
                 again = fn(*inputs)
                 for a, b in zip(outputs, again):
                     np.testing.assert_array_equal(np.from_dlpack(a), np.from_dlpack(b))
+                # Each graph (more than one where the example breaks)
+                # compiles once.
                 self.assertEqual(fn.stats.hits, 1)
-                self.assertEqual(fn.stats.compiles, 1)
+                self.assertEqual(fn.stats.compiles, fn.stats.graph_count)
 
     def test_abs_div_values(self):
         fn = guardjit.Function(guardjit.Graph.from_file(example("seed_abs_div.pbtxt")))
@@ -166,6 +169,16 @@ class ErrorsTest(unittest.TestCase):
             guardjit.Function(graph, dynamic="sometimes")
         with self.assertRaises(ValueError):
             guardjit.Function(graph, mark_dynamic=[("nope", 0)])
+        with self.assertRaises(ValueError):
+            guardjit.Function(graph, mode="max-autotune")
+        with self.assertRaises(ValueError):
+            guardjit.Function(graph, compile="later")
+        # A raw gj_function_mode the library does not know, and a negative
+        # graph limit, are the library's to refuse.
+        with self.assertRaises(guardjit.InvalidArgumentError):
+            guardjit.Function(graph, mode=7)
+        with self.assertRaises(guardjit.InvalidArgumentError):
+            guardjit.Function(graph, max_graphs_per_entry=-1)
 
 
 @needs_numpy
@@ -253,10 +266,69 @@ class FunctionTest(unittest.TestCase):
             self.assertEqual(again.input_names, graph.input_names)
 
 
+@needs_numpy
+class GraphBreakTest(unittest.TestCase):
+    """examples/seed_graph_break.pbtxt: Dynamo's toy example, a cond over
+    `b.sum() < 0`, which breaks the graph."""
+
+    def setUp(self):
+        self.graph = guardjit.Graph.from_file(example("seed_graph_break.pbtxt"))
+        self.a = np.linspace(-2, 2, 10, dtype=np.float32)
+
+    def check_call(self, fn, b):
+        (out,) = fn(self.a, b)
+        sign = -1 if b.sum() < 0 else 1
+        np.testing.assert_allclose(np.from_dlpack(out),
+                                   self.a / (np.abs(self.a) + 1) * (sign * b), rtol=1e-6)
+
+    def test_graph_break_counts_and_explain(self):
+        fn = guardjit.Function(self.graph)
+        self.check_call(fn, np.full(10, 0.5, np.float32))
+        self.assertEqual((fn.stats.graph_count, fn.stats.graph_break_count), (2, 1))
+        self.assertIn("Graph Count: 2", fn.explain())
+        # The other branch is a third graph, compiled when first reached.
+        self.check_call(fn, np.full(10, -0.5, np.float32))
+        self.assertEqual(fn.stats.graph_count, 3)
+
+    def test_fullgraph_makes_the_break_an_error(self):
+        fn = guardjit.Function(self.graph, fullgraph=True)
+        with self.assertRaises(guardjit.UnimplementedError) as cm:
+            fn(self.a, np.full(10, 0.5, np.float32))
+        self.assertIn("graph break at node 'cond'", cm.exception.message)
+
+    def test_reduce_overhead_is_ignored_on_cpu(self):
+        fn = guardjit.Function(guardjit.Graph.from_file(example("seed_mul.pbtxt")),
+                               mode="reduce-overhead", max_graphs_per_entry=2)
+        x, b = np.ones(6, np.float32), np.full(6, 2, np.float32)
+        for _ in range(3):
+            (out,) = fn(x, b)
+        np.testing.assert_array_equal(np.from_dlpack(out), x * b)
+        stats = fn.stats
+        self.assertEqual((stats.calls, stats.hits, stats.graph_count), (3, 2, 1))
+        self.assertEqual((stats.cuda_graphs_recorded, stats.cuda_graph_replays), (0, 0))
+
+
+@needs_numpy
+class AsyncCompileTest(unittest.TestCase):
+    def test_answers_every_call_then_serves_the_entry(self):
+        fn = guardjit.Function(guardjit.Graph.from_file(example("seed_mul.pbtxt")),
+                               compile="async")
+        x, b = np.arange(3, dtype=np.float32), np.full(3, 2, np.float32)
+        deadline = time.monotonic() + 20
+        while True:
+            (out,) = fn(x, b)
+            np.testing.assert_array_equal(np.from_dlpack(out), x * b)
+            if fn.stats.hits:
+                self.assertEqual(fn.stats.compiles, 1)
+                break
+            self.assertLess(time.monotonic(), deadline, f"never hit: {fn.stats}")
+            time.sleep(0.005)
+
+
 class VersionTest(unittest.TestCase):
     def test_versions(self):
         self.assertEqual(guardjit.api_version()[0], 0)
-        self.assertGreaterEqual(guardjit.api_version()[1], 7)
+        self.assertGreaterEqual(guardjit.api_version()[1], 8)
         self.assertTrue(guardjit.library_version().startswith("0."))
 
 

@@ -13,6 +13,8 @@ Tensor = _native.Tensor
 
 _BACKENDS = {"default": 0, "eager": 1, "cpu_jit": 2}
 _DYNAMIC = {"auto": 0, "static": 1, "dynamic": 2}
+_MODES = {"default": 0, "reduce-overhead": 1}
+_COMPILE = {"sync": 0, "async": 1}
 INT64_MAX = 2**63 - 1
 
 # A graph's text may carry the dims its exporter made dynamic, one per line,
@@ -47,6 +49,23 @@ class FunctionStats:
     cache_entries: int
     compile_ms_total: float
     guard_ns_mean: float
+    # Graphs (segments) reached so far, 1 without graph breaks, and the
+    # breaks between them. With breaks, compiles, misses, cache_entries and
+    # compile_ms_total sum over the graphs; a hit is a call no graph missed.
+    graph_count: int
+    graph_break_count: int
+    # mode="reduce-overhead", over all entries: CUDA graphs captured
+    # (re-captures included), replays, kernel nodes patched with a call's new
+    # addresses, re-captures, graphs evicted past max_graphs_per_entry, and
+    # the device bytes the entries' private pools hold now.
+    cuda_graphs_recorded: int
+    cuda_graph_replays: int
+    cuda_graph_pointer_updates: int
+    cuda_graph_recaptures: int
+    cuda_graph_evictions: int
+    cuda_graph_pool_bytes: int
+    # compile="async": calls run eagerly while their entry was compiling.
+    eager_while_compiling: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,22 +263,46 @@ class Function(_native.Function):
     dynamic: "auto" (static first; sizes that change become symbolic),
     "static" or "dynamic". mark_dynamic: DynamicDim or (input, dim, min,
     max) tuples; None takes the graph's own (from guardjit.export).
+
+    fullgraph: as torch.compile's, a graph break (a cond whose predicate
+    reads tensor values, an op whose output size depends on values) raises
+    UnimplementedError naming the node instead of splitting the graph into
+    segments. mode: "default" or "reduce-overhead" (CUDA calls record a CUDA
+    graph per cache entry and size key and replay it; CPU calls ignore it);
+    an int is passed to the library as a raw gj_function_mode.
+    max_graphs_per_entry: CUDA graphs kept per entry in reduce-overhead mode
+    (None = the library's default, 8). compile: "sync" (a miss compiles,
+    then runs) or "async" (a miss runs on the eager interpreter at once while
+    the entry compiles on the context's background thread).
     Thread-safe: many threads may call one function at once.
     """
 
     def __new__(cls, graph: Graph, *, dynamic: str = "auto",
                 recompile_limit: Optional[int] = None,
                 mark_dynamic: Optional[Sequence] = None,
-                name: Optional[str] = None):
+                name: Optional[str] = None,
+                fullgraph: bool = False,
+                mode: Union[str, int] = "default",
+                max_graphs_per_entry: Optional[int] = None,
+                compile: str = "sync"):
         if not isinstance(graph, Graph):
             raise TypeError(f"Function takes a guardjit.Graph, not {type(graph).__name__}")
         if dynamic not in _DYNAMIC:
             raise ValueError(f"dynamic must be one of {sorted(_DYNAMIC)}, not {dynamic!r}")
+        if isinstance(mode, str):
+            if mode not in _MODES:
+                raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+            mode = _MODES[mode]
+        if compile not in _COMPILE:
+            raise ValueError(f"compile must be one of {sorted(_COMPILE)}, not {compile!r}")
         marks = graph.dynamic_dims if mark_dynamic is None else mark_dynamic
         self = super().__new__(
             cls, context=graph.context, graph=graph._handle, name=name,
             recompile_limit=-1 if recompile_limit is None else recompile_limit,
-            dynamic=_DYNAMIC[dynamic], mark_dynamic=_resolve_mark_dynamic(graph, marks))
+            dynamic=_DYNAMIC[dynamic], mark_dynamic=_resolve_mark_dynamic(graph, marks),
+            fullgraph=bool(fullgraph), mode=mode,
+            max_graphs_per_entry=0 if max_graphs_per_entry is None else max_graphs_per_entry,
+            compile=_COMPILE[compile])
         self.graph = graph
         _use_torch_fast_path()
         return self

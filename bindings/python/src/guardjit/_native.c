@@ -651,20 +651,25 @@ static void function_dealloc(FunctionObject* self) {
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
-/* Function(context, graph, name, recompile_limit, dynamic, mark_dynamic)
- * where mark_dynamic is a sequence of (input, dim, min, max). The Python
- * subclass normalizes friendlier arguments into these. */
+/* Function(context, graph, name, recompile_limit, dynamic, mark_dynamic,
+ * fullgraph, mode, max_graphs_per_entry, compile) where mark_dynamic is a
+ * sequence of (input, dim, min, max). The Python subclass normalizes
+ * friendlier arguments into these; mode and compile go to the library
+ * unchecked, which names an unknown one. */
 static PyObject* function_new(PyTypeObject* type, PyObject* args,
                               PyObject* kwargs) {
-  static char* keywords[] = {"context",        "graph", "name",
-                             "recompile_limit", "dynamic", "mark_dynamic",
-                             NULL};
+  static char* keywords[] = {
+      "context",         "graph",   "name",
+      "recompile_limit", "dynamic", "mark_dynamic",
+      "fullgraph",       "mode",    "max_graphs_per_entry",
+      "compile",         NULL};
   PyObject *context, *graph, *name = Py_None, *marks = Py_None;
-  int recompile_limit = -1, dynamic = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|OiiO", keywords,
-                                   &ContextType, &context, &GraphType, &graph,
-                                   &name, &recompile_limit, &dynamic,
-                                   &marks)) {
+  int recompile_limit = -1, dynamic = 0, fullgraph = 0, mode = 0;
+  int max_graphs_per_entry = 0, compile = 0;
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O!O!|OiiOpiii", keywords, &ContextType, &context,
+          &GraphType, &graph, &name, &recompile_limit, &dynamic, &marks,
+          &fullgraph, &mode, &max_graphs_per_entry, &compile)) {
     return NULL;
   }
   gj_function_options options;
@@ -675,6 +680,10 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args,
   }
   if (recompile_limit >= 0) options.recompile_limit = recompile_limit;
   options.dynamic = (gj_dynamic_mode)dynamic;
+  options.fullgraph = fullgraph;
+  options.mode = (gj_function_mode)mode;
+  options.max_graphs_per_entry = max_graphs_per_entry;
+  options.compile = (gj_compile_mode)compile;
   gj_dynamic_dim* dims = NULL;
   Py_ssize_t num_dims = 0;
   if (marks != Py_None) {
@@ -880,12 +889,22 @@ static PyObject* function_stats(FunctionObject* self,
   gj_error* error = gj_function_get_stats(self->function, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsLsdsd}", "calls", (long long)stats.calls, "hits",
-      (long long)stats.hits, "misses", (long long)stats.misses, "compiles",
-      (long long)stats.compiles, "recompiles", (long long)stats.recompiles,
-      "fallback_calls", (long long)stats.fallback_calls, "cache_entries",
+      "{sLsLsLsLsLsLsLsdsdsLsLsLsLsLsLsLsLsL}", "calls", (long long)stats.calls,
+      "hits", (long long)stats.hits, "misses", (long long)stats.misses,
+      "compiles", (long long)stats.compiles, "recompiles",
+      (long long)stats.recompiles, "fallback_calls",
+      (long long)stats.fallback_calls, "cache_entries",
       (long long)stats.cache_entries, "compile_ms_total",
-      stats.compile_ms_total, "guard_ns_mean", stats.guard_ns_mean);
+      stats.compile_ms_total, "guard_ns_mean", stats.guard_ns_mean,
+      "graph_count", (long long)stats.graph_count, "graph_break_count",
+      (long long)stats.graph_break_count, "cuda_graphs_recorded",
+      (long long)stats.cuda_graphs_recorded, "cuda_graph_replays",
+      (long long)stats.cuda_graph_replays, "cuda_graph_pointer_updates",
+      (long long)stats.cuda_graph_pointer_updates, "cuda_graph_recaptures",
+      (long long)stats.cuda_graph_recaptures, "cuda_graph_evictions",
+      (long long)stats.cuda_graph_evictions, "cuda_graph_pool_bytes",
+      (long long)stats.cuda_graph_pool_bytes, "eager_while_compiling",
+      (long long)stats.eager_while_compiling);
 }
 
 static PyObject* function_explain(FunctionObject* self,
