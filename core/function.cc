@@ -408,6 +408,29 @@ absl::StatusOr<const Executable*> Function::Build(
     spec.example_strides.emplace_back(v.strides, v.strides + v.rank);
   }
   auto compiled = compiler_->Compile(specialized.graph, spec);
+  if (!compiled.ok() &&
+      compiled.status().code() == absl::StatusCode::kUnimplemented) {
+    // The backend rejects this specialization (Dynamo's "skipped"
+    // frames): calls with these guards run eagerly, said once.
+    std::string why = absl::StrCat("skipped: ", compiled.status().message());
+    std::lock_guard<std::mutex> relock(mu_);
+    if (fallback_ == nullptr) {
+      auto fallback = compiler_->Fallback(graph_);
+      if (fallback.ok()) fallback_ = *std::move(fallback);
+    }
+    if (fallback_ != nullptr) {
+      Log(LogTopic::kWarnings,
+          absl::StrCat("function '", options_.name, "': ", why,
+                       "; calls with these guards run eagerly"));
+      eager_keys_.insert(key);
+      skipped_.push_back(std::move(why));
+      pending_.erase(key);
+      pending->done = true;
+      pending_cv_.notify_all();
+      fallback_calls_.fetch_add(1, std::memory_order_relaxed);
+      return fallback_.get();
+    }
+  }
   if (!compiled.ok()) {
     finish(nullptr);
     return WithSymbolSources(compiled.status(), env);
@@ -659,6 +682,9 @@ std::string Function::Explain() const {
                                         "recompiles: %d, eager fallback: %d\n",
                                         s.calls, s.hits, s.misses, s.recompiles,
                                         s.fallback_calls));
+  for (const std::string& why : skipped_) {
+    absl::StrAppend(&out, "Eager (", why, ")\n");
+  }
   if (async_ != nullptr) {
     std::lock_guard<std::mutex> in_flight(async_->mu);
     absl::StrAppend(

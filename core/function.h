@@ -194,8 +194,11 @@ class Function {
   std::vector<std::unique_ptr<GuardTable>>
       tables_;  // kept: readers may hold old ones
   std::unique_ptr<Executable> fallback_;
-  // Miss keys whose background compile failed: they run eagerly.
+  // Miss keys whose background compile failed, or whose specialization the
+  // backend rejected (UNIMPLEMENTED): they run eagerly.
   absl::flat_hash_set<std::string> eager_keys_;
+  // Why: the backend's UNIMPLEMENTED for each key it rejected.
+  std::vector<std::string> skipped_;
   RecompilePolicy policy_;
   double compile_ms_total_ = 0;
   // Automatic dynamic state: the first compile's sizes and the dims that

@@ -39,6 +39,9 @@ class GatedCompiler : public Compiler {
       cv_.wait(lock, [this] { return open_; });
     }
     if (fail_) return absl::InvalidArgumentError("the test compiler refuses");
+    if (fail_code_ != absl::StatusCode::kOk) {
+      return absl::Status(fail_code_, "the test compiler refuses");
+    }
     return inner_.Compile(std::move(graph), spec);
   }
   absl::StatusOr<std::unique_ptr<Executable>> Fallback(
@@ -57,6 +60,7 @@ class GatedCompiler : public Compiler {
     cv_.wait(lock, [&] { return started_ >= n; });
   }
   bool fail_ = false;
+  absl::StatusCode fail_code_ = absl::StatusCode::kOk;
 
  private:
   EagerCompiler inner_;
@@ -163,6 +167,24 @@ TEST_F(AsyncCompileThreadsTest, FailedBackgroundCompileLeavesTheKeyEager) {
   EXPECT_GT(f->stats().fallback_calls, 0);
   EXPECT_EQ(f->stats().cache_entries, 0);
   EXPECT_THAT(f->Explain(), HasSubstr("1 keys eager after a failed compile"));
+}
+
+// A specialization the backend rejects (UNIMPLEMENTED) is skipped: its calls
+// run eagerly, counted, with the reason in explain() (synchronous compile).
+TEST_F(AsyncCompileThreadsTest, RejectedSpecializationRunsEager) {
+  auto compiler = std::make_shared<GatedCompiler>();
+  compiler->fail_code_ = absl::StatusCode::kUnimplemented;
+  compiler->Open();
+  FunctionOptions options;
+  options.name = "skips";
+  auto f = *Function::Create(graph_, compiler, options);
+  for (int i = 0; i < 3; ++i) CallAndCheck(*f, 5, i);
+  const FunctionStats s = f->stats();
+  EXPECT_EQ(s.cache_entries, 0);
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.fallback_calls, 3);
+  EXPECT_THAT(f->Explain(),
+              HasSubstr("Eager (skipped: the test compiler refuses)"));
 }
 
 TEST_F(AsyncCompileThreadsTest, DestroyWaitsForTheCompileInProgress) {
