@@ -40,9 +40,8 @@ class Copier {
   template <typename MapFn>
   absl::StatusOr<ValueRef> CopyCall(const Graph& graph, const Node& node,
                                     const std::string& name, MapFn&& map) {
-    std::vector<Arg> args;
-    Kwargs kwargs;
     if (node.target == kCondTarget) {
+      std::vector<Arg> args;
       // A cond the specializer decides on sizes: keep it, with its branches.
       args.push_back(map(node.args[kCondPred]));
       for (int k : {kCondTrue, kCondFalse}) {
@@ -56,15 +55,37 @@ class Copier {
       args.push_back(map(node.args[kCondOperands]));
       return builder_.AddNode(name, node.target, std::move(args));
     }
-    for (size_t k = 0; k < node.args.size(); ++k) {
-      if (node.op->schema.args[k].kwarg_only) {
-        kwargs.emplace_back(node.op->schema.args[k].name, map(node.args[k]));
-      } else {
-        args.push_back(map(node.args[k]));
-      }
+    auto [positional, keywords] = UnbindArgs(node, map);
+    return builder_.AddNode(name, node.target, std::move(positional),
+                            std::move(keywords));
+  }
+
+  // Copies constant, call or getitem node `i` of `graph` under `name`;
+  // mapped[i] becomes its output.
+  template <typename MapFn>
+  absl::Status CopyNode(const Graph& graph, int i, const std::string& name,
+                        MapFn&& map, std::vector<std::vector<Arg>>& mapped) {
+    const Node& node = graph.node(i);
+    absl::StatusOr<ValueRef> ref;
+    switch (node.kind) {
+      case NodeKind::kConstant:
+        ref = builder_.AddConstant(name, node.constant);
+        break;
+      case NodeKind::kCallFunction:
+        ref = CopyCall(graph, node, name, map);
+        break;
+      case NodeKind::kGetItem:
+        ref = builder_.AddNode(name, "getitem",
+                               {map(node.args[0]), node.args[1]});
+        break;
+      default:
+        return absl::InternalError(
+            absl::StrCat("node '", node.name, "' (", NodeKindName(node.kind),
+                         ") is not copied as a body node"));
     }
-    return builder_.AddNode(name, node.target, std::move(args),
-                            std::move(kwargs));
+    if (!ref.ok()) return ref.status();
+    mapped[i] = {Arg::Value(*ref)};
+    return absl::OkStatus();
   }
 
   // Copies `graph`'s nodes with placeholder k bound to inputs[k], names
@@ -73,7 +94,7 @@ class Copier {
                                           const std::vector<Arg>& inputs,
                                           const std::string& prefix) {
     std::vector<std::vector<Arg>> mapped(graph.nodes().size());
-    auto map = [&](const Arg& a) { return Map(mapped, a); };
+    auto map = [&](const Arg& a) { return RemapArg(mapped, a); };
     size_t next_input = 0;
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
       const Node& node = graph.node(static_cast<int>(i));
@@ -86,24 +107,12 @@ class Copier {
           }
           mapped[i] = {inputs[next_input++]};
           break;
-        case NodeKind::kConstant: {
-          ASSIGN_OR_RETURN(ValueRef ref,
-                           builder_.AddConstant(name, node.constant));
-          mapped[i] = {Arg::Value(ref)};
+        case NodeKind::kConstant:
+        case NodeKind::kCallFunction:
+        case NodeKind::kGetItem:
+          RETURN_IF_ERROR(
+              CopyNode(graph, static_cast<int>(i), name, map, mapped));
           break;
-        }
-        case NodeKind::kCallFunction: {
-          ASSIGN_OR_RETURN(ValueRef ref, CopyCall(graph, node, name, map));
-          mapped[i] = {Arg::Value(ref)};
-          break;
-        }
-        case NodeKind::kGetItem: {
-          ASSIGN_OR_RETURN(ValueRef ref,
-                           builder_.AddNode(name, "getitem",
-                                            {map(node.args[0]), node.args[1]}));
-          mapped[i] = {Arg::Value(ref)};
-          break;
-        }
         case NodeKind::kOutput: {
           std::vector<Arg> out;
           for (const Arg& a : node.args) out.push_back(map(a));
@@ -113,16 +122,6 @@ class Copier {
     }
     return absl::InvalidArgumentError(
         absl::StrCat("graph '", graph.name(), "' has no output node"));
-  }
-
-  static Arg Map(const std::vector<std::vector<Arg>>& mapped, const Arg& a) {
-    if (a.is_value()) return mapped[a.as_value().node][a.as_value().index];
-    if (a.is_list()) {
-      Arg::List items;
-      for (const Arg& item : a.as_list()) items.push_back(Map(mapped, item));
-      return Arg::OfList(std::move(items));
-    }
-    return a;
   }
 
  private:
@@ -228,7 +227,7 @@ absl::StatusOr<std::shared_ptr<const Graph>> HeadGraph(
   }
   for (const Crossing& v : outputs) read[v.node] = true;
   std::vector<std::vector<Arg>> mapped(graph.nodes().size());
-  auto map = [&](const Arg& a) { return Copier::Map(mapped, a); };
+  auto map = [&](const Arg& a) { return RemapArg(mapped, a); };
   for (int i = 0; i < at; ++i) {
     const Node& node = graph.node(i);
     switch (node.kind) {
@@ -244,25 +243,11 @@ absl::StatusOr<std::shared_ptr<const Graph>> HeadGraph(
           }
         }
         break;
-      case NodeKind::kConstant: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddConstant(node.name, node.constant));
-        mapped[i] = {Arg::Value(ref)};
+      case NodeKind::kConstant:
+      case NodeKind::kCallFunction:
+      case NodeKind::kGetItem:
+        RETURN_IF_ERROR(copier.CopyNode(graph, i, node.name, map, mapped));
         break;
-      }
-      case NodeKind::kCallFunction: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         copier.CopyCall(graph, node, node.name, map));
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
-      case NodeKind::kGetItem: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddNode(node.name, "getitem",
-                                         {map(node.args[0]), node.args[1]}));
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
       case NodeKind::kOutput:
         break;
     }
@@ -546,21 +531,13 @@ absl::StatusOr<std::shared_ptr<const Graph>> ContinuationGraph(
     const Node& node = graph.node(static_cast<int>(i));
     switch (node.kind) {
       case NodeKind::kPlaceholder:
-      case NodeKind::kConstant: {
-        if (node.kind == NodeKind::kConstant) {
-          ASSIGN_OR_RETURN(ValueRef ref,
-                           builder.AddConstant(node.name, node.constant));
-          mapped[i] = {Arg::Value(ref)};
-        }
         break;
-      }
-      case NodeKind::kCallFunction: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         copier.CopyCall(graph, node, node.name, map));
+      case NodeKind::kConstant:
+      case NodeKind::kCallFunction:
+        RETURN_IF_ERROR(copier.CopyNode(graph, static_cast<int>(i), node.name,
+                                        map, mapped));
         RETURN_IF_ERROR(error);
-        mapped[i] = {Arg::Value(ref)};
         break;
-      }
       case NodeKind::kGetItem: {
         const ValueRef source = node.args[0].as_value();
         const int index = static_cast<int>(node.args[1].as_int());
@@ -575,10 +552,8 @@ absl::StatusOr<std::shared_ptr<const Graph>> ContinuationGraph(
         } else if (source.node < b) {
           mapped[i] = {crossing.at(Key({source.node, index}))};
         } else {
-          ASSIGN_OR_RETURN(ValueRef ref,
-                           builder.AddNode(node.name, "getitem",
-                                           {map(node.args[0]), node.args[1]}));
-          mapped[i] = {Arg::Value(ref)};
+          RETURN_IF_ERROR(copier.CopyNode(graph, static_cast<int>(i), node.name,
+                                          map, mapped));
         }
         break;
       }

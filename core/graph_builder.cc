@@ -436,4 +436,14 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
   return std::move(graph_);
 }
 
+Arg RemapArg(const std::vector<std::vector<Arg>>& mapped, const Arg& a) {
+  if (a.is_value()) return mapped[a.as_value().node][a.as_value().index];
+  if (a.is_list()) {
+    Arg::List items;
+    for (const Arg& item : a.as_list()) items.push_back(RemapArg(mapped, item));
+    return Arg::OfList(std::move(items));
+  }
+  return a;
+}
+
 }  // namespace guardjit

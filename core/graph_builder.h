@@ -16,6 +16,28 @@ namespace guardjit {
 
 using Kwargs = std::vector<std::pair<std::string, Arg>>;
 
+// `a` with every value reference replaced by mapped[node][index], lists
+// included: how a graph rewrite (the specializer, graph breaks) carries a
+// node's arguments into a new GraphBuilder.
+Arg RemapArg(const std::vector<std::vector<Arg>>& mapped, const Arg& a);
+
+// Call node `node`'s bound arguments as GraphBuilder::AddNode takes them
+// (positional in schema order, keyword-only ones by name), each passed
+// through `map`.
+template <typename MapFn>
+std::pair<std::vector<Arg>, Kwargs> UnbindArgs(const Node& node, MapFn&& map) {
+  std::pair<std::vector<Arg>, Kwargs> out;
+  for (size_t k = 0; k < node.args.size(); ++k) {
+    const ArgSchema& schema = node.op->schema.args[k];
+    if (schema.kwarg_only) {
+      out.second.emplace_back(schema.name, map(node.args[k]));
+    } else {
+      out.first.push_back(map(node.args[k]));
+    }
+  }
+  return out;
+}
+
 // Builds a validated Graph node by node. Every Add* checks its node at once
 // and fails with a message naming it: unknown target, wrong arity, argument of
 // the wrong kind, reference to an undefined value, duplicate name. References

@@ -73,7 +73,7 @@ class Inliner {
             std::vector<Arg> args;
             std::vector<TensorMeta> metas;
             for (const Arg& a : node.args[kCondOperands].as_list()) {
-              args.push_back(Map(mapped, a));
+              args.push_back(RemapArg(mapped, a));
               metas.push_back(values[a.as_value().node][a.as_value().index]);
             }
             ASSIGN_OR_RETURN(
@@ -101,17 +101,8 @@ class Inliner {
               break;
             }
           }
-          // Bound arguments in schema order; keyword-only ones by name.
-          std::vector<Arg> args;
-          Kwargs kwargs;
-          for (size_t k = 0; k < node.args.size(); ++k) {
-            const ArgSchema& schema = node.op->schema.args[k];
-            if (schema.kwarg_only) {
-              kwargs.emplace_back(schema.name, Map(mapped, node.args[k]));
-            } else {
-              args.push_back(Map(mapped, node.args[k]));
-            }
-          }
+          auto [args, kwargs] = UnbindArgs(
+              node, [&](const Arg& a) { return RemapArg(mapped, a); });
           ASSIGN_OR_RETURN(ValueRef ref,
                            builder_.AddNode(name, node.target, std::move(args),
                                             std::move(kwargs)));
@@ -143,7 +134,7 @@ class Inliner {
         case NodeKind::kOutput: {
           std::vector<std::pair<Arg, TensorMeta>> outs;
           for (const Arg& a : node.args) {
-            outs.emplace_back(Map(mapped, a),
+            outs.emplace_back(RemapArg(mapped, a),
                               values[a.as_value().node][a.as_value().index]);
           }
           return outs;
@@ -158,16 +149,6 @@ class Inliner {
   int folded() const { return folded_; }
 
  private:
-  static Arg Map(const std::vector<std::vector<Arg>>& mapped, const Arg& a) {
-    if (a.is_value()) return mapped[a.as_value().node][a.as_value().index];
-    if (a.is_list()) {
-      Arg::List items;
-      for (const Arg& item : a.as_list()) items.push_back(Map(mapped, item));
-      return Arg::OfList(std::move(items));
-    }
-    return a;
-  }
-
   GraphBuilder& builder_;
   int inlined_ = 0;
   int folded_ = 0;
