@@ -25,8 +25,19 @@
  * - Tensors are borrowed DLTensor (dlpack.h) for the duration of a call
  *   unless a function says otherwise.
  * - Thread safety: handles may be used from any thread. Functions on distinct
- *   handles never block each other. gj_function_call may run concurrently on
- *   one function. A handle must not be destroyed while another thread uses it.
+ *   handles never block each other. On one function, gj_function_call,
+ *   gj_function_call_alloc, gj_function_precompile, gj_function_get_stats,
+ *   gj_function_explain and gj_function_dump_guards may all run
+ *   concurrently; a call that misses compiles without holding any lock the
+ *   others need (calls missing on the same guards wait for that one
+ *   compile, or run eagerly with GJ_COMPILE_ASYNC), so stats, explain and
+ *   hits never wait for a compile. A gj_context and a gj_graph are shared
+ *   freely: graphs and functions may be created from them on many threads,
+ *   and graph queries only read. A gj_graph_builder is for one thread at a
+ *   time. Log settings (gj_set_log_callback, gj_set_log_topics) are
+ *   process-wide. A handle must not be destroyed while another thread uses
+ *   it; functions keep what they need of their context and graph, so those
+ *   may be destroyed first.
  *
  * Versioning: MAJOR changes when an existing declaration changes meaning or
  * layout (never planned); MINOR when declarations or appended option fields
