@@ -372,8 +372,8 @@ TEST(GraphBreaksTest, BreaksChain) {
 
 GraphPtr FromText(gj_context* ctx, const char* text) {
   gj_graph* raw = nullptr;
-  EXPECT_TRUE(Ok(
-      gj_graph_from_text(ctx, text, std::strlen(text), nullptr, &raw)));
+  EXPECT_TRUE(
+      Ok(gj_graph_from_text(ctx, text, std::strlen(text), nullptr, &raw)));
   return GraphPtr(raw);
 }
 
@@ -384,10 +384,29 @@ TEST(GraphBreaksTest, NonzeroFeedsTheNextSegmentAtEveryCount) {
   GraphPtr graph = FromText(ctx.get(), R"pb(
     name: "nonzero_chain"
     placeholders { name: "x" }
-    nodes { name: "gt" target: "aten.gt.Scalar" args { ref: "x" } args { i: 0 } }
-    nodes { name: "nz" target: "aten.nonzero.default" args { ref: "gt" } }
-    nodes { name: "twice" target: "aten.mul.Tensor" args { ref: "nz" } args { i: 2 } }
-    nodes { name: "out" target: "aten.add.Tensor" args { ref: "twice" } args { i: 1 } }
+    nodes {
+      name: "gt"
+      target: "aten.gt.Scalar"
+      args { ref: "x" }
+      args { i: 0 }
+    }
+    nodes {
+      name: "nz"
+      target: "aten.nonzero.default"
+      args { ref: "gt" }
+    }
+    nodes {
+      name: "twice"
+      target: "aten.mul.Tensor"
+      args { ref: "nz" }
+      args { i: 2 }
+    }
+    nodes {
+      name: "out"
+      target: "aten.add.Tensor"
+      args { ref: "twice" }
+      args { i: 1 }
+    }
     outputs { ref: "out" }
   )pb");
   FunctionPtr f = Make(ctx.get(), graph.get(), 0);
@@ -402,8 +421,7 @@ TEST(GraphBreaksTest, NonzeroFeedsTheNextSegmentAtEveryCount) {
     HostTensor<float> tx({16}, x);
     const DLTensor* in[] = {tx.dl()};
     DLManagedTensor* out = nullptr;
-    ASSERT_TRUE(
-        Ok(gj_function_call_alloc(f.get(), in, 1, nullptr, &out, 1)));
+    ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 1, nullptr, &out, 1)));
     ManagedPtr owned(out);
     ASSERT_EQ(Shape(out->dl_tensor), (std::vector<int64_t>{count, 1}));
     const int64_t* got = static_cast<const int64_t*>(out->dl_tensor.data);
@@ -433,10 +451,28 @@ TEST(GraphBreaksTest, MaskedSelectAndItemCrossTheBreak) {
     name: "masked_scale"
     placeholders { name: "x" }
     placeholders { name: "m" }
-    nodes { name: "sel" target: "aten.masked_select.default" args { ref: "x" } args { ref: "m" } }
-    nodes { name: "total" target: "aten.sum.default" args { ref: "sel" } }
-    nodes { name: "item" target: "aten._local_scalar_dense.default" args { ref: "total" } }
-    nodes { name: "out" target: "aten.mul.Tensor" args { ref: "x" } args { ref: "item" } }
+    nodes {
+      name: "sel"
+      target: "aten.masked_select.default"
+      args { ref: "x" }
+      args { ref: "m" }
+    }
+    nodes {
+      name: "total"
+      target: "aten.sum.default"
+      args { ref: "sel" }
+    }
+    nodes {
+      name: "item"
+      target: "aten._local_scalar_dense.default"
+      args { ref: "total" }
+    }
+    nodes {
+      name: "out"
+      target: "aten.mul.Tensor"
+      args { ref: "x" }
+      args { ref: "item" }
+    }
     outputs { ref: "out" }
   )pb");
   FunctionPtr f = Make(ctx.get(), graph.get(), 0);
@@ -464,6 +500,79 @@ TEST(GraphBreaksTest, MaskedSelectAndItemCrossTheBreak) {
   // mul after item: two graphs, two breaks.
   EXPECT_EQ(s.graph_count, 2);
   EXPECT_EQ(s.graph_break_count, 2);
+}
+
+// Past its recompile limit a segment, not the whole function, goes
+// run-only: the head misses on every new size of x and runs eagerly, while
+// the continuation, which sees only y, keeps serving its compiled entry.
+TEST(GraphBreaksTest, RecompileLimitIsPerSegment) {
+  ContextPtr ctx = MakeContext();
+  GraphPtr graph = FromText(ctx.get(), R"pb(
+    name: "limit_per_segment"
+    placeholders { name: "x" }
+    placeholders { name: "y" }
+    nodes {
+      name: "s"
+      target: "aten.sum.default"
+      args { ref: "x" }
+    }
+    nodes {
+      name: "p"
+      target: "aten.gt.Scalar"
+      args { ref: "s" }
+      args { i: 0 }
+    }
+    nodes {
+      name: "c"
+      target: "higher_order.cond"
+      args { ref: "p" }
+      args { subgraph: "neg" }
+      args { subgraph: "neg" }
+      args { list { items { ref: "y" } } }
+    }
+    nodes {
+      name: "r"
+      target: "getitem"
+      args { ref: "c" }
+      args { i: 0 }
+    }
+    outputs { ref: "r" }
+    subgraphs {
+      key: "neg"
+      value {
+        name: "neg"
+        placeholders { name: "v" }
+        nodes {
+          name: "n"
+          target: "aten.neg.default"
+          args { ref: "v" }
+        }
+        outputs { ref: "n" }
+      }
+    }
+  )pb");
+  gj_function_options options;
+  gj_function_options_init(&options);
+  options.recompile_limit = 1;
+  options.dynamic = GJ_DYNAMIC_STATIC;
+  gj_function* raw = nullptr;
+  ASSERT_TRUE(Ok(gj_function_create(ctx.get(), graph.get(), &options, &raw)));
+  FunctionPtr f(raw);
+  for (int64_t n : {4, 5, 6}) {
+    HostTensor<float> x({n}, std::vector<float>(n, 1.0f));
+    HostTensor<float> y({3}, {1, 2, 3});
+    HostTensor<float> out({3}, {0, 0, 0});
+    const DLTensor* in[] = {x.dl(), y.dl()};
+    const DLTensor* outs[] = {out.dl()};
+    ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 2, outs, 1, nullptr)));
+    EXPECT_EQ(out.buffer(), (std::vector<float>{-1, -2, -3}));
+  }
+  const gj_function_stats s = Stats(f.get());
+  EXPECT_EQ(s.compiles, 2);        // the head once, the continuation once
+  EXPECT_EQ(s.fallback_calls, 2);  // the head at x of 5 and 6
+  const std::string explain = Text(gj_function_explain, f.get());
+  EXPECT_THAT(explain, ContainsRegex("graph 1: [^\n]*1 entries, run-only"));
+  EXPECT_THAT(explain, ContainsRegex("graph 2: [^\n]*1 entries\n"));
 }
 
 std::mutex log_mu;
