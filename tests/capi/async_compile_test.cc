@@ -48,7 +48,7 @@ void Call(gj_function* f, int64_t n) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out.buffer()[i], x[i] * 3 + 1);
 }
 
-TEST(AsyncCompileThreadsTest, FirstCallEagerThenCompiled) {
+TEST(CapiAsyncCompileThreadsTest, FirstCallEagerThenCompiled) {
   ContextPtr ctx = MakeContext();
   GraphPtr graph = MulAdd(ctx.get());
   gj_function_options options;
@@ -76,7 +76,7 @@ TEST(AsyncCompileThreadsTest, FirstCallEagerThenCompiled) {
   gj_string_destroy(text);
 }
 
-TEST(AsyncCompileThreadsTest, DestroyContextAndFunctionWhileCompiling) {
+TEST(CapiAsyncCompileThreadsTest, DestroyContextAndFunctionWhileCompiling) {
   ContextPtr ctx = MakeContext();
   GraphPtr graph = MulAdd(ctx.get());
   gj_function_options options;
@@ -90,7 +90,7 @@ TEST(AsyncCompileThreadsTest, DestroyContextAndFunctionWhileCompiling) {
   f.reset();    // waits for the compile running, cancels the queued ones
 }
 
-TEST(AsyncCompileThreadsTest, UnknownCompileModeIsInvalid) {
+TEST(CapiAsyncCompileThreadsTest, UnknownCompileModeIsInvalid) {
   ContextPtr ctx = MakeContext();
   GraphPtr graph = MulAdd(ctx.get());
   gj_function_options options;
