@@ -26,6 +26,8 @@ namespace {
 // parallel ones get chunks of about kChunkWork.
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 constexpr int64_t kChunkWork = int64_t{1} << 14;
+// Alignment of each buffer in a call's arena.
+constexpr int64_t kArenaAlign = 64;
 
 int64_t SaturatingMul(int64_t a, int64_t b) {
   int64_t r;
@@ -126,7 +128,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     program->extern_output_slots_.push_back(std::move(outputs));
   }
   program->PlanDirectOutputs();
-  if (num_symbols == 0) program->static_sizes_ = program->Evaluate({});
+  if (num_symbols == 0) program->Evaluate({}, program->static_sizes_);
   if (program->transfer_ != nullptr) {
     // Nodes without a lowering for the device run their reference kernels
     // on host copies: correct, slow, and said once per program.
@@ -347,25 +349,41 @@ int CompiledProgram::num_direct_outputs() const {
   return n;
 }
 
-CompiledProgram::CallSizes CompiledProgram::Evaluate(
-    absl::Span<const int64_t> symbols) const {
-  CallSizes out;
-  auto ref = [&](const TensorRef& r) {
-    return ConcreteRef{r.slot, EvaluateShape(r.sizes, symbols),
-                       EvaluateShape(r.strides, symbols),
-                       r.offset.Evaluate(symbols)};
+void CompiledProgram::Evaluate(absl::Span<const int64_t> symbols,
+                               CallSizes& out) const {
+  auto ref = [&](const TensorRef& r, ConcreteRef& c) {
+    c.slot = r.slot;
+    c.sizes = EvaluateShape(r.sizes, symbols);
+    c.strides = EvaluateShape(r.strides, symbols);
+    c.offset = r.offset.Evaluate(symbols);
   };
-  for (const Slot& slot : plan_.slots) {
-    out.slots.push_back(EvaluateShape(slot.sizes, symbols));
+  out.slots.resize(plan_.slots.size());
+  for (size_t s = 0; s < plan_.slots.size(); ++s) {
+    out.slots[s] = EvaluateShape(plan_.slots[s].sizes, symbols);
   }
-  for (const IndexExpr& bytes : plan_.buffer_bytes) {
-    out.buffer_bytes.push_back(bytes.Evaluate(symbols));
+  // The plan's buffers end to end, each cache-line aligned (the allocator's
+  // alignment, which kernels may assume of any buffer).
+  const size_t num_buffers = plan_.buffer_bytes.size();
+  out.buffer_bytes.resize(num_buffers);
+  out.buffer_offset.resize(num_buffers);
+  out.arena_bytes = 0;
+  for (size_t b = 0; b < num_buffers; ++b) {
+    out.buffer_bytes[b] = plan_.buffer_bytes[b].Evaluate(symbols);
+    out.buffer_offset[b] = out.arena_bytes;
+    out.arena_bytes +=
+        (out.buffer_bytes[b] + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
   }
   if (num_symbols_ > 0) out.metas.resize(metas_.size());
-  for (const PlanStep& step : plan_.steps) {
+  const size_t num_steps = plan_.steps.size();
+  out.outer_extent.resize(num_steps);
+  out.grain.resize(num_steps);
+  out.extern_args.resize(num_steps);
+  for (size_t i = 0; i < num_steps; ++i) {
+    const PlanStep& step = plan_.steps[i];
     int64_t extent = 1;
     int64_t grain = 0;
-    std::vector<ConcreteRef> args;
+    std::vector<ConcreteRef>& args = out.extern_args[i];
+    args.resize(step.is_kernel ? 0 : step.extern_args.size());
     if (step.is_kernel) {
       const Kernel& k = step.kernel.kernel;
       if (!k.outer.empty()) {
@@ -377,25 +395,49 @@ CompiledProgram::CallSizes CompiledProgram::Evaluate(
         }
       }
     } else {
-      for (const auto& arg : step.extern_args) args.push_back(ref(arg.second));
+      for (size_t a = 0; a < step.extern_args.size(); ++a) {
+        ref(step.extern_args[a].second, args[a]);
+      }
       if (num_symbols_ > 0) {
         // The eager kernel reads its output metadata at the call's sizes.
         auto concrete = [&](const SymInt& v) {
           return v.is_symbolic() ? SymInt(v.expr().Evaluate(symbols)) : v;
         };
+        std::vector<TensorMeta>& metas = out.metas[step.node];
+        metas.clear();
         for (TensorMeta m : metas_[step.node]) {
           for (SymInt& size : m.sizes) size = concrete(size);
           if (m.sym_value) m.sym_value = concrete(*m.sym_value);
-          out.metas[step.node].push_back(std::move(m));
+          metas.push_back(std::move(m));
         }
       }
     }
-    out.outer_extent.push_back(extent);
-    out.grain.push_back(grain);
-    out.extern_args.push_back(std::move(args));
+    out.outer_extent[i] = extent;
+    out.grain[i] = grain;
   }
-  for (const TensorRef& r : plan_.outputs) out.outputs.push_back(ref(r));
-  return out;
+  out.outputs.resize(plan_.outputs.size());
+  for (size_t k = 0; k < plan_.outputs.size(); ++k) {
+    ref(plan_.outputs[k], out.outputs[k]);
+  }
+}
+
+std::unique_ptr<CompiledProgram::Workspace> CompiledProgram::AcquireWorkspace()
+    const {
+  {
+    absl::MutexLock lock(&workspace_mu_);
+    if (!workspaces_.empty()) {
+      std::unique_ptr<Workspace> w = std::move(workspaces_.back());
+      workspaces_.pop_back();
+      return w;
+    }
+  }
+  return std::make_unique<Workspace>();
+}
+
+void CompiledProgram::ReleaseWorkspace(
+    std::unique_ptr<Workspace> workspace) const {
+  absl::MutexLock lock(&workspace_mu_);
+  workspaces_.push_back(std::move(workspace));
 }
 
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(
@@ -420,9 +462,16 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", num_symbols_, " symbol values, got ", symbols.size()));
   }
-  CallSizes evaluated;
-  if (num_symbols_ > 0) evaluated = Evaluate(symbols);
-  const CallSizes& sizes = num_symbols_ > 0 ? evaluated : static_sizes_;
+  // A static program without intermediates in an arena needs no workspace
+  // (and its calls take no lock).
+  std::optional<WorkspaceLease> workspace;
+  if (num_symbols_ > 0 ||
+      (transfer_ == nullptr && static_sizes_.arena_bytes > 0)) {
+    workspace.emplace(*this, AcquireWorkspace());
+  }
+  if (num_symbols_ > 0) Evaluate(symbols, (*workspace)->sizes);
+  const CallSizes& sizes =
+      num_symbols_ > 0 ? (*workspace)->sizes : static_sizes_;
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {
     RETURN_IF_ERROR(CheckDestination(ctx, k,
                                      plan_.slots[sizes.outputs[k].slot].dtype,
@@ -496,7 +545,20 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
                                       : graph_->node(slot.node).constant;
     }
   }
-  absl::InlinedVector<Tensor, 8> buffers(plan_.buffer_bytes.size());
+  // A host program's buffers are regions of the workspace's arena, grown
+  // when this call needs more than any call it served before.
+  char* arena = nullptr;
+  if (transfer_ == nullptr && sizes.arena_bytes > 0) {
+    Tensor& held = (*workspace)->arena;
+    if (held.numel() < sizes.arena_bytes) {
+      held = Tensor();  // free the old one first
+      ASSIGN_OR_RETURN(held, Tensor::Empty(DType::kUInt8, {sizes.arena_bytes},
+                                           allocator, device));
+    }
+    arena = static_cast<char*>(held.data());
+  }
+  absl::InlinedVector<Tensor, 8> buffers(
+      arena != nullptr ? 0 : plan_.buffer_bytes.size());
   absl::InlinedVector<void*, 16> pointers;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& step = plan_.steps[i];
@@ -517,7 +579,12 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
           continue;
         }
         // Only kernels read it, so the borrowed view never outlives the
-        // buffer this call holds.
+        // arena or buffer this call holds.
+        if (arena != nullptr) {
+          slots[s] = Tensor::Borrow(arena + sizes.buffer_offset[b], slot.dtype,
+                                    shape, ContiguousStrides(shape), device);
+          continue;
+        }
         if (buffers[b].data() == nullptr) {
           ASSIGN_OR_RETURN(buffers[b],
                            Tensor::Empty(DType::kUInt8, {sizes.buffer_bytes[b]},

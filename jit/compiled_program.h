@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "core/graph.h"
 #include "core/run_context.h"
@@ -22,10 +24,18 @@ namespace guardjit {
 
 // A compiled graph for one input layout: the plan's kernels in order, with
 // the nodes the JIT left alone run by their eager reference kernels in
-// between. Allocates outputs and intermediates per call and frees each
-// intermediate after its last reader. A kernel with enough work splits its
-// first outer loop across the program's ThreadPool. Run is thread-safe (no
-// state).
+// between. A kernel with enough work splits its first outer loop across the
+// program's ThreadPool. Run is thread-safe.
+//
+// Memory: the intermediates only kernels touch live at offsets in one arena
+// per call (the plan's liveness-shared buffers, laid end to end); a host
+// program keeps its arenas in a pool, one per concurrent call, each grown to
+// the largest sizes it has served, so a hit with caller destinations makes
+// no heap allocation. Outputs without a destination, and the values eager
+// steps read or return, are allocated per call from the context's caching
+// allocator. A device program allocates its buffers per call from the
+// stream-ordered device allocator instead (an arena reused by a call on
+// another stream could still be in use by the first).
 //
 // A dynamic program (num_symbols > 0) serves every size its entry's guards
 // accept: each call evaluates the plan's size expressions (buffers, views,
@@ -70,6 +80,15 @@ class CompiledProgram {
   // How many outputs a call with destinations for all of them writes in
   // place (for explain and tests).
   int num_direct_outputs() const;
+  // The intermediates' arena: how many plan buffers it holds, and its size
+  // at the program's sizes (a static program) or -1 (a dynamic one: it
+  // depends on the call's symbols).
+  int num_arena_buffers() const {
+    return static_cast<int>(plan_.buffer_bytes.size());
+  }
+  int64_t static_arena_bytes() const {
+    return num_symbols_ > 0 ? -1 : static_sizes_.arena_bytes;
+  }
   // Device programs in reduce-overhead mode: what their CUDA graphs did, or
   // why they were refused (CudaGraphSet::Describe); else empty.
   std::string DescribeCudaGraphs() const;
@@ -99,6 +118,29 @@ class CompiledProgram {
     std::vector<std::vector<ConcreteRef>> extern_args;  // per step
     std::vector<ConcreteRef> outputs;
     GraphMeta metas;  // dynamic programs: eager steps' metadata, else empty
+    std::vector<int64_t> buffer_offset;  // per plan buffer, in the arena
+    int64_t arena_bytes = 0;
+  };
+  // One call's scratch: the arena (host programs) and a dynamic program's
+  // evaluated sizes, reused by later calls.
+  struct Workspace {
+    Tensor arena;  // kUInt8, at least the largest arena_bytes served
+    CallSizes sizes;
+  };
+  // Gives a call a workspace back at the end of its scope.
+  class WorkspaceLease {
+   public:
+    WorkspaceLease(const CompiledProgram& program,
+                   std::unique_ptr<Workspace> workspace)
+        : program_(program), workspace_(std::move(workspace)) {}
+    WorkspaceLease(const WorkspaceLease&) = delete;
+    WorkspaceLease& operator=(const WorkspaceLease&) = delete;
+    ~WorkspaceLease() { program_.ReleaseWorkspace(std::move(workspace_)); }
+    Workspace* operator->() const { return workspace_.get(); }
+
+   private:
+    const CompiledProgram& program_;
+    std::unique_ptr<Workspace> workspace_;
   };
 
   CompiledProgram(std::shared_ptr<const Graph> graph, GraphMeta metas,
@@ -109,7 +151,12 @@ class CompiledProgram {
         pool_(std::move(pool)),
         num_symbols_(num_symbols) {}
 
-  CallSizes Evaluate(absl::Span<const int64_t> symbols) const;
+  // The plan's sizes for `symbols`, into `out` (reusing its vectors'
+  // capacity: a dynamic hit at a size seen before allocates nothing here).
+  void Evaluate(absl::Span<const int64_t> symbols, CallSizes& out) const;
+  // A pooled workspace, or a new one when every pooled one is in use.
+  std::unique_ptr<Workspace> AcquireWorkspace() const;
+  void ReleaseWorkspace(std::unique_ptr<Workspace> workspace) const;
   // Device programs: the index checks that failed on the device so far (or,
   // with `wait`, once ctx's stream is done), as the check's error.
   absl::Status CheckDeviceFaults(const RunContext& ctx,
@@ -157,6 +204,10 @@ class CompiledProgram {
   // call gives one, or -1.
   std::vector<int> direct_output_;
   CallSizes static_sizes_;  // a static program's sizes
+  // Idle workspaces; as many exist as calls have run at once.
+  mutable absl::Mutex workspace_mu_;
+  mutable std::vector<std::unique_ptr<Workspace>> workspaces_
+      ABSL_GUARDED_BY(workspace_mu_);
 };
 
 }  // namespace guardjit

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -278,7 +279,7 @@ absl::Status RunConvStep(const ConvStep& dynamic_or_static,
   const auto run_images = [&](int64_t first, int64_t last) {
     PanelScratch scratch;
     char* const out = static_cast<char*>(scratch.Get(out_bytes + cols_bytes));
-    std::vector<void*> args(params.begin(), params.end());
+    absl::InlinedVector<void*, 16> args(params.begin(), params.end());
     for (int64_t n = first; n < last; ++n) {
       if (step.dtype == DType::kFloat32) {
         ConvolveImage<float>(step, ops, n,

@@ -113,7 +113,6 @@ class Scheduler {
     return !items_.empty() && items_.back().first ? items_.back().second : -1;
   }
   absl::StatusOr<KernelStep> BuildKernel(int group);
-  static void PlanBuffers(const std::vector<int>& last_use, Plan& plan);
   TensorRef RefOf(int v) const;
 
   // A view resolved to memory: its source got memory from `group`.
@@ -612,25 +611,47 @@ absl::StatusOr<Plan> Scheduler::Run() {
       plan.steps[last_use[slot]].release.push_back(static_cast<int>(slot));
     }
   }
-  PlanBuffers(last_use, plan);
+  PlanBuffers(plan);
   return plan;
 }
+
+}  // namespace
 
 // Greedy interval assignment over the steps: a kernel-written slot that no
 // eager step reads (eager kernels may return views of their inputs) and that
 // is not an output gets the first buffer whose last reader ran before the
-// slot's writer.
-void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
-  plan.slot_buffer.assign(plan.slots.size(), -1);
+// slot's writer. GEMM and conv steps read their operands as slots too.
+void PlanBuffers(Plan& plan) {
+  std::vector<int> last_use(plan.slots.size(), -1);
   std::vector<bool> eligible(plan.slots.size(), false);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    for (int slot : plan.steps[s].kernel.allocate) {
-      eligible[slot] = last_use[slot] >= 0;
+    const PlanStep& step = plan.steps[s];
+    const int at = static_cast<int>(s);
+    if (!step.is_kernel) {
+      for (const auto& arg : step.extern_args) last_use[arg.second.slot] = at;
+      continue;
     }
+    for (int slot : step.kernel.buffer_slots) last_use[slot] = at;
+    if (step.gemm != nullptr) {
+      const GemmStep& g = *step.gemm;
+      last_use[g.symbolic ? g.symbolic->a.slot : g.a.slot] = at;
+      last_use[g.symbolic ? g.symbolic->b.slot : g.b.slot] = at;
+    }
+    if (step.conv != nullptr) {
+      const ConvStep& c = *step.conv;
+      last_use[c.symbolic ? c.symbolic->input.slot : c.input.slot] = at;
+      last_use[c.weight.slot] = at;
+    }
+  }
+  for (const TensorRef& out : plan.outputs) last_use[out.slot] = -1;
+  for (const PlanStep& step : plan.steps) {
+    for (int slot : step.kernel.allocate) eligible[slot] = last_use[slot] >= 0;
   }
   for (const PlanStep& step : plan.steps) {
     for (const auto& arg : step.extern_args) eligible[arg.second.slot] = false;
   }
+  plan.slot_buffer.assign(plan.slots.size(), -1);
+  plan.buffer_bytes.clear();
   std::vector<int> buffer_free_after;  // last reader's step per buffer
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     for (int slot : plan.steps[s].kernel.allocate) {
@@ -657,8 +678,6 @@ void Scheduler::PlanBuffers(const std::vector<int>& last_use, Plan& plan) {
     }
   }
 }
-
-}  // namespace
 
 absl::Status IndexCheck::Error(absl::Span<const int64_t> symbols) const {
   return absl::InvalidArgumentError(

@@ -88,6 +88,11 @@ struct Plan {
 
 absl::StatusOr<Plan> Schedule(const LoweredGraph& graph);
 
+// (Re)assigns plan.slot_buffer and plan.buffer_bytes by liveness: Schedule
+// calls it, and the JIT again after GEMM and conv steps have replaced eager
+// matrix products and convolutions, whose operands then become buffers.
+void PlanBuffers(Plan& plan);
+
 }  // namespace guardjit
 
 #endif  // GUARDJIT_JIT_FUSION_H_

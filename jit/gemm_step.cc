@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -176,7 +177,7 @@ absl::Status RunGemmStep(const GemmStep& dynamic_or_static,
   const auto run_panels = [&](int64_t first, int64_t last) {
     PanelScratch scratch;
     char* const out = static_cast<char*>(scratch.Get(scratch_bytes));
-    std::vector<void*> args(params.begin(), params.end());
+    absl::InlinedVector<void*, 16> args(params.begin(), params.end());
     for (int64_t p = first; p < last; ++p) {
       const int64_t begin = p * panel;
       const int64_t end = std::min(units, begin + panel);

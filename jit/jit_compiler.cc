@@ -99,6 +99,7 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   if (backend == nullptr) {
     FuseGemmEpilogues(graph, plan);
     FuseConvSteps(graph, plan, &fallbacks);
+    PlanBuffers(plan);
   }
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.
@@ -181,6 +182,21 @@ class JitExecutable : public Executable {
                                     " fused kernels, ", eager, " eager nodes");
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
+    }
+    // Intermediates between steps: one arena per concurrent call (host), or
+    // per-call device buffers.
+    if (const int buffers = program_->num_arena_buffers(); buffers > 0) {
+      if (backend_ != nullptr && backend_->transfer() != nullptr) {
+        absl::StrAppend(&text, ", ", buffers,
+                        " intermediate buffers per call on the device");
+      } else if (program_->static_arena_bytes() >= 0) {
+        absl::StrAppend(&text, ", intermediates in a ",
+                        program_->static_arena_bytes(), "-byte arena (",
+                        buffers, " buffers)");
+      } else {
+        absl::StrAppend(&text, ", intermediates in an arena of ", buffers,
+                        " buffers sized per call");
+      }
     }
     if (backend_ != nullptr) {
       absl::StrAppend(&text, ", kernels on ", backend_->name());

@@ -2,9 +2,11 @@
 // destinations where nothing can fail after them, copies elsewhere.
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/run_context.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -85,6 +87,82 @@ TEST(CompiledProgramTest, OutputsOfKernelsThatCanStillFailAreNotInPlace) {
   auto out = executable->Run(ctx, {weight, indices});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToDoubles(dest), std::vector<double>(12, 0.0));
+}
+
+// y = tanh(h @ w) * (h @ w) with h = relu(x): h = relu(x) is an intermediate
+// that the pointwise kernel writes and the GEMM step reads, and p = h @ w feeds
+// the epilogue; both live in the call's arena.
+std::shared_ptr<const Graph> MlpGraph() {
+  GraphBuilder b("mlp");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(b.AddPlaceholder("w").ok());
+  testing::AddNode(b, "h", "aten.relu.default", {Arg::Ref("x")});
+  testing::AddNode(b, "p", "aten.mm.default", {Arg::Ref("h"), Arg::Ref("w")});
+  testing::AddNode(b, "t", "aten.tanh.default", {Arg::Ref("p")});
+  testing::AddNode(b, "y", "aten.mul.Tensor", {Arg::Ref("t"), Arg::Ref("p")});
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  return testing::Finish(b);
+}
+
+TEST(CompiledProgramTest, IntermediatesLiveInTheCallsArena) {
+  auto graph = MlpGraph();
+  const Tensor x = RandomTensor(DType::kFloat32, {48, 40}, 1);
+  const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
+  const Plan plan = testing::PlanOfInputs(*graph, {x, w});
+  EXPECT_GE(plan.buffer_bytes.size(), 1u) << plan.ToString();
+  auto executable = CompileFor(graph, {x, w});
+  ASSERT_NE(executable, nullptr);
+  EXPECT_THAT(executable->Describe(), ::testing::HasSubstr("-byte arena"));
+  // Results equal eager's for other inputs too.
+  for (int i = 0; i < 3; ++i) {
+    testing::ExpectJitMatchesEager(
+        graph, {RandomTensor(DType::kFloat32, {48, 40}, 10 + i), w});
+  }
+}
+
+TEST(CompiledProgramTest, DynamicArenaGrowsAndShrinksWithTheCallsSizes) {
+  auto graph = MlpGraph();
+  std::vector<std::vector<Tensor>> calls;
+  const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
+  // Small, the largest, then smaller again: the arena grows once and later
+  // calls use a prefix of it.
+  for (int64_t rows : {5, 64, 9, 64, 2, 33}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {rows, 40}, 100 + rows), w});
+  }
+  auto executable =
+      testing::ExpectDynamicJitMatchesEager(graph, {DynamicDim{0, 0}}, calls);
+  ASSERT_NE(executable, nullptr);
+  EXPECT_THAT(executable->Describe(),
+              ::testing::HasSubstr("buffers sized per call"));
+}
+
+TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
+  auto graph = MlpGraph();
+  const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
+  constexpr int kThreads = 8;
+  std::vector<Tensor> xs;
+  std::vector<std::vector<double>> expected;
+  auto executable =
+      CompileFor(graph, {RandomTensor(DType::kFloat32, {48, 40}, 1), w});
+  ASSERT_NE(executable, nullptr);
+  for (int t = 0; t < kThreads; ++t) {
+    xs.push_back(RandomTensor(DType::kFloat32, {48, 40}, 1000 + t));
+    auto out = executable->Run({xs.back(), w});
+    ASSERT_TRUE(out.ok()) << out.status();
+    expected.push_back(ToDoubles((*out)[0]));
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto out = executable->Run({xs[t], w});
+        if (!out.ok() || ToDoubles((*out)[0]) != expected[t]) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches, std::vector<int>(kThreads, 0));
 }
 
 }  // namespace
