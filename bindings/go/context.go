@@ -63,7 +63,7 @@ type Context struct {
 // NewContext creates a context.
 func NewContext(opts ...ContextOption) (*Context, error) {
 	var o C.gj_context_options
-	C.gj_context_options_init(&o)
+	C.gj_context_options_init_v(&o, C.sizeof_gj_context_options)
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -121,7 +121,7 @@ func (c *Context) MemoryStats() (MemoryStats, error) {
 	}
 	defer c.release()
 	var s C.gj_memory_stats
-	C.gj_memory_stats_init(&s)
+	C.gj_memory_stats_init_v(&s, C.sizeof_gj_memory_stats)
 	if err := check(C.gj_context_get_memory_stats(c.ptr, &s)); err != nil {
 		return MemoryStats{}, err
 	}

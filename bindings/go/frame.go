@@ -159,9 +159,9 @@ func newFrame(inputs []Spec, names []string, nManaged int) (*frame, error) {
 	return f, nil
 }
 
-// callOptionsDefaults is gj_call_options_init's result, read once.
+// callOptionsDefaults is gj_call_options_init_v's result, read once.
 var callOptionsDefaults = func() C.gj_call_options {
 	var o C.gj_call_options
-	C.gj_call_options_init(&o)
+	C.gj_call_options_init_v(&o, C.sizeof_gj_call_options)
 	return o
 }()

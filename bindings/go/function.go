@@ -163,7 +163,7 @@ func (c *Context) NewFunction(g *Graph, opts ...FunctionOption) (*Function, erro
 		return nil, newError(CodeInvalidArgument, "the graph belongs to another context")
 	}
 	var o C.gj_function_options
-	C.gj_function_options_init(&o)
+	C.gj_function_options_init_v(&o, C.sizeof_gj_function_options)
 	if cfg.name != nil {
 		name := C.CString(*cfg.name)
 		defer C.free(unsafe.Pointer(name))
@@ -275,7 +275,7 @@ func (f *Function) Stats() (Stats, error) {
 	}
 	defer f.release()
 	var s C.gj_function_stats
-	C.gj_function_stats_init(&s)
+	C.gj_function_stats_init_v(&s, C.sizeof_gj_function_stats)
 	if err := check(C.gj_function_get_stats(f.ptr, &s)); err != nil {
 		return Stats{}, err
 	}

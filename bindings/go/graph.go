@@ -39,7 +39,7 @@ func withLoadOptions(opts []LoadOption, f func(*C.gj_graph_load_options)) {
 		o(&cfg)
 	}
 	var lo C.gj_graph_load_options
-	C.gj_graph_load_options_init(&lo)
+	C.gj_graph_load_options_init_v(&lo, C.sizeof_gj_graph_load_options)
 	if cfg.externalDataDir != "" {
 		dir := C.CString(cfg.externalDataDir)
 		defer C.free(unsafe.Pointer(dir))
@@ -183,7 +183,7 @@ func (g *Graph) CompileReport(inputs []Spec, opts CompileReportOptions) (string,
 	}
 	defer f.free()
 	var o C.gj_compile_report_options
-	C.gj_compile_report_options_init(&o)
+	C.gj_compile_report_options_init_v(&o, C.sizeof_gj_compile_report_options)
 	if opts.Target != "" {
 		t := C.CString(opts.Target)
 		defer C.free(unsafe.Pointer(t))
@@ -194,7 +194,7 @@ func (g *Graph) CompileReport(inputs []Spec, opts CompileReportOptions) (string,
 	}
 	o.seed = C.uint64_t(opts.Seed)
 	var chk C.gj_compile_check
-	C.gj_compile_check_init(&chk)
+	C.gj_compile_check_init_v(&chk, C.sizeof_gj_compile_check)
 	var text *C.char
 	if err := check(C.gj_graph_compile_report(g.ptr, f.ptrs, C.size_t(len(inputs)), &o, &text, &chk)); err != nil {
 		return "", CompileCheck{}, err

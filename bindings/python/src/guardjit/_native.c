@@ -316,7 +316,7 @@ static PyObject* context_new(PyTypeObject* type, PyObject* args,
     return NULL;
   }
   gj_context_options options;
-  gj_context_options_init(&options);
+  gj_context_options_init_v(&options, sizeof options);
   options.num_threads = num_threads;
   options.backend = (gj_backend)backend;
   if (max_cached_kernels >= 0) options.max_cached_kernels = max_cached_kernels;
@@ -339,7 +339,7 @@ static void context_dealloc(ContextObject* self) {
 static PyObject* context_memory_stats(ContextObject* self,
                                       PyObject* Py_UNUSED(ignored)) {
   gj_memory_stats stats;
-  gj_memory_stats_init(&stats);
+  gj_memory_stats_init_v(&stats, sizeof stats);
   gj_error* error = gj_context_get_memory_stats(self->context, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
@@ -421,7 +421,7 @@ static PyObject* graph_load(PyTypeObject* type, PyObject* args) {
     return NULL;
   }
   gj_graph_load_options options;
-  gj_graph_load_options_init(&options);
+  gj_graph_load_options_init_v(&options, sizeof options);
   options.external_data_dir = dir;
   gj_context* ctx = ((ContextObject*)context)->context;
   gj_graph* graph = NULL;
@@ -673,7 +673,7 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args,
     return NULL;
   }
   gj_function_options options;
-  gj_function_options_init(&options);
+  gj_function_options_init_v(&options, sizeof options);
   if (name != Py_None) {
     options.name = PyUnicode_AsUTF8(name);
     if (options.name == NULL) return NULL;
@@ -768,7 +768,7 @@ static int parse_call_keywords(PyObject* kwargs, CallKeywords* keywords) {
 
 static int fill_call_options(const CallKeywords* keywords,
                              gj_call_options* options) {
-  gj_call_options_init(options);
+  gj_call_options_init_v(options, sizeof *options);
   options->timeout_us = keywords->timeout_us;
   if (keywords->stream != Py_None) {
     options->stream = PyLong_AsVoidPtr(keywords->stream);
@@ -885,7 +885,7 @@ static PyObject* function_precompile(FunctionObject* self, PyObject* args,
 static PyObject* function_stats(FunctionObject* self,
                                 PyObject* Py_UNUSED(ignored)) {
   gj_function_stats stats;
-  gj_function_stats_init(&stats);
+  gj_function_stats_init_v(&stats, sizeof stats);
   gj_error* error = gj_function_get_stats(self->function, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
@@ -954,7 +954,7 @@ static PyObject* function_time_c_calls(FunctionObject* self, PyObject* args) {
     PyErr_NoMemory();
   } else {
     gj_call_options options;
-    gj_call_options_init(&options);
+    gj_call_options_init_v(&options, sizeof options);
     Py_BEGIN_ALLOW_THREADS
   double start = now_seconds();
     for (long long i = 0; i < n && error == NULL; ++i) {

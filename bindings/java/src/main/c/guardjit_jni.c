@@ -387,7 +387,7 @@ JNIEXPORT jlong JNICALL FN(contextCreate)(JNIEnv* env, jclass cls,
   gj_context_options options;
   gj_context* context = NULL;
   (void)cls;
-  gj_context_options_init(&options);
+  gj_context_options_init_v(&options, sizeof options);
   if (mask & 1) options.num_threads = num_threads;
   if (mask & 2) options.backend = (gj_backend)backend;
   if (mask & 4) options.max_cached_kernels = max_cached_kernels;
@@ -409,7 +409,7 @@ JNIEXPORT jlongArray JNICALL FN(contextMemoryStats)(JNIEnv* env, jclass cls,
   jlong values[7];
   jlongArray result;
   (void)cls;
-  gj_memory_stats_init(&stats);
+  gj_memory_stats_init_v(&stats, sizeof stats);
   if (check(env, gj_context_get_memory_stats(HANDLE(gj_context, context),
                                              &stats))) {
     return NULL;
@@ -439,7 +439,7 @@ JNIEXPORT void JNICALL FN(contextReleaseCachedMemory)(JNIEnv* env, jclass cls,
  * must be freed. Returns -1 with an exception pending. */
 static int load_options(JNIEnv* env, jstring dir, gj_graph_load_options* opts,
                         char** dir_copy) {
-  gj_graph_load_options_init(opts);
+  gj_graph_load_options_init_v(opts, sizeof *opts);
   if (utf8_dup(env, dir, dir_copy) != 0) return -1;
   opts->external_data_dir = *dir_copy;
   return 0;
@@ -572,11 +572,11 @@ JNIEXPORT jstring JNICALL FN(graphCompileReport)(
     tensor_set_free(&inputs);
     return NULL;
   }
-  gj_compile_report_options_init(&options);
+  gj_compile_report_options_init_v(&options, sizeof options);
   options.target = ctarget;
   options.emulate = emulate ? 1 : 0;
   options.seed = (uint64_t)seed;
-  gj_compile_check_init(&result);
+  gj_compile_check_init_v(&result, sizeof result);
   error = gj_graph_compile_report(HANDLE(gj_graph, graph), inputs.pointers,
                                   inputs.count, &options, &text, &result);
   free(ctarget);
@@ -845,7 +845,7 @@ JNIEXPORT jlong JNICALL FN(functionCreate)(
   gj_error* error;
   (void)cls;
   if (utf8_dup(env, name, &cname) != 0) return 0;
-  gj_function_options_init(&options);
+  gj_function_options_init_v(&options, sizeof options);
   options.name = cname;
   if (has_recompile_limit) options.recompile_limit = recompile_limit;
   options.dynamic = (gj_dynamic_mode)dynamic;
@@ -923,7 +923,7 @@ static const gj_call_options* call_options(JNIEnv* env,
       requires_grad == NULL && cancel == 0) {
     return NULL;
   }
-  gj_call_options_init(options);
+  gj_call_options_init_v(options, sizeof *options);
   if (grad_mode >= 0) options->grad_mode = grad_mode;
   if (deterministic >= 0) options->deterministic = deterministic;
   options->timeout_us = timeout_us;
@@ -1119,7 +1119,7 @@ JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
     jlong l;
   } a, b;
   (void)cls;
-  gj_function_stats_init(&stats);
+  gj_function_stats_init_v(&stats, sizeof stats);
   if (check(env, gj_function_get_stats(HANDLE(gj_function, function), &stats))) {
     return NULL;
   }
