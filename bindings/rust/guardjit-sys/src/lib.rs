@@ -359,12 +359,14 @@ extern "C" {
 
     // Context
     pub fn gj_context_options_init(options: *mut gj_context_options);
+    pub fn gj_context_options_init_v(options: *mut gj_context_options, struct_size: usize);
     pub fn gj_context_create(
         options: *const gj_context_options,
         out_context: *mut *mut gj_context,
     ) -> *mut gj_error;
     pub fn gj_context_destroy(context: *mut gj_context);
     pub fn gj_memory_stats_init(stats: *mut gj_memory_stats);
+    pub fn gj_memory_stats_init_v(stats: *mut gj_memory_stats, struct_size: usize);
     pub fn gj_context_get_memory_stats(
         context: *const gj_context,
         stats: *mut gj_memory_stats,
@@ -373,6 +375,7 @@ extern "C" {
 
     // Graphs
     pub fn gj_graph_load_options_init(options: *mut gj_graph_load_options);
+    pub fn gj_graph_load_options_init_v(options: *mut gj_graph_load_options, struct_size: usize);
     pub fn gj_graph_from_proto(
         context: *mut gj_context,
         data: *const c_void,
@@ -436,6 +439,7 @@ extern "C" {
 
     // Functions
     pub fn gj_function_options_init(options: *mut gj_function_options);
+    pub fn gj_function_options_init_v(options: *mut gj_function_options, struct_size: usize);
     pub fn gj_function_create(
         context: *mut gj_context,
         graph: *const gj_graph,
@@ -446,6 +450,7 @@ extern "C" {
     pub fn gj_function_num_inputs(function: *const gj_function) -> usize;
     pub fn gj_function_num_outputs(function: *const gj_function) -> usize;
     pub fn gj_call_options_init(options: *mut gj_call_options);
+    pub fn gj_call_options_init_v(options: *mut gj_call_options, struct_size: usize);
     pub fn gj_function_call(
         function: *mut gj_function,
         inputs: *const *const DLTensor,
@@ -475,6 +480,7 @@ extern "C" {
 
     // Introspection
     pub fn gj_function_stats_init(stats: *mut gj_function_stats);
+    pub fn gj_function_stats_init_v(stats: *mut gj_function_stats, struct_size: usize);
     pub fn gj_function_get_stats(
         function: *const gj_function,
         stats: *mut gj_function_stats,
@@ -491,7 +497,12 @@ extern "C" {
 
     // Compile reports
     pub fn gj_compile_report_options_init(options: *mut gj_compile_report_options);
+    pub fn gj_compile_report_options_init_v(
+        options: *mut gj_compile_report_options,
+        struct_size: usize,
+    );
     pub fn gj_compile_check_init(check: *mut gj_compile_check);
+    pub fn gj_compile_check_init_v(check: *mut gj_compile_check, struct_size: usize);
     pub fn gj_graph_compile_report(
         graph: *const gj_graph,
         inputs: *const *const DLTensor,
@@ -500,6 +511,9 @@ extern "C" {
         out_text: *mut *mut c_char,
         out_check: *mut gj_compile_check,
     ) -> *mut gj_error;
+
+    // Ops (since 0.7)
+    pub fn gj_list_ops(out_json: *mut *mut c_char) -> *mut gj_error;
 }
 
 // ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 //! Safe Rust API for guardjit, an embeddable JIT for tensor graphs with a
 //! guard cache (TorchDynamo's model), over its C ABI (`guardjit.h`, C API
-//! 0.6; raw declarations in the `guardjit-sys` crate).
+//! 0.8; raw declarations in the `guardjit-sys` crate).
 //!
 //! ```no_run
 //! # fn main() -> guardjit::Result<()> {
@@ -88,6 +88,20 @@ pub fn api_version() -> (u16, u16) {
     // SAFETY: no arguments.
     let v = unsafe { sys::gj_api_version() };
     ((v >> 16) as u16, (v & 0xffff) as u16)
+}
+
+/// Every op the library knows, as the JSON `guardjit ops` prints:
+/// `{"ops": [{"target": "aten.add.Tensor", "schema": ..., "reference_kernel":
+/// true, "cpu_lowering": true, "extern_step": false, "cuda_lowering": true},
+/// ...]}`, sorted by target (`gj_list_ops`).
+pub fn list_ops() -> Result<String> {
+    let mut json = std::ptr::null_mut();
+    // SAFETY: json is a valid out-pointer; on success it owns a library
+    // string, which take_string frees.
+    unsafe {
+        error::check(sys::gj_list_ops(&mut json))?;
+        Ok(take_string(json))
+    }
 }
 
 /// A C string, or `InvalidArgument` naming `what` for an interior NUL.

@@ -1,27 +1,27 @@
 //! Structs that start with `size_t struct_size` (options, stats, checks),
-//! filled by the library's `*_init` without trusting it to fit.
+//! filled by the library's `*_init_v`.
 //!
 //! guardjit.h: "Fields are only ever appended, so a host built against an
 //! older header keeps working (the library reads only the fields that fit in
-//! struct_size)". But each `*_init` writes the whole struct as the *loaded
-//! library* declares it: a newer library's `_init` would write past the end
-//! of the struct this crate declares. So `init` runs `_init` on a scratch
-//! buffer with room to spare, copies out the fields declared here, and sets
-//! `struct_size` to this crate's size, which is what the library then reads
-//! (or, for stats, fills) and no more.
+//! struct_size)". A plain `*_init` writes the whole struct as the *loaded
+//! library* declares it, which for a newer library is past the end of the
+//! struct this crate declares; `*_init_v(&s, sizeof s)` writes only the bytes
+//! it is given and sets `struct_size` to what it wrote: this crate's size,
+//! or an older library's smaller one, whose fields are all it then reads (or,
+//! for stats, fills).
 
 use guardjit_sys as sys;
-use std::mem::size_of;
+use std::mem::{size_of, MaybeUninit};
 
-/// A `struct_size`-versioned struct and its `*_init`.
+/// A `struct_size`-versioned struct and its `*_init_v`.
 pub(crate) trait Versioned: Copy {
-    const INIT: unsafe extern "C" fn(*mut Self);
+    const INIT_V: unsafe extern "C" fn(*mut Self, usize);
 }
 
 macro_rules! versioned {
     ($($t:ident => $init:ident),* $(,)?) => {$(
         impl Versioned for sys::$t {
-            const INIT: unsafe extern "C" fn(*mut Self) = sys::$init;
+            const INIT_V: unsafe extern "C" fn(*mut Self, usize) = sys::$init;
         }
         // struct_size is the first field, a usize.
         const _: () = assert!(std::mem::offset_of!(sys::$t, struct_size) == 0);
@@ -29,45 +29,25 @@ macro_rules! versioned {
 }
 
 versioned! {
-    gj_context_options => gj_context_options_init,
-    gj_memory_stats => gj_memory_stats_init,
-    gj_graph_load_options => gj_graph_load_options_init,
-    gj_function_options => gj_function_options_init,
-    gj_call_options => gj_call_options_init,
-    gj_function_stats => gj_function_stats_init,
-    gj_compile_report_options => gj_compile_report_options_init,
-    gj_compile_check => gj_compile_check_init,
+    gj_context_options => gj_context_options_init_v,
+    gj_memory_stats => gj_memory_stats_init_v,
+    gj_graph_load_options => gj_graph_load_options_init_v,
+    gj_function_options => gj_function_options_init_v,
+    gj_call_options => gj_call_options_init_v,
+    gj_function_stats => gj_function_stats_init_v,
+    gj_compile_report_options => gj_compile_report_options_init_v,
+    gj_compile_check => gj_compile_check_init_v,
 }
 
-/// Room for the library's view of any of the structs: today's largest,
-/// gj_function_stats, is 152 bytes, and they grow by a few fields per minor
-/// version.
-const SCRATCH: usize = 1024;
-
-#[repr(C, align(16))]
-struct Scratch([u8; SCRATCH]);
-
-/// The library's defaults for `T`, with `struct_size = size_of::<T>()`.
+/// The library's defaults for `T`; `struct_size` is `size_of::<T>()`, or
+/// less with an older library (whose missing fields stay zero).
 pub(crate) fn init<T: Versioned>() -> T {
-    const { assert!(size_of::<T>() <= SCRATCH && std::mem::align_of::<T>() <= 16) };
-    let mut scratch = Scratch([0; SCRATCH]);
-    // SAFETY: _init writes the library's struct, which starts at the
-    // scratch buffer and (checked below) fits in it.
-    unsafe { T::INIT(scratch.0.as_mut_ptr().cast()) };
-    // SAFETY: struct_size is the first field.
-    let library_size = unsafe { scratch.0.as_ptr().cast::<usize>().read() };
-    if library_size > SCRATCH {
-        // Memory past the buffer may already be overwritten: do not go on.
-        eprintln!("guardjit: the library's options struct is {library_size} bytes; this binding allows {SCRATCH}");
-        std::process::abort();
-    }
-    // SAFETY: the buffer is aligned for T and holds size_of::<T>() bytes of
-    // integers, floats and raw pointers (every bit pattern valid); fields an
-    // older library does not have stay zero.
-    let mut t = unsafe { scratch.0.as_ptr().cast::<T>().read() };
-    // SAFETY: struct_size is T's first field (checked above), a usize.
-    unsafe { (&mut t as *mut T).cast::<usize>().write(size_of::<T>()) };
-    t
+    let mut t = MaybeUninit::<T>::zeroed();
+    // SAFETY: _init_v writes at most size_of::<T>() bytes into t.
+    unsafe { T::INIT_V(t.as_mut_ptr(), size_of::<T>()) };
+    // SAFETY: T holds integers, floats and raw pointers, for which every bit
+    // pattern (zero included) is valid.
+    unsafe { t.assume_init() }
 }
 
 #[cfg(test)]
@@ -83,6 +63,7 @@ mod tests {
             (1, 0, 0)
         );
         assert!(call.cancel.is_null() && call.requires_grad.is_null());
+        assert!(call.stream.is_null() && call.synchronize == 0);
         let ctx: sys::gj_context_options = init();
         assert_eq!(ctx.struct_size, size_of::<sys::gj_context_options>());
         assert_eq!(
@@ -93,5 +74,22 @@ mod tests {
         assert_eq!(f.recompile_limit, 8);
         let stats: sys::gj_function_stats = init();
         assert_eq!(stats.struct_size, size_of::<sys::gj_function_stats>());
+    }
+
+    #[test]
+    fn init_v_writes_no_more_than_it_is_given() {
+        // What an older host's smaller struct gets: the bytes up to its
+        // size, and struct_size saying so; the rest of the buffer is
+        // untouched.
+        let short = std::mem::offset_of!(sys::gj_call_options, stream);
+        let mut buf = [0xa5u8; size_of::<sys::gj_call_options>()];
+        // SAFETY: buf is as large as the struct and _init_v writes at most
+        // `short` bytes of it; read_unaligned copes with the u8 alignment.
+        let size = unsafe {
+            sys::gj_call_options_init_v(buf.as_mut_ptr().cast(), short);
+            buf.as_ptr().cast::<usize>().read_unaligned()
+        };
+        assert_eq!(size, short);
+        assert!(buf[short..].iter().all(|&b| b == 0xa5));
     }
 }

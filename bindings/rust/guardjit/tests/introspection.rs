@@ -312,3 +312,16 @@ fn versions() {
         guardjit::version()
     );
 }
+
+#[test]
+fn list_ops_names_every_op_with_its_schema() -> Result<()> {
+    let json = guardjit::list_ops()?;
+    assert!(
+        json.starts_with("{\"ops\": ["),
+        "{}",
+        &json[..json.len().min(80)]
+    );
+    assert!(json.contains("\"target\": \"aten.add.Tensor\""));
+    assert!(json.contains("\"target\": \"aten.mm.default\""));
+    Ok(())
+}
