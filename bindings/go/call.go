@@ -23,6 +23,8 @@ type callConfig struct {
 	noGrad        bool
 	deterministic bool
 	requiresGrad  []bool
+	stream        unsafe.Pointer
+	synchronize   bool
 }
 
 // WithTimeout stops the call (DEADLINE_EXCEEDED, nothing written) once d has
@@ -47,6 +49,23 @@ func WithDeterministic(on bool) CallOption {
 // (DLPack does not carry it); its length must be the number of inputs.
 func WithRequiresGrad(flags ...bool) CallOption {
 	return func(c *callConfig) { c.requiresGrad = flags }
+}
+
+// WithStream sets the CUstream a call on CUDA tensors runs on
+// (gj_call_options.stream; nil, the default, is the legacy default stream):
+// the call enqueues on the stream and returns; outputs are ready when the
+// stream reaches them, and inputs must stay valid until then. stream is a
+// C pointer from the CUDA driver or runtime, never Go memory. Calls on CPU
+// tensors, which are all that Tensor holds today, ignore it.
+func WithStream(stream unsafe.Pointer) CallOption {
+	return func(c *callConfig) { c.stream = stream }
+}
+
+// WithSynchronize makes a call on CUDA tensors wait for its stream before
+// returning, and report a device-side check that failed during the call
+// (gj_call_options.synchronize). Calls on CPU tensors ignore it.
+func WithSynchronize(on bool) CallOption {
+	return func(c *callConfig) { c.synchronize = on }
 }
 
 // Knobs for tests and benchmarks: how many data pointers go to C as direct
@@ -304,6 +323,10 @@ func (fr *frame) apply(cfg *callConfig) {
 	}
 	if cfg.timeout > 0 {
 		fr.opts.timeout_us = C.int64_t(micros(cfg.timeout))
+	}
+	fr.opts.stream = cfg.stream
+	if cfg.synchronize {
+		fr.opts.synchronize = 1
 	}
 }
 
