@@ -7,7 +7,7 @@ use crate::graph::Graph;
 use crate::tensor::{with_dl_array, Tensor, TensorSpec, TensorView, TensorViewMut};
 use crate::{c_string, take_string, versioned};
 use guardjit_sys as sys;
-use std::ffi::CString;
+use std::ffi::{c_void, CString};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -187,7 +187,7 @@ fn call_option_defaults() -> sys::gj_call_options {
 }
 
 /// Per-call options (`gj_call_options`), borrowing the cancel flag and the
-/// requires-grad flags for the call.
+/// requires-grad flags for the call, and holding the CUDA stream (if any).
 #[derive(Clone, Copy)]
 pub struct CallOptions<'a> {
     raw: sys::gj_call_options,
@@ -196,7 +196,8 @@ pub struct CallOptions<'a> {
 }
 
 // SAFETY: the raw pointers are shared borrows of &'a [bool] and
-// &'a AtomicI32, both Sync.
+// &'a AtomicI32, both Sync, and a CUstream, a driver handle any thread may
+// use.
 unsafe impl Send for CallOptions<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for CallOptions<'_> {}
@@ -248,6 +249,28 @@ impl<'a> CallOptions<'a> {
         self
     }
 
+    /// The `CUstream` a call on CUDA tensors runs on (null, the default, is
+    /// the legacy default stream): the call enqueues on the stream and
+    /// returns; outputs are ready when the stream reaches them. Calls on CPU
+    /// tensors, all that this crate's views hold today, ignore it.
+    ///
+    /// # Safety
+    /// `stream` is null or a stream of the CUDA context the call's device
+    /// runs in (its primary context), valid until the stream has run the
+    /// call's work.
+    pub unsafe fn stream(mut self, stream: *mut c_void) -> Self {
+        self.raw.stream = stream;
+        self
+    }
+
+    /// A call on CUDA tensors waits for its stream before returning and
+    /// reports a device-side check that failed during the call (default
+    /// false). Calls on CPU tensors ignore it.
+    pub fn synchronize(mut self, enabled: bool) -> Self {
+        self.raw.synchronize = enabled.into();
+        self
+    }
+
     fn check_inputs(&self, what: &str, num_inputs: usize) -> Result<()> {
         match self.requires_grad_len {
             Some(n) if n != num_inputs => Err(Error::invalid_argument(format!(
@@ -272,6 +295,8 @@ impl fmt::Debug for CallOptions<'_> {
             .field("requires_grad_len", &self.requires_grad_len)
             .field("cancel", &!self.raw.cancel.is_null())
             .field("timeout_us", &self.raw.timeout_us)
+            .field("stream", &self.raw.stream)
+            .field("synchronize", &(self.raw.synchronize != 0))
             .finish()
     }
 }
@@ -616,5 +641,27 @@ impl fmt::Debug for Function {
             .field("inputs", &self.num_inputs)
             .field("outputs", &self.num_outputs)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of_val};
+
+    #[test]
+    fn stream_and_synchronize_land_inside_struct_size() {
+        let defaults = CallOptions::new().raw;
+        assert!(defaults.stream.is_null() && defaults.synchronize == 0);
+        let mut marker = 0u8;
+        let stream = (&mut marker as *mut u8).cast::<c_void>();
+        // SAFETY: only read back here; no call is made with it.
+        let raw = unsafe { CallOptions::new().stream(stream) }
+            .synchronize(true)
+            .raw;
+        assert_eq!((raw.stream, raw.synchronize), (stream, 1));
+        // The library reads only the fields inside struct_size.
+        let end = offset_of!(sys::gj_call_options, synchronize) + size_of_val(&raw.synchronize);
+        assert!(end <= raw.struct_size, "{end} > {}", raw.struct_size);
     }
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{assert_close, data, example, example_text, mlp_reference};
-use guardjit::{Context, DType, Function, Graph, Result, TensorView, TensorViewMut};
+use guardjit::{CallOptions, Context, DType, Function, Graph, Result, TensorView, TensorViewMut};
 
 #[test]
 fn seed_mul_on_several_shapes_into_caller_outputs() -> Result<()> {
@@ -243,5 +243,33 @@ fn owned_tensors_are_writable_and_hand_over_ownership() -> Result<()> {
     assert_eq!(format!("{t:?}"), "Tensor { dtype: Float32, shape: [3] }");
     drop(t);
     assert_eq!(ctx.memory_stats()?.bytes_in_use, 0);
+    Ok(())
+}
+
+/// guardjit.h: a call's stream and synchronize are "Ignored for CPU calls".
+/// A pointer that is no CUstream (host memory the library allocated) must
+/// leave CPU calls as they were; were the library to use it as a stream, the
+/// call would fail or crash.
+#[test]
+fn cpu_calls_ignore_the_stream_and_synchronize() -> Result<()> {
+    let ctx = Context::new()?;
+    let f = Function::new(&Graph::from_file(&ctx, example("seed_mul.pbtxt"))?)?;
+    let (x, b) = (data(10, 1), data(10, 2));
+    let inputs = [TensorView::new(&x, &[10])?, TensorView::new(&b, &[10])?];
+    let mut not_a_stream = f.call_alloc(&inputs)?;
+    let want: Vec<f64> = x.iter().zip(&b).map(|(&x, &b)| f64::from(x * b)).collect();
+    let stream = not_a_stream[0].as_mut_slice::<f32>()?.as_mut_ptr().cast();
+    // SAFETY: the calls below are on CPU tensors, which the header says
+    // ignore the stream.
+    let options = unsafe { CallOptions::new().stream(stream) }.synchronize(true);
+    let out = f.call_alloc_with(&inputs, &options)?;
+    assert_close(out[0].as_slice::<f32>()?, &want, 0.0);
+    let mut into = vec![f32::NAN; 10];
+    f.call_with(
+        &inputs,
+        &mut [TensorViewMut::new(&mut into, &[10])?],
+        &options,
+    )?;
+    assert_close(&into, &want, 0.0);
     Ok(())
 }
