@@ -21,6 +21,7 @@
 #include <jni.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -908,19 +909,22 @@ JNIEXPORT jint JNICALL FN(functionNumOutputs)(JNIEnv* env, jclass cls,
 /* Call options; a negative grad_mode / deterministic keeps the default.
  * `requires_grad` (byte[] or null) is copied into *flags (free it); `cancel`
  * is the address of a CancelFlag's int32 (0 = none), which the Java caller
- * keeps alive for the call. Returns the options to pass (NULL when all are
- * defaults), or sets *failed with an exception pending. */
+ * keeps alive for the call; `stream` a CUstream (0 = the default stream).
+ * Returns the options to pass (NULL when all are defaults), or sets *failed
+ * with an exception pending. */
 static const gj_call_options* call_options(JNIEnv* env,
                                            gj_call_options* options,
                                            jint grad_mode, jint deterministic,
                                            jlong timeout_us,
                                            jbyteArray requires_grad,
-                                           jlong cancel, uint8_t** flags,
+                                           jlong cancel, jlong stream,
+                                           jint synchronize, uint8_t** flags,
                                            int* failed) {
   *flags = NULL;
   *failed = 0;
   if (grad_mode < 0 && deterministic < 0 && timeout_us == 0 &&
-      requires_grad == NULL && cancel == 0) {
+      requires_grad == NULL && cancel == 0 && stream == 0 &&
+      synchronize == 0) {
     return NULL;
   }
   gj_call_options_init_v(options, sizeof *options);
@@ -939,13 +943,15 @@ static const gj_call_options* call_options(JNIEnv* env,
     options->requires_grad = *flags;
   }
   options->cancel = HANDLE(const int32_t, cancel);
+  options->stream = HANDLE(void, stream);
+  options->synchronize = synchronize;
   return options;
 }
 
 JNIEXPORT void JNICALL FN(functionCall)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
-    jbyteArray requires_grad, jlong cancel) {
+    jbyteArray requires_grad, jlong cancel, jlong stream, jint synchronize) {
   tensor_set tensors;
   gj_call_options storage;
   const gj_call_options* options;
@@ -958,7 +964,8 @@ JNIEXPORT void JNICALL FN(functionCall)(
     return;
   }
   options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
-                         requires_grad, cancel, &flags, &failed);
+                         requires_grad, cancel, stream, synchronize, &flags,
+                         &failed);
   if (failed) {
     tensor_set_free(&tensors);
     return;
@@ -979,7 +986,7 @@ JNIEXPORT void JNICALL FN(functionCall)(
 JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
-    jbyteArray requires_grad, jlong cancel) {
+    jbyteArray requires_grad, jlong cancel, jlong stream, jint synchronize) {
   tensor_set tensors;
   gj_call_options storage;
   const gj_call_options* options;
@@ -1005,7 +1012,8 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
     }
   }
   options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
-                         requires_grad, cancel, &flags, &failed);
+                         requires_grad, cancel, stream, synchronize, &flags,
+                         &failed);
   if (failed) {
     tensor_set_free(&tensors);
     if (outputs != inline_outputs) free(outputs);
@@ -1091,7 +1099,7 @@ JNIEXPORT void JNICALL FN(functionPrecompile)(
     return;
   }
   options = call_options(env, &storage, grad_mode, deterministic, 0,
-                         requires_grad, 0, &flags, &failed);
+                         requires_grad, 0, 0, 0, &flags, &failed);
   if (failed) {
     tensor_set_free(&tensors);
     return;
@@ -1102,6 +1110,35 @@ JNIEXPORT void JNICALL FN(functionPrecompile)(
   free(flags);
   tensor_set_free(&tensors);
   check(env, error);
+}
+
+/* For tests: what a call with these options passes in gj_call_options,
+ * as [struct_size, end of the synchronize field, stream, synchronize]
+ * (all zero when the call would pass NULL, meaning defaults). */
+JNIEXPORT jlongArray JNICALL FN(callOptionsPassed)(JNIEnv* env, jclass cls,
+                                                   jlong stream,
+                                                   jint synchronize) {
+  gj_call_options storage;
+  const gj_call_options* options;
+  uint8_t* flags;
+  int failed;
+  jlong values[4] = {0, 0, 0, 0};
+  jlongArray result;
+  (void)cls;
+  options = call_options(env, &storage, -1, -1, 0, NULL, 0, stream,
+                         synchronize, &flags, &failed);
+  if (failed) return NULL;
+  if (options != NULL) {
+    values[0] = (jlong)options->struct_size;
+    values[1] = (jlong)(offsetof(gj_call_options, synchronize) +
+                        sizeof options->synchronize);
+    values[2] = JLONG(options->stream);
+    values[3] = options->synchronize;
+  }
+  free(flags);
+  result = (*env)->NewLongArray(env, 4);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 4, values);
+  return result;
 }
 
 /* [calls, hits, misses, compiles, recompiles, fallback_calls,

@@ -118,7 +118,9 @@ public final class Function implements AutoCloseable {
           options.deterministic,
           options.timeoutUs,
           options.requiresGrad,
-          options.cancel == null ? 0 : options.cancel.address);
+          options.cancel == null ? 0 : options.cancel.address,
+          options.stream,
+          options.synchronize);
     } finally {
       // The native side got raw addresses: keep the buffers (and the flag) alive.
       Reference.reachabilityFence(packed);
@@ -155,7 +157,9 @@ public final class Function implements AutoCloseable {
               options.deterministic,
               options.timeoutUs,
               options.requiresGrad,
-              options.cancel == null ? 0 : options.cancel.address);
+              options.cancel == null ? 0 : options.cancel.address,
+              options.stream,
+              options.synchronize);
     } finally {
       Reference.reachabilityFence(packed);
       Reference.reachabilityFence(options);

@@ -120,7 +120,9 @@ final class Native {
       int deterministic,
       long timeoutUs,
       byte[] requiresGrad,
-      long cancel);
+      long cancel,
+      long stream,
+      int synchronize);
 
   static native Object[] functionCallAlloc(
       long function,
@@ -131,7 +133,9 @@ final class Native {
       int deterministic,
       long timeoutUs,
       byte[] requiresGrad,
-      long cancel);
+      long cancel,
+      long stream,
+      int synchronize);
 
   static native void functionPrecompile(
       long function,
@@ -140,6 +144,9 @@ final class Native {
       int gradMode,
       int deterministic,
       byte[] requiresGrad);
+
+  /** For tests: [struct_size, end of synchronize, stream, synchronize] a call would pass. */
+  static native long[] callOptionsPassed(long stream, int synchronize);
 
   static native long[] functionStats(long function);
 
