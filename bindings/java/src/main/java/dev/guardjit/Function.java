@@ -169,7 +169,7 @@ public final class Function implements AutoCloseable {
     return unpack(result, numOutputs);
   }
 
-  /** Wraps callAlloc's result (see guardjit_jni.c) so that each output is owned at once. */
+  /** Wraps callAlloc's result (see calls.c) so that each output is owned at once. */
   private static Outputs unpack(Object[] result, int n) {
     long[] info = (long[]) result[0];
     ManagedTensor[] tensors = new ManagedTensor[n];

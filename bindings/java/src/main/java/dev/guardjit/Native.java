@@ -3,8 +3,8 @@ package dev.guardjit;
 import java.nio.ByteBuffer;
 
 /**
- * The JNI entry points (src/main/c/guardjit_jni.c). Handles are raw pointers
- * as longs; the public classes own them and guarantee that a pointer passed
+ * The JNI entry points (src/main/c; guardjit_jni.h says which file holds what). Handles are
+ * raw pointers as longs; the public classes own them and guarantee that a pointer passed
  * here is alive for the whole call.
  */
 final class Native {

@@ -484,7 +484,7 @@ public final class Tensor {
 
   /**
    * [address (0 here), byteOffset, dl code, dl bits, ndim, shape..., hasStrides, strides...]: the
-   * record guardjit_jni.c decodes into a DLTensor.
+   * record tensors.c (JNI) decodes into a DLTensor.
    */
   static long[] packMeta(DType dtype, long[] shape, long[] strides, long byteOffset) {
     int n = shape.length;

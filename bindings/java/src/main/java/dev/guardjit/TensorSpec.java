@@ -46,7 +46,7 @@ public final class TensorSpec {
     return strides == null ? null : strides.clone();
   }
 
-  /** The packed metadata record (see guardjit_jni.c) with a NULL data pointer. */
+  /** The packed metadata record (see guardjit_jni.c, JNI) with a NULL data pointer. */
   long[] meta() {
     return Tensor.packMeta(dtype, shape, strides, 0);
   }

@@ -1,0 +1,231 @@
+/* Contexts, graphs and functions: create, load, destroy, query. */
+#include "guardjit_jni.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+
+/* Option values below are set only when their bit is in `mask`:
+ * 1 num_threads, 2 backend, 4 max_cached_kernels, 8 max_cached_bytes. */
+JNIEXPORT jlong JNICALL FN(contextCreate)(JNIEnv* env, jclass cls,
+                                          jint num_threads, jint backend,
+                                          jint max_cached_kernels,
+                                          jlong max_cached_bytes, jint mask) {
+  gj_context_options options;
+  gj_context* context = NULL;
+  (void)cls;
+  gj_context_options_init_v(&options, sizeof options);
+  if (mask & 1) options.num_threads = num_threads;
+  if (mask & 2) options.backend = (gj_backend)backend;
+  if (mask & 4) options.max_cached_kernels = max_cached_kernels;
+  if (mask & 8) options.max_cached_bytes = max_cached_bytes;
+  if (check(env, gj_context_create(&options, &context))) return 0;
+  return JLONG(context);
+}
+
+JNIEXPORT void JNICALL FN(contextDestroy)(JNIEnv* env, jclass cls,
+                                          jlong context) {
+  (void)env;
+  (void)cls;
+  gj_context_destroy(HANDLE(gj_context, context));
+}
+
+JNIEXPORT void JNICALL FN(contextReleaseCachedMemory)(JNIEnv* env, jclass cls,
+                                                      jlong context) {
+  (void)cls;
+  check(env, gj_context_release_cached_memory(HANDLE(gj_context, context)));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                    */
+
+/* Load options with external_data_dir from `dir` (may be null). *dir_copy
+ * must be freed. Returns -1 with an exception pending. */
+static int load_options(JNIEnv* env, jstring dir, gj_graph_load_options* opts,
+                        char** dir_copy) {
+  gj_graph_load_options_init_v(opts, sizeof *opts);
+  if (utf8_dup(env, dir, dir_copy) != 0) return -1;
+  opts->external_data_dir = *dir_copy;
+  return 0;
+}
+
+JNIEXPORT jlong JNICALL FN(graphFromFile)(JNIEnv* env, jclass cls,
+                                          jlong context, jstring path,
+                                          jstring dir) {
+  gj_graph_load_options options;
+  gj_graph* graph = NULL;
+  char *cpath, *cdir;
+  gj_error* error;
+  (void)cls;
+  if (utf8_dup(env, path, &cpath) != 0) return 0;
+  if (load_options(env, dir, &options, &cdir) != 0) {
+    free(cpath);
+    return 0;
+  }
+  error = gj_graph_from_file(HANDLE(gj_context, context), cpath, &options,
+                             &graph);
+  free(cpath);
+  free(cdir);
+  if (check(env, error)) return 0;
+  return JLONG(graph);
+}
+
+/* text != 0: protobuf text format, else binary. */
+JNIEXPORT jlong JNICALL FN(graphFromBytes)(JNIEnv* env, jclass cls,
+                                           jlong context, jbyteArray data,
+                                           jboolean text, jstring dir) {
+  gj_graph_load_options options;
+  gj_graph* graph = NULL;
+  gj_error* error;
+  char* cdir;
+  jsize len = (*env)->GetArrayLength(env, data);
+  char* copy;
+  (void)cls;
+  /* A copy (not GetPrimitiveArrayCritical): loading can take a while and
+   * must not hold off the garbage collector. */
+  copy = (char*)malloc(len > 0 ? (size_t)len : 1);
+  if (copy == NULL) {
+    throw_oom(env);
+    return 0;
+  }
+  (*env)->GetByteArrayRegion(env, data, 0, len, (jbyte*)copy);
+  if (load_options(env, dir, &options, &cdir) != 0) {
+    free(copy);
+    return 0;
+  }
+  if (text) {
+    error = gj_graph_from_text(HANDLE(gj_context, context), copy, (size_t)len,
+                               &options, &graph);
+  } else {
+    error = gj_graph_from_proto(HANDLE(gj_context, context), copy, (size_t)len,
+                                &options, &graph);
+  }
+  free(copy);
+  free(cdir);
+  if (check(env, error)) return 0;
+  return JLONG(graph);
+}
+
+JNIEXPORT void JNICALL FN(graphDestroy)(JNIEnv* env, jclass cls, jlong graph) {
+  (void)env;
+  (void)cls;
+  gj_graph_destroy(HANDLE(gj_graph, graph));
+}
+
+JNIEXPORT jint JNICALL FN(graphNumInputs)(JNIEnv* env, jclass cls,
+                                          jlong graph) {
+  (void)env;
+  (void)cls;
+  return (jint)gj_graph_num_inputs(HANDLE(gj_graph, graph));
+}
+
+JNIEXPORT jint JNICALL FN(graphNumOutputs)(JNIEnv* env, jclass cls,
+                                           jlong graph) {
+  (void)env;
+  (void)cls;
+  return (jint)gj_graph_num_outputs(HANDLE(gj_graph, graph));
+}
+
+JNIEXPORT jstring JNICALL FN(graphInputName)(JNIEnv* env, jclass cls,
+                                             jlong graph, jint index) {
+  (void)cls;
+  if (index < 0) return NULL;
+  return new_string(env,
+                    gj_graph_input_name(HANDLE(gj_graph, graph), (size_t)index));
+}
+
+JNIEXPORT jstring JNICALL FN(graphOutputName)(JNIEnv* env, jclass cls,
+                                              jlong graph, jint index) {
+  (void)cls;
+  if (index < 0) return NULL;
+  return new_string(
+      env, gj_graph_output_name(HANDLE(gj_graph, graph), (size_t)index));
+}
+
+JNIEXPORT jstring JNICALL FN(graphToTabular)(JNIEnv* env, jclass cls,
+                                             jlong graph) {
+  char* text = NULL;
+  (void)cls;
+  if (check(env, gj_graph_to_tabular(HANDLE(gj_graph, graph), &text))) {
+    return NULL;
+  }
+  return take_string(env, text);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Functions                                                                 */
+
+/* mark_dynamic: groups of four longs (input, dim, min, max). The modes are
+ * passed through unchecked: the library names an unknown one. */
+JNIEXPORT jlong JNICALL FN(functionCreate)(
+    JNIEnv* env, jclass cls, jlong context, jlong graph, jstring name,
+    jint recompile_limit, jboolean has_recompile_limit, jint dynamic,
+    jlongArray mark_dynamic, jboolean fullgraph, jint mode,
+    jint max_graphs_per_entry, jint compile) {
+  gj_function_options options;
+  gj_function* function = NULL;
+  gj_dynamic_dim* dims = NULL;
+  char* cname;
+  gj_error* error;
+  (void)cls;
+  if (utf8_dup(env, name, &cname) != 0) return 0;
+  gj_function_options_init_v(&options, sizeof options);
+  options.name = cname;
+  if (has_recompile_limit) options.recompile_limit = recompile_limit;
+  options.dynamic = (gj_dynamic_mode)dynamic;
+  options.fullgraph = fullgraph ? 1 : 0;
+  options.mode = (gj_function_mode)mode;
+  options.max_graphs_per_entry = max_graphs_per_entry;
+  options.compile = (gj_compile_mode)compile;
+  if (mark_dynamic != NULL) {
+    jsize len = (*env)->GetArrayLength(env, mark_dynamic);
+    size_t count = (size_t)len / 4, i;
+    jlong* values = (jlong*)malloc(len > 0 ? (size_t)len * sizeof(jlong) : 1);
+    dims = (gj_dynamic_dim*)calloc(count > 0 ? count : 1, sizeof(*dims));
+    if (values == NULL || dims == NULL) {
+      free(values);
+      free(dims);
+      free(cname);
+      throw_oom(env);
+      return 0;
+    }
+    (*env)->GetLongArrayRegion(env, mark_dynamic, 0, len, values);
+    for (i = 0; i < count; ++i) {
+      dims[i].input = (int32_t)values[4 * i];
+      dims[i].dim = (int32_t)values[4 * i + 1];
+      dims[i].min = values[4 * i + 2];
+      dims[i].max = values[4 * i + 3];
+    }
+    free(values);
+    options.mark_dynamic = dims;
+    options.num_mark_dynamic = count;
+  }
+  error = gj_function_create(HANDLE(gj_context, context),
+                             HANDLE(gj_graph, graph), &options, &function);
+  free(dims);
+  free(cname);
+  if (check(env, error)) return 0;
+  return JLONG(function);
+}
+
+JNIEXPORT void JNICALL FN(functionDestroy)(JNIEnv* env, jclass cls,
+                                           jlong function) {
+  (void)env;
+  (void)cls;
+  gj_function_destroy(HANDLE(gj_function, function));
+}
+
+JNIEXPORT jint JNICALL FN(functionNumInputs)(JNIEnv* env, jclass cls,
+                                             jlong function) {
+  (void)env;
+  (void)cls;
+  return (jint)gj_function_num_inputs(HANDLE(gj_function, function));
+}
+
+JNIEXPORT jint JNICALL FN(functionNumOutputs)(JNIEnv* env, jclass cls,
+                                              jlong function) {
+  (void)env;
+  (void)cls;
+  return (jint)gj_function_num_outputs(HANDLE(gj_function, function));
+}

@@ -1,0 +1,136 @@
+/* What the library reports: memory and function stats, explain, guard
+ * dumps, compile reports. */
+#include "guardjit_jni.h"
+
+#include <stdlib.h>
+
+JNIEXPORT jlongArray JNICALL FN(contextMemoryStats)(JNIEnv* env, jclass cls,
+                                                    jlong context) {
+  gj_memory_stats stats;
+  jlong values[7];
+  jlongArray result;
+  (void)cls;
+  gj_memory_stats_init_v(&stats, sizeof stats);
+  if (check(env, gj_context_get_memory_stats(HANDLE(gj_context, context),
+                                             &stats))) {
+    return NULL;
+  }
+  values[0] = stats.bytes_in_use;
+  values[1] = stats.bytes_cached;
+  values[2] = stats.peak_bytes_in_use;
+  values[3] = stats.system_allocations;
+  values[4] = stats.cache_hits;
+  values[5] = stats.compiled_modules;
+  values[6] = stats.cached_kernels;
+  result = (*env)->NewLongArray(env, 7);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 7, values);
+  return result;
+}
+
+/* [calls, hits, misses, compiles, recompiles, fallback_calls,
+ * cache_entries, compile_ms_total bits, guard_ns_mean bits, graph_count,
+ * graph_break_count, cuda_graphs_recorded, cuda_graph_replays,
+ * cuda_graph_pointer_updates, cuda_graph_recaptures, cuda_graph_evictions,
+ * cuda_graph_pool_bytes, eager_while_compiling]: FunctionStats.of's order. */
+JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
+                                               jlong function) {
+  gj_function_stats stats;
+  jlong values[18];
+  jlongArray result;
+  union {
+    double d;
+    jlong l;
+  } a, b;
+  (void)cls;
+  gj_function_stats_init_v(&stats, sizeof stats);
+  if (check(env, gj_function_get_stats(HANDLE(gj_function, function), &stats))) {
+    return NULL;
+  }
+  a.d = stats.compile_ms_total;
+  b.d = stats.guard_ns_mean;
+  values[0] = stats.calls;
+  values[1] = stats.hits;
+  values[2] = stats.misses;
+  values[3] = stats.compiles;
+  values[4] = stats.recompiles;
+  values[5] = stats.fallback_calls;
+  values[6] = stats.cache_entries;
+  values[7] = a.l;
+  values[8] = b.l;
+  values[9] = stats.graph_count;
+  values[10] = stats.graph_break_count;
+  values[11] = stats.cuda_graphs_recorded;
+  values[12] = stats.cuda_graph_replays;
+  values[13] = stats.cuda_graph_pointer_updates;
+  values[14] = stats.cuda_graph_recaptures;
+  values[15] = stats.cuda_graph_evictions;
+  values[16] = stats.cuda_graph_pool_bytes;
+  values[17] = stats.eager_while_compiling;
+  result = (*env)->NewLongArray(env, 18);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 18, values);
+  return result;
+}
+
+JNIEXPORT jstring JNICALL FN(functionExplain)(JNIEnv* env, jclass cls,
+                                              jlong function) {
+  char* text = NULL;
+  (void)cls;
+  if (check(env, gj_function_explain(HANDLE(gj_function, function), &text))) {
+    return NULL;
+  }
+  return take_string(env, text);
+}
+
+JNIEXPORT jstring JNICALL FN(functionDumpGuards)(JNIEnv* env, jclass cls,
+                                                 jlong function) {
+  char* text = NULL;
+  (void)cls;
+  if (check(env,
+            gj_function_dump_guards(HANDLE(gj_function, function), &text))) {
+    return NULL;
+  }
+  return take_string(env, text);
+}
+
+/* Returns the report's text; check_out receives [checked, run_code,
+ * max_abs_error as raw double bits, within_tolerance]. */
+JNIEXPORT jstring JNICALL FN(graphCompileReport)(
+    JNIEnv* env, jclass cls, jlong graph, jlongArray meta, jint num_inputs,
+    jstring target, jboolean emulate, jlong seed, jlongArray check_out) {
+  gj_compile_report_options options;
+  gj_compile_check result;
+  tensor_set inputs;
+  char* ctarget;
+  char* text = NULL;
+  gj_error* error;
+  jlong values[4];
+  union {
+    double d;
+    jlong l;
+  } bits;
+  (void)cls;
+  if (tensor_set_init(env, &inputs, meta, (size_t)num_inputs) != 0) {
+    return NULL;
+  }
+  if (utf8_dup(env, target, &ctarget) != 0) {
+    tensor_set_free(&inputs);
+    return NULL;
+  }
+  gj_compile_report_options_init_v(&options, sizeof options);
+  options.target = ctarget;
+  options.emulate = emulate ? 1 : 0;
+  options.seed = (uint64_t)seed;
+  gj_compile_check_init_v(&result, sizeof result);
+  error = gj_graph_compile_report(HANDLE(gj_graph, graph), inputs.pointers,
+                                  inputs.count, &options, &text, &result);
+  free(ctarget);
+  tensor_set_free(&inputs);
+  if (check(env, error)) return NULL;
+  bits.d = result.max_abs_error;
+  values[0] = result.checked;
+  values[1] = (jlong)result.run_code;
+  values[2] = bits.l;
+  values[3] = result.within_tolerance;
+  (*env)->SetLongArrayRegion(env, check_out, 0, 4, values);
+  return take_string(env, text);
+}
