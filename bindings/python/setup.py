@@ -29,10 +29,13 @@ libdir = pkg_config("--variable=libdir")[0]
 setup(ext_modules=[
     Extension(
         "guardjit._native",
-        sources=["src/guardjit/_native.c"],
+        sources=["src/guardjit/_native.c", "src/guardjit/_dlpack.c",
+                 "src/guardjit/_handles.c"],
+        depends=["src/guardjit/_native.h"],
         include_dirs=[f[2:] for f in cflags if f.startswith("-I")],
         extra_compile_args=[f for f in cflags if not f.startswith("-I")]
-        + ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
+        + ["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
+           "-Wno-unused-parameter",
            "-Wno-missing-field-initializers", "-Wno-cast-function-type"],
         library_dirs=[f[2:] for f in libs if f.startswith("-L")],
         libraries=[f[2:] for f in libs if f.startswith("-l")],
