@@ -160,8 +160,26 @@ class ErrorsTest(unittest.TestCase):
             fn([1.0, 2.0])
         with self.assertRaisesRegex(TypeError, "takes 1 inputs"):
             fn()
-        with self.assertRaisesRegex(TypeError, "unexpected keyword"):
+        with self.assertRaisesRegex(
+                TypeError, r"unexpected keyword 'bogus' \(stream, out, timeout_us, synchronize\)"):
             fn(np.ones((4, 8), np.float32), bogus=1)
+
+    def test_synchronize_is_read_and_ignored_on_cpu(self):
+        # guardjit.h: synchronize is "Ignored for CPU calls". The keyword is
+        # read as a truth value (a value that has none fails), then the call
+        # runs as without it.
+        fn = guardjit.Function(guardjit.Graph.from_file(example("seed_mul.pbtxt")))
+        x = np.arange(10, dtype=np.float32)
+        b = np.full(10, 2, np.float32)
+        np.testing.assert_array_equal(np.from_dlpack(fn(x, b, synchronize=True)[0]), 2 * x)
+        np.testing.assert_array_equal(np.from_dlpack(fn(x, b, synchronize=0)[0]), 2 * x)
+
+        class NoTruth:
+            def __bool__(self):
+                raise ValueError("no truth value")
+
+        with self.assertRaisesRegex(ValueError, "no truth value"):
+            fn(x, b, synchronize=NoTruth())
 
     def test_bad_options(self):
         graph = guardjit.Graph.from_file(example("mlp.pbtxt"))

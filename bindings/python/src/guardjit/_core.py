@@ -258,7 +258,11 @@ class Function(_native.Function):
     without a copy. Inputs are read in place (zero-copy). Keywords of a call:
     `out=` (a sequence of destination tensors, written in place; returned),
     `stream=` (the CUstream, as an int, for CUDA tensors, e.g.
-    torch.cuda.current_stream().cuda_stream) and `timeout_us=`.
+    torch.cuda.current_stream().cuda_stream: the call enqueues on the stream
+    and returns; outputs are ready when the stream reaches them),
+    `synchronize=True` (a CUDA call waits for its stream and reports a
+    failed device-side check itself; CPU calls ignore it and the stream) and
+    `timeout_us=`.
 
     dynamic: "auto" (static first; sizes that change become symbolic),
     "static" or "dynamic". mark_dynamic: DynamicDim or (input, dim, min,

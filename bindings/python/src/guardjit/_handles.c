@@ -320,17 +320,19 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args,
 }
 
 /* Reads the call keywords: stream (int CUstream or None), out (a sequence
- * of destination tensors or None), timeout_us. */
+ * of destination tensors or None), timeout_us, synchronize (truthy). */
 typedef struct {
   PyObject* stream;
   PyObject* out;
   long long timeout_us;
+  int synchronize;
 } CallKeywords;
 
 static int parse_call_keywords(PyObject* kwargs, CallKeywords* keywords) {
   keywords->stream = Py_None;
   keywords->out = Py_None;
   keywords->timeout_us = 0;
+  keywords->synchronize = 0;
   if (kwargs == NULL) return 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
@@ -344,10 +346,13 @@ static int parse_call_keywords(PyObject* kwargs, CallKeywords* keywords) {
     } else if (strcmp(name, "timeout_us") == 0) {
       keywords->timeout_us = PyLong_AsLongLong(value);
       if (keywords->timeout_us == -1 && PyErr_Occurred()) return -1;
+    } else if (strcmp(name, "synchronize") == 0) {
+      keywords->synchronize = PyObject_IsTrue(value);
+      if (keywords->synchronize < 0) return -1;
     } else {
       PyErr_Format(PyExc_TypeError,
                    "guardjit.Function call got an unexpected keyword '%s' "
-                   "(stream, out, timeout_us)",
+                   "(stream, out, timeout_us, synchronize)",
                    name);
       return -1;
     }
@@ -359,6 +364,7 @@ static int fill_call_options(const CallKeywords* keywords,
                              gj_call_options* options) {
   gj_call_options_init_v(options, sizeof *options);
   options->timeout_us = keywords->timeout_us;
+  options->synchronize = keywords->synchronize;
   if (keywords->stream != Py_None) {
     options->stream = PyLong_AsVoidPtr(keywords->stream);
     if (options->stream == NULL && PyErr_Occurred()) return -1;
