@@ -131,39 +131,42 @@ func (f *Function) CallAlloc(ctx context.Context, inputs []Tensor, opts ...CallO
 // shapes would use, without running it, so the first real call is a hit.
 // FAILED_PRECONDITION past the recompile limit.
 func (f *Function) Precompile(ctx context.Context, inputs []Spec, opts ...CallOption) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return contextError(err)
-	}
-	if err := f.acquire("function"); err != nil {
-		return err
-	}
-	defer f.release()
-	cfg, err := f.config(opts, len(inputs))
+	ctx, cfg, err := f.begin(ctx, opts, len(inputs))
 	if err != nil {
 		return err
 	}
-	nDims := 0
-	for i, s := range inputs {
-		if !s.DType.Valid() {
-			return newError(CodeInvalidArgument, "%s: unknown dtype %d", tensorLabel("input", i, f.inputs), int32(s.DType))
-		}
-		nDims += len(s.Shape)
-	}
+	defer f.release()
 	fr := f.getFrame()
 	defer f.putFrame(fr)
-	fr.layout(len(inputs), nDims, 0, len(cfg.requiresGrad))
-	at := 0
-	for i, s := range inputs {
-		fr.setTensor(i, s.DType, s.Shape, &at)
+	if err := fr.setSpecs(inputs, f.inputs, 0, len(cfg.requiresGrad)); err != nil {
+		return err
 	}
 	fr.apply(cfg)
 	w := arm(ctx, fr, cfg)
 	cerr := C.gj_function_precompile(f.ptr, fr.ptrs, C.size_t(len(inputs)), fr.opts)
 	w.disarm()
 	return w.wrap(ctx, takeError(cerr))
+}
+
+// begin is what every call does first: a nil ctx is Background, a ctx
+// already done fails before anything runs, then the function is acquired
+// (the caller releases it on success) and opts are applied.
+func (f *Function) begin(ctx context.Context, opts []CallOption, nIn int) (context.Context, *callConfig, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, contextError(err)
+	}
+	if err := f.acquire("function"); err != nil {
+		return nil, nil, err
+	}
+	cfg, err := f.config(opts, nIn)
+	if err != nil {
+		f.release()
+		return nil, nil, err
+	}
+	return ctx, cfg, nil
 }
 
 var noConfig callConfig
@@ -186,20 +189,11 @@ func (f *Function) config(opts []CallOption, nIn int) (*callConfig, error) {
 // nAlloc is 0, gj_function_call_alloc of nAlloc outputs otherwise. done runs
 // on success while the frame (with its managed outputs) is still valid.
 func (f *Function) run(ctx context.Context, inputs, outputs []Tensor, nAlloc int, opts []CallOption, done func(*frame)) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return contextError(err)
-	}
-	if err := f.acquire("function"); err != nil {
-		return err
-	}
-	defer f.release()
-	cfg, err := f.config(opts, len(inputs))
+	ctx, cfg, err := f.begin(ctx, opts, len(inputs))
 	if err != nil {
 		return err
 	}
+	defer f.release()
 	nDims := 0
 	for i := range inputs {
 		if err := checkTensor("input", i, f.inputs, &inputs[i]); err != nil {

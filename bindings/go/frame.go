@@ -141,20 +141,30 @@ func (f *frame) free() {
 	}
 }
 
-// newFrame is a standalone frame for metadata-only calls (data NULL).
-func newFrame(inputs []Spec, names []string, nManaged int) (*frame, error) {
+// setSpecs lays f out for metadata-only inputs (data NULL), nManaged
+// library outputs and nIn requires_grad flags; names label the inputs in
+// errors.
+func (f *frame) setSpecs(inputs []Spec, names []string, nManaged, nIn int) error {
 	nDims := 0
 	for i, s := range inputs {
 		if !s.DType.Valid() {
-			return nil, newError(CodeInvalidArgument, "%s: unknown dtype %d", tensorLabel("input", i, names), int32(s.DType))
+			return newError(CodeInvalidArgument, "%s: unknown dtype %d", tensorLabel("input", i, names), int32(s.DType))
 		}
 		nDims += len(s.Shape)
 	}
-	f := &frame{}
-	f.layout(len(inputs), nDims, nManaged, 0)
+	f.layout(len(inputs), nDims, nManaged, nIn)
 	at := 0
 	for i, s := range inputs {
 		f.setTensor(i, s.DType, s.Shape, &at)
+	}
+	return nil
+}
+
+// newFrame is a standalone frame for metadata-only calls (data NULL).
+func newFrame(inputs []Spec, names []string, nManaged int) (*frame, error) {
+	f := &frame{}
+	if err := f.setSpecs(inputs, names, nManaged, 0); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
