@@ -10,6 +10,11 @@ export GOFLAGS=-mod=mod GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local
 if [ -z "${HOME:-}" ] || [ ! -w "${HOME:-/nonexistent}" ]; then
   export GOCACHE=${GOCACHE:-/tmp/guardjit-go-cache} GOPATH=${GOPATH:-/tmp/guardjit-go-path}
 fi
+# Go's build cache keys a cgo package on the CGO_* flags, not on what
+# pkg-config answers, which it bakes into the package: without this, a run
+# against a new install prefix (scripts/test_bindings.sh makes one per run)
+# links a cached package against the last run's deleted one.
+export CGO_LDFLAGS="${CGO_LDFLAGS:--g -O2} -L$(pkg-config --variable=libdir guardjit)"
 tmp=$(mktemp -d /tmp/guardjit-go.XXXXXX)
 server_pid=
 cleanup() {
