@@ -46,34 +46,55 @@ static const gj_call_options* call_options(JNIEnv* env,
   return options;
 }
 
-JNIEXPORT void JNICALL FN(functionCall)(
-    JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
-    jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
-    jbyteArray requires_grad, jlong cancel, jlong stream, jint synchronize) {
+/* What every call passes besides its outputs: the decoded tensors and the
+ * options, with the requires_grad copy they point to. */
+typedef struct call_args {
   tensor_set tensors;
   gj_call_options storage;
   const gj_call_options* options;
   uint8_t* flags;
-  gj_error* error;
+} call_args;
+
+/* Decodes `count` tensors and the options (see call_options). Returns 0, or
+ * -1 with an exception pending and nothing to free. */
+static int call_args_init(JNIEnv* env, call_args* args, jlongArray meta,
+                          size_t count, jint grad_mode, jint deterministic,
+                          jlong timeout_us, jbyteArray requires_grad,
+                          jlong cancel, jlong stream, jint synchronize) {
   int failed;
-  (void)cls;
-  if (tensor_set_init(env, &tensors, meta,
-                      (size_t)num_inputs + (size_t)num_outputs) != 0) {
-    return;
-  }
-  options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
-                         requires_grad, cancel, stream, synchronize, &flags,
-                         &failed);
+  if (tensor_set_init(env, &args->tensors, meta, count) != 0) return -1;
+  args->options = call_options(env, &args->storage, grad_mode, deterministic,
+                               timeout_us, requires_grad, cancel, stream,
+                               synchronize, &args->flags, &failed);
   if (failed) {
-    tensor_set_free(&tensors);
+    tensor_set_free(&args->tensors);
+    return -1;
+  }
+  return 0;
+}
+
+static void call_args_free(call_args* args) {
+  free(args->flags);
+  tensor_set_free(&args->tensors);
+}
+
+JNIEXPORT void JNICALL FN(functionCall)(
+    JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
+    jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
+    jbyteArray requires_grad, jlong cancel, jlong stream, jint synchronize) {
+  call_args args;
+  gj_error* error;
+  (void)cls;
+  if (call_args_init(env, &args, meta, (size_t)num_inputs + (size_t)num_outputs,
+                     grad_mode, deterministic, timeout_us, requires_grad,
+                     cancel, stream, synchronize) != 0) {
     return;
   }
-  error = gj_function_call(HANDLE(gj_function, function), tensors.pointers,
-                           (size_t)num_inputs,
-                           tensors.pointers + num_inputs, (size_t)num_outputs,
-                           options);
-  free(flags);
-  tensor_set_free(&tensors);
+  error = gj_function_call(HANDLE(gj_function, function),
+                           args.tensors.pointers, (size_t)num_inputs,
+                           args.tensors.pointers + num_inputs,
+                           (size_t)num_outputs, args.options);
+  call_args_free(&args);
   check(env, error);
 }
 
@@ -85,11 +106,7 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
     jbyteArray requires_grad, jlong cancel, jlong stream, jint synchronize) {
-  tensor_set tensors;
-  gj_call_options storage;
-  const gj_call_options* options;
-  uint8_t* flags;
-  int failed;
+  call_args args;
   gj_error* error;
   DLManagedTensor* inline_outputs[kInlineTensors];
   DLManagedTensor** outputs = inline_outputs;
@@ -98,30 +115,23 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
   jlong* values = NULL;
   size_t n = (size_t)num_outputs, i, len = 0, pos = 0;
   (void)cls;
-  if (tensor_set_init(env, &tensors, meta, (size_t)num_inputs) != 0) {
+  if (call_args_init(env, &args, meta, (size_t)num_inputs, grad_mode,
+                     deterministic, timeout_us, requires_grad, cancel, stream,
+                     synchronize) != 0) {
     return NULL;
   }
   if (n > kInlineTensors) {
     outputs = (DLManagedTensor**)calloc(n, sizeof(*outputs));
     if (outputs == NULL) {
-      tensor_set_free(&tensors);
+      call_args_free(&args);
       throw_oom(env);
       return NULL;
     }
   }
-  options = call_options(env, &storage, grad_mode, deterministic, timeout_us,
-                         requires_grad, cancel, stream, synchronize, &flags,
-                         &failed);
-  if (failed) {
-    tensor_set_free(&tensors);
-    if (outputs != inline_outputs) free(outputs);
-    return NULL;
-  }
   error = gj_function_call_alloc(HANDLE(gj_function, function),
-                                 tensors.pointers, (size_t)num_inputs,
-                                 options, outputs, n);
-  free(flags);
-  tensor_set_free(&tensors);
+                                 args.tensors.pointers, (size_t)num_inputs,
+                                 args.options, outputs, n);
+  call_args_free(&args);
   if (check(env, error)) goto done_no_outputs;
 
   for (i = 0; i < n; ++i) len += 4 + 2 * (size_t)outputs[i]->dl_tensor.ndim;
@@ -186,27 +196,17 @@ done_no_outputs:
 JNIEXPORT void JNICALL FN(functionPrecompile)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint grad_mode, jint deterministic, jbyteArray requires_grad) {
-  tensor_set tensors;
-  gj_call_options storage;
-  const gj_call_options* options;
-  uint8_t* flags;
-  int failed;
+  call_args args;
   gj_error* error;
   (void)cls;
-  if (tensor_set_init(env, &tensors, meta, (size_t)num_inputs) != 0) {
-    return;
-  }
-  options = call_options(env, &storage, grad_mode, deterministic, 0,
-                         requires_grad, 0, 0, 0, &flags, &failed);
-  if (failed) {
-    tensor_set_free(&tensors);
+  if (call_args_init(env, &args, meta, (size_t)num_inputs, grad_mode,
+                     deterministic, 0, requires_grad, 0, 0, 0) != 0) {
     return;
   }
   error = gj_function_precompile(HANDLE(gj_function, function),
-                                 tensors.pointers, (size_t)num_inputs,
-                                 options);
-  free(flags);
-  tensor_set_free(&tensors);
+                                 args.tensors.pointers, (size_t)num_inputs,
+                                 args.options);
+  call_args_free(&args);
   check(env, error);
 }
 
