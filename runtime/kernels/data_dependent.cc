@@ -19,6 +19,7 @@
 #include "runtime/dtype_dispatch.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
+#include "runtime/kernels/select_view.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor_copy.h"
 
@@ -195,15 +196,6 @@ bool SameRow(const Tensor& rows, int64_t a, int64_t b) {
     }
     return true;
   });
-}
-
-// `t` at position `i` of `dim`, that dim dropped.
-Tensor SelectView(const Tensor& t, int dim, int64_t i) {
-  Shape sizes(t.sizes().begin(), t.sizes().end());
-  Shape strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + dim);
-  strides.erase(strides.begin() + dim);
-  return t.AsStrided(sizes, strides, i * t.stride(dim));
 }
 
 // unique_consecutive along `dim`: runs of equal slices collapse to one.

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
+#include "runtime/kernels/select_view.h"
 #include "runtime/tensor_copy.h"
 
 namespace guardjit {
@@ -33,15 +34,6 @@ absl::StatusOr<std::vector<int64_t>> LoadIndices(const Tensor& index,
     }
   }
   return out;
-}
-
-// `t` at position `i` of `dim`, that dim dropped.
-Tensor SelectView(const Tensor& t, int dim, int64_t i) {
-  Shape sizes(t.sizes().begin(), t.sizes().end());
-  Shape strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + dim);
-  strides.erase(strides.begin() + dim);
-  return t.AsStrided(sizes, strides, i * t.stride(dim));
 }
 
 // out[..., k, ...] = self[..., indices[k], ...] along `dim` of both.
