@@ -1,5 +1,6 @@
 #include "core/graph_breaks.h"
 
+#include <functional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -269,6 +270,31 @@ absl::StatusOr<std::shared_ptr<const Graph>> HeadGraph(
   return std::shared_ptr<const Graph>(std::move(head));
 }
 
+// An argument map that can fail, as StepGraph's recomputation of size
+// arguments can.
+using FallibleArgMap = std::function<absl::StatusOr<Arg>(const Arg&)>;
+
+// Copier::CopyCall of call node `node` under its own name, with a map that
+// can fail: CopyCall takes a plain map, so an error is held aside and
+// returned once the copy is done.
+absl::StatusOr<ValueRef> CopyCallMapped(Copier& copier, const Graph& graph,
+                                        const Node& node,
+                                        const FallibleArgMap& map) {
+  absl::Status error;
+  auto plain = [&](const Arg& arg) {
+    absl::StatusOr<Arg> m = map(arg);
+    if (!m.ok()) {
+      error = m.status();
+      return Arg();
+    }
+    return *std::move(m);
+  };
+  ASSIGN_OR_RETURN(ValueRef ref,
+                   copier.CopyCall(graph, node, node.name, plain));
+  RETURN_IF_ERROR(error);
+  return ref;
+}
+
 // The breaking node alone, its tensor arguments as placeholders.
 absl::StatusOr<std::shared_ptr<const Graph>> StepGraph(
     const Graph& graph, const Node& node, std::vector<Crossing>& inputs) {
@@ -284,8 +310,7 @@ absl::StatusOr<std::shared_ptr<const Graph>> StepGraph(
   // Size arguments are recomputed from the placeholders; constants copied.
   Copier copier(builder);
   absl::flat_hash_map<int, Arg> copied;
-  std::function<absl::StatusOr<Arg>(const Arg&)> map =
-      [&](const Arg& a) -> absl::StatusOr<Arg> {
+  FallibleArgMap map = [&](const Arg& a) -> absl::StatusOr<Arg> {
     if (a.is_list()) {
       Arg::List items;
       for (const Arg& item : a.as_list()) {
@@ -305,32 +330,11 @@ absl::StatusOr<std::shared_ptr<const Graph>> StepGraph(
     if (source.kind == NodeKind::kConstant) {
       ASSIGN_OR_RETURN(ref, builder.AddConstant(source.name, source.constant));
     } else {
-      absl::Status error;
-      auto plain = [&](const Arg& arg) {
-        auto m = map(arg);
-        if (!m.ok()) {
-          error = m.status();
-          return Arg();
-        }
-        return *std::move(m);
-      };
-      ASSIGN_OR_RETURN(ref, copier.CopyCall(graph, source, source.name, plain));
-      RETURN_IF_ERROR(error);
+      ASSIGN_OR_RETURN(ref, CopyCallMapped(copier, graph, source, map));
     }
     return copied[v.node] = Arg::Value(ref);
   };
-  absl::Status error;
-  auto plain = [&](const Arg& arg) {
-    auto m = map(arg);
-    if (!m.ok()) {
-      error = m.status();
-      return Arg();
-    }
-    return *std::move(m);
-  };
-  ASSIGN_OR_RETURN(ValueRef ref,
-                   copier.CopyCall(graph, node, node.name, plain));
-  RETURN_IF_ERROR(error);
+  ASSIGN_OR_RETURN(ValueRef ref, CopyCallMapped(copier, graph, node, map));
   std::vector<Arg> outputs;
   if (node.num_outputs == 1) {
     outputs.push_back(Arg::Value(ref));
