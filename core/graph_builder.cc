@@ -1,6 +1,5 @@
 #include "core/graph_builder.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/graph_breaks.h"
@@ -31,19 +30,12 @@ absl::Status ArgError(const Node& node, absl::string_view arg,
 // Whether shape inference stopped at or after the graph's first break (a
 // cond over tensor values, an op whose output size depends on values): every
 // node before it checked out, and what follows is checked when a call
-// reaches it.
-bool StopsAtGraphBreak(const Graph& graph, const absl::Status& status) {
+// reaches it. `failed_node` is InferShapes' report of the node that failed.
+bool StopsAtGraphBreak(const Graph& graph, const absl::Status& status,
+                       int failed_node) {
   if (status.code() != absl::StatusCode::kUnimplemented) return false;
   const std::optional<GraphBreak> at = FindGraphBreak(graph);
-  if (!at.has_value()) return false;
-  for (size_t i = at->node; i < graph.nodes().size(); ++i) {
-    if (absl::StartsWith(
-            status.message(),
-            absl::StrCat("node '", graph.nodes()[i].name, "' ("))) {
-      return true;
-    }
-  }
-  return false;
+  return at.has_value() && failed_node >= at->node;
 }
 
 bool IsGetItemTarget(absl::string_view target) {
@@ -430,8 +422,11 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
     inputs.push_back(*p.meta);
   }
   if (inputs.size() == graph_->inputs_.size()) {
-    absl::Status checked = InferShapes(*graph_, inputs).status();
-    if (!checked.ok() && !StopsAtGraphBreak(*graph_, checked)) return checked;
+    int failed_node = -1;
+    absl::Status checked = InferShapes(*graph_, inputs, &failed_node).status();
+    if (!checked.ok() && !StopsAtGraphBreak(*graph_, checked, failed_node)) {
+      return checked;
+    }
   }
   return std::move(graph_);
 }

@@ -81,10 +81,30 @@ absl::StatusOr<std::vector<TensorMeta>> InferCond(const Graph& graph,
   return out;
 }
 
+// A call or getitem node's outputs, the values before it known.
+absl::StatusOr<std::vector<TensorMeta>> InferComputed(const Graph& graph,
+                                                      const Node& node,
+                                                      const GraphMeta& values) {
+  if (node.kind == NodeKind::kGetItem) {
+    const auto& source = values[node.args[0].as_value().node];
+    int64_t index = node.args[1].as_int();
+    if (index >= static_cast<int64_t>(source.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", node.name, "' (getitem): index ", index,
+                       " out of range for a list of ", source.size()));
+    }
+    return std::vector<TensorMeta>{source[index]};
+  }
+  if (node.target == kCondTarget) return InferCond(graph, node, values);
+  return InferNode(node, values);
+}
+
 }  // namespace
 
 absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
-                                      absl::Span<const TensorMeta> inputs) {
+                                      absl::Span<const TensorMeta> inputs,
+                                      int* failed_node) {
+  if (failed_node != nullptr) *failed_node = -1;
   RETURN_IF_ERROR(CheckInputCount(graph, inputs.size()));
   GraphMeta values(graph.nodes().size());
   size_t next_input = 0;
@@ -99,23 +119,15 @@ absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
         values[i] = {TensorMeta::Of(node.constant)};
         values[i][0].device = constants_device;
         break;
-      case NodeKind::kCallFunction: {
-        if (node.target == kCondTarget) {
-          ASSIGN_OR_RETURN(values[i], InferCond(graph, node, values));
-        } else {
-          ASSIGN_OR_RETURN(values[i], InferNode(node, values));
-        }
-        break;
-      }
+      case NodeKind::kCallFunction:
       case NodeKind::kGetItem: {
-        const auto& source = values[node.args[0].as_value().node];
-        int64_t index = node.args[1].as_int();
-        if (index >= static_cast<int64_t>(source.size())) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("node '", node.name, "' (getitem): index ", index,
-                           " out of range for a list of ", source.size()));
+        absl::StatusOr<std::vector<TensorMeta>> out =
+            InferComputed(graph, node, values);
+        if (!out.ok()) {
+          if (failed_node != nullptr) *failed_node = static_cast<int>(i);
+          return out.status();
         }
-        values[i] = {source[index]};
+        values[i] = *std::move(out);
         break;
       }
       case NodeKind::kOutput:

@@ -15,9 +15,13 @@ using GraphMeta = std::vector<std::vector<TensorMeta>>;
 
 // Runs each node's shape/dtype rule on concrete input metadata. Errors name
 // the node: "node 'add' (aten.add.Tensor): shapes [2] and [3] are not
-// broadcastable ...".
+// broadcastable ...". A caller that acts on which node failed reads
+// `failed_node`, not the message: when not null it is set to the index in
+// `graph` of the node that failed (the cond node for an error in its taken
+// branch), or -1 when none did (success, a wrong input count).
 absl::StatusOr<GraphMeta> InferShapes(const Graph& graph,
-                                      absl::Span<const TensorMeta> inputs);
+                                      absl::Span<const TensorMeta> inputs,
+                                      int* failed_node = nullptr);
 
 // One call node's rule, with its inputs' metadata already in `values`.
 absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
