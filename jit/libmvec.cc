@@ -12,7 +12,7 @@
 namespace guardjit {
 namespace {
 
-// The scalar functions the codegen emits (jit/llvm_codegen.cc: intrinsics
+// The scalar functions the codegen emits (jit/llvm_element_ops.cc: intrinsics
 // and libm calls) with the libmvec name of their float64 form and the number
 // of vector arguments. float32 exp is expanded inline (jit/llvm_math.h).
 struct MathFunction {

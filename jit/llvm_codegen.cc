@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "jit/llvm_math.h"
+#include "jit/llvm_element_ops.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Verifier.h"
@@ -16,8 +16,6 @@
 
 namespace guardjit {
 namespace {
-
-bool IsUnsigned(DType d) { return d == DType::kUInt8 || d == DType::kBool; }
 
 // Vectors a reduction loop keeps in flight (llvm.loop.interleave.count).
 constexpr int kInterleave = 2;
@@ -36,67 +34,15 @@ class KernelEmitter {
   absl::Status Emit(const std::string& name);
 
  private:
-  llvm::Type* TypeOf(DType d) {
-    switch (d) {
-      case DType::kBool:
-        return b_.getInt1Ty();
-      case DType::kUInt8:
-      case DType::kInt8:
-        return b_.getInt8Ty();
-      case DType::kInt16:
-        return b_.getInt16Ty();
-      case DType::kInt32:
-        return b_.getInt32Ty();
-      case DType::kInt64:
-        return b_.getInt64Ty();
-      case DType::kFloat16:
-        return b_.getHalfTy();
-      case DType::kBFloat16:
-        return b_.getBFloatTy();
-      case DType::kFloat32:
-        return b_.getFloatTy();
-      case DType::kFloat64:
-        return b_.getDoubleTy();
-      default:
-        return nullptr;
-    }
-  }
-  llvm::Type* MemTypeOf(DType d) {
-    return d == DType::kBool ? b_.getInt8Ty() : TypeOf(d);
-  }
+  llvm::Type* TypeOf(DType d) { return LlvmType(b_, d); }
+  llvm::Type* MemTypeOf(DType d) { return LlvmMemType(b_, d); }
 
   llvm::Value* Index(const IndexExpr& e);
   absl::StatusOr<llvm::Value*> Value(const ValueExpr& e);
-  absl::StatusOr<llvm::Value*> Unary(UnaryOp op, DType d, llvm::Value* x);
-  absl::StatusOr<llvm::Value*> Binary(BinaryOp op, DType d, llvm::Value* a,
-                                      llvm::Value* c);
-  llvm::Value* Cast(llvm::Value* x, DType from, DType to);
   absl::StatusOr<llvm::Value*> Gather(const ValueExpr& e);
-  llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) {
-    return b_.CreateUnaryIntrinsic(id, x);
-  }
-  // A libm call, declared without side effects (errno is not read), so the
-  // loop vectorizer may turn it into its libmvec variant (jit/libmvec.h).
-  // A call of libm's `f32` or `f64` (by x's type) on `x` and, for binary
-  // functions, `y`.
-  llvm::Value* Libm(const char* f32, const char* f64, llvm::Value* x,
-                    llvm::Value* y = nullptr) {
-    llvm::Type* t = x->getType();
-    std::vector<llvm::Type*> params(y == nullptr ? 1 : 2, t);
-    llvm::FunctionCallee fn = m_->getOrInsertFunction(
-        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, params, false));
-    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-      f->setDoesNotAccessMemory();
-      f->setDoesNotThrow();
-      f->setWillReturn();
-    }
-    if (y == nullptr) return b_.CreateCall(fn, {x});
-    return b_.CreateCall(fn, {x, y});
-  }
   llvm::Value* FConst(llvm::Type* t, double v) {
     return llvm::ConstantFP::get(t, v);
   }
-  llvm::Value* Exp(llvm::Value* x);
   llvm::Value* Alloca(llvm::Type* t) {
     llvm::IRBuilder<> entry(&fn_->getEntryBlock(),
                             fn_->getEntryBlock().begin());
@@ -158,239 +104,6 @@ llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
   return nullptr;
 }
 
-llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
-  if (!x->getType()->isFloatTy()) return Intrinsic(llvm::Intrinsic::exp, x);
-  return EmitExpF32(b_, x);
-}
-
-llvm::Value* KernelEmitter::Cast(llvm::Value* x, DType from, DType to) {
-  if (from == to) return x;
-  // float16/bfloat16 convert through float32, as their eager conversions do.
-  if (ComputeDType(from) != from) {
-    return Cast(EmitReducedToFloat(b_, x, from), DType::kFloat32, to);
-  }
-  if (ComputeDType(to) != to) {
-    return EmitFloatToReduced(b_, Cast(x, from, DType::kFloat32), to);
-  }
-  llvm::Type* t = TypeOf(to);
-  if (to == DType::kBool) {
-    return IsFloating(from)
-               ? b_.CreateFCmpUNE(x, FConst(x->getType(), 0.0))
-               : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
-  }
-  if (IsFloating(from) && IsFloating(to)) return b_.CreateFPCast(x, t);
-  if (IsFloating(to)) {
-    return IsUnsigned(from) ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);
-  }
-  if (IsFloating(from)) {
-    // runtime/convert.h: through double, INT64_MIN when out of range or NaN.
-    llvm::Value* d = b_.CreateFPExt(x, b_.getDoubleTy());
-    llvm::Value* in_range = b_.CreateAnd(
-        b_.CreateFCmpOGE(d, FConst(d->getType(), -9.2233720368547758e18)),
-        b_.CreateFCmpOLT(d, FConst(d->getType(), 9.2233720368547758e18)));
-    llvm::Value* i = b_.CreateSelect(
-        in_range, b_.CreateFPToSI(d, b_.getInt64Ty()), b_.getInt64(INT64_MIN));
-    return b_.CreateTrunc(i, t);
-  }
-  return IsUnsigned(from) ? b_.CreateZExtOrTrunc(x, t)
-                          : b_.CreateSExtOrTrunc(x, t);
-}
-
-absl::StatusOr<llvm::Value*> KernelEmitter::Unary(UnaryOp op, DType d,
-                                                  llvm::Value* x) {
-  llvm::Type* t = x->getType();
-  const bool fp = IsFloating(d);
-  auto zero = [&] { return llvm::Constant::getNullValue(t); };
-  auto one = [&] { return FConst(t, 1.0); };
-  switch (op) {
-    case UnaryOp::kNeg:
-      return fp ? b_.CreateFNeg(x) : b_.CreateSub(zero(), x);
-    case UnaryOp::kAbs:
-      if (fp) return Intrinsic(llvm::Intrinsic::fabs, x);
-      if (IsUnsigned(d)) return x;
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
-    case UnaryOp::kRelu:
-      if (IsUnsigned(d)) return x;
-      return b_.CreateSelect(
-          fp ? b_.CreateFCmpOLT(x, zero()) : b_.CreateICmpSLT(x, zero()),
-          zero(), x);
-    case UnaryOp::kFloor:
-      return fp ? Intrinsic(llvm::Intrinsic::floor, x) : x;
-    case UnaryOp::kCeil:
-      return fp ? Intrinsic(llvm::Intrinsic::ceil, x) : x;
-    case UnaryOp::kRound:
-      return fp ? Intrinsic(llvm::Intrinsic::roundeven, x) : x;
-    case UnaryOp::kTrunc:
-      return fp ? Intrinsic(llvm::Intrinsic::trunc, x) : x;
-    case UnaryOp::kSign: {
-      if (d == DType::kBool) return x;
-      llvm::Value* pos = fp ? b_.CreateFCmpOLT(zero(), x)
-                            : (IsUnsigned(d) ? b_.CreateICmpUGT(x, zero())
-                                             : b_.CreateICmpSGT(x, zero()));
-      llvm::Value* neg =
-          fp ? b_.CreateFCmpOLT(x, zero())
-             : (IsUnsigned(d) ? b_.getFalse() : b_.CreateICmpSLT(x, zero()));
-      if (fp) {
-        return b_.CreateFSub(b_.CreateUIToFP(pos, t), b_.CreateUIToFP(neg, t));
-      }
-      return b_.CreateSub(b_.CreateZExt(pos, t), b_.CreateZExt(neg, t));
-    }
-    case UnaryOp::kLogicalNot:
-      return b_.CreateNot(x);
-    case UnaryOp::kBitwiseNot:
-      return b_.CreateNot(x);
-    case UnaryOp::kIsNan:
-      return fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
-    case UnaryOp::kIsInf:
-      return fp ? b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, x),
-                                   FConst(t, INFINITY))
-                : b_.getFalse();
-    default:
-      break;
-  }
-  if (!fp) {
-    return absl::InternalError(
-        absl::StrCat(UnaryOpName(op), " of ", DTypeName(d)));
-  }
-  switch (op) {
-    case UnaryOp::kExp:
-      return Exp(x);
-    case UnaryOp::kLog:
-      return Intrinsic(llvm::Intrinsic::log, x);
-    case UnaryOp::kLog1p:
-      return Libm("log1pf", "log1p", x);
-    case UnaryOp::kLog2:
-      return Intrinsic(llvm::Intrinsic::log2, x);
-    case UnaryOp::kLog10:
-      return Intrinsic(llvm::Intrinsic::log10, x);
-    case UnaryOp::kExpm1:
-      return Libm("expm1f", "expm1", x);
-    case UnaryOp::kTan:
-      return Libm("tanf", "tan", x);
-    case UnaryOp::kSinh:
-      return Libm("sinhf", "sinh", x);
-    case UnaryOp::kCosh:
-      return Libm("coshf", "cosh", x);
-    case UnaryOp::kAsin:
-      return Libm("asinf", "asin", x);
-    case UnaryOp::kAcos:
-      return Libm("acosf", "acos", x);
-    case UnaryOp::kAtan:
-      return Libm("atanf", "atan", x);
-    case UnaryOp::kAsinh:
-      return Libm("asinhf", "asinh", x);
-    case UnaryOp::kAcosh:
-      return Libm("acoshf", "acosh", x);
-    case UnaryOp::kAtanh:
-      return Libm("atanhf", "atanh", x);
-    case UnaryOp::kSqrt:
-      return Intrinsic(llvm::Intrinsic::sqrt, x);
-    case UnaryOp::kRsqrt:
-      return b_.CreateFDiv(one(), Intrinsic(llvm::Intrinsic::sqrt, x));
-    case UnaryOp::kReciprocal:
-      return b_.CreateFDiv(one(), x);
-    case UnaryOp::kTanh:
-      return Libm("tanhf", "tanh", x);
-    case UnaryOp::kErf:
-      return Libm("erff", "erf", x);
-    case UnaryOp::kSin:
-      return Intrinsic(llvm::Intrinsic::sin, x);
-    case UnaryOp::kCos:
-      return Intrinsic(llvm::Intrinsic::cos, x);
-    case UnaryOp::kSigmoid:
-      return b_.CreateFDiv(one(), b_.CreateFAdd(one(), Exp(b_.CreateFNeg(x))));
-    case UnaryOp::kSilu:
-      return b_.CreateFDiv(x, b_.CreateFAdd(one(), Exp(b_.CreateFNeg(x))));
-    case UnaryOp::kGeluErf: {
-      // x * 0.5 * (1 + erf(x * sqrt(1/2))), as the eager kernel rounds it.
-      llvm::Value* erf =
-          Libm("erff", "erf", b_.CreateFMul(x, FConst(t, M_SQRT1_2)));
-      return b_.CreateFMul(b_.CreateFMul(x, FConst(t, 0.5)),
-                           b_.CreateFAdd(one(), erf));
-    }
-    case UnaryOp::kGeluTanh: {
-      const double beta = M_SQRT2 * M_2_SQRTPI * 0.5;
-      llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
-      llvm::Value* inner = b_.CreateFMul(
-          FConst(t, beta),
-          b_.CreateFAdd(x, b_.CreateFMul(FConst(t, 0.044715), cube)));
-      return b_.CreateFMul(b_.CreateFMul(FConst(t, 0.5), x),
-                           b_.CreateFAdd(one(), Libm("tanhf", "tanh", inner)));
-    }
-    default:
-      break;
-  }
-  return absl::InternalError(absl::StrCat("unary op ", UnaryOpName(op)));
-}
-
-absl::StatusOr<llvm::Value*> KernelEmitter::Binary(BinaryOp op, DType d,
-                                                   llvm::Value* a,
-                                                   llvm::Value* c) {
-  const bool fp = IsFloating(d);
-  const bool u = IsUnsigned(d);
-  switch (op) {
-    case BinaryOp::kAdd:
-      return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
-    case BinaryOp::kSub:
-      return fp ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
-    case BinaryOp::kMul:
-      return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
-    case BinaryOp::kDiv:
-      if (fp) return b_.CreateFDiv(a, c);
-      break;
-    case BinaryOp::kPow:
-      if (fp) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
-      break;
-    case BinaryOp::kMaximum:
-      return b_.CreateBinaryIntrinsic(fp  ? llvm::Intrinsic::maximum
-                                      : u ? llvm::Intrinsic::umax
-                                          : llvm::Intrinsic::smax,
-                                      a, c);
-    case BinaryOp::kMinimum:
-      return b_.CreateBinaryIntrinsic(fp  ? llvm::Intrinsic::minimum
-                                      : u ? llvm::Intrinsic::umin
-                                          : llvm::Intrinsic::smin,
-                                      a, c);
-    case BinaryOp::kEq:
-      return fp ? b_.CreateFCmpOEQ(a, c) : b_.CreateICmpEQ(a, c);
-    case BinaryOp::kNe:
-      return fp ? b_.CreateFCmpUNE(a, c) : b_.CreateICmpNE(a, c);
-    case BinaryOp::kLt:
-      return fp  ? b_.CreateFCmpOLT(a, c)
-             : u ? b_.CreateICmpULT(a, c)
-                 : b_.CreateICmpSLT(a, c);
-    case BinaryOp::kLe:
-      return fp  ? b_.CreateFCmpOLE(a, c)
-             : u ? b_.CreateICmpULE(a, c)
-                 : b_.CreateICmpSLE(a, c);
-    case BinaryOp::kGt:
-      return fp  ? b_.CreateFCmpOGT(a, c)
-             : u ? b_.CreateICmpUGT(a, c)
-                 : b_.CreateICmpSGT(a, c);
-    case BinaryOp::kGe:
-      return fp  ? b_.CreateFCmpOGE(a, c)
-             : u ? b_.CreateICmpUGE(a, c)
-                 : b_.CreateICmpSGE(a, c);
-    case BinaryOp::kAnd:
-      if (!fp) return b_.CreateAnd(a, c);
-      break;
-    case BinaryOp::kOr:
-      if (!fp) return b_.CreateOr(a, c);
-      break;
-    case BinaryOp::kXor:
-      if (!fp) return b_.CreateXor(a, c);
-      break;
-    case BinaryOp::kFmod:
-      if (fp) return b_.CreateFRem(a, c);
-      break;
-    case BinaryOp::kAtan2:
-      if (fp) return Libm("atan2f", "atan2", a, c);
-      break;
-  }
-  return absl::InternalError(
-      absl::StrCat(BinaryOpName(op), " of ", DTypeName(d)));
-}
-
 absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
   auto it = memo_.find(e.id());
   if (it != memo_.end()) return it->second;
@@ -417,13 +130,14 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
       break;
     case ValueExpr::Kind::kUnary: {
       ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
-      ASSIGN_OR_RETURN(v, Unary(e.unary_op(), e.operand(0).dtype(), x));
+      ASSIGN_OR_RETURN(v, EmitUnary(b_, e.unary_op(), e.operand(0).dtype(), x));
       break;
     }
     case ValueExpr::Kind::kBinary: {
       ASSIGN_OR_RETURN(llvm::Value * a, Value(e.operand(0)));
       ASSIGN_OR_RETURN(llvm::Value * c, Value(e.operand(1)));
-      ASSIGN_OR_RETURN(v, Binary(e.binary_op(), e.operand(0).dtype(), a, c));
+      ASSIGN_OR_RETURN(
+          v, EmitBinary(b_, e.binary_op(), e.operand(0).dtype(), a, c));
       break;
     }
     case ValueExpr::Kind::kWhere: {
@@ -435,7 +149,7 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
     }
     case ValueExpr::Kind::kCast: {
       ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
-      v = Cast(x, e.operand(0).dtype(), e.dtype());
+      v = EmitCast(b_, x, e.operand(0).dtype(), e.dtype());
       break;
     }
     case ValueExpr::Kind::kIndex:
@@ -571,7 +285,7 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
     case CombineOp::kMax:
       init =
           fp ? FConst(t, -INFINITY)
-          : IsUnsigned(d)
+          : IsUnsignedInt(d)
               ? llvm::ConstantInt::get(t, 0)
               : llvm::ConstantInt::get(
                     t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
@@ -581,7 +295,7 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
     case CombineOp::kMin:
       init =
           fp ? FConst(t, INFINITY)
-          : IsUnsigned(d)
+          : IsUnsignedInt(d)
               ? llvm::ConstantInt::get(
                     t, llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
               : llvm::ConstantInt::get(
@@ -678,9 +392,10 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
           break;
         }
         ASSIGN_OR_RETURN(
-            r, Binary(stage.combine == CombineOp::kMax ? BinaryOp::kMaximum
-                                                       : BinaryOp::kMinimum,
-                      d, a, x));
+            r, EmitBinary(b_,
+                          stage.combine == CombineOp::kMax ? BinaryOp::kMaximum
+                                                           : BinaryOp::kMinimum,
+                          d, a, x));
         break;
       }
     }
@@ -743,7 +458,7 @@ absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
       fp ? FConst(t, max ? -INFINITY : INFINITY)
          : llvm::ConstantInt::get(
                t,
-               IsUnsigned(d)
+               IsUnsignedInt(d)
                    ? (max ? llvm::APInt::getMinValue(t->getIntegerBitWidth())
                           : llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
                    : (max ? llvm::APInt::getSignedMinValue(
@@ -764,7 +479,7 @@ absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
           b_.CreateFCmpORD(b, b),
           b_.CreateOr(b_.CreateFCmpUNO(x, x),
                       max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b)));
-    } else if (IsUnsigned(d)) {
+    } else if (IsUnsignedInt(d)) {
       better = max ? b_.CreateICmpUGT(x, b) : b_.CreateICmpULT(x, b);
     } else {
       better = max ? b_.CreateICmpSGT(x, b) : b_.CreateICmpSLT(x, b);

@@ -25,11 +25,11 @@ using CompiledKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
                                      int64_t begin, int64_t end);
 
 // Adds `kernel` to `module` as an external function `name` of the
-// CompiledKernelFn signature. Math: LLVM intrinsics where they exist (sqrt,
-// fabs, floor, log, sin, cos, pow, maximum/minimum); float32 exp (also inside
-// sigmoid, silu, softmax) is expanded inline, vectorizable, within 2 ulp of
-// glibc's expf (jit/llvm_math.h); tanh, erf and log1p call libm, resolved
-// from the process by the JIT.
+// CompiledKernelFn signature. Math (jit/llvm_element_ops.h): LLVM intrinsics
+// where they exist (sqrt, fabs, floor, log, sin, cos, pow, maximum/minimum);
+// float32 exp (also inside sigmoid, silu, softmax) is expanded inline,
+// vectorizable, within 2 ulp of glibc's expf (jit/llvm_math.h); tanh, erf and
+// log1p call libm, resolved from the process by the JIT.
 absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
                         llvm::Module* module);
 
