@@ -80,6 +80,12 @@ class CompiledProgram {
   // How many outputs a call with destinations for all of them writes in
   // place (for explain and tests).
   int num_direct_outputs() const;
+  // explain()'s account of the outputs a call with destinations still
+  // copies, each with its reason ("outputs copied: 1 'v' (a view of input
+  // 'x')"), or empty when every output is written in place (given a
+  // contiguous destination overlapping no input, on a call without stop
+  // conditions).
+  std::string DescribeOutputCopies() const;
   // The intermediates' arena: how many plan buffers it holds, and its size
   // at the program's sizes (a static program) or -1 (a dynamic one: it
   // depends on the call's symbols).
@@ -203,6 +209,8 @@ class CompiledProgram {
   // Per slot: the output written straight into its destination when the
   // call gives one, or -1.
   std::vector<int> direct_output_;
+  // Per output: why it is copied into its destination, or empty.
+  std::vector<std::string> copy_reason_;
   CallSizes static_sizes_;  // a static program's sizes
   // Idle workspaces; as many exist as calls have run at once.
   mutable absl::Mutex workspace_mu_;

@@ -208,6 +208,8 @@ class JitExecutable : public Executable {
       absl::StrAppend(&text, ", ", variants_.size(),
                       " layout variants compiled at run time");
     }
+    const std::string copies = program_->DescribeOutputCopies();
+    if (!copies.empty()) absl::StrAppend(&text, "; ", copies);
     const std::string graphs = program_->DescribeCudaGraphs();
     if (!graphs.empty()) absl::StrAppend(&text, "; ", graphs);
     return text;

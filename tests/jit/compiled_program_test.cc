@@ -2,6 +2,7 @@
 // destinations where nothing can fail after them, copies elsewhere.
 
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -163,6 +164,33 @@ TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(mismatches, std::vector<int>(kThreads, 0));
+}
+
+TEST(CompiledProgramTest, DescribeNamesEachOutputThatIsCopied) {
+  GraphBuilder b("outs");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  testing::AddNode(b, "r", "aten.relu.default", {Arg::Ref("x")});
+  testing::AddNode(b, "e", "aten.exp.default", {Arg::Ref("x")});
+  EXPECT_TRUE(
+      b.SetOutputs({Arg::Ref("r"), Arg::Ref("x"), Arg::Ref("e"), Arg::Ref("e")})
+          .ok());
+  auto graph = testing::Finish(b);
+  const Tensor x = RandomTensor(DType::kFloat32, {8, 5}, 1);
+  auto executable = CompileFor(graph, {x});
+  ASSERT_NE(executable, nullptr);
+  const std::string text = executable->Describe();
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "outputs copied: 1 'x' (a view of input 0 ('x')), "
+                        "2 'e' (the same memory as output 3), "
+                        "3 'e' (the same memory as output 2)"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0 'r'")));
+
+  // A graph whose outputs are all written in place says nothing of copies.
+  auto single = OpGraph("aten.exp.default", {Arg::Ref("x0")}, 1);
+  auto plain = CompileFor(single, {x});
+  ASSERT_NE(plain, nullptr);
+  EXPECT_THAT(plain->Describe(),
+              ::testing::Not(::testing::HasSubstr("copied")));
 }
 
 }  // namespace
