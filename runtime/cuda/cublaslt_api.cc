@@ -49,10 +49,21 @@ absl::StatusCode CodeFor(cublasStatus_t status) {
 
 }  // namespace
 
+static std::atomic<const CublasLtApi*> g_installed{nullptr};
+
 absl::StatusOr<const CublasLtApi*> CublasLtApi::Get() {
+  if (const CublasLtApi* installed =
+          g_installed.load(std::memory_order_acquire)) {
+    return installed;
+  }
   static const auto* const kApi =
       new absl::StatusOr<const CublasLtApi*>(Load());
   return *kApi;
+}
+
+void CublasLtApi::InstallForTesting(const CublasLtApi* api) {
+  if (api != nullptr) g_status_names.store(api, std::memory_order_release);
+  g_installed.store(api, std::memory_order_release);
 }
 
 absl::Status CublasLtStatus(cublasStatus_t status, absl::string_view what) {
@@ -71,6 +82,8 @@ absl::Status CublasLtStatus(cublasStatus_t status, absl::string_view what) {
 }
 
 #else  // !GUARDJIT_HAVE_CUDA_HEADERS
+
+void CublasLtApi::InstallForTesting(const CublasLtApi*) {}
 
 absl::StatusOr<const CublasLtApi*> CublasLtApi::Get() {
   return absl::UnavailableError(

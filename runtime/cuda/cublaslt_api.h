@@ -24,6 +24,7 @@
 #include <cublasLt.h>
 #else
 typedef int cublasStatus_t;
+typedef struct cublasLtContext* cublasLtHandle_t;
 #endif
 
 namespace guardjit {
@@ -53,6 +54,12 @@ struct CublasLtApi {
   // UNAVAILABLE when libcublasLt is not found (naming the libraries tried
   // and dlerror()) or lacks a function.
   static absl::StatusOr<const CublasLtApi*> Get();
+
+  // Tests: makes Get() return `api` (a software cuBLASLt such as
+  // EmulatedCublasLt's) for the rest of the process, whatever libcublasLt
+  // says. Call before anything uses cuBLASLt: per-device handles and cached
+  // descriptors keep the table they were made with.
+  static void InstallForTesting(const CublasLtApi* api);
 
 #ifdef GUARDJIT_HAVE_CUDA_HEADERS
 #define GJ_CUBLASLT_MEMBER(name) decltype(&::name) name = nullptr;

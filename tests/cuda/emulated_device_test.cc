@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
 #include "runtime/cuda/cuda_allocator.h"
+#include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
 
 namespace guardjit {
@@ -572,5 +573,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   guardjit::CudaDriver::InstallForTesting(*driver);
+  // And cuBLASLt: the emulated one, over the emulated device's memory.
+  guardjit::CublasLtApi::InstallForTesting(
+      guardjit::EmulatedCublasLt::Get().value());
   return RUN_ALL_TESTS();
 }
