@@ -13,6 +13,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
+#include "jit/cuda/device_gemm_step.h"
 #include "jit/gemm_step.h"
 #include "runtime/caching_host_allocator.h"
 #include "runtime/cuda/cuda_device.h"
@@ -84,7 +85,10 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           "kernel takes ", step.kernel.kernel.num_size_params,
           " size parameters; the program has ", num_symbols, " symbols"));
     }
-    if (backend != nullptr && (step.gemm != nullptr || step.conv != nullptr)) {
+    // A device backend's GEMM steps run on cuBLASLt (device_gemm_step.h).
+    if (backend != nullptr &&
+        ((step.gemm != nullptr && backend->transfer() == nullptr) ||
+         step.conv != nullptr)) {
       return absl::InternalError(
           absl::StrCat("a GEMM or conv step in a plan for the ",
                        backend->name(), " backend"));
@@ -144,8 +148,14 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     // reduce-overhead mode records only programs whose every step is a
     // kernel launch.
     for (const PlanStep& step : p.steps) {
-      if (step.is_kernel) continue;
+      if (step.is_kernel && step.gemm == nullptr) continue;
       const Node& node = program->graph_->node(step.node);
+      if (step.gemm != nullptr) {
+        program->graph_refusal_ = absl::StrCat(
+            "node '", node.name, "' (", node.target,
+            ") runs on cuBLASLt, which CUDA graphs do not record yet");
+        break;
+      }
       program->graph_refusal_ = absl::StrCat(
           "node '", node.name, "' (", node.target,
           ") runs on the host (its reference kernel on host copies, which "
@@ -659,7 +669,11 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       if (module_ != nullptr) {
         ASSIGN_OR_RETURN(
             const int64_t failed,
-            module_->Launch(module_index_[i], buffers, symbols, ctx));
+            step.gemm != nullptr
+                ? RunDeviceGemmStep(*step.gemm, graph_->node(step.node),
+                                    *module_, module_index_[i], pointers, slots,
+                                    symbols, device, allocator, ctx)
+                : module_->Launch(module_index_[i], buffers, symbols, ctx));
         if (failed != 0) {
           const int check = absl::countr_zero(static_cast<uint64_t>(failed));
           return step.kernel.checks.at(check).Error(symbols);

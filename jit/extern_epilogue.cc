@@ -38,22 +38,6 @@ bool AddAffine(const IndexExpr& e, int64_t scale, std::vector<int64_t>& coef) {
   }
 }
 
-// Whether `index` addresses, at every point of loops over `sizes` (loop
-// variable d over dim d), that point's element of a contiguous tensor of
-// `sizes`. Size-1 dims may use any coefficient: their variable is 0. A
-// dynamic entry's sizes may be symbolic where the contiguous strides are
-// still constants (a symbolic batch: dim 0).
-bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes) {
-  std::vector<int64_t> coef(sizes.size() + 1, 0);
-  if (!AddAffine(index, 1, coef) || coef.back() != 0) return false;
-  const std::vector<IndexExpr> strides = ContiguousStrideExprs(sizes);
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d].is_const(1)) continue;
-    if (!strides[d].is_const() || coef[d] != strides[d].value()) return false;
-  }
-  return true;
-}
-
 // Visits every node of `e` once.
 void VisitExpr(const ValueExpr& e, absl::flat_hash_set<const void*>& seen,
                const std::function<void(const ValueExpr&)>& fn) {
@@ -184,6 +168,22 @@ int Readers(const Plan& plan, int slot) {
 }
 
 }  // namespace
+
+// Whether `index` addresses, at every point of loops over `sizes` (loop
+// variable d over dim d), that point's element of a contiguous tensor of
+// `sizes`. Size-1 dims may use any coefficient: their variable is 0. A
+// dynamic entry's sizes may be symbolic where the contiguous strides are
+// still constants (a symbolic batch: dim 0).
+bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes) {
+  std::vector<int64_t> coef(sizes.size() + 1, 0);
+  if (!AddAffine(index, 1, coef) || coef.back() != 0) return false;
+  const std::vector<IndexExpr> strides = ContiguousStrideExprs(sizes);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d].is_const(1)) continue;
+    if (!strides[d].is_const() || coef[d] != strides[d].value()) return false;
+  }
+  return true;
+}
 
 std::optional<FixedRef> FixedRefOf(const TensorRef& ref) {
   std::optional<Shape> sizes = ConcreteShape(ref.sizes);

@@ -47,6 +47,11 @@ std::optional<TensorRef> ArgRef(const Graph& graph, const Plan& plan,
 std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
                                  const PlanStep& step, int arg, DType dtype);
 
+// Whether `index` addresses, at every point of loops over `sizes` (loop
+// variable d over dim d), that point's element of a contiguous tensor of
+// `sizes`.
+bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes);
+
 // The slot of eager step `step`'s output 0, or -1.
 int ExternOutputSlot(const Plan& plan, const PlanStep& step);
 

@@ -28,9 +28,10 @@ bool FitsNonZero(double value) {
          static_cast<T>(value) != 0;
 }
 
+// Half-precision products scale in float32 (cuBLASLt's scale type).
 bool FitsNonZero(DType dtype, double value) {
-  return dtype == DType::kFloat32 ? FitsNonZero<float>(value)
-                                  : FitsNonZero<double>(value);
+  return dtype == DType::kFloat64 ? FitsNonZero<double>(value)
+                                  : FitsNonZero<float>(value);
 }
 
 double ScalarArg(const Arg& arg) {
@@ -49,7 +50,7 @@ struct Match {
 };
 
 std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
-                                  const PlanStep& step) {
+                                  const PlanStep& step, bool device) {
   const Node& node = graph.node(step.node);
   const bool mm = node.target == kMm, addmm = node.target == kAddmm,
              bmm = node.target == kBmm;
@@ -58,7 +59,10 @@ std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
   match.out_slot = ExternOutputSlot(plan, step);
   if (match.out_slot < 0) return std::nullopt;
   const Slot& out = plan.slots[match.out_slot];
-  if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64) {
+  const bool half =
+      out.dtype == DType::kFloat16 || out.dtype == DType::kBFloat16;
+  if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64 &&
+      !(device && half)) {
     return std::nullopt;
   }
   const auto ref_of = [&](int arg) {
@@ -146,29 +150,102 @@ void AddBias(const Match& match, Epilogue& epilogue) {
   AddToProduct(epilogue, term);
 }
 
+// `e` without the float conversions around it (a half-precision epilogue
+// computes in float32, as cuBLASLt's does).
+const ValueExpr& WithoutFloatCasts(const ValueExpr& e) {
+  const ValueExpr* v = &e;
+  while (v->kind() == ValueExpr::Kind::kCast && IsFloating(v->dtype()) &&
+         IsFloating(v->operand(0).dtype())) {
+    v = &v->operand(0);
+  }
+  return *v;
+}
+
+// What cuBLASLt's own epilogue computes of `epilogue` (taken for `match`,
+// before addmm's bias joins it): a kernel that only stores the product, or
+// relu or tanh-gelu of it, at the point it computes, into an output of the
+// product's dtype; with addmm's bias when that is n contiguous values at
+// beta 1. nullopt when the epilogue kernel is needed.
+std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
+    const Match& match, const Epilogue& epilogue) {
+  using Activation = GemmStep::DeviceEpilogue::Activation;
+  const KernelStep& step = epilogue.step.kernel;
+  const Kernel& kernel = step.kernel;
+  const GemmStep& gemm = *match.gemm;
+  if (kernel.stages.size() != 1 || kernel.buffers.size() != 2 ||
+      kernel.num_checks != 0) {
+    return std::nullopt;
+  }
+  const Stage& stage = kernel.stages[0];
+  if (stage.kind != Stage::Kind::kStore || stage.buffer < 0 ||
+      stage.buffer == epilogue.product_param ||
+      !kernel.buffers[stage.buffer].is_output ||
+      kernel.buffers[stage.buffer].dtype != gemm.dtype ||
+      !IsPointIndex(stage.index, match.out_sizes)) {
+    return std::nullopt;
+  }
+  GemmStep::DeviceEpilogue result;
+  const ValueExpr* value = &WithoutFloatCasts(stage.value);
+  if (value->kind() == ValueExpr::Kind::kUnary) {
+    if (value->unary_op() == UnaryOp::kRelu) {
+      result.activation = Activation::kRelu;
+    } else if (value->unary_op() == UnaryOp::kGeluTanh) {
+      result.activation = Activation::kGeluTanh;
+    } else {
+      return std::nullopt;
+    }
+    value = &WithoutFloatCasts(value->operand(0));
+  }
+  if (value->kind() != ValueExpr::Kind::kLoad ||
+      value->buffer() != epilogue.product_param ||
+      !IsPointIndex(value->index(), match.out_sizes)) {
+    return std::nullopt;
+  }
+  if (match.bias.has_value()) {
+    const FixedRef& bias = *match.bias;
+    const int rank = static_cast<int>(bias.sizes.size());
+    const IndexExpr n =
+        gemm.symbolic ? gemm.symbolic->n : IndexExpr::Const(gemm.n);
+    const bool row = (rank == 1 || (rank == 2 && bias.sizes[0] == 1)) &&
+                     n.is_const() && bias.sizes.back() == n.value() &&
+                     (n.value() == 1 || bias.strides.back() == 1);
+    if (match.beta != 1 || gemm.batched || !row) return std::nullopt;
+    result.bias = bias;
+  }
+  // cuBLASLt's epilogues on float64 products are not relied on.
+  if (gemm.dtype == DType::kFloat64 &&
+      (result.bias.has_value() || result.activation != Activation::kNone)) {
+    return std::nullopt;
+  }
+  result.out_slot = step.buffer_slots[stage.buffer];
+  return result;
+}
+
 }  // namespace
 
-void FuseGemmEpilogues(const Graph& graph, Plan& plan) {
+void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
   std::vector<PlanStep> steps;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     std::optional<Match> match;
     if (!plan.steps[i].is_kernel)
-      match = MatchProduct(graph, plan, plan.steps[i]);
-    // A bare product (no bias, no consumer to fuse) stays eager: the eager
-    // kernel calls the same BLAS.
+      match = MatchProduct(graph, plan, plan.steps[i], device);
+    // On the CPU a bare product (no bias, no consumer to fuse) stays eager:
+    // the eager kernel calls the same BLAS. A device runs it on cuBLASLt.
     std::optional<Epilogue> epilogue;
     if (match.has_value()) {
       const ExternProduct product{match->out_slot, match->gemm->dtype,
                                   match->out_sizes,
                                   graph.node(plan.steps[i].node).name};
       epilogue = TakeEpilogue(plan, &i, product,
-                              /*store_bare=*/match->bias.has_value());
+                              /*store_bare=*/device || match->bias.has_value());
     }
     if (!epilogue.has_value()) {
       steps.push_back(std::move(plan.steps[i]));
       continue;
     }
     match->gemm->product_param = epilogue->product_param;
+    if (device)
+      match->gemm->device_epilogue = DeviceEpilogueOf(*match, *epilogue);
     if (match->bias.has_value()) AddBias(*match, *epilogue);
     NameParams(epilogue->step.kernel.kernel);
     epilogue->step.gemm = std::move(match->gemm);

@@ -13,13 +13,20 @@
 // extents and operands may be expressions over the entry's symbols (the
 // step binds them per call, and its epilogue takes the symbols as size
 // parameters); addmm's bias must have fixed sizes.
+//
+// With `device` (a plan whose kernels run on a CUDA device, the product on
+// cuBLASLt: jit/cuda/device_gemm_step.h), float16 and bfloat16 products
+// match too, a bare product gets a GEMM step with a kernel that only stores
+// it, and an epilogue that is only relu or tanh-gelu of the product, plus
+// addmm's bias of n contiguous values at beta 1, is marked as one cuBLASLt
+// computes itself (GemmStep::device_epilogue).
 
 #include "core/graph.h"
 #include "jit/fusion.h"
 
 namespace guardjit {
 
-void FuseGemmEpilogues(const Graph& graph, Plan& plan);
+void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device = false);
 
 }  // namespace guardjit
 

@@ -69,6 +69,18 @@ void Gemm(const Operand& a, int64_t a_offset, const Operand& b,
   }
 }
 
+// " with cuBLASLt's epilogue relu+bias" (bare: "none").
+std::string DeviceEpilogueText(const GemmStep::DeviceEpilogue& e) {
+  using Activation = GemmStep::DeviceEpilogue::Activation;
+  const char* activation = e.activation == Activation::kRelu       ? "relu"
+                           : e.activation == Activation::kGeluTanh ? "gelu_tanh"
+                                                                   : "";
+  std::string text = activation;
+  if (e.bias.has_value()) text += text.empty() ? "bias" : "+bias";
+  if (text.empty()) text = "none";
+  return absl::StrCat(" with cuBLASLt's epilogue ", text);
+}
+
 }  // namespace
 
 absl::StatusOr<GemmStep> GemmStep::Bind(
@@ -111,10 +123,12 @@ std::string GemmStep::ToString() const {
     return matrix(sizes,
                   !r.sizes[d - 1].is_const(1) && !r.strides[d - 1].is_const(1));
   };
-  return absl::StrCat("gemm ", target, " ", DTypeName(dtype), " ",
-                      symbolic ? symbolic_ref(symbolic->a) : fixed(a), " @ ",
-                      symbolic ? symbolic_ref(symbolic->b) : fixed(b),
-                      alpha != 1 ? absl::StrCat(" * ", alpha) : "");
+  return absl::StrCat(
+      "gemm ", target, " ", DTypeName(dtype), " ",
+      symbolic ? symbolic_ref(symbolic->a) : fixed(a), " @ ",
+      symbolic ? symbolic_ref(symbolic->b) : fixed(b),
+      alpha != 1 ? absl::StrCat(" * ", alpha) : "",
+      device_epilogue ? DeviceEpilogueText(*device_epilogue) : "");
 }
 
 int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {

@@ -28,7 +28,8 @@ namespace guardjit {
 
 struct GemmStep {
   std::string target;             // the graph node's op, for plans and logs
-  DType dtype = DType::kFloat32;  // float32 or float64
+  DType dtype = DType::kFloat32;  // float32 or float64 (device plans: also
+                                  // float16 and bfloat16)
   bool batched = false;           // bmm: [B, M, K] @ [B, K, N]
   int64_t batch = 1, m = 0, n = 0, k = 0;  // all >= 1
   FixedRef a, b;     // [M, K] and [K, N], or [B, M, K] and [B, K, N]
@@ -46,6 +47,17 @@ struct GemmStep {
     TensorRef a, b;
   };
   std::optional<Symbolic> symbolic;
+
+  // Device plans (FuseGemmEpilogues with `device`): an epilogue that is only
+  // act(product + bias) stored contiguous, which cuBLASLt's fused epilogue
+  // computes in its place (the epilogue kernel is then not launched).
+  struct DeviceEpilogue {
+    enum class Activation { kNone, kRelu, kGeluTanh };
+    Activation activation = Activation::kNone;
+    std::optional<FixedRef> bias;  // n contiguous values (addmm's, beta 1)
+    int out_slot = -1;             // written as the contiguous [B,] M, N tensor
+  };
+  std::optional<DeviceEpilogue> device_epilogue;
 
   // The step at a call's symbol values (a copy of a dynamic step, with its
   // extents checked as MatchProduct checks a static step's).

@@ -22,6 +22,7 @@
 #include "jit/gemm_epilogue.h"
 #include "jit/lowering.h"
 #include "jit/lowering_context.h"
+#include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
 
 namespace guardjit {
@@ -100,6 +101,18 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
     FuseGemmEpilogues(graph, plan);
     FuseConvSteps(graph, plan, &fallbacks);
     PlanBuffers(plan);
+  } else if (backend->transfer() != nullptr) {
+    // A device's matrix products run on cuBLASLt (jit/cuda/device_gemm_step.h)
+    // where it loads; else they stay host steps, which the plan shows.
+    if (const absl::StatusOr<const CublasLtApi*> cublaslt = CublasLtApi::Get();
+        cublaslt.ok()) {
+      FuseGemmEpilogues(graph, plan, /*device=*/true);
+    } else {
+      Log(LogTopic::kCodegen,
+          absl::StrCat("graph '", graph.name(),
+                       "': matrix products stay host steps: ",
+                       cublaslt.status().message()));
+    }
   }
   // Every kernel of a dynamic entry takes all its symbols: one calling
   // convention for the program.

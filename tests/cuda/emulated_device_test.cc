@@ -2,7 +2,8 @@
 // table is EmulatedCudaDriver's (installed before anything touches CUDA), so
 // kDLCUDA tensors are host memory the emulator's "device" owns, kernels are
 // the CUDA backend's (rendered, compiled by NVRTC, loaded and launched
-// through the driver table) and run on the SIMT emulator. Each result is
+// through the driver table) and run on the SIMT emulator; matrix products
+// run on the emulated cuBLASLt (emulated_cublaslt.h). Each result is
 // compared with the same function called on CPU tensors.
 
 #include <cmath>
@@ -484,7 +485,11 @@ TEST_F(EmulatedDeviceTest, ConcurrentCallsOnOneFunction) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << t;
 }
 
-TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
+// The MLP example (linear, relu, linear, as torch.export writes them) on
+// the device: each addmm runs on cuBLASLt with the epilogue fused there
+// (bias + relu, then bias), transposed weights read through layouts, and
+// no node runs on host copies.
+TEST_F(EmulatedDeviceTest, MatmulRunsOnCublasLtAndMatches) {
   gj_graph* graph = nullptr;
   ASSERT_GJ_OK(
       gj_graph_from_file(ctx_, GJ_EXAMPLES_DIR "/mlp.pbtxt", nullptr, &graph));
@@ -503,24 +508,75 @@ TEST_F(EmulatedDeviceTest, MatmulRunsOnHostCopiesAndMatches) {
   Fill(x.values(), x.count, 7);
   const auto expected = CpuResults(fn, {&x.dl});
   ASSERT_EQ(expected.size(), 1u);
+  const EmulatedCublasLt::Counters before = EmulatedCublasLt::counters();
+  const CudaDriver* driver = EmulatedCudaDriver::Get().value();
+  CUstream stream = nullptr;
+  ASSERT_EQ(driver->cuStreamCreate(&stream, 0), CUDA_SUCCESS);
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.stream = stream;
   DLManagedTensor* out[1] = {};
   const DLTensor* in[] = {&x.dl};
-  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, nullptr, out, 1));
+  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, &options, out, 1));
   const float* v = static_cast<const float*>(out[0]->dl_tensor.data);
   for (size_t i = 0; i < expected[0].size(); ++i) {
-    ASSERT_NEAR(v[i], expected[0][i], 1e-4) << i;
+    ASSERT_NEAR(v[i], expected[0][i], 1e-5) << i;
   }
   EXPECT_EQ(out[0]->dl_tensor.device.device_type, kDLCUDA);
   gj_tensor_release(out[0]);
   gj_set_log_callback(nullptr, nullptr);
   gj_set_log_topics("");
-  // Visible: the log names the node that ran on host copies.
-  bool named = false;
+  const EmulatedCublasLt::Counters after = EmulatedCublasLt::counters();
+  EXPECT_EQ(after.matmuls - before.matmuls, 2);
+  EXPECT_EQ(after.last_epilogue, CUBLASLT_EPILOGUE_BIAS);  // addmm_1
+  EXPECT_EQ(after.last_stream, static_cast<void*>(stream));
+  bool host_copies = false, relu_bias = false;
   for (const std::string& m : *logged) {
-    named |= m.find("node 'addmm'") != std::string::npos &&
-             m.find("host copies") != std::string::npos;
+    host_copies |= m.find("host copies") != std::string::npos;
+    relu_bias |= m.find(
+                     "gemm aten.addmm.default float32 [4x8] @ [8x16]^T with "
+                     "cuBLASLt's epilogue relu+bias") != std::string::npos;
   }
-  EXPECT_TRUE(named) << "no codegen log names node 'addmm'";
+  EXPECT_FALSE(host_copies) << "a node ran on host copies";
+  EXPECT_TRUE(relu_bias) << "no codegen log shows addmm + relu on cuBLASLt:\n"
+                         << (logged->empty() ? "" : logged->back());
+  // A second call reuses the cached descriptors and algorithms.
+  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, &options, out, 1));
+  gj_tensor_release(out[0]);
+  const EmulatedCublasLt::Counters again = EmulatedCublasLt::counters();
+  EXPECT_EQ(again.matmuls - after.matmuls, 2);
+  EXPECT_EQ(again.matmul_descs, after.matmul_descs);
+  EXPECT_EQ(again.heuristic_queries, after.heuristic_queries);
+  driver->cuStreamDestroy(stream);
+}
+
+// A cuBLASLt failure comes back as the call's error, naming the node.
+TEST_F(EmulatedDeviceTest, CublasLtErrorNamesTheNode) {
+  gj_graph* graph = nullptr;
+  ASSERT_GJ_OK(
+      gj_graph_from_file(ctx_, GJ_EXAMPLES_DIR "/mlp.pbtxt", nullptr, &graph));
+  graphs_.push_back(graph);
+  gj_function* fn = nullptr;
+  ASSERT_GJ_OK(gj_function_create(ctx_, graph, nullptr, &fn));
+  functions_.push_back(fn);
+  DeviceTensor<float> x({4, 8}, F32(), kDLCUDA);
+  Fill(x.values(), x.count, 9);
+  DLManagedTensor* out[1] = {};
+  const DLTensor* in[] = {&x.dl};
+  EmulatedCublasLt::FailNextMatmuls(1, CUBLAS_STATUS_EXECUTION_FAILED);
+  Err e{gj_function_call_alloc(fn, in, 1, nullptr, out, 1)};
+  ASSERT_NE(e.e, nullptr);
+  EXPECT_EQ(e.code(), GJ_INTERNAL) << e.message();
+  EXPECT_NE(e.message().find("node 'addmm' (aten.addmm.default)"),
+            std::string::npos)
+      << e.message();
+  EXPECT_NE(e.message().find("CUBLAS_STATUS_EXECUTION_FAILED"),
+            std::string::npos)
+      << e.message();
+  EXPECT_EQ(out[0], nullptr);
+  // The next call runs.
+  ASSERT_GJ_OK(gj_function_call_alloc(fn, in, 1, nullptr, out, 1));
+  gj_tensor_release(out[0]);
 }
 
 // Dynamo's toy example on the device: the head's predicate is read on the

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "jit/cuda/cuda_backend.h"
 #include "jit/cuda/simt_backend.h"
+#include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
@@ -45,6 +46,9 @@ JitCompiler& SharedJit() {
     // reads it: ctest's ENVIRONMENT property lost it behind a ';').
     setenv("GJ_CUDA_LAUNCH_BLOCKING", "1", 1);
     CudaDriver::InstallForTesting(EmulatedCudaDriver::Get().value());
+    // Matrix products run on cuBLASLt: the emulated one, over the emulated
+    // device's memory (runtime/cuda/emulated_cublaslt.h).
+    CublasLtApi::InstallForTesting(EmulatedCublasLt::Get().value());
     CudaKernelBackend::Options cuda;
     cuda.block_threads = 64;
     cuda.max_blocks = 4;
@@ -71,6 +75,14 @@ Tensor OnSharedJitDevice(const Tensor& t) {
                         Device{DeviceType::kCUDA, 0});
 #else
   return t;
+#endif
+}
+
+int64_t CublasLtMatmuls() {
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+  return EmulatedCublasLt::counters().matmuls;
+#else
+  return 0;
 #endif
 }
 

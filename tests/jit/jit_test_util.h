@@ -4,6 +4,7 @@
 // The conformance harness of the JIT tests: compile a graph with the
 // JitCompiler, run it and the eager interpreter on the same inputs, compare.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ const char* SharedJitBackend();
 // host memory), so the program reads it in place instead of uploading a
 // copy; `t` itself elsewhere.
 Tensor OnSharedJitDevice(const Tensor& t);
+// cublasLtMatmul calls made so far on the shared JIT's device (the emulated
+// cuBLASLt's count in jit_cuda_device_tests; 0 elsewhere).
+int64_t CublasLtMatmuls();
 // An executable's Describe() without ", kernels on <backend>".
 std::string WithoutBackend(const std::string& description);
 // Expects `executable` to be the shared JIT's compiled program, its kernels

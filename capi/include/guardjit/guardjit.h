@@ -362,7 +362,8 @@ typedef struct gj_dynamic_dim {
  * says why in explain() and under GJ_LOGS=cudagraphs ("skipping cudagraphs
  * due to ..."): a CPU tensor among the inputs (a scalar uploaded per call),
  * a node that runs on the host (its reference kernel on host copies, which
- * waits for the stream: matrix products, for now), intermediates over the
+ * waits for the stream), a matrix product (it runs on cuBLASLt, which the
+ * recording does not capture yet), intermediates over the
  * private pool's cap (1 GiB per key), a capture the driver rejects. A call
  * with a cancel flag or a timeout runs plain launches (a graph cannot stop
  * between kernels), as does a call made while another call replays the

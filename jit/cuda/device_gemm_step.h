@@ -1,0 +1,43 @@
+#ifndef GUARDJIT_JIT_CUDA_DEVICE_GEMM_STEP_H_
+#define GUARDJIT_JIT_CUDA_DEVICE_GEMM_STEP_H_
+
+// A GEMM step (gemm_step.h) of a program whose kernels run on a CUDA device:
+// the product runs on cuBLASLt (runtime/cuda/cublaslt_gemm.h), on the call's
+// stream, and the epilogue either runs inside it (GemmStep::device_epilogue:
+// a bare product, relu or tanh-gelu, addmm's bias; cuBLASLt writes the
+// step's output) or as the step's epilogue kernel, launched by the device
+// backend right after cuBLASLt wrote the whole product into a buffer from
+// the call's allocator. The plans come from the CPU's pattern matching
+// (FuseGemmEpilogues with `device`), so both targets fuse the same graphs.
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/allocator.h"
+#include "core/device.h"
+#include "core/graph.h"
+#include "core/run_context.h"
+#include "core/tensor.h"
+#include "jit/gemm_step.h"
+#include "jit/kernel_backend.h"
+
+namespace guardjit {
+
+// Runs `step` (bound to the call's `symbols` when dynamic) on `device`:
+// `slots` holds the program's memory (operands, and the step's outputs
+// already allocated), `params` the epilogue kernel's buffer pointers (the
+// product's entry is replaced by the product buffer), `kernel` its index in
+// `module`. Operands whose strides cuBLASLt cannot read are copied
+// contiguous on the device first. Returns the epilogue kernel's failed
+// checks, as KernelModule::Launch does. Errors name `node`.
+absl::StatusOr<int64_t> RunDeviceGemmStep(
+    const GemmStep& step, const Node& node, const KernelModule& module,
+    int kernel, absl::Span<void* const> params, absl::Span<const Tensor> slots,
+    absl::Span<const int64_t> symbols, Device device,
+    const std::shared_ptr<Allocator>& allocator, const RunContext& ctx);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_CUDA_DEVICE_GEMM_STEP_H_
