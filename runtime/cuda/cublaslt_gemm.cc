@@ -76,6 +76,14 @@ cublasLtEpilogue_t Epilogue(GemmActivation activation, bool bias) {
   }
 }
 
+// The problem key (CublasLtGemm::Key): dtype, batch, m, n, k, then per
+// cuBLASLt matrix (A, B, C, D: our B, A, C, D) these four fields, then the
+// activation and whether there is a bias.
+enum MatrixKeyField { kTranspose, kLeadingDim, kBatchStride, kAlignment };
+constexpr int MatrixField(int matrix, MatrixKeyField field) {
+  return 5 + 4 * matrix + field;
+}
+
 // The largest power of two up to 256 that divides `p` (cuBLASLt picks
 // kernels by the alignment it is promised).
 int64_t AlignmentOf(const void* p) {
@@ -134,8 +142,8 @@ absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
     auto it = problems_.find(key);
     if (it != problems_.end()) return it->second;
   }
-  // The key's fields, in the order Run packs them.
-  const bool ta = key[5] != 0, tb = key[6] != 0;
+  const bool ta = key[MatrixField(0, kTranspose)] != 0,
+             tb = key[MatrixField(1, kTranspose)] != 0;
   const int64_t m_lt = args.n, n_lt = args.m, k = args.k;
   auto problem = std::make_shared<Problem>();
   problem->api = api_;
@@ -159,25 +167,24 @@ absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
   }
   // cuBLASLt's A is our B (m_lt x k after op), its B our A (k x n_lt), its
   // C and D ours transposed (m_lt x n_lt).
-  const int64_t stored[4][3] = {
-      {ta ? k : m_lt, ta ? m_lt : k, key[7]},
-      {tb ? n_lt : k, tb ? k : n_lt, key[8]},
-      {m_lt, n_lt, key[9]},
-      {m_lt, n_lt, key[10]},
+  const int64_t stored[4][2] = {
+      {ta ? k : m_lt, ta ? m_lt : k},
+      {tb ? n_lt : k, tb ? k : n_lt},
+      {m_lt, n_lt},
+      {m_lt, n_lt},
   };
-  const int64_t batch_strides[4] = {key[11], key[12], key[13], key[14]};
   const int32_t batch = static_cast<int32_t>(args.batch);
   for (int i = 0; i < 4; ++i) {
     RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatrixLayoutCreate(
         &problem->layouts[i], type, static_cast<uint64_t>(stored[i][0]),
-        static_cast<uint64_t>(stored[i][1]), stored[i][2]));
+        static_cast<uint64_t>(stored[i][1]), key[MatrixField(i, kLeadingDim)]));
     if (batch > 1) {
       RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatrixLayoutSetAttribute(
           problem->layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
           sizeof(batch)));
       RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatrixLayoutSetAttribute(
           problem->layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-          &batch_strides[i], sizeof(batch_strides[i])));
+          &key[MatrixField(i, kBatchStride)], sizeof(int64_t)));
     }
   }
   cublasLtMatmulPreference_t preference = nullptr;
@@ -193,7 +200,8 @@ absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; i < 4; ++i) {
-      const uint32_t alignment = static_cast<uint32_t>(key[15 + i]);
+      const uint32_t alignment =
+          static_cast<uint32_t>(key[MatrixField(i, kAlignment)]);
       RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatmulPreferenceSetAttribute(
           preference, alignment_attributes[i], &alignment, sizeof(alignment)));
     }
@@ -241,28 +249,25 @@ absl::Status CublasLtGemm::Run(const CublasLtGemmArgs& args, void* stream,
                      args.d.row_stride, ", ", args.d.col_stride, "]"));
   }
   const void* c_data = with_c ? args.c.data : args.d.data;
-  // cuBLASLt's A is our B, its B our A.
-  const Key key = {static_cast<int64_t>(args.dtype),
-                   args.batch,
-                   args.m,
-                   args.n,
-                   args.k,
-                   b->transpose,
-                   a->transpose,
-                   b->ld,
-                   a->ld,
-                   c->ld,
-                   d->ld,
-                   args.b.batch_stride,
-                   args.a.batch_stride,
-                   with_c ? args.c.batch_stride : args.d.batch_stride,
-                   args.d.batch_stride,
-                   AlignmentOf(args.b.data),
-                   AlignmentOf(args.a.data),
-                   AlignmentOf(c_data),
-                   AlignmentOf(args.d.data),
-                   static_cast<int64_t>(args.activation),
-                   args.bias != nullptr};
+  // cuBLASLt's A is our B, its B our A; C and D are ours.
+  const ColumnMajor* stored[4] = {&*b, &*a, &*c, &*d};
+  const GemmMatrix* matrices[4] = {&args.b, &args.a, with_c ? &args.c : &args.d,
+                                   &args.d};
+  const void* pointers[4] = {args.b.data, args.a.data, c_data, args.d.data};
+  Key key;
+  key[0] = static_cast<int64_t>(args.dtype);
+  key[1] = args.batch;
+  key[2] = args.m;
+  key[3] = args.n;
+  key[4] = args.k;
+  for (int i = 0; i < 4; ++i) {
+    key[MatrixField(i, kTranspose)] = stored[i]->transpose;
+    key[MatrixField(i, kLeadingDim)] = stored[i]->ld;
+    key[MatrixField(i, kBatchStride)] = matrices[i]->batch_stride;
+    key[MatrixField(i, kAlignment)] = AlignmentOf(pointers[i]);
+  }
+  key[21] = static_cast<int64_t>(args.activation);
+  key[22] = args.bias != nullptr;
   ASSIGN_OR_RETURN(std::shared_ptr<Problem> problem, Prepare(key, args));
   ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
   void* space = nullptr;

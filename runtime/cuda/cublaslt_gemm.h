@@ -87,7 +87,7 @@ class CublasLtGemm {
 
  private:
   struct Problem;  // descriptors, layouts and algorithm of one problem
-  using Key = std::array<int64_t, 21>;
+  using Key = std::array<int64_t, 23>;  // see MatrixField in the .cc
 
   CublasLtGemm(const CublasLtApi* api, const CudaDevice* device,
                cublasLtHandle_t handle)
