@@ -228,7 +228,9 @@ void CompiledProgram::PlanDirectOutputs() {
                             graph_->node(slot.node).name, "'");
       continue;
     }
-    if (slot.source == Slot::Source::kExtern) {
+    // A GEMM or conv step's epilogue kernel writes slots planned for the
+    // eager node it replaced: the producer is whichever step allocates it.
+    if (allocated_at[s] < 0) {
       const Node& node = graph_->node(slot.node);
       reason = absl::StrCat("computed by eager node '", node.name, "' (",
                             node.target, ")");

@@ -114,6 +114,10 @@ TEST(CompiledProgramTest, IntermediatesLiveInTheCallsArena) {
   auto executable = CompileFor(graph, {x, w});
   ASSERT_NE(executable, nullptr);
   EXPECT_THAT(executable->Describe(), ::testing::HasSubstr("-byte arena"));
+  // The GEMM step's epilogue writes y straight into a destination (its slot
+  // was planned for the eager mm the step replaced).
+  EXPECT_THAT(executable->Describe(),
+              ::testing::Not(::testing::HasSubstr("copied")));
   // Results equal eager's for other inputs too.
   for (int i = 0; i < 3; ++i) {
     testing::ExpectJitMatchesEager(
@@ -184,6 +188,24 @@ TEST(CompiledProgramTest, DescribeNamesEachOutputThatIsCopied) {
                         "2 'e' (the same memory as output 3), "
                         "3 'e' (the same memory as output 2)"));
   EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0 'r'")));
+
+  // A GEMM step writes the addmm's own value (a slot planned for the eager
+  // node it replaced) straight into the destination.
+  GraphBuilder g("addmm");
+  EXPECT_TRUE(g.AddPlaceholder("bias").ok());
+  EXPECT_TRUE(g.AddPlaceholder("a").ok());
+  EXPECT_TRUE(g.AddPlaceholder("b").ok());
+  testing::AddNode(g, "y", "aten.addmm.default",
+                   {Arg::Ref("bias"), Arg::Ref("a"), Arg::Ref("b")});
+  EXPECT_TRUE(g.SetOutputs({Arg::Ref("y")}).ok());
+  auto addmm = CompileFor(testing::Finish(g),
+                          {RandomTensor(DType::kFloat32, {6}, 2),
+                           RandomTensor(DType::kFloat32, {4, 5}, 3),
+                           RandomTensor(DType::kFloat32, {5, 6}, 4)});
+  ASSERT_NE(addmm, nullptr);
+  EXPECT_THAT(addmm->Describe(), ::testing::HasSubstr("0 eager nodes"));
+  EXPECT_THAT(addmm->Describe(),
+              ::testing::Not(::testing::HasSubstr("copied")));
 
   // A graph whose outputs are all written in place says nothing of copies.
   auto single = OpGraph("aten.exp.default", {Arg::Ref("x0")}, 1);
