@@ -7,7 +7,7 @@
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 # Defaults: 60 seconds, every target (graph_binary_fuzzer graph_text_fuzzer
-# builder_fuzzer call_fuzzer). CI (scripts/test.sh) runs a short version; for
+# builder_fuzzer call_fuzzer compile_report_fuzzer). CI (scripts/test.sh) runs a short version; for
 # a long run give hours: bash scripts/fuzz.sh 14400. The checked-in corpora
 # are never modified: new inputs go to a temporary directory, kept and
 # printed when GJ_FUZZ_KEEP=1 (merge the useful ones with libFuzzer's
@@ -22,7 +22,8 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(graph_binary_fuzzer graph_text_fuzzer builder_fuzzer call_fuzzer)
+  targets=(graph_binary_fuzzer graph_text_fuzzer builder_fuzzer call_fuzzer
+    compile_report_fuzzer)
 fi
 build=${GJ_FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${GJ_FUZZ_JOBS:-$(nproc)}
