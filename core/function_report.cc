@@ -2,7 +2,9 @@
 // recompile reasons, and the graphs (segments) it runs as.
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,13 +16,20 @@
 namespace guardjit {
 
 std::vector<CacheEntry*> Function::EntriesMostRecentFirst() const {
+  // Calls on other threads move last_used while this sorts: sort a snapshot
+  // of the ticks (a comparator whose answers change mid-sort breaks the
+  // sort's invariants, which crashed a 16-thread soak test).
+  std::vector<std::pair<uint64_t, CacheEntry*>> order;
+  order.reserve(entries_.size());
+  for (const auto& e : entries_) {
+    order.emplace_back(e->last_used.load(std::memory_order_relaxed), e.get());
+  }
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<CacheEntry*> out;
-  for (const auto& e : entries_) out.push_back(e.get());
-  std::stable_sort(out.begin(), out.end(),
-                   [](const CacheEntry* a, const CacheEntry* b) {
-                     return a->last_used.load(std::memory_order_relaxed) >
-                            b->last_used.load(std::memory_order_relaxed);
-                   });
+  out.reserve(order.size());
+  for (const auto& [tick, entry] : order) out.push_back(entry);
   return out;
 }
 
