@@ -30,6 +30,30 @@ constexpr int64_t kChunkWork = int64_t{1} << 14;
 // Alignment of each buffer in a call's arena.
 constexpr int64_t kArenaAlign = 64;
 
+// One call's arena: a block of the call's allocator, freed at scope end.
+class ArenaBlock {
+ public:
+  ArenaBlock() = default;
+  ArenaBlock(Allocator* allocator, void* block, size_t bytes)
+      : allocator_(allocator), block_(block), bytes_(bytes) {}
+  ArenaBlock(const ArenaBlock&) = delete;
+  ArenaBlock& operator=(const ArenaBlock&) = delete;
+  ArenaBlock& operator=(ArenaBlock&& other) noexcept {
+    std::swap(allocator_, other.allocator_);
+    std::swap(block_, other.block_);
+    std::swap(bytes_, other.bytes_);
+    return *this;
+  }
+  ~ArenaBlock() {
+    if (block_ != nullptr) allocator_->Free(block_, bytes_);
+  }
+
+ private:
+  Allocator* allocator_ = nullptr;
+  void* block_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 int64_t SaturatingMul(int64_t a, int64_t b) {
   int64_t r;
   return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max()
@@ -531,13 +555,10 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", num_symbols_, " symbol values, got ", symbols.size()));
   }
-  // A static program without intermediates in an arena needs no workspace
-  // (and its calls take no lock).
+  // A dynamic program evaluates its sizes into a pooled workspace; a static
+  // one has them already (and its calls take no lock).
   std::optional<WorkspaceLease> workspace;
-  if (num_symbols_ > 0 ||
-      (transfer_ == nullptr && static_sizes_.arena_bytes > 0)) {
-    workspace.emplace(*this, AcquireWorkspace());
-  }
+  if (num_symbols_ > 0) workspace.emplace(*this, AcquireWorkspace());
   if (num_symbols_ > 0) Evaluate(symbols, (*workspace)->sizes);
   const CallSizes& sizes =
       num_symbols_ > 0 ? (*workspace)->sizes : static_sizes_;
@@ -614,17 +635,22 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
                                       : graph_->node(slot.node).constant;
     }
   }
-  // A host program's buffers are regions of the workspace's arena, grown
-  // when this call needs more than any call it served before.
+  // A host program's buffers are regions of one arena per call, a block of
+  // the allocator returned when the call ends: the caching allocator's bins
+  // hand a hit the last call's block (no heap allocation, no page faults),
+  // and between calls it counts as cached, not in use.
+  ArenaBlock block;
   char* arena = nullptr;
   if (transfer_ == nullptr && sizes.arena_bytes > 0) {
-    Tensor& held = (*workspace)->arena;
-    if (held.numel() < sizes.arena_bytes) {
-      held = Tensor();  // free the old one first
-      ASSIGN_OR_RETURN(held, Tensor::Empty(DType::kUInt8, {sizes.arena_bytes},
-                                           allocator, device));
+    void* memory = allocator->Allocate(static_cast<size_t>(sizes.arena_bytes));
+    if (memory == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory for the intermediates' arena of ",
+                       sizes.arena_bytes, " bytes"));
     }
-    arena = static_cast<char*>(held.data());
+    block = ArenaBlock(allocator.get(), memory,
+                       static_cast<size_t>(sizes.arena_bytes));
+    arena = static_cast<char*>(memory);
   }
   absl::InlinedVector<Tensor, 8> buffers(
       arena != nullptr ? 0 : plan_.buffer_bytes.size());

@@ -28,20 +28,15 @@ namespace guardjit {
 // program's ThreadPool. Run is thread-safe.
 //
 // Memory: the intermediates only kernels touch live at offsets in one arena
-// per call (the plan's liveness-shared buffers, laid end to end); a host
-// program keeps its arenas in a pool, one per concurrent call, each grown to
-// the largest sizes it has served, so a hit with caller destinations makes
-// no heap allocation. Outputs without a destination, and the values eager
-// steps read or return, are allocated per call from the context's caching
-// allocator. A device program allocates its buffers per call from the
-// stream-ordered device allocator instead (an arena reused by a call on
-// another stream could still be in use by the first).
-//
-// A dynamic program (num_symbols > 0) serves every size its entry's guards
-// accept: each call evaluates the plan's size expressions (buffers, views,
-// loop extents, parallel grain) for the call's symbol values, passes those
-// values to every kernel and gives eager steps their metadata at the call's
-// sizes. A static program evaluates them once, in Create.
+// per call (the plan's liveness-shared buffers, laid end to end), one block
+// of the call's allocator taken when the call starts and returned when it
+// ends: the caching allocator hands a hit the last call's block, so a hit
+// with caller destinations makes no heap allocation (a dynamic program's
+// evaluated sizes live in pooled workspaces, one per concurrent call), and
+// between calls the block counts as cached memory, not in use. Outputs
+// without a destination, and the values eager steps read or return, are
+// allocated per call. A device program allocates its buffers per call from
+// the stream-ordered device allocator.
 class CompiledProgram {
  public:
   // Compiles the plan's kernels with `compiler` (which must outlive this);
@@ -127,10 +122,9 @@ class CompiledProgram {
     std::vector<int64_t> buffer_offset;  // per plan buffer, in the arena
     int64_t arena_bytes = 0;
   };
-  // One call's scratch: the arena (host programs) and a dynamic program's
-  // evaluated sizes, reused by later calls.
+  // A dynamic program's evaluated sizes for one call, reused by later
+  // calls (their vectors keep their capacity).
   struct Workspace {
-    Tensor arena;  // kUInt8, at least the largest arena_bytes served
     CallSizes sizes;
   };
   // Gives a call a workspace back at the end of its scope.

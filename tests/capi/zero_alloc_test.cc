@@ -205,6 +205,12 @@ TEST(ZeroAllocTest, ProgramWithIntermediatesAllocatesNothingOnAHit) {
   EXPECT_EQ(n, 0);
   EXPECT_EQ(y.buffer()[0], 33.0f);
   EXPECT_EQ(y.buffer()[64 * 8 - 1], 33.0f);
+  // Between calls the arena is the allocator's cached memory, not in use.
+  gj_memory_stats memory;
+  gj_memory_stats_init(&memory);
+  ASSERT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &memory)));
+  EXPECT_EQ(memory.bytes_in_use, 0);
+  EXPECT_GE(memory.bytes_cached, 64 * 32 * 4);
   // The program did keep an intermediate between steps (else this test
   // would prove nothing about them), in its arena.
   char* text = nullptr;

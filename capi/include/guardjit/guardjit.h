@@ -167,11 +167,7 @@ GJ_EXPORT void gj_context_destroy(gj_context* context);
  * (what the allocator reserved, at most 25% over what was asked). */
 typedef struct gj_memory_stats {
   size_t struct_size;
-  int64_t bytes_in_use;       /* outputs and intermediates alive now,
-                               * including each compiled entry's arenas
-                               * (one per call it has run at once, kept
-                               * for its next calls until the function is
-                               * destroyed) */
+  int64_t bytes_in_use;       /* outputs and intermediates alive now */
   int64_t bytes_cached;       /* freed, kept for reuse */
   int64_t peak_bytes_in_use;  /* since the context was created */
   int64_t system_allocations; /* blocks taken from the system */
