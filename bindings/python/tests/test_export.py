@@ -166,12 +166,13 @@ def export_or_skip(test, module, args, **kwargs):
 def assert_one_compiled_dynamic_entry(test, fn, symbols=1):
     """fn has exactly one entry, dynamic and compiled by the CPU JIT: its
     explain line reads "(jit: N fused kernels, M eager nodes, K size
-    symbols)"; an entry left to the interpreter reads "(dynamic eager plan
-    over K symbols, N kernels)"."""
+    symbols" (then, where they apply, its arena and the outputs it copies);
+    an entry left to the interpreter reads "(dynamic eager plan over K
+    symbols, N kernels)"."""
     test.assertEqual((fn.stats.compiles, fn.stats.cache_entries), (1, 1))
     explain = fn.explain()
     test.assertRegex(explain, r"entry 0: .*\(jit: \d+ fused kernels, \d+ eager nodes, "
-                     rf"{symbols} size symbols\)")
+                     rf"{symbols} size symbols[,;)]")
     test.assertNotIn("eager plan", explain)
 
 
