@@ -517,7 +517,7 @@ void CompiledProgram::Evaluate(absl::Span<const int64_t> symbols,
 std::unique_ptr<CompiledProgram::Workspace> CompiledProgram::AcquireWorkspace()
     const {
   {
-    absl::MutexLock lock(&workspace_mu_);
+    std::lock_guard<std::mutex> lock(workspace_mu_);
     if (!workspaces_.empty()) {
       std::unique_ptr<Workspace> w = std::move(workspaces_.back());
       workspaces_.pop_back();
@@ -529,7 +529,7 @@ std::unique_ptr<CompiledProgram::Workspace> CompiledProgram::AcquireWorkspace()
 
 void CompiledProgram::ReleaseWorkspace(
     std::unique_ptr<Workspace> workspace) const {
-  absl::MutexLock lock(&workspace_mu_);
+  std::lock_guard<std::mutex> lock(workspace_mu_);
   workspaces_.push_back(std::move(workspace));
 }
 

@@ -2,12 +2,12 @@
 #define GUARDJIT_JIT_COMPILED_PROGRAM_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "core/graph.h"
 #include "core/run_context.h"
@@ -207,7 +207,10 @@ class CompiledProgram {
   std::vector<std::string> copy_reason_;
   CallSizes static_sizes_;  // a static program's sizes
   // Idle workspaces; as many exist as calls have run at once.
-  mutable absl::Mutex workspace_mu_;
+  // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
+  // which then cannot see absl::Mutex's ordering (the TSan step reported the
+  // pool's vector as raced).
+  mutable std::mutex workspace_mu_;
   mutable std::vector<std::unique_ptr<Workspace>> workspaces_
       ABSL_GUARDED_BY(workspace_mu_);
 };
