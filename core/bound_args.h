@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/graph.h"
 #include "core/op_schema.h"
 #include "core/scalar.h"
@@ -52,6 +53,17 @@ class BoundArgs {
       : node_(node), lookup_(std::move(lookup)), wrap_(std::move(wrap)) {}
 
   const Node& node() const { return node_; }
+
+  // Kernels: where output `i` may be written, or null. A destination has the
+  // output's dtype and sizes, any non-overlapping strides, and overlaps no
+  // argument. A kernel that writes into one must not fail after its first
+  // write (KernelRegistry::writes_destinations); others ignore it.
+  void set_destinations(absl::Span<const T* const> destinations) {
+    destinations_ = destinations;
+  }
+  const T* destination(size_t i) const {
+    return i < destinations_.size() ? destinations_[i] : nullptr;
+  }
   int size() const { return static_cast<int>(node_.args.size()); }
   const Arg& raw(int i) const { return node_.args[i]; }
   bool is_none(int i) const { return raw(i).is_none(); }
@@ -136,6 +148,7 @@ class BoundArgs {
   const Node& node_;
   Lookup lookup_;
   Wrap wrap_;
+  absl::Span<const T* const> destinations_;
 };
 
 }  // namespace guardjit

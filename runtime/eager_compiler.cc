@@ -8,6 +8,13 @@
 namespace guardjit {
 namespace {
 
+// "text; outputs copied: ..." where `interpreter` copies outputs.
+std::string WithCopies(const EagerInterpreter& interpreter, std::string text) {
+  const std::string copies = interpreter.DescribeOutputCopies();
+  if (!copies.empty()) absl::StrAppend(&text, "; ", copies);
+  return text;
+}
+
 class EagerPlan : public Executable {
  public:
   EagerPlan(std::unique_ptr<EagerInterpreter> interpreter, GraphMeta planned)
@@ -19,8 +26,10 @@ class EagerPlan : public Executable {
     return interpreter_->Run(inputs, &planned_, ctx);
   }
   std::string Describe() const override {
-    return absl::StrCat("eager plan, ", interpreter_->graph().num_ops(),
-                        " kernels");
+    return WithCopies(
+        *interpreter_,
+        absl::StrCat("eager plan, ", interpreter_->graph().num_ops(),
+                     " kernels"));
   }
 
  private:
@@ -61,9 +70,10 @@ class DynamicEagerPlan : public Executable {
     return interpreter_->Run(inputs, &planned, ctx);
   }
   std::string Describe() const override {
-    return absl::StrCat("dynamic eager plan over ", symbols_.size(),
-                        " symbols, ", interpreter_->graph().num_ops(),
-                        " kernels");
+    return WithCopies(
+        *interpreter_,
+        absl::StrCat("dynamic eager plan over ", symbols_.size(), " symbols, ",
+                     interpreter_->graph().num_ops(), " kernels"));
   }
 
  private:

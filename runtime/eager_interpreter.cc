@@ -1,5 +1,11 @@
 #include "runtime/eager_interpreter.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
 #include "core/ops/control_flow.h"
@@ -15,6 +21,15 @@ void ForEachValueRef(const Arg& arg, const std::function<void(ValueRef)>& f) {
   if (arg.is_list()) {
     for (const Arg& item : arg.as_list()) ForEachValueRef(item, f);
   }
+}
+
+// Whether `t`'s memory overlaps none of `inputs`'.
+bool OverlapsNone(const Tensor& t, absl::Span<const Tensor> inputs) {
+  const ByteRange range = MemoryRange(t);
+  for (const Tensor& in : inputs) {
+    if (range.Overlaps(MemoryRange(in))) return false;
+  }
+  return true;
 }
 
 std::string Label(const Node& node) {
@@ -85,9 +100,88 @@ absl::StatusOr<std::unique_ptr<EagerInterpreter>> EagerInterpreter::Create(
       release_after[last_use[v]].push_back(v);
     }
   }
-  return std::unique_ptr<EagerInterpreter>(
-      new EagerInterpreter(std::move(graph), std::move(kernels),
-                           std::move(release_after), std::move(branches)));
+  std::unique_ptr<EagerInterpreter> interpreter(
+      new EagerInterpreter(graph, std::move(kernels), std::move(release_after),
+                           std::move(branches)));
+  interpreter->PlanOutputWrites(registry);
+  return interpreter;
+}
+
+void EagerInterpreter::PlanOutputWrites(const KernelRegistry& registry) {
+  const Graph& graph = *graph_;
+  const int n = static_cast<int>(graph.nodes().size());
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    if (graph.node(i).kind == NodeKind::kCallFunction) last = i;
+  }
+  const bool last_writes =
+      last >= 0 && branches_[last].if_true == nullptr &&
+      registry.writes_destinations(graph.node(last).target);
+  if (last_writes) in_place_node_ = last;
+  const Node& out = graph.output_node();
+  copy_reasons_.assign(out.args.size(), std::string());
+  std::vector<ValueRef> produced;
+  for (size_t k = 0; k < out.args.size(); ++k) {
+    std::string& reason = copy_reasons_[k];
+    if (!out.args[k].is_value()) continue;
+    ValueRef v = out.args[k].as_value();
+    // getitem(node, i) is output i of the node itself.
+    while (graph.node(v.node).kind == NodeKind::kGetItem) {
+      const Node& item = graph.node(v.node);
+      v = ValueRef{item.args[0].as_value().node,
+                   static_cast<int>(item.args[1].as_int())};
+    }
+    produced.push_back(v);
+    const Node& node = graph.node(v.node);
+    bool repeated = false;
+    for (size_t j = 0; j + 1 < produced.size(); ++j) {
+      if (produced[j].node == v.node && produced[j].index == v.index) {
+        reason = absl::StrCat("the same memory as output ", j);
+        if (copy_reasons_[j].empty()) {
+          copy_reasons_[j] = absl::StrCat("the same memory as output ", k);
+        }
+        repeated = true;
+        break;
+      }
+    }
+    if (repeated) continue;
+    if (node.kind == NodeKind::kPlaceholder) {
+      const auto& inputs = graph.inputs();
+      const int input = static_cast<int>(
+          std::find(inputs.begin(), inputs.end(), v.node) - inputs.begin());
+      reason = absl::StrCat("a view of input ", input, " ('", node.name, "')");
+    } else if (node.kind == NodeKind::kConstant) {
+      reason = absl::StrCat("a view of constant '", node.name, "'");
+    } else if (v.node != last) {
+      reason = absl::StrCat("computed before ", Label(graph.node(last)),
+                            ", which can still fail");
+    } else if (!last_writes) {
+      reason = absl::StrCat("the reference kernel of ", Label(node),
+                            " allocates its results");
+    } else {
+      in_place_.emplace_back(static_cast<int>(k), v.index);
+    }
+  }
+  // An output repeated later is not written in place either.
+  std::erase_if(in_place_, [&](const std::pair<int, int>& w) {
+    return !copy_reasons_[w.first].empty();
+  });
+}
+
+std::string EagerInterpreter::DescribeOutputCopies() const {
+  std::string copies;
+  const Node& out = graph_->output_node();
+  for (size_t k = 0; k < copy_reasons_.size(); ++k) {
+    if (copy_reasons_[k].empty()) continue;
+    std::string name;
+    if (out.args[k].is_value()) {
+      name = absl::StrCat(" '", graph_->node(out.args[k].as_value().node).name,
+                          "'");
+    }
+    absl::StrAppend(&copies, copies.empty() ? "outputs copied: " : ", ", k,
+                    name, " (", copy_reasons_[k], ")");
+  }
+  return copies;
 }
 
 absl::StatusOr<std::vector<Tensor>> EagerInterpreter::RunCond(
@@ -194,6 +288,18 @@ absl::StatusOr<std::vector<Tensor>> EagerInterpreter::Run(
         KernelArgs args(
             node, [&](ValueRef v) { return values[v.node][v.index]; },
             [](const Scalar& s) { return Tensor::WrappedNumber(s); });
+        // The last node writes its outputs into their destinations: nothing
+        // that can fail runs after it (planned, so no shape rule either).
+        absl::InlinedVector<const Tensor*, 4> dests;
+        if (i == in_place_node_ && planned != nullptr && !stoppable) {
+          dests.assign(metas[i].size(), nullptr);
+          for (const auto& [k, index] : in_place_) {
+            const Tensor* dest = ctx.destination(k);
+            if (dest == nullptr || !OverlapsNone(*dest, inputs)) continue;
+            dests[index] = dest;
+          }
+          args.set_destinations(dests);
+        }
         auto result = (*kernels_[i])(
             args, data_dependent ? absl::Span<const TensorMeta>() : metas[i]);
         if (!result.ok()) {

@@ -2,6 +2,8 @@
 #define GUARDJIT_RUNTIME_EAGER_INTERPRETER_H_
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,8 +32,12 @@ class EagerInterpreter {
   // `planned` is every node's output metadata for inputs of exactly these
   // dtypes and shapes (InferShapes), saving shape inference per call; the
   // caller guarantees the inputs match it. With `planned`, destinations in
-  // `ctx` are checked against the outputs before any node runs; outputs are
-  // never written into them (the caller copies). `ctx`'s stop conditions are
+  // `ctx` are checked against the outputs before any node runs, and the
+  // last node to run writes the outputs it produces into their destinations
+  // when its kernel can (KernelRegistry::writes_destinations), the call
+  // cannot be stopped and the destination overlaps no input: nothing can
+  // fail after that write. Other outputs are returned for the caller to copy
+  // (DescribeOutputCopies says which and why). `ctx`'s stop conditions are
   // checked before each node. A node whose op has a data-dependent output
   // size (OpDef::data_dependent_output) runs only without `planned`: its
   // kernel sizes the results and their metadata is taken from them; with
@@ -41,6 +47,10 @@ class EagerInterpreter {
                                           const RunContext& ctx = {}) const;
 
   const Graph& graph() const { return *graph_; }
+
+  // "outputs copied: 0 'a' (a view of input 0 ('x')), ..." for the outputs
+  // a planned run with destinations copies; "" when it writes all in place.
+  std::string DescribeOutputCopies() const;
 
  private:
   struct CondBranches {
@@ -56,6 +66,9 @@ class EagerInterpreter {
         release_after_(std::move(release_after)),
         branches_(std::move(branches)) {}
 
+  // Fills in_place_ and copy_reasons_.
+  void PlanOutputWrites(const KernelRegistry& registry);
+
   absl::StatusOr<std::vector<Tensor>> RunCond(
       const Node& node, int index,
       const std::vector<std::vector<Tensor>>& values) const;
@@ -65,6 +78,13 @@ class EagerInterpreter {
   // Values whose last use is node i, freed after it runs.
   std::vector<std::vector<int>> release_after_;
   std::vector<CondBranches> branches_;  // per node; set for cond nodes
+  // The last call node, when its kernel writes destinations (else -1), and
+  // which of its outputs go to which graph outputs: {graph output, node
+  // output index}.
+  int in_place_node_ = -1;
+  std::vector<std::pair<int, int>> in_place_;
+  // Per graph output: why it is copied ("" = written in place).
+  std::vector<std::string> copy_reasons_;
 };
 
 }  // namespace guardjit

@@ -39,6 +39,18 @@ const KernelFn* KernelRegistry::Find(absl::string_view target) const {
   return it == kernels_.end() ? nullptr : &it->second;
 }
 
+absl::Status KernelRegistry::AllowDestinations(
+    absl::Span<const absl::string_view> targets) {
+  for (absl::string_view target : targets) {
+    if (!kernels_.contains(target)) {
+      return absl::NotFoundError(
+          absl::StrCat("kernel '", target, "' is not registered"));
+    }
+    writes_destinations_.insert(std::string(target));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::string> KernelRegistry::Targets() const {
   std::vector<std::string> out;
   for (const auto& [name, fn] : kernels_) out.push_back(name);

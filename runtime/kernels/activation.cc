@@ -20,7 +20,8 @@ template <typename MakeOp>
 Outputs MapSelf(const KernelArgs& args, const TensorMeta& out,
                 MakeOp&& make_op) {
   ASSIGN_OR_RETURN(Tensor result,
-                   MapPointwise<1>({args.tensor(0)}, out.dtype, out, make_op));
+                   MapPointwise<1>({args.tensor(0)}, out.dtype, out, make_op,
+                                   args.destination(0)));
   return std::vector<Tensor>{result};
 }
 
@@ -94,7 +95,8 @@ absl::Status RegisterActivationKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(
       registry.Register("aten.leaky_relu.default", LeakyReluKernel));
   RETURN_IF_ERROR(registry.Register("aten.elu.default", EluKernel));
-  return absl::OkStatus();
+  return registry.AllowDestinations(
+      {"aten.hardtanh.default", "aten.leaky_relu.default", "aten.elu.default"});
 }
 
 }  // namespace guardjit

@@ -144,68 +144,79 @@ std::optional<float> UnroundedScalar(const Tensor& other, DType compute) {
 template <typename FloatOp>
 absl::StatusOr<Tensors> MapWithUnroundedScalar(const Tensor& self, float b,
                                                const TensorMeta& out,
+                                               const Tensor* dest,
                                                FloatOp float_op) {
-  ASSIGN_OR_RETURN(
-      Tensor result,
-      MapPointwise<1>(
-          {self}, out.dtype,
-          out, [&]<typename T>(TypeTag<T>) requires kIsReducedFloat<T> {
-            return [b, float_op](T x) -> T {
-              return T(float_op(static_cast<float>(x), b));
-            };
-          }));
+  ASSIGN_OR_RETURN(Tensor result,
+                   MapPointwise<1>(
+                       {self}, out.dtype, out,
+                       [&]<typename T>(TypeTag<T>) requires kIsReducedFloat<T> {
+                         return [b, float_op](T x) -> T {
+                           return T(float_op(static_cast<float>(x), b));
+                         };
+                       },
+                       dest));
   return Tensors{result};
 }
 
 // A binary kernel computing in out's dtype: make_op(TypeTag<T>) gives the
-// element function.
+// element function. `dest`: where to write (MapPointwise), or null.
 template <typename MakeOp>
 absl::StatusOr<Tensors> MapBinary(const KernelArgs& args, const TensorMeta& out,
-                                  MakeOp&& make_op) {
+                                  const Tensor* dest, MakeOp&& make_op) {
   ASSIGN_OR_RETURN(Tensor result,
                    MapPointwise<2>({args.tensor(0), args.tensor(1)}, out.dtype,
-                                   out, make_op));
+                                   out, make_op, dest));
   return Tensors{result};
+}
+
+// Where a division writes: integer division finds a zero divisor only while
+// writing (and then fails), so only a floating result uses a destination.
+const Tensor* FloatDestination(const KernelArgs& args, const TensorMeta& out) {
+  return IsFloating(out.dtype) ? args.destination(0) : nullptr;
 }
 
 // add and sub: self + alpha * other (alpha negated for sub).
 absl::StatusOr<Tensors> AddKernel(const KernelArgs& args, Metas out,
                                   bool subtract) {
   const Scalar alpha = args.scalar(2);
-  return MapBinary(args, out[0], [&]<typename T>(TypeTag<T>) {
-    if constexpr (std::is_same_v<T, bool>) {
-      const bool a = alpha.to_bool();
-      return [a](bool x, bool y) -> bool { return x || (a && y); };
-    } else if constexpr (kIsFloat<T>) {
-      using M = OpMath<T>;
-      const M a = static_cast<M>(ScalarAs<T>(alpha)) * (subtract ? -1 : 1);
-      return [a](T x, T y) -> T {
-        return T(static_cast<M>(x) + a * static_cast<M>(y));
-      };
-    } else {
-      const T a = subtract ? WrapNeg(ScalarAs<T>(alpha)) : ScalarAs<T>(alpha);
-      return [a](T x, T y) -> T { return WrapAdd(x, WrapMul(a, y)); };
-    }
-  });
+  return MapBinary(
+      args, out[0], args.destination(0), [&]<typename T>(TypeTag<T>) {
+        if constexpr (std::is_same_v<T, bool>) {
+          const bool a = alpha.to_bool();
+          return [a](bool x, bool y) -> bool { return x || (a && y); };
+        } else if constexpr (kIsFloat<T>) {
+          using M = OpMath<T>;
+          const M a = static_cast<M>(ScalarAs<T>(alpha)) * (subtract ? -1 : 1);
+          return [a](T x, T y) -> T {
+            return T(static_cast<M>(x) + a * static_cast<M>(y));
+          };
+        } else {
+          const T a =
+              subtract ? WrapNeg(ScalarAs<T>(alpha)) : ScalarAs<T>(alpha);
+          return [a](T x, T y) -> T { return WrapAdd(x, WrapMul(a, y)); };
+        }
+      });
 }
 
 absl::StatusOr<Tensors> MulKernel(const KernelArgs& args, Metas out) {
   if (auto b = UnroundedScalar(args.tensor(1), out[0].dtype)) {
     return MapWithUnroundedScalar(args.tensor(0), *b, out[0],
+                                  args.destination(0),
                                   [](float x, float y) { return x * y; });
   }
-  return MapBinary(args, out[0], []<typename T>(TypeTag<T>) {
-    if constexpr (std::is_same_v<T, bool>) {
-      return [](bool x, bool y) -> bool { return x && y; };
-    } else if constexpr (kIsFloat<T>) {
-      using M = OpMath<T>;
-      return [](T x, T y) -> T {
-        return T(static_cast<M>(x) * static_cast<M>(y));
-      };
-    } else {
-      return [](T x, T y) -> T { return WrapMul(x, y); };
-    }
-  });
+  return MapBinary(args, out[0], args.destination(0),
+                   []<typename T>(TypeTag<T>) {
+                     if constexpr (std::is_same_v<T, bool>) {
+                       return [](bool x, bool y) -> bool { return x && y; };
+                     } else if constexpr (kIsFloat<T>) {
+                       using M = OpMath<T>;
+                       return [](T x, T y) -> T {
+                         return T(static_cast<M>(x) * static_cast<M>(y));
+                       };
+                     } else {
+                       return [](T x, T y) -> T { return WrapMul(x, y); };
+                     }
+                   });
 }
 
 enum class Rounding { kNone, kTrunc, kFloor };
@@ -234,31 +245,32 @@ absl::StatusOr<Tensors> DivKernel(const KernelArgs& args, Metas out,
   }
   if (auto b = UnroundedScalar(args.tensor(1), out[0].dtype)) {
     return MapWithUnroundedScalar(
-        args.tensor(0), *b, out[0],
+        args.tensor(0), *b, out[0], args.destination(0),
         [rounding](float x, float y) { return RoundedDiv(x, y, rounding); });
   }
   bool zero_divisor = false;
-  ASSIGN_OR_RETURN(
-      Tensors result,
-      MapBinary(
-          args, out[0], [&]<typename T>(TypeTag<T>) requires NumericElement<T> {
-            if constexpr (kIsFloat<T>) {
-              using M = OpMath<T>;
-              return [rounding](T x, T y) -> T {
-                return T(
-                    RoundedDiv(static_cast<M>(x), static_cast<M>(y), rounding));
-              };
-            } else {
-              return [rounding, &zero_divisor](T x, T y) -> T {
-                if (y == 0) {
-                  zero_divisor = true;
-                  return 0;
-                }
-                return rounding == Rounding::kFloor ? FloorDiv(x, y)
-                                                    : TruncDiv(x, y);
-              };
-            }
-          }));
+  ASSIGN_OR_RETURN(Tensors result,
+                   MapBinary(
+                       args, out[0], FloatDestination(args, out[0]),
+                       [&]<typename T>(TypeTag<T>) requires NumericElement<T> {
+                         if constexpr (kIsFloat<T>) {
+                           using M = OpMath<T>;
+                           return [rounding](T x, T y) -> T {
+                             return T(RoundedDiv(static_cast<M>(x),
+                                                 static_cast<M>(y), rounding));
+                           };
+                         } else {
+                           return [rounding, &zero_divisor](T x, T y) -> T {
+                             if (y == 0) {
+                               zero_divisor = true;
+                               return 0;
+                             }
+                             return rounding == Rounding::kFloor
+                                        ? FloorDiv(x, y)
+                                        : TruncDiv(x, y);
+                           };
+                         }
+                       }));
   if (zero_divisor) return ZeroDivisionError("division");
   return result;
 }
@@ -266,7 +278,8 @@ absl::StatusOr<Tensors> DivKernel(const KernelArgs& args, Metas out,
 // atan2(self, other) in OpMath of the (floating) result dtype.
 absl::StatusOr<Tensors> Atan2Kernel(const KernelArgs& args, Metas out) {
   return MapBinary(
-      args, out[0], []<typename T>(TypeTag<T>) requires FloatElement<T> {
+      args, out[0], args.destination(0),
+      []<typename T>(TypeTag<T>) requires FloatElement<T> {
         using M = OpMath<T>;
         return [](T y, T x) -> T {
           return T(std::atan2(static_cast<M>(y), static_cast<M>(x)));
@@ -275,19 +288,20 @@ absl::StatusOr<Tensors> Atan2Kernel(const KernelArgs& args, Metas out) {
 }
 
 absl::StatusOr<Tensors> PowKernel(const KernelArgs& args, Metas out) {
-  return MapBinary(args, out[0], []<typename T>(TypeTag<T>) {
-    if constexpr (std::is_same_v<T, bool>) {
-      // Only pow.Tensor_Scalar with a bool exponent gets here.
-      return [](bool x, bool e) -> bool { return x || !e; };
-    } else if constexpr (kIsFloat<T>) {
-      using M = OpMath<T>;
-      return [](T x, T e) -> T {
-        return T(std::pow(static_cast<M>(x), static_cast<M>(e)));
-      };
-    } else {
-      return [](T x, T e) -> T { return IntPow(x, e); };
-    }
-  });
+  return MapBinary(
+      args, out[0], args.destination(0), []<typename T>(TypeTag<T>) {
+        if constexpr (std::is_same_v<T, bool>) {
+          // Only pow.Tensor_Scalar with a bool exponent gets here.
+          return [](bool x, bool e) -> bool { return x || !e; };
+        } else if constexpr (kIsFloat<T>) {
+          using M = OpMath<T>;
+          return [](T x, T e) -> T {
+            return T(std::pow(static_cast<M>(x), static_cast<M>(e)));
+          };
+        } else {
+          return [](T x, T e) -> T { return IntPow(x, e); };
+        }
+      });
 }
 
 // pow.Tensor_Scalar: for exponents 0.5 and -0.5 PyTorch runs sqrt and rsqrt
@@ -303,67 +317,70 @@ absl::StatusOr<Tensors> PowTensorScalarKernel(const KernelArgs& args,
     return PowKernel(args, out);
   }
   const bool reciprocal = exponent < 0;
-  ASSIGN_OR_RETURN(
-      Tensor result,
-      MapPointwise<1>(
-          {args.tensor(0)}, dtype,
-          out[0], [&]<typename T>(TypeTag<T>) requires FloatElement<T> {
-            using M = OpMath<T>;
-            return [reciprocal](T x) -> T {
-              M root = std::sqrt(static_cast<M>(x));
-              return T(reciprocal ? M(1) / root : root);
-            };
-          }));
+  ASSIGN_OR_RETURN(Tensor result,
+                   MapPointwise<1>(
+                       {args.tensor(0)}, dtype, out[0],
+                       [&]<typename T>(TypeTag<T>) requires FloatElement<T> {
+                         using M = OpMath<T>;
+                         return [reciprocal](T x) -> T {
+                           M root = std::sqrt(static_cast<M>(x));
+                           return T(reciprocal ? M(1) / root : root);
+                         };
+                       },
+                       args.destination(0)));
   return Tensors{result};
 }
 
 // maximum (is_max) and minimum: NaN wins over any number.
 absl::StatusOr<Tensors> MinMaxKernel(const KernelArgs& args, Metas out,
                                      bool is_max) {
-  return MapBinary(args, out[0], [is_max]<typename T>(TypeTag<T>) {
-    if constexpr (kIsFloat<T>) {
-      using M = OpMath<T>;
-      return [is_max](T x, T y) -> T {
-        M a = static_cast<M>(x);
-        M b = static_cast<M>(y);
-        if (std::isnan(a)) return x;
-        if (std::isnan(b)) return y;
-        return T(is_max ? std::max(a, b) : std::min(a, b));
-      };
-    } else {
-      return [is_max](T x, T y) -> T {
-        return is_max ? std::max(x, y) : std::min(x, y);
-      };
-    }
-  });
+  return MapBinary(args, out[0], args.destination(0),
+                   [is_max]<typename T>(TypeTag<T>) {
+                     if constexpr (kIsFloat<T>) {
+                       using M = OpMath<T>;
+                       return [is_max](T x, T y) -> T {
+                         M a = static_cast<M>(x);
+                         M b = static_cast<M>(y);
+                         if (std::isnan(a)) return x;
+                         if (std::isnan(b)) return y;
+                         return T(is_max ? std::max(a, b) : std::min(a, b));
+                       };
+                     } else {
+                       return [is_max](T x, T y) -> T {
+                         return is_max ? std::max(x, y) : std::min(x, y);
+                       };
+                     }
+                   });
 }
 
 // remainder (Python sign convention, python_mod) and fmod (C convention).
 absl::StatusOr<Tensors> ModKernel(const KernelArgs& args, Metas out,
                                   bool python_mod) {
   bool zero_divisor = false;
-  ASSIGN_OR_RETURN(
-      Tensors result,
-      MapBinary(
-          args, out[0], [&]<typename T>(TypeTag<T>) requires NumericElement<T> {
-            if constexpr (kIsFloat<T>) {
-              using M = OpMath<T>;
-              return [python_mod](T x, T y) -> T {
-                M b = static_cast<M>(y);
-                M mod = std::fmod(static_cast<M>(x), b);
-                if (python_mod && mod != 0 && (b < 0) != (mod < 0)) mod += b;
-                return T(mod);
-              };
-            } else {
-              return [python_mod, &zero_divisor](T x, T y) -> T {
-                if (y == 0) {
-                  zero_divisor = true;
-                  return 0;
-                }
-                return python_mod ? PythonMod(x, y) : TruncMod(x, y);
-              };
-            }
-          }));
+  ASSIGN_OR_RETURN(Tensors result,
+                   MapBinary(
+                       args, out[0], FloatDestination(args, out[0]),
+                       [&]<typename T>(TypeTag<T>) requires NumericElement<T> {
+                         if constexpr (kIsFloat<T>) {
+                           using M = OpMath<T>;
+                           return [python_mod](T x, T y) -> T {
+                             M b = static_cast<M>(y);
+                             M mod = std::fmod(static_cast<M>(x), b);
+                             if (python_mod && mod != 0 && (b < 0) != (mod < 0))
+                               mod += b;
+                             return T(mod);
+                           };
+                         } else {
+                           return [python_mod, &zero_divisor](T x, T y) -> T {
+                             if (y == 0) {
+                               zero_divisor = true;
+                               return 0;
+                             }
+                             return python_mod ? PythonMod(x, y)
+                                               : TruncMod(x, y);
+                           };
+                         }
+                       }));
   if (zero_divisor) return ZeroDivisionError("modulo");
   return result;
 }
@@ -414,6 +431,19 @@ absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(registry.Register("aten.remainder.Scalar", remainder));
   RETURN_IF_ERROR(registry.Register("aten.fmod.Tensor", fmod));
   RETURN_IF_ERROR(registry.Register("aten.fmod.Scalar", fmod));
+  // Division and modulo write a destination only for a floating result
+  // (FloatDestination).
+  RETURN_IF_ERROR(registry.AllowDestinations(
+      {"aten.add.Tensor",        "aten.add.Scalar",
+       "aten.sub.Tensor",        "aten.sub.Scalar",
+       "aten.mul.Tensor",        "aten.mul.Scalar",
+       "aten.div.Tensor",        "aten.div.Scalar",
+       "aten.div.Tensor_mode",   "aten.div.Scalar_mode",
+       "aten.atan2.default",     "aten.pow.Tensor_Tensor",
+       "aten.pow.Tensor_Scalar", "aten.pow.Scalar",
+       "aten.maximum.default",   "aten.minimum.default",
+       "aten.remainder.Tensor",  "aten.remainder.Scalar",
+       "aten.fmod.Tensor",       "aten.fmod.Scalar"}));
 
   return RegisterBinaryCompareKernels(registry);
 }

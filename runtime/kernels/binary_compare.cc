@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -32,15 +33,16 @@ KernelFn CompareKernel(Compare compare) {
     const Tensor self = args.tensor(0);
     const Tensor other = args.tensor(1);
     DType compute = ResultType({TensorMeta::Of(self), TensorMeta::Of(other)});
-    ASSIGN_OR_RETURN(Tensor result,
-                     MapPointwise<2>({self, other}, compute, out[0],
-                                     [&]<typename T>(TypeTag<T>) {
-                                       using M = OpMath<T>;
-                                       return [compare](T x, T y) -> bool {
-                                         return compare(static_cast<M>(x),
-                                                        static_cast<M>(y));
-                                       };
-                                     }));
+    ASSIGN_OR_RETURN(Tensor result, MapPointwise<2>(
+                                        {self, other}, compute, out[0],
+                                        [&]<typename T>(TypeTag<T>) {
+                                          using M = OpMath<T>;
+                                          return [compare](T x, T y) -> bool {
+                                            return compare(static_cast<M>(x),
+                                                           static_cast<M>(y));
+                                          };
+                                        },
+                                        args.destination(0)));
     return Tensors{result};
   };
 }
@@ -55,7 +57,8 @@ KernelFn LogicalKernel(Op op) {
             {args.tensor(0), args.tensor(1)}, DType::kBool, out[0],
             [&]<typename T>(TypeTag<T>) requires std::is_same_v<T, bool> {
               return [op](bool x, bool y) -> bool { return op(x, y); };
-            }));
+            },
+            args.destination(0)));
     return Tensors{result};
   };
 }
@@ -70,7 +73,8 @@ KernelFn BitwiseKernel(Op op) {
             {args.tensor(0), args.tensor(1)}, out[0].dtype, out[0],
             [&]<typename T>(TypeTag<T>) requires IntegralOrBoolElement<T> {
               return [op](T x, T y) -> T { return static_cast<T>(op(x, y)); };
-            }));
+            },
+            args.destination(0)));
     return Tensors{result};
   };
 }
@@ -116,11 +120,13 @@ Tensor ClampIdentity(DType dtype, bool highest) {
 // min(max(x, lo), hi); a NaN in any of the three gives NaN, as PyTorch's
 // vectorized clamp, maximum and minimum do.
 absl::StatusOr<Tensors> Clamp(const Tensor& self, const Tensor& lo,
-                              const Tensor& hi, const TensorMeta& out) {
+                              const Tensor& hi, const TensorMeta& out,
+                              const Tensor* dest) {
   ASSIGN_OR_RETURN(
       Tensor result,
       MapPointwise<3>(
-          {self, lo, hi}, out.dtype, out, []<typename T>(TypeTag<T>) {
+          {self, lo, hi}, out.dtype, out,
+          []<typename T>(TypeTag<T>) {
             if constexpr (kIsFloat<T>) {
               using M = OpMath<T>;
               return [](T x, T lo, T hi) -> T {
@@ -137,7 +143,8 @@ absl::StatusOr<Tensors> Clamp(const Tensor& self, const Tensor& lo,
                 return std::min(std::max(x, lo), hi);
               };
             }
-          }));
+          },
+          dest));
   return Tensors{result};
 }
 
@@ -150,7 +157,8 @@ absl::StatusOr<Tensors> ClampScalarKernel(const KernelArgs& args, Metas out) {
     return value.has_value() ? Tensor::FromScalar(*value, dtype)
                              : ClampIdentity(dtype, highest);
   };
-  return Clamp(args.tensor(0), bound(1, false), bound(2, true), out[0]);
+  return Clamp(args.tensor(0), bound(1, false), bound(2, true), out[0],
+               args.destination(0));
 }
 
 absl::StatusOr<Tensors> ClampTensorKernel(const KernelArgs& args, Metas out) {
@@ -159,7 +167,8 @@ absl::StatusOr<Tensors> ClampTensorKernel(const KernelArgs& args, Metas out) {
     std::optional<Tensor> value = args.optional_tensor(i);
     return value.has_value() ? *value : ClampIdentity(dtype, highest);
   };
-  return Clamp(args.tensor(0), bound(1, false), bound(2, true), out[0]);
+  return Clamp(args.tensor(0), bound(1, false), bound(2, true), out[0],
+               args.destination(0));
 }
 
 }  // namespace
@@ -182,6 +191,9 @@ absl::Status RegisterBinaryCompareKernels(KernelRegistry& registry) {
         registry.Register(absl::StrCat("aten.", c.name, ".Tensor"), c.kernel));
     RETURN_IF_ERROR(
         registry.Register(absl::StrCat("aten.", c.name, ".Scalar"), c.kernel));
+    const std::string targets[] = {absl::StrCat("aten.", c.name, ".Tensor"),
+                                   absl::StrCat("aten.", c.name, ".Scalar")};
+    RETURN_IF_ERROR(registry.AllowDestinations({targets[0], targets[1]}));
   }
   RETURN_IF_ERROR(registry.Register("aten.logical_and.default",
                                     LogicalKernel(std::logical_and<>())));
@@ -199,11 +211,16 @@ absl::Status RegisterBinaryCompareKernels(KernelRegistry& registry) {
         registry.Register(absl::StrCat("aten.", b.name, ".Tensor"), b.kernel));
     RETURN_IF_ERROR(
         registry.Register(absl::StrCat("aten.", b.name, ".Scalar"), b.kernel));
+    const std::string targets[] = {absl::StrCat("aten.", b.name, ".Tensor"),
+                                   absl::StrCat("aten.", b.name, ".Scalar")};
+    RETURN_IF_ERROR(registry.AllowDestinations({targets[0], targets[1]}));
   }
   RETURN_IF_ERROR(registry.Register("aten.where.self", WhereKernel));
   RETURN_IF_ERROR(registry.Register("aten.clamp.default", ClampScalarKernel));
   RETURN_IF_ERROR(registry.Register("aten.clamp.Tensor", ClampTensorKernel));
-  return absl::OkStatus();
+  return registry.AllowDestinations(
+      {"aten.logical_and.default", "aten.logical_or.default",
+       "aten.logical_xor.default", "aten.clamp.default", "aten.clamp.Tensor"});
 }
 
 }  // namespace guardjit

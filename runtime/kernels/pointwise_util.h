@@ -5,6 +5,7 @@
 // computation dtype, broadcast them to the output shape and run an element
 // function over them, instantiated only for the dtypes it accepts.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -88,21 +89,37 @@ template <typename T, size_t I>
 using Repeat = typename RepeatType<T, I>::type;
 }  // namespace pointwise_internal
 
-// A new tensor shaped like `out` holding op(in_0[i], ..., in_N-1[i]) for every
-// index i, each input converted to `compute` and broadcast first.
+// `*dest` when it can hold `out` (KernelArgs::destination: same dtype and
+// sizes, any strides), else a new contiguous tensor.
+inline absl::StatusOr<Tensor> OutputFor(const Tensor* dest,
+                                        const TensorMeta& out) {
+  if (dest != nullptr && dest->dtype() == out.dtype &&
+      std::equal(dest->sizes().begin(), dest->sizes().end(), out.sizes.begin(),
+                 out.sizes.end(),
+                 [](int64_t d, const SymInt& o) { return d == o.hint(); })) {
+    return *dest;
+  }
+  return Tensor::Empty(out.dtype, out.shape());
+}
+
+// A tensor shaped like `out` holding op(in_0[i], ..., in_N-1[i]) for every
+// index i, each input converted to `compute` and broadcast first: `*dest`
+// when given one that fits (OutputFor), written only once the inputs are
+// converted (nothing fails after the first write), else a new tensor.
 // `make_op(TypeTag<T>{})` returns the element function for storage type T of
 // `compute`; its result type must be the storage type of `out.dtype`. A
 // make_op whose requires-clause rejects T gives INTERNAL for that dtype: the
 // op's meta function must have rejected it already.
 template <size_t N, typename MakeOp>
 absl::StatusOr<Tensor> MapPointwise(const Tensor (&inputs)[N], DType compute,
-                                    const TensorMeta& out, MakeOp&& make_op) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
+                                    const TensorMeta& out, MakeOp&& make_op,
+                                    const Tensor* dest = nullptr) {
   Tensor operands[N];
   for (size_t i = 0; i < N; ++i) {
     ASSIGN_OR_RETURN(operands[i],
                      CastAndExpand(inputs[i], compute, out.shape()));
   }
+  ASSIGN_OR_RETURN(Tensor result, OutputFor(dest, out));
   absl::Status status = VisitDType(compute, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_invocable_v<MakeOp&, TypeTag<T>>) {

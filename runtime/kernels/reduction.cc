@@ -22,6 +22,7 @@
 #include "runtime/convert.h"
 #include "runtime/dtype_dispatch.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/kernels/pointwise_util.h"
 #include "runtime/kernels/reduction_util.h"
 #include "runtime/kernels/register_kernels.h"
 
@@ -108,10 +109,15 @@ double Variance(absl::Span<const T> row, double correction) {
 
 // Reduces every row with `reduce(row) -> Out` into a new tensor shaped like
 // `out` (the output's row-major order is the rows' order; keepdim only adds
-// size-1 dims).
+// size-1 dims), or into `dest` (KernelArgs::destination) when contiguous.
 template <typename T, typename Out, typename F>
-Outputs ReduceRows(const ReductionRows& rows, const TensorMeta& out, F reduce) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
+Outputs ReduceRows(const ReductionRows& rows, const TensorMeta& out,
+                   const Tensor* dest, F reduce) {
+  // Rows are written in row-major order: only a contiguous destination.
+  ASSIGN_OR_RETURN(
+      Tensor result,
+      OutputFor(dest != nullptr && dest->is_contiguous() ? dest : nullptr,
+                out));
   Out* dst = result.data_as<Out>();
   for (int64_t o = 0; o < rows.outer; ++o) dst[o] = reduce(rows.row<T>(o));
   return std::vector<Tensor>{result};
@@ -137,18 +143,19 @@ Outputs AccumulateKernel(const KernelArgs& args,
   ASSIGN_OR_RETURN(ReductionRows rows, RowsOf(args, out[0].dtype));
   return VisitDType(out[0].dtype, [&](auto tag) -> Outputs {
     using T = typename decltype(tag)::type;
-    return ReduceRows<T, T>(rows, out[0], [](absl::Span<const T> row) {
-      if constexpr (kOp == Accumulate::kProd) {
-        return Convert<T>(Product(row));
-      } else if constexpr (kOp == Accumulate::kMean) {
-        // Only floating types reach here (the shape rule checks); an empty
-        // row gives 0/0 = NaN, like torch.mean.
-        return Convert<T>(static_cast<double>(Sum(row)) /
-                          static_cast<double>(row.size()));
-      } else {
-        return Convert<T>(Sum(row));
-      }
-    });
+    return ReduceRows<T, T>(
+        rows, out[0], args.destination(0), [](absl::Span<const T> row) {
+          if constexpr (kOp == Accumulate::kProd) {
+            return Convert<T>(Product(row));
+          } else if constexpr (kOp == Accumulate::kMean) {
+            // Only floating types reach here (the shape rule checks); an empty
+            // row gives 0/0 = NaN, like torch.mean.
+            return Convert<T>(static_cast<double>(Sum(row)) /
+                              static_cast<double>(row.size()));
+          } else {
+            return Convert<T>(Sum(row));
+          }
+        });
   });
 }
 
@@ -162,9 +169,9 @@ Outputs ExtremeKernel(const KernelArgs& args,
   }
   return VisitDType(out[0].dtype, [&](auto tag) -> Outputs {
     using T = typename decltype(tag)::type;
-    return ReduceRows<T, T>(rows, out[0], [](absl::Span<const T> row) {
-      return row[ArgExtreme<kMax>(row)];
-    });
+    return ReduceRows<T, T>(
+        rows, out[0], args.destination(0),
+        [](absl::Span<const T> row) { return row[ArgExtreme<kMax>(row)]; });
   });
 }
 
@@ -179,9 +186,9 @@ Outputs ArgExtremeKernel(const KernelArgs& args,
   }
   return VisitDType(dtype, [&](auto tag) -> Outputs {
     using T = typename decltype(tag)::type;
-    return ReduceRows<T, int64_t>(rows, out[0], [](absl::Span<const T> row) {
-      return ArgExtreme<kMax>(row);
-    });
+    return ReduceRows<T, int64_t>(
+        rows, out[0], args.destination(0),
+        [](absl::Span<const T> row) { return ArgExtreme<kMax>(row); });
   });
 }
 
@@ -191,7 +198,7 @@ Outputs VarKernel(const KernelArgs& args, absl::Span<const TensorMeta> out) {
       args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double();
   return VisitDType(out[0].dtype, [&](auto tag) -> Outputs {
     using T = typename decltype(tag)::type;
-    return ReduceRows<T, T>(rows, out[0],
+    return ReduceRows<T, T>(rows, out[0], args.destination(0),
                             [correction](absl::Span<const T> row) {
                               return Convert<T>(Variance(row, correction));
                             });
@@ -206,12 +213,13 @@ Outputs AnyAll(const KernelArgs& args, absl::Span<const TensorMeta> out,
   ASSIGN_OR_RETURN(ReductionRows rows, RowsOf(args, DType::kBool, empty_dims));
   return VisitDType(out[0].dtype, [&](auto tag) -> Outputs {
     using Out = typename decltype(tag)::type;
-    return ReduceRows<bool, Out>(rows, out[0], [](absl::Span<const bool> row) {
-      for (bool v : row) {
-        if (v != kAll) return Convert<Out>(!kAll);
-      }
-      return Convert<Out>(kAll);
-    });
+    return ReduceRows<bool, Out>(rows, out[0], args.destination(0),
+                                 [](absl::Span<const bool> row) {
+                                   for (bool v : row) {
+                                     if (v != kAll) return Convert<Out>(!kAll);
+                                   }
+                                   return Convert<Out>(kAll);
+                                 });
   });
 }
 
@@ -253,6 +261,8 @@ absl::Status RegisterReductionKernels(KernelRegistry& registry) {
   };
   for (const auto& k : kKernels) {
     RETURN_IF_ERROR(registry.Register(k.target, k.fn));
+    // Each fails only before ReduceRows writes.
+    RETURN_IF_ERROR(registry.AllowDestinations({k.target}));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "runtime/dtype_dispatch.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/kernels/pointwise_util.h"
 #include "runtime/kernels/register_kernels.h"
 #include "runtime/strided_loop.h"
 #include "runtime/tensor_copy.h"
@@ -54,9 +55,9 @@ T WrappingNeg(T x) {
 // PyTorch computes an integral input of a floating op in the promoted type.
 template <int kTypes, typename Fn>
 absl::StatusOr<Tensor> MapSameDType(const Tensor& self, const TensorMeta& out,
-                                    const Fn& fn) {
+                                    const Tensor* dest, const Fn& fn) {
   ASSIGN_OR_RETURN(Tensor in, CastIfNeeded(self, out.dtype));
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(out.dtype, out.shape()));
+  ASSIGN_OR_RETURN(Tensor result, OutputFor(dest, out));
   const bool supported = VisitDType(out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr ((CategoryOf<T>() & kTypes) != 0) {
@@ -76,8 +77,8 @@ absl::StatusOr<Tensor> MapSameDType(const Tensor& self, const TensorMeta& out,
 // result[i] = fn(self[i]) for predicates: bool result, any input dtype.
 template <typename Fn>
 absl::StatusOr<Tensor> MapToBool(const Tensor& self, const TensorMeta& out,
-                                 const Fn& fn) {
-  ASSIGN_OR_RETURN(Tensor result, Tensor::Empty(DType::kBool, out.shape()));
+                                 const Tensor* dest, const Fn& fn) {
+  ASSIGN_OR_RETURN(Tensor result, OutputFor(dest, out));
   VisitDType(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     MapElements<bool, T>(
@@ -95,14 +96,15 @@ absl::StatusOr<std::vector<Tensor>> One(absl::StatusOr<Tensor> t) {
 template <int kTypes, typename Fn>
 KernelFn SameDTypeKernel(Fn fn) {
   return [fn](const KernelArgs& args, absl::Span<const TensorMeta> out) {
-    return One(MapSameDType<kTypes>(args.tensor(0), out[0], fn));
+    return One(
+        MapSameDType<kTypes>(args.tensor(0), out[0], args.destination(0), fn));
   };
 }
 
 template <typename Fn>
 KernelFn PredicateKernel(Fn fn) {
   return [fn](const KernelArgs& args, absl::Span<const TensorMeta> out) {
-    return One(MapToBool(args.tensor(0), out[0], fn));
+    return One(MapToBool(args.tensor(0), out[0], args.destination(0), fn));
   };
 }
 
@@ -249,9 +251,10 @@ absl::StatusOr<std::vector<Tensor>> GeluKernel(
   const bool tanh = args.optional_string(1).value_or("none") == "tanh";
   if (tanh) {
     return One(MapSameDType<kFloats>(args.tensor(0), out[0],
+                                     args.destination(0),
                                      [](auto x) { return GeluTanh(x); }));
   }
-  return One(MapSameDType<kFloats>(args.tensor(0), out[0],
+  return One(MapSameDType<kFloats>(args.tensor(0), out[0], args.destination(0),
                                    [](auto x) { return GeluErf(x); }));
 }
 
@@ -263,8 +266,8 @@ absl::StatusOr<std::vector<Tensor>> RoundDecimalsKernel(
   const bool negative = decimals < 0;
   // |decimals| in double: negating INT64_MIN would overflow.
   const double scale = std::pow(10.0, std::fabs(static_cast<double>(decimals)));
-  return One(
-      MapSameDType<kFloats>(args.tensor(0), out[0], [negative, scale](auto x) {
+  return One(MapSameDType<kFloats>(
+      args.tensor(0), out[0], args.destination(0), [negative, scale](auto x) {
         using M = decltype(x);
         const M ten_pow = static_cast<M>(scale);
         return negative ? std::nearbyint(x / ten_pow) * ten_pow
@@ -333,6 +336,8 @@ absl::Status RegisterUnaryKernels(KernelRegistry& registry) {
   };
   for (const Entry& e : entries) {
     RETURN_IF_ERROR(registry.Register(e.target, e.fn));
+    // Each writes only after converting its input.
+    RETURN_IF_ERROR(registry.AllowDestinations({e.target}));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -152,8 +153,8 @@ TEST_F(RunControlTest, CancelFromAnotherThread) {
 // Destinations of every layout get the same values: contiguous (written in
 // place), transposed, offset into a larger buffer, padded rows, and the
 // input's own buffer (f(x) written over x).
-TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
-  FunctionPtr f = Affine();
+// Affine() into outputs of every layout, and over its own input.
+void CheckEveryLayout(gj_function* fn) {
   std::vector<float> values(12);
   for (int i = 0; i < 12; ++i) values[i] = static_cast<float>(i) - 5;
   std::vector<float> expected;
@@ -163,7 +164,7 @@ TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
   auto check = [&](HostTensor<float>& y, auto element) {
     const DLTensor* out[] = {y.dl()};
     for (int call = 0; call < 3; ++call) {
-      ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, out, 1, nullptr)));
+      ASSERT_TRUE(Ok(gj_function_call(fn, in, 1, out, 1, nullptr)));
       for (int r = 0; r < 3; ++r) {
         for (int c = 0; c < 4; ++c) {
           ASSERT_EQ(y.buffer()[element(r, c)], expected[r * 4 + c])
@@ -186,8 +187,28 @@ TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
   // Over its own input: every call doubles and adds one in place.
   HostTensor<float> xy({3, 4}, values);
   const DLTensor* inout[] = {xy.dl()};
-  ASSERT_TRUE(Ok(gj_function_call(f.get(), inout, 1, inout, 1, nullptr)));
+  ASSERT_TRUE(Ok(gj_function_call(fn, inout, 1, inout, 1, nullptr)));
   EXPECT_EQ(xy.buffer(), expected);
+}
+
+TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
+  FunctionPtr f = Affine();
+  CheckEveryLayout(f.get());
+}
+
+// The eager backend's plans write the last node's output into the caller's
+// destination too (any strides), and copy where it overlaps the input.
+TEST_F(RunControlTest, EagerPlanOutputsOfEveryLayoutMatch) {
+  context_ = gjtest::MakeContext(GJ_BACKEND_EAGER);
+  FunctionPtr f = Affine();
+  CheckEveryLayout(f.get());
+  char* text = nullptr;
+  ASSERT_TRUE(Ok(gj_function_explain(f.get(), &text)));
+  const std::string explain = text;
+  gj_string_destroy(text);
+  EXPECT_NE(explain.find("eager plan, 2 kernels"), std::string::npos)
+      << explain;
+  EXPECT_EQ(explain.find("copied"), std::string::npos) << explain;
 }
 
 // Library-allocated outputs come from the context's caching allocator:

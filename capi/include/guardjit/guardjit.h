@@ -471,8 +471,12 @@ GJ_EXPORT void gj_call_options_init_v(gj_call_options* options,
  * Outputs' dtypes and shapes are checked before anything runs (a compiled
  * entry knows them from the inputs' sizes). Compiled kernels write
  * contiguous outputs in place, with no copy, when nothing that can still fail
- * runs after them and the call has no cancel flag or timeout; other outputs
- * are copied in once the whole call has succeeded.
+ * runs after them and the call has no cancel flag or timeout; eager plans
+ * (GJ_BACKEND_EAGER) likewise let the last node's reference kernel write its
+ * outputs in place when it can (pointwise ops into any strides, reductions
+ * into contiguous outputs) and the output overlaps no input; other outputs
+ * are copied in once the whole call has succeeded. gj_function_explain names
+ * each output a call copies, and why.
  * Stopping: with options->cancel or options->timeout_us, the call checks
  * before each step of the compiled program and each parallel chunk of a
  * kernel, and returns CANCELLED or DEADLINE_EXCEEDED with no output written.

@@ -1,0 +1,277 @@
+// What a host loses between the compiled program and gj_function_call, at
+// one and two threads (issue #13's run-contract targets), in one process:
+//   BM_CallVsKernel/<graph>/threads:T
+// Each iteration runs the compiled executable directly, writing into
+// preallocated outputs (the kernels alone: RunContext destinations, no
+// guards, no DLPack), then the same graph through gj_function_call into
+// caller DLTensors of a context with T threads, alternately, so both see the
+// same machine state. `vs_kernel` = kernel seconds / call seconds (1.0: the
+// C API adds nothing; the target is >= 0.9). The benchmark's time is the
+// calls'. Graphs: the 8-op pointwise chain over 16M float32, softmax and
+// layer_norm over [4096, 1024] float32.
+// `GJ_BENCH_DEFAULT_MALLOC=1` keeps glibc's malloc defaults (see
+// bench::KeepLargeBlocksOnHeap).
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/graph_loader.h"
+#include "guardjit/guardjit.h"
+#include "jit/jit_compiler.h"
+#include "perf/jit/bench_util.h"
+
+namespace guardjit {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* text;  // the graph, protobuf text form
+  std::vector<std::vector<int64_t>> inputs, outputs;
+};
+
+const Case kCases[] = {
+    {"chain8_16M",
+     R"pb(
+       name: "chain8"
+       placeholders { name: "x" }
+       nodes {
+         name: "v0"
+         target: "aten.mul.Scalar"
+         args { ref: "x" }
+         args { f: 0.5 }
+       }
+       nodes {
+         name: "v1"
+         target: "aten.add.Scalar"
+         args { ref: "v0" }
+         args { f: 1.0 }
+       }
+       nodes {
+         name: "v2"
+         target: "aten.relu.default"
+         args { ref: "v1" }
+       }
+       nodes {
+         name: "v3"
+         target: "aten.mul.Tensor"
+         args { ref: "v2" }
+         args { ref: "x" }
+       }
+       nodes {
+         name: "v4"
+         target: "aten.neg.default"
+         args { ref: "v3" }
+       }
+       nodes {
+         name: "v5"
+         target: "aten.sub.Tensor"
+         args { ref: "v4" }
+         args { ref: "x" }
+       }
+       nodes {
+         name: "v6"
+         target: "aten.abs.default"
+         args { ref: "v5" }
+       }
+       nodes {
+         name: "v7"
+         target: "aten.maximum.default"
+         args { ref: "v6" }
+         args { ref: "v0" }
+       }
+       outputs { ref: "v7" }
+     )pb",
+     {{16 << 20}},
+     {{16 << 20}}},
+    {"softmax_4096x1024",
+     R"pb(
+       name: "softmax"
+       placeholders { name: "x" }
+       nodes {
+         name: "y"
+         target: "aten._softmax.default"
+         args { ref: "x" }
+         args { i: -1 }
+         args { b: false }
+       }
+       outputs { ref: "y" }
+     )pb",
+     {{4096, 1024}},
+     {{4096, 1024}}},
+    {"layer_norm_4096x1024",
+     R"pb(
+       name: "layer_norm"
+       placeholders { name: "x" }
+       placeholders { name: "w" }
+       placeholders { name: "b" }
+       nodes {
+         name: "ln"
+         target: "aten.native_layer_norm.default"
+         args { ref: "x" }
+         args { list { items { i: 1024 } } }
+         args { ref: "w" }
+         args { ref: "b" }
+         args { f: 1e-5 }
+       }
+       nodes {
+         name: "y"
+         target: "getitem"
+         args { ref: "ln" }
+         args { i: 0 }
+       }
+       nodes {
+         name: "mean"
+         target: "getitem"
+         args { ref: "ln" }
+         args { i: 1 }
+       }
+       nodes {
+         name: "rstd"
+         target: "getitem"
+         args { ref: "ln" }
+         args { i: 2 }
+       }
+       outputs { ref: "y" }
+       outputs { ref: "mean" }
+       outputs { ref: "rstd" }
+     )pb",
+     {{4096, 1024}, {1024}, {1024}},
+     {{4096, 1024}, {4096, 1}, {4096, 1}}},
+};
+
+Tensor Filled(const std::vector<int64_t>& sizes) {
+  Tensor t = *Tensor::Empty(DType::kFloat32, sizes);
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = (i % 1000) * 0.004f - 2.0f;
+  return t;
+}
+
+DLTensor Dl(const Tensor& t) {
+  DLTensor d{};
+  d.data = t.data();
+  d.device = {kDLCPU, 0};
+  d.ndim = t.dim();
+  d.dtype = {kDLFloat, 32, 1};
+  d.shape = const_cast<int64_t*>(t.sizes().data());
+  return d;
+}
+
+double Seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void BM_CallVsKernel(benchmark::State& state, const Case* c) {
+  const int threads = static_cast<int>(state.range(0));
+  std::vector<Tensor> inputs, outputs, kernel_outputs;
+  for (const auto& s : c->inputs) inputs.push_back(Filled(s));
+  for (const auto& s : c->outputs) {
+    outputs.push_back(*Tensor::Empty(DType::kFloat32, s));
+    kernel_outputs.push_back(*Tensor::Empty(DType::kFloat32, s));
+  }
+
+  // The kernels alone: the JIT's executable for exactly these inputs.
+  JitCompiler::Options jit_options;
+  jit_options.num_threads = threads;
+  jit_options.fail_instead_of_eager = true;
+  auto jit = JitCompiler::Create(jit_options);
+  auto graph = LoadGraphFromText(c->text, GraphLoadOptions());
+  if (!jit.ok() || !graph.ok()) {
+    state.SkipWithError("jit or graph failed");
+    return;
+  }
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe =
+      (*jit)->Compile(std::shared_ptr<const Graph>(*std::move(graph)), spec);
+  if (!exe.ok()) {
+    state.SkipWithError(std::string(exe.status().message()).c_str());
+    return;
+  }
+  std::vector<const Tensor*> dests;
+  for (const Tensor& t : kernel_outputs) dests.push_back(&t);
+  RunContext ctx;
+  ctx.destinations = dests;
+  std::vector<Tensor> results(kernel_outputs.size());
+
+  // The host's call: a context with `threads` threads.
+  gj_context_options options;
+  gj_context_options_init(&options);
+  options.num_threads = threads;
+  gj_context* context = nullptr;
+  gj_graph* g = nullptr;
+  gj_function* fn = nullptr;
+  gj_error* e = gj_context_create(&options, &context);
+  if (e == nullptr) {
+    e = gj_graph_from_text(context, c->text, std::strlen(c->text), nullptr, &g);
+  }
+  if (e == nullptr) e = gj_function_create(context, g, nullptr, &fn);
+  std::vector<DLTensor> dl_in, dl_out;
+  for (const Tensor& t : inputs) dl_in.push_back(Dl(t));
+  for (const Tensor& t : outputs) dl_out.push_back(Dl(t));
+  std::vector<const DLTensor*> in, out;
+  for (const DLTensor& d : dl_in) in.push_back(&d);
+  for (const DLTensor& d : dl_out) out.push_back(&d);
+  auto call = [&] {
+    return gj_function_call(fn, in.data(), in.size(), out.data(), out.size(),
+                            nullptr);
+  };
+  if (e == nullptr) e = call();  // the compile
+  if (e != nullptr) {
+    state.SkipWithError(gj_error_message(e));
+    gj_error_destroy(e);
+  } else {
+    double kernel_seconds = 0, call_seconds = 0;
+    for (auto _ : state) {
+      auto start = std::chrono::steady_clock::now();
+      absl::Status run = (*exe)->RunInto(ctx, inputs, absl::MakeSpan(results));
+      kernel_seconds += Seconds(start);
+      start = std::chrono::steady_clock::now();
+      e = call();
+      const double t = Seconds(start);
+      if (!run.ok() || e != nullptr) {
+        state.SkipWithError(e != nullptr ? gj_error_message(e)
+                                         : "kernel run failed");
+        gj_error_destroy(e);
+        break;
+      }
+      state.SetIterationTime(t);
+      call_seconds += t;
+    }
+    if (call_seconds > 0) {
+      state.counters["vs_kernel"] = kernel_seconds / call_seconds;
+      state.counters["kernel_ms"] =
+          1e3 * kernel_seconds / static_cast<double>(state.iterations());
+    }
+  }
+  gj_function_destroy(fn);
+  gj_graph_destroy(g);
+  gj_context_destroy(context);
+}
+
+}  // namespace
+}  // namespace guardjit
+
+int main(int argc, char** argv) {
+  guardjit::bench::KeepLargeBlocksOnHeap();
+  for (const guardjit::Case& c : guardjit::kCases) {
+    benchmark::RegisterBenchmark(
+        (std::string("BM_CallVsKernel/") + c.name).c_str(),
+        guardjit::BM_CallVsKernel, &c)
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime();
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
