@@ -60,6 +60,7 @@ GJ_OFFSET(gj_function_options, fullgraph, 40);
 GJ_OFFSET(gj_function_options, mode, 44);
 GJ_OFFSET(gj_function_options, max_graphs_per_entry, 48);
 GJ_OFFSET(gj_function_options, compile, 52);
+GJ_OFFSET(gj_function_options, mark_dynamic_stride, 56);
 
 GJ_OFFSET(gj_call_options, struct_size, 0);
 GJ_OFFSET(gj_call_options, grad_mode, 8);

@@ -156,6 +156,7 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, max_graphs_per_entry);
     GJ_READ_OPTION(opts, options, fullgraph);
     GJ_READ_OPTION(opts, options, compile);
+    GJ_READ_OPTION(opts, options, mark_dynamic_stride);
   }
   FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
@@ -181,8 +182,13 @@ absl::StatusOr<FunctionOptions> ReadOptions(
         kFn, ": options->mark_dynamic is NULL but num_mark_dynamic is ",
         opts.num_mark_dynamic));
   }
-  result.mark_dynamic.assign(opts.mark_dynamic,
-                             opts.mark_dynamic + opts.num_mark_dynamic);
+  for (size_t i = 0; i < opts.num_mark_dynamic; ++i) {
+    gj_dynamic_dim d;
+    RETURN_IF_ERROR(ReadGrownElement(
+        opts.mark_dynamic, i, opts.mark_dynamic_stride,
+        absl::StrCat(kFn, ": options->mark_dynamic[", i, "]"), &d));
+    result.mark_dynamic.push_back(d);
+  }
   switch (RawEnum(opts.mode)) {
     case GJ_MODE_DEFAULT:
     case GJ_MODE_REDUCE_OVERHEAD:
@@ -228,6 +234,7 @@ void gj_function_options_init(gj_function_options* options) {
   options->max_graphs_per_entry = 0;
   options->fullgraph = 0;
   options->compile = GJ_COMPILE_SYNC;
+  options->mark_dynamic_stride = 0;
 }
 
 void gj_function_options_init_v(gj_function_options* options,

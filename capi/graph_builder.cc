@@ -10,6 +10,7 @@
 #include "capi/dlpack_convert.h"
 #include "capi/error.h"
 #include "capi/graph.h"
+#include "capi/options.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
 #include "runtime/tensor_copy.h"
@@ -41,9 +42,10 @@ absl::Status Prefixed(absl::string_view function, const absl::Status& status) {
                       absl::StrCat(function, ": ", status.message()));
 }
 
+// `arg_size`: the bytes between elements of `args` (0: sizeof(gj_arg)).
 absl::Status AddNode(gj_graph_builder* builder, const char* name,
-                     const char* target, const gj_arg* args, size_t num_args) {
-  constexpr absl::string_view kFn = "gj_graph_builder_add_node";
+                     const char* target, const gj_arg* args, size_t num_args,
+                     size_t arg_size, absl::string_view kFn) {
   RETURN_IF_ERROR(CheckBuilder(builder, kFn));
   if (name == nullptr) return NullArgument(kFn, "name");
   if (target == nullptr) return NullArgument(kFn, "target");
@@ -55,7 +57,10 @@ absl::Status AddNode(gj_graph_builder* builder, const char* name,
   std::vector<Arg> positional;
   Kwargs kwargs;
   for (size_t k = 0; k < num_args; ++k) {
-    const gj_arg& a = args[k];
+    gj_arg a;
+    RETURN_IF_ERROR(ReadGrownElement(
+        args, k, arg_size,
+        absl::StrCat(kFn, ": node '", name, "': args[", k, "]"), &a));
     std::string what =
         a.name == nullptr
             ? absl::StrCat(kFn, ": node '", name, "': args[", k, "]")
@@ -168,7 +173,22 @@ gj_error* gj_graph_builder_add_node(gj_graph_builder* builder, const char* name,
                                     const char* target, const gj_arg* args,
                                     size_t num_args) {
   return guardjit::capi::Guarded([&] {
-    return guardjit::capi::AddNode(builder, name, target, args, num_args);
+    return guardjit::capi::AddNode(builder, name, target, args, num_args, 0,
+                                   "gj_graph_builder_add_node");
+  });
+}
+
+gj_error* gj_graph_builder_add_node_v(gj_graph_builder* builder,
+                                      const char* name, const char* target,
+                                      const gj_arg* args, size_t num_args,
+                                      size_t arg_size) {
+  return guardjit::capi::Guarded([&] {
+    if (arg_size == 0) {
+      return absl::InvalidArgumentError(
+          "gj_graph_builder_add_node_v: arg_size is 0; pass sizeof(gj_arg)");
+    }
+    return guardjit::capi::AddNode(builder, name, target, args, num_args,
+                                   arg_size, "gj_graph_builder_add_node_v");
   });
 }
 

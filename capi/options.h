@@ -39,6 +39,35 @@ void InitSized(T* out, size_t struct_size, void (*init)(T*)) {
   std::memcpy(static_cast<void*>(out), &full, n);
 }
 
+// Element `index` of a host array whose elements are `stride` bytes apart
+// (the host's sizeof(T), which may be larger than this library's when T
+// grew): this library's fields, read as bytes. The bytes past them must be
+// zero, the default of every field this library does not know.
+// `stride` 0 means sizeof(T). INVALID_ARGUMENT "<what>: element size 16 is
+// below 24" / "<what>: bytes 24..31 are set ...".
+template <typename T>
+absl::Status ReadGrownElement(const void* base, size_t index, size_t stride,
+                              absl::string_view what, T* out) {
+  if (stride == 0) stride = sizeof(T);
+  if (stride < sizeof(T)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": element size ", stride, " is below ", sizeof(T),
+                     ", this library's"));
+  }
+  const char* p = static_cast<const char*>(base) + index * stride;
+  std::memcpy(static_cast<void*>(out), p, sizeof(T));
+  for (size_t b = sizeof(T); b < stride; ++b) {
+    if (p[b] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": byte ", b, " of a ", stride,
+          "-byte element is set, past the ", sizeof(T),
+          " bytes this library knows: a field of a newer header this library "
+          "cannot honour"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace guardjit::capi
 
 // dst.field = src->field when the whole field lies inside the host's

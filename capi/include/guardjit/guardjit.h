@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 8
+#define GJ_API_VERSION_MINOR 9
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -305,6 +305,15 @@ GJ_EXPORT gj_error* gj_graph_builder_add_node(gj_graph_builder* builder,
                                               const char* target,
                                               const gj_arg* args,
                                               size_t num_args);
+/* Since 0.9: gj_graph_builder_add_node for arguments `arg_size` bytes
+ * apart (the host's sizeof(gj_arg)), so that gj_arg can grow: this library
+ * reads the fields it knows of each element and requires the bytes past
+ * them to be zero (INVALID_ARGUMENT naming the argument otherwise: the host
+ * set a field this library is too old for). An arg_size below this
+ * library's sizeof(gj_arg) is INVALID_ARGUMENT. */
+GJ_EXPORT gj_error* gj_graph_builder_add_node_v(
+    gj_graph_builder* builder, const char* name, const char* target,
+    const gj_arg* args, size_t num_args, size_t arg_size);
 GJ_EXPORT gj_error* gj_graph_builder_set_outputs(gj_graph_builder* builder,
                                                  const char* const* names,
                                                  size_t num_outputs);
@@ -413,6 +422,13 @@ typedef struct gj_function_options {
    * eager (counted in fallback_calls). Destroying the function waits for its
    * compile in progress and cancels the queued ones. */
   gj_compile_mode compile;
+  /* Since 0.9: the bytes from one mark_dynamic element to the next, so that
+   * gj_dynamic_dim can grow: 0 (what _init sets) means sizeof(gj_dynamic_dim)
+   * of 0.3, 24. A host built against a newer header passes its own
+   * sizeof(gj_dynamic_dim); this library reads the fields it knows and
+   * requires the bytes past them to be zero (a field it would ignore is
+   * INVALID_ARGUMENT naming the element). Below 24 is INVALID_ARGUMENT. */
+  size_t mark_dynamic_stride;
 } gj_function_options;
 
 GJ_EXPORT void gj_function_options_init(gj_function_options* options);
