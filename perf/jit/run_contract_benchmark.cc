@@ -9,6 +9,9 @@
 // C API adds nothing; the target is >= 0.9). The benchmark's time is the
 // calls'. Graphs: the 8-op pointwise chain over 16M float32, softmax and
 // layer_norm over [4096, 1024] float32.
+//   BM_EagerCall/chain8_16M/in_place:0|1
+// the eager backend's plan of the chain into a caller buffer, with the last
+// node writing it in place (1) or the output copied in (0).
 // `GJ_BENCH_DEFAULT_MALLOC=1` keeps glibc's malloc defaults (see
 // bench::KeepLargeBlocksOnHeap).
 
@@ -255,6 +258,53 @@ void BM_CallVsKernel(benchmark::State& state, const Case* c) {
   gj_context_destroy(context);
 }
 
+// The eager backend's plan through gj_function_call into a caller buffer:
+// range(0) = 1 lets the last node write the output in place; 0 sets a
+// one-hour timeout, which makes the call stoppable, so the plan returns its
+// own tensor and the C API copies it in (the pre-0.9 behaviour). The ratio of
+// the two is what writing in place saves.
+void BM_EagerCall(benchmark::State& state, const Case* c) {
+  const bool in_place = state.range(0) == 1;
+  std::vector<Tensor> inputs, outputs;
+  for (const auto& s : c->inputs) inputs.push_back(Filled(s));
+  for (const auto& s : c->outputs) {
+    outputs.push_back(*Tensor::Empty(DType::kFloat32, s));
+  }
+  gj_context_options options;
+  gj_context_options_init(&options);
+  options.backend = GJ_BACKEND_EAGER;
+  options.num_threads = 1;
+  gj_context* context = nullptr;
+  gj_graph* g = nullptr;
+  gj_function* fn = nullptr;
+  gj_error* e = gj_context_create(&options, &context);
+  if (e == nullptr) {
+    e = gj_graph_from_text(context, c->text, std::strlen(c->text), nullptr, &g);
+  }
+  if (e == nullptr) e = gj_function_create(context, g, nullptr, &fn);
+  std::vector<DLTensor> dl_in, dl_out;
+  for (const Tensor& t : inputs) dl_in.push_back(Dl(t));
+  for (const Tensor& t : outputs) dl_out.push_back(Dl(t));
+  std::vector<const DLTensor*> in, out;
+  for (const DLTensor& d : dl_in) in.push_back(&d);
+  for (const DLTensor& d : dl_out) out.push_back(&d);
+  gj_call_options call_options;
+  gj_call_options_init(&call_options);
+  if (!in_place) call_options.timeout_us = 3600LL * 1000 * 1000;
+  for (auto _ : state) {
+    if (e != nullptr) break;
+    e = gj_function_call(fn, in.data(), in.size(), out.data(), out.size(),
+                         &call_options);
+  }
+  if (e != nullptr) {
+    state.SkipWithError(gj_error_message(e));
+    gj_error_destroy(e);
+  }
+  gj_function_destroy(fn);
+  gj_graph_destroy(g);
+  gj_context_destroy(context);
+}
+
 }  // namespace
 }  // namespace guardjit
 
@@ -270,6 +320,14 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime();
   }
+  // The eager interpreter's softmax is slow (float64): the chain only.
+  benchmark::RegisterBenchmark("BM_EagerCall/chain8_16M",
+                               guardjit::BM_EagerCall, &guardjit::kCases[0])
+      ->ArgName("in_place")
+      ->Arg(0)
+      ->Arg(1)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
