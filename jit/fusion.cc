@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
 #include "jit/gemm_step.h"
+#include "jit/split_reduction.h"
 
 namespace guardjit {
 namespace {
@@ -581,6 +582,23 @@ absl::StatusOr<Plan> Scheduler::Run() {
     step.is_kernel = is_group;
     if (is_group) {
       ASSIGN_OR_RETURN(step.kernel, BuildKernel(index));
+      std::vector<std::string> reductions;
+      for (const Group::Member& m : groups_[index].members) {
+        if (m.what == Group::Member::What::kReduce) {
+          reductions.push_back(g_.values[m.value].label);
+        }
+      }
+      std::optional<SplitKernels> split;
+      if (!reductions.empty() && SplitReductionsEnabled()) {
+        split = SplitReduction(step.kernel, reductions, slots_);
+      }
+      if (split.has_value()) {
+        PlanStep partials;
+        partials.kernel = std::move(split->partials);
+        partials.kernel.split = std::move(split->description);
+        plan.steps.push_back(std::move(partials));
+        step.kernel = std::move(split->combine);
+      }
     } else {
       const ExternNode& ext = g_.externs[index];
       step.node = ext.node;

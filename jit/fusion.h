@@ -49,6 +49,9 @@ struct KernelStep {
   std::vector<int> buffer_slots;      // slot of each kernel buffer parameter
   std::vector<int> allocate;          // slots this kernel writes (fresh memory)
   std::vector<std::string> computes;  // labels of the values it stores
+  // The partials kernel of a split reduction (split_reduction.h): what was
+  // split, for explain ("reduction 'r' split into 64 partials"); else empty.
+  std::string split;
 };
 
 struct GemmStep;  // gemm_step.h

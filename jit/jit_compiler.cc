@@ -221,6 +221,10 @@ class JitExecutable : public Executable {
       absl::StrAppend(&text, ", ", variants_.size(),
                       " layout variants compiled at run time");
     }
+    // Reductions split into partials (split_reduction.h).
+    for (const PlanStep& s : program_->plan().steps) {
+      if (!s.kernel.split.empty()) absl::StrAppend(&text, "; ", s.kernel.split);
+    }
     const std::string copies = program_->DescribeOutputCopies();
     if (!copies.empty()) absl::StrAppend(&text, "; ", copies);
     const std::string graphs = program_->DescribeCudaGraphs();

@@ -7,9 +7,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/graph_builder.h"
 #include "core/shape_inference.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/fusion.h"
+#include "jit/split_reduction.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -428,6 +432,216 @@ TEST(ReductionConformanceTest, SumsOverBillionsOfElementsKeepTheirMass) {
     EXPECT_NEAR(values[0], c.expected, std::abs(c.expected) * rtol);
     EXPECT_EQ(values.back(), values[0]);
   }
+}
+
+// Issue #19: a reduction over few outer points and a long reduced extent
+// is split (jit/split_reduction.h): a kernel of partials over chunks of the
+// reduced extent, run in parallel and stoppable between chunks, then a
+// kernel combining them. `target` over x0 into node "r".
+std::shared_ptr<const Graph> ReductionGraph(const char* target,
+                                            std::vector<Arg> args = {}) {
+  GraphBuilder b("split");
+  EXPECT_TRUE(b.AddPlaceholder("x0").ok());
+  args.insert(args.begin(), Arg::Ref("x0"));
+  testing::AddNode(b, "r", target, args);
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("r")}).ok());
+  return testing::Finish(b);
+}
+
+// The split's description in the static plan, or "" if none was split.
+std::string SplitOf(const Graph& graph, const std::vector<Tensor>& inputs) {
+  const Plan plan = testing::PlanOfInputs(graph, inputs);
+  std::string split;
+  for (const PlanStep& step : plan.steps) split += step.kernel.split;
+  return split;
+}
+
+TEST(ReductionConformanceTest, SplitReductionsMatchEager) {
+  struct Op {
+    const char* target;
+    std::vector<Arg> args;
+    bool floats_only;
+    double lo, hi;
+  };
+  const std::vector<Op> ops = {
+      {"aten.sum.default", {}, false, 0, 1},
+      {"aten.mean.default", {}, true, 0, 1},
+      {"aten.amax.default", {testing::Ints({})}, false, -100, 100},
+      {"aten.amin.default", {testing::Ints({})}, false, -100, 100},
+      // Products of values this near 1 stay finite over 300001 elements.
+      {"aten.prod.default", {}, true, 0.9999, 1.0001},
+  };
+  // Just below the threshold (one kernel), just above (two partials), a
+  // non-multiple of the chunk, and a multiple.
+  const std::vector<std::pair<int64_t, bool>> sizes = {
+      {kSplitMinReduced - 1, false},
+      {kSplitMinReduced, false},
+      {kSplitMinReduced + 1, true},
+      {3 * kSplitMinReduced + 7, true},
+      {300001, true}};
+  int split = 0;
+  for (const Op& op : ops) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kInt64, DType::kInt32}) {
+      if (op.floats_only && !IsFloating(dtype)) continue;
+      for (const auto& [n, expect_split] : sizes) {
+        SCOPED_TRACE(absl::StrCat(op.target, " ", DTypeName(dtype), " ", n));
+        const auto graph = ReductionGraph(op.target, op.args);
+        const bool ints = !IsFloating(dtype);
+        const Tensor x =
+            RandomTensor(dtype, {n}, n, ints ? -50 : op.lo, ints ? 50 : op.hi);
+        // float32 products accumulate in float32, split or not (unsplit:
+        // 6e-4 off eager's double product at 300001 elements).
+        const bool float_prod = dtype == DType::kFloat32 &&
+                                std::string(op.target) == "aten.prod.default";
+        ExpectJitMatchesEager(graph, {x}, float_prod ? 2e-3 : kReductionRtol);
+        const std::string description = SplitOf(*graph, {x});
+        if (expect_split) {
+          EXPECT_THAT(description,
+                      ::testing::MatchesRegex("(reduction 'r' split into "
+                                              "[0-9]+ partials)+"));
+          ++split;
+        } else {
+          EXPECT_EQ(description, "");
+        }
+      }
+    }
+  }
+  EXPECT_EQ(split, 3 * (3 * 4 + 2 * 2));
+}
+
+// Several reduced dims (the split takes chunks of the outer one, or of the
+// flattened dims before an inner one), kept outer dims, keepdim, strided
+// inputs, any/all over bool, and integer sums.
+TEST(ReductionConformanceTest, SplitReductionsOverSeveralDimsMatchEager) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+    bool split;
+  };
+  const std::vector<Case> cases = {
+      {{700, 301}, {0, 1}, true},         // full: chunks of rows
+      {{3, 70001}, {1}, true},            // three rows, two partials each
+      {{3, 40000}, {1}, false},           // rows below the threshold
+      {{2, 300, 500}, {1, 2}, true},      // two outer points
+      {{3, 100, 1000}, {0, 1, 2}, true},  // chunks over dims 0 and 1
+      {{64, 70000}, {1}, false},          // 64 outer points
+      {{700, 3, 101}, {0, 2}, true},      // reduced dims around a kept one
+  };
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32}) {
+      for (bool keepdim : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " shape ",
+                                  absl::StrJoin(c.shape, "x"), " keepdim ",
+                                  keepdim));
+        const auto graph =
+            ReductionGraph("aten.sum.dim_IntList",
+                           {testing::Ints(c.dims), Arg::Bool(keepdim)});
+        const Tensor x =
+            RandomTensor(dtype, c.shape, 11, 0, IsFloating(dtype) ? 1 : 10);
+        ExpectJitMatchesEager(graph, {x}, kReductionRtol);
+        ExpectJitMatchesEager(graph, {NonContiguousCopy(x)}, kReductionRtol);
+        EXPECT_EQ(!SplitOf(*graph, {x}).empty(), c.split);
+      }
+    }
+  }
+  // any/all: one value different from the rest, in the last chunk.
+  for (const char* target : {"aten.any.default", "aten.all.default"}) {
+    const bool all = std::string(target) == "aten.all.default";
+    for (int64_t at : {int64_t{5}, int64_t{299990}, int64_t{-1}}) {
+      SCOPED_TRACE(absl::StrCat(target, " odd one at ", at));
+      std::vector<double> values(300001, all ? 1 : 0);
+      if (at >= 0) values[at] = all ? 0 : 1;
+      const Tensor x = testing::MakeTensor(DType::kBool, {300001}, values);
+      const auto graph = ReductionGraph(target);
+      ExpectJitMatchesEager(graph, {x});
+      EXPECT_NE(SplitOf(*graph, {x}), "");
+    }
+  }
+}
+
+// The kinds left unsplit (split_reduction.h): var's and softmax's passes
+// fused into one kernel reduce values of an earlier stage's result (the
+// mean, the max), argmax needs positions. Where the passes are separate
+// kernels (softmax over [1, n]: the scheduler does not fuse them), the later
+// pass reads the earlier one's result from memory, and both are split.
+TEST(ReductionConformanceTest, FusedTwoPassAndArgReductionsAreNotSplit) {
+  const Tensor x = RandomTensor(DType::kFloat32, {300001}, 5, 0, 1);
+  for (const auto& graph :
+       {ReductionGraph("aten.var.correction", {Arg::None()}),
+        ReductionGraph("aten.argmax.default", {Arg::None(), Arg::Bool(false)}),
+        ReductionGraph("aten._softmax.default",
+                       {Arg::Int(0), Arg::Bool(false)})}) {
+    SCOPED_TRACE(graph->node(1).target);
+    ExpectJitMatchesEager(graph, {x}, kReductionRtol);
+    EXPECT_EQ(SplitOf(*graph, {x}), "");
+  }
+  const Tensor row = RandomTensor(DType::kFloat32, {1, 300001}, 5, 0, 1);
+  const auto softmax =
+      ReductionGraph("aten._softmax.default", {Arg::Int(1), Arg::Bool(false)});
+  ExpectJitMatchesEager(softmax, {row}, kReductionRtol);
+  EXPECT_EQ(SplitOf(*softmax, {row}),
+            "reduction 'r' split into 5 partials"
+            "reduction 'r' split into 5 partials");
+}
+
+// A dynamic entry splits its symbolic extents with chunk sizes evaluated per
+// call: one partial for short calls, several for long ones, every call
+// matching eager.
+TEST(ReductionConformanceTest, SplitReductionsOfDynamicEntriesMatchEager) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    for (const char* target : {"aten.sum.default", "aten.amax.default"}) {
+      SCOPED_TRACE(target);
+      std::vector<Arg> args;
+      if (std::string(target) == "aten.amax.default") {
+        args.push_back(testing::Ints({}));
+      }
+      const auto graph = ReductionGraph(target, args);
+      std::vector<std::vector<Tensor>> calls;
+      for (int64_t n : {int64_t{7}, kSplitMinReduced - 1, kSplitMinReduced + 1,
+                        int64_t{300001}, int64_t{2}}) {
+        calls.push_back(
+            {RandomTensor(dtype, {n}, n, IsFloating(dtype) ? 0 : -50,
+                          IsFloating(dtype) ? 1 : 50)});
+      }
+      auto exe = testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls,
+                                                       kReductionRtol);
+      ASSERT_NE(exe, nullptr);
+      EXPECT_THAT(exe->Describe(),
+                  ::testing::HasSubstr(
+                      "reduction 'r' split into partials sized per call"));
+      // Two symbolic dims, both reduced.
+      const auto matrix = ReductionGraph(target, args);
+      std::vector<std::vector<Tensor>> matrix_calls;
+      for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{
+               {3, 5}, {700, 301}, {2, 200003}, {100003, 2}}) {
+        matrix_calls.push_back(
+            {RandomTensor(dtype, {n, m}, n + m, IsFloating(dtype) ? 0 : -50,
+                          IsFloating(dtype) ? 1 : 50)});
+      }
+      auto matrix_exe = testing::ExpectDynamicJitMatchesEager(
+          matrix, {{0, 0}, {0, 1}}, matrix_calls, kReductionRtol);
+      ASSERT_NE(matrix_exe, nullptr);
+      EXPECT_THAT(matrix_exe->Describe(),
+                  ::testing::HasSubstr("split into partials sized per call"));
+    }
+  }
+}
+
+// explain: the static entry says how many partials.
+TEST(ReductionConformanceTest, ExplainSaysTheReductionWasSplit) {
+  const auto graph = ReductionGraph("aten.sum.default");
+  const Tensor x = RandomTensor(DType::kFloat32, {1 << 22}, 3, 0, 1);
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  auto exe = testing::SharedJit().Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  // 2^22 elements: chunks of 2^16, 64 partials.
+  EXPECT_THAT((*exe)->Describe(),
+              ::testing::HasSubstr("jit: 2 fused kernels, 0 eager nodes"));
+  EXPECT_THAT((*exe)->Describe(),
+              ::testing::HasSubstr("; reduction 'r' split into 64 partials"));
 }
 
 }  // namespace
