@@ -27,6 +27,12 @@ namespace {
 // parallel ones get chunks of about kChunkWork.
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 constexpr int64_t kChunkWork = int64_t{1} << 14;
+// A call with a cancel flag or a deadline runs a kernel's outer loop in
+// rounds whose chunks hold at most about this many element operations (a
+// few milliseconds), so a stop waits for no more than one such chunk per
+// thread: the pool cuts a loop into only a few chunks per thread, which for
+// a long kernel (a split reduction's 2^18 partials) would be seconds each.
+constexpr int64_t kStoppableChunkWork = int64_t{1} << 24;
 // Alignment of each buffer in a call's arena.
 constexpr int64_t kArenaAlign = 64;
 
@@ -717,17 +723,29 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
         if (sizes.grain[i] > 0) {
           std::atomic<int64_t> faults{0};
           std::atomic<bool> stopped{false};
-          pool_->ParallelFor(
-              sizes.outer_extent[i], sizes.grain[i],
-              [&](int64_t begin, int64_t end) {
-                if (stoppable && (stopped.load(std::memory_order_relaxed) ||
-                                  !ctx.CheckStop().ok())) {
-                  stopped.store(true, std::memory_order_relaxed);
-                  return;
-                }
-                const int64_t f = fn(buffers, values, begin, end);
-                if (f != 0) faults.fetch_or(f);
-              });
+          const int64_t extent = sizes.outer_extent[i];
+          int64_t round = extent;
+          if (stoppable) {
+            const int64_t per_iteration = std::max<int64_t>(
+                1, WorkOf(step.kernel.kernel, symbols) / extent);
+            round = std::max<int64_t>(1, kStoppableChunkWork / per_iteration) *
+                    (int64_t{pool_->num_threads()} * 4);
+          }
+          for (int64_t start = 0; start < extent && !stopped.load();
+               start += round) {
+            pool_->ParallelFor(
+                std::min(round, extent - start), sizes.grain[i],
+                [&](int64_t begin, int64_t end) {
+                  if (stoppable && (stopped.load(std::memory_order_relaxed) ||
+                                    !ctx.CheckStop().ok())) {
+                    stopped.store(true, std::memory_order_relaxed);
+                    return;
+                  }
+                  const int64_t f =
+                      fn(buffers, values, start + begin, start + end);
+                  if (f != 0) faults.fetch_or(f);
+                });
+          }
           if (stopped.load()) {
             absl::Status stop = stop_before(i);
             // The flag may have been cleared since a chunk saw it.

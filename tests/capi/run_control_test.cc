@@ -51,6 +51,24 @@ class RunControlTest : public ::testing::Test {
     return gjtest::MakeFunction(context_.get(), graph_.get());
   }
 
+  // sum(expand(x, [rows, cols])) to a scalar: rows * cols additions with no
+  // outer loop, which only a split reduction runs in chunks.
+  FunctionPtr ScalarSum(int64_t rows, int64_t cols) {
+    graph_ = gjtest::BuildGraph(
+        context_.get(), "scalar_sum", {"x"},
+        [&](gj_graph_builder* b) {
+          const int64_t sizes[] = {rows, cols};
+          gj_arg expand[] = {gj_arg_ref("x"), gj_arg_ints(sizes, 2)};
+          EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+              b, "big", "aten.expand.default", expand, 2)));
+          gj_arg sum[] = {gj_arg_ref("big")};
+          EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+              b, "total", "aten.sum.default", sum, 1)));
+        },
+        {"total"});
+    return gjtest::MakeFunction(context_.get(), graph_.get());
+  }
+
   // y = x * 2 + 1, elementwise.
   FunctionPtr Affine() {
     graph_ = gjtest::BuildGraph(
@@ -148,6 +166,73 @@ TEST_F(RunControlTest, CancelFromAnotherThread) {
   EXPECT_TRUE(IsError(error, GJ_CANCELLED, {"cancelled by the host"}));
   EXPECT_LT(SecondsSince(start), 3.0);
   for (float v : y.buffer()) ASSERT_EQ(v, -7);
+}
+
+// Issue #19: sum(expand(x, [2^20, 2^20])) is 2^40 additions (31 s when it
+// was one chunk nothing could stop). Split into partials, it stops at a
+// deadline or a cancel flag between chunks of a few milliseconds. The entry
+// is compiled first, so the deadline falls inside the partials kernel.
+TEST_F(RunControlTest, DeadlineStopsAHugeScalarSum) {
+  FunctionPtr f = ScalarSum(int64_t{1} << 20, int64_t{1} << 20);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({}, {-7});
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  ASSERT_TRUE(Ok(gj_function_precompile(f.get(), in, 1, nullptr)));
+  char* text = nullptr;
+  ASSERT_TRUE(Ok(gj_function_explain(f.get(), &text)));
+  EXPECT_NE(std::string(text).find("reduction 'total' split into"),
+            std::string::npos)
+      << text;
+  gj_string_destroy(text);
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.timeout_us = 50000;
+  for (int call = 0; call < 2; ++call) {
+    const auto start = Clock::now();
+    // Step 1 of 2: the partials kernel; the combining kernel never ran.
+    EXPECT_TRUE(IsError(gj_function_call(f.get(), in, 1, out, 1, &options),
+                        GJ_DEADLINE_EXCEEDED, {"timeout", "step 1 of 2"}));
+    EXPECT_LT(SecondsSince(start), 2.0);
+    ASSERT_EQ(y.buffer()[0], -7);
+  }
+}
+
+TEST_F(RunControlTest, CancelFromAnotherThreadStopsAHugeScalarSum) {
+  FunctionPtr f = ScalarSum(int64_t{1} << 20, int64_t{1} << 20);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({}, {-7});
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  ASSERT_TRUE(Ok(gj_function_precompile(f.get(), in, 1, nullptr)));
+  int32_t cancel = 0;
+  gj_call_options options;
+  gj_call_options_init(&options);
+  options.cancel = &cancel;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    __atomic_store_n(&cancel, 1, __ATOMIC_RELAXED);
+  });
+  const auto start = Clock::now();
+  gj_error* error = gj_function_call(f.get(), in, 1, out, 1, &options);
+  const double seconds = SecondsSince(start);
+  stopper.join();
+  EXPECT_TRUE(
+      IsError(error, GJ_CANCELLED, {"scalar_sum", "cancelled by the host"}));
+  EXPECT_LT(seconds, 2.0);
+  ASSERT_EQ(y.buffer()[0], -7);
+}
+
+// The split sum is still exact where the values allow it: 2^26 ones in
+// partials of 2^20.
+TEST_F(RunControlTest, SplitScalarSumKeepsItsValue) {
+  FunctionPtr f = ScalarSum(int64_t{1} << 13, int64_t{1} << 13);
+  HostTensor<float> x({1, 1}, {1});
+  HostTensor<float> y({}, {-7});
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* out[] = {y.dl()};
+  ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, out, 1, nullptr)));
+  EXPECT_EQ(y.buffer()[0], 67108864.0f);
 }
 
 // Destinations of every layout get the same values: contiguous (written in
