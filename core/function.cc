@@ -100,6 +100,74 @@ Function::OwnedCall::OwnedCall(const CallSignature& call)
   }
 }
 
+namespace {
+
+// `status` with the sources of the size symbols its message names appended
+// ("shapes [s0] and [10] are not broadcastable (s0 = x.size()[0], 7 in this
+// call)"): the caller never sees symbol names otherwise. sources[i] is
+// symbol i's ("x.size()[0]"), values[i] its value in this call.
+absl::Status WithSymbolSources(const absl::Status& status,
+                               absl::Span<const std::string> sources,
+                               absl::Span<const int64_t> values) {
+  if (status.ok()) return status;
+  std::vector<std::string> named;
+  const std::string message(status.message());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const std::string name = absl::StrCat("s", i);
+    for (size_t at = message.find(name); at != std::string::npos;
+         at = message.find(name, at + 1)) {
+      const size_t end = at + name.size();
+      // "s0xs1" (a matrix's sizes) names s1 too.
+      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]) ||
+                          message[at - 1] == 'x';
+      const bool ends =
+          end == message.size() || !absl::ascii_isdigit(message[end]);
+      if (starts && ends) {
+        named.push_back(absl::StrCat(name, " = ", sources[i], ", ", values[i],
+                                     " in this call"));
+        break;
+      }
+    }
+  }
+  if (named.empty()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrCat(message, " (", absl::StrJoin(named, "; "), ")"));
+}
+
+absl::Status WithSymbolSources(const absl::Status& status,
+                               const ShapeEnv& env) {
+  std::vector<std::string> sources;
+  std::vector<int64_t> hints;
+  for (const SymbolInfo& info : env.symbols()) {
+    sources.push_back(info.source);
+    hints.push_back(info.hint);
+  }
+  return WithSymbolSources(status, sources, hints);
+}
+
+// An error of a dynamic entry's run (a kernel's index check, a GEMM's
+// extents, a layout variant's compile) with the sources and this call's
+// values of the size symbols it names.
+absl::Status WithCallSymbols(const absl::Status& status,
+                             const CacheEntry* entry,
+                             const CallSignature& call) {
+  if (status.ok() || entry == nullptr) return status;
+  const SymbolicGuards& symbolic = entry->guards.symbolic();
+  if (symbolic.num_symbols() == 0) return status;
+  std::vector<int64_t> values(symbolic.num_symbols(), -1);
+  for (const SymbolicGuards::DimBinding& b : symbolic.dims) {
+    if (values[b.symbol] < 0 &&
+        b.input < static_cast<int>(call.inputs.size()) &&
+        b.dim < call.inputs[b.input].rank) {
+      values[b.symbol] = call.inputs[b.input].sizes[b.dim];
+    }
+  }
+  return WithSymbolSources(status, symbolic.symbol_names, values);
+}
+
+}  // namespace
+
 CacheEntry* Function::Hit(const CallSignature& call) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
   const GuardTable* table = table_.load(std::memory_order_acquire);
@@ -132,7 +200,11 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
     return CallSegments(inputs, call, ctx, hit);
   }
   if (CacheEntry* entry = Hit(call)) {
-    return entry->executable->Run(ctx, inputs);
+    auto out = entry->executable->Run(ctx, inputs);
+    if (!out.ok()) [[unlikely]] {
+      return WithCallSymbols(out.status(), entry, call);
+    }
+    return out;
   }
   return Miss(inputs, call, ctx);
 }
@@ -142,7 +214,11 @@ absl::StatusOr<std::vector<Tensor>> Function::CallTracked(
     const RunContext& ctx, bool& hit) {
   if (segments_ != nullptr) return CallSegments(inputs, call, ctx, hit);
   if (CacheEntry* entry = Hit(call)) {
-    return entry->executable->Run(ctx, inputs);
+    auto out = entry->executable->Run(ctx, inputs);
+    if (!out.ok()) [[unlikely]] {
+      return WithCallSymbols(out.status(), entry, call);
+    }
+    return out;
   }
   hit = false;
   return Miss(inputs, call, ctx);
@@ -177,46 +253,16 @@ absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
     return absl::OkStatus();
   }
   if (CacheEntry* entry = Hit(call)) {
-    return entry->executable->RunInto(ctx, inputs, results);
+    return WithCallSymbols(entry->executable->RunInto(ctx, inputs, results),
+                           entry, call);
   }
   ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
-  return executable->RunInto(ctx, inputs, results);
-}
-
-namespace {
-
-// `status` with the sources of the size symbols its message names appended
-// ("shapes [s0] and [10] are not broadcastable (s0 = x.size()[0], 7 in this
-// call)"): the caller never sees symbol names otherwise.
-absl::Status WithSymbolSources(const absl::Status& status,
-                               const ShapeEnv& env) {
-  std::vector<std::string> named;
-  const std::string message(status.message());
-  for (size_t i = 0; i < env.symbols().size(); ++i) {
-    const std::string name = absl::StrCat("s", i);
-    for (size_t at = message.find(name); at != std::string::npos;
-         at = message.find(name, at + 1)) {
-      const size_t end = at + name.size();
-      // "s0xs1" (a matrix's sizes) names s1 too.
-      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]) ||
-                          message[at - 1] == 'x';
-      const bool ends =
-          end == message.size() || !absl::ascii_isdigit(message[end]);
-      if (starts && ends) {
-        const SymbolInfo& info = env.symbols()[i];
-        named.push_back(absl::StrCat(name, " = ", info.source, ", ", info.hint,
-                                     " in this call"));
-        break;
-      }
-    }
+  absl::Status status = executable->RunInto(ctx, inputs, results);
+  if (!status.ok()) [[unlikely]] {
+    return WithCallSymbols(status, table_.load()->Lookup(call), call);
   }
-  if (named.empty()) return status;
-  return absl::Status(
-      status.code(),
-      absl::StrCat(message, " (", absl::StrJoin(named, "; "), ")"));
+  return status;
 }
-
-}  // namespace
 
 std::string Function::MissKey(const CallSignature& call) {
   // Every field any guard can read, exactly: two calls with one key get the
@@ -242,7 +288,11 @@ absl::StatusOr<std::vector<Tensor>> Function::Miss(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
   ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
-  return executable->Run(ctx, inputs);
+  auto out = executable->Run(ctx, inputs);
+  if (!out.ok()) [[unlikely]] {
+    return WithCallSymbols(out.status(), table_.load()->Lookup(call), call);
+  }
+  return out;
 }
 
 absl::Status Function::Precompile(const CallSignature& call) {

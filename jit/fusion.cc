@@ -698,9 +698,14 @@ void PlanBuffers(Plan& plan) {
 }
 
 absl::Status IndexCheck::Error(absl::Span<const int64_t> symbols) const {
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": an index is out of range for dimension ", dim,
-                   " with size ", bound.Evaluate(symbols)));
+  // A symbolic size shows its expression too ("with size s0 = 5"), which
+  // the function's call path explains ("(s0 = x.size()[0], 5 in this
+  // call)").
+  const int64_t size = bound.Evaluate(symbols);
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": an index is out of range for dimension ", dim, " with size ",
+      bound.is_const() ? absl::StrCat(size)
+                       : absl::StrCat(bound.ToString(), " = ", size)));
 }
 
 int Plan::num_kernels() const {

@@ -517,6 +517,62 @@ std::vector<Case> CallCases() {
        GJ_INVALID_ARGUMENT,
        {"gj_function_call", "function 'lookup'", "node 'rows'",
         "out of range"}},
+      // Issue #19: a kernel's index check on a dynamic entry names the
+      // symbolic size it checked against with its source and value.
+      {"call: embedding index 7 of s0 rows, dynamic entry",
+       Kind::kCall,
+       [](Env& e, Probe& p) {
+         gj_function_options options;
+         gj_function_options_init(&options);
+         options.dynamic = GJ_DYNAMIC_DYNAMIC;
+         const int index = static_cast<int>(e.graphs.size());
+         e.graphs.push_back(
+             OpGraph(e.ctx.get(), "lookup", {"table", "ids"}, "rows",
+                     [](gj_graph_builder* b) {
+                       gj_arg a[] = {gj_arg_ref("table"), gj_arg_ref("ids")};
+                       EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                           b, "rows", "aten.embedding.default", a, 2)));
+                     }));
+         FunctionPtr f =
+             CreateFunction(e.ctx.get(), e.graphs[index].get(), &options);
+         return e.Call1(
+             p, f.get(),
+             {p.Floats({5, 3}).dl(), p.Tensor<int64_t>({2}, {1, 7}).dl()},
+             p.Output<float>({2, 3}).dl());
+       },
+       GJ_INVALID_ARGUMENT,
+       {"node 'rows'", "argument 'indices'", "with size s0 = 5",
+        "s0 = table.size()[0], 5 in this call"}},
+      // The same check on a hit of an entry that became dynamic on its
+      // second call (automatic dynamic), after calls that succeeded.
+      {"call: index_select index 9 of s0 rows, automatic dynamic hit",
+       Kind::kCall,
+       [](Env& e, Probe& p) {
+         const int index = static_cast<int>(e.graphs.size());
+         e.graphs.push_back(OpGraph(
+             e.ctx.get(), "pick", {"x", "at"}, "picked",
+             [](gj_graph_builder* b) {
+               gj_arg a[] = {gj_arg_ref("x"), gj_arg_int(0), gj_arg_ref("at")};
+               EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                   b, "picked", "aten.index_select.default", a, 3)));
+             }));
+         FunctionPtr f = CreateFunction(e.ctx.get(), e.graphs[index].get());
+         for (int64_t n : {4, 6, 8}) {  // 6 makes x's dim 0 symbolic
+           DLManagedTensor* out = nullptr;
+           const DLTensor* in[] = {p.Floats({n, 2}).dl(),
+                                   p.Tensor<int64_t>({2}, {0, 3}).dl()};
+           EXPECT_TRUE(
+               Ok(gj_function_call_alloc(f.get(), in, 2, nullptr, &out, 1)));
+           gj_tensor_release(out);
+         }
+         return e.Call1(
+             p, f.get(),
+             {p.Floats({7, 2}).dl(), p.Tensor<int64_t>({2}, {9, 1}).dl()},
+             p.Output<float>({2, 2}).dl());
+       },
+       GJ_INVALID_ARGUMENT,
+       {"node 'picked'", "argument 'index'", "with size s0 = 7",
+        "s0 = x.size()[0], 7 in this call"}},
       {"call_alloc: getitem 5 of a split into 2",
        Kind::kCall,
        [](Env& e, Probe& p) {
