@@ -301,10 +301,15 @@ std::optional<SplitKernels> SplitReduction(
                        outer_sizes.end());
   for (const Stage& s : k.stages) {
     if (s.kind != Stage::Kind::kReduce) continue;
-    const DType dtype = s.value.dtype();
+    // float32 sums accumulate in float64 (chunks and partials): the split
+    // sum is no less accurate than the unsplit one's float blocks.
+    const bool widen =
+        s.combine == CombineOp::kSum && s.value.dtype() == DType::kFloat32;
+    const DType dtype = widen ? DType::kFloat64 : s.value.dtype();
     Stage reduce = s;
     reduce.loops = chunk_loops;
     reduce.value = chunk.Run(s.value);
+    if (widen) reduce.value = ValueExpr::Cast(reduce.value, dtype);
     p1.kernel.stages.push_back(std::move(reduce));
 
     Slot slot;
@@ -320,17 +325,11 @@ std::optional<SplitKernels> SplitReduction(
     store.index = partial_at;
     p1.allocate.push_back(partial_slot);
 
-    // float32 partials add up in float64: the split adds one rounding per
-    // partial and nothing more.
-    const bool widen = s.combine == CombineOp::kSum && dtype == DType::kFloat32;
     Stage combine = s;
     combine.loops = {{c_var, partials}};
     combine.value = ValueExpr::Load(params2.Add(partial_slot, dtype, false),
                                     dtype, partial_at);
-    if (widen) {
-      combine.value = ValueExpr::Cast(combine.value, DType::kFloat64);
-      widened.insert(s.local);
-    }
+    if (widen) widened.insert(s.local);
     combine_stages.push_back(std::move(combine));
     p1.kernel.stages.push_back(std::move(store));
   }

@@ -47,6 +47,8 @@ struct SplitKernels {
 //    a static reduced extent must be at least kSplitMinReduced elements per
 //    outer point. A symbolic reduced extent is split with chunk sizes
 //    computed per call, so a call with a short extent gets one partial.
+// float32 sums accumulate in float64 in both kernels (the partials are
+// float64): never less accurate than the unsplit kernel's float blocks.
 // New slots (the partials) are appended to `slots`.
 std::optional<SplitKernels> SplitReduction(
     const KernelStep& step, const std::vector<std::string>& reductions,

@@ -2,6 +2,7 @@
 // layer_norm and inference batch norm, compiled vs eager.
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -626,6 +627,40 @@ TEST(ReductionConformanceTest, SplitReductionsOfDynamicEntriesMatchEager) {
       EXPECT_THAT(matrix_exe->Describe(),
                   ::testing::HasSubstr("split into partials sized per call"));
     }
+  }
+}
+
+// A split float32 sum accumulates in float64: it is the correctly rounded
+// sum (within one float ulp), never further from the exact sum than the
+// unsplit kernel's float blocks (GJ_SPLIT_REDUCTIONS=0).
+TEST(ReductionConformanceTest, SplitFloat32SumIsAtLeastAsAccurate) {
+  const auto graph = ReductionGraph("aten.sum.default");
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    const Tensor x = RandomTensor(DType::kFloat32, {(1 << 22) + 3}, seed,
+                                  seed == 3 ? -1 : 0, 1);
+    double exact = 0;  // float values: exact enough in double for 2^22
+    for (double v : testing::ToDoubles(x)) exact += v;
+    auto run = [&](bool split) {
+      if (!split) setenv("GJ_SPLIT_REDUCTIONS", "0", 1);
+      Specialization spec;
+      spec.inputs.push_back(TensorMeta::Of(x));
+      auto exe = testing::SharedJit().Compile(graph, spec);
+      unsetenv("GJ_SPLIT_REDUCTIONS");
+      EXPECT_TRUE(exe.ok()) << exe.status();
+      if (!exe.ok()) return 0.0;
+      EXPECT_EQ((*exe)->Describe().find("split into") != std::string::npos,
+                split);
+      auto out = (*exe)->Run({x});
+      EXPECT_TRUE(out.ok()) << out.status();
+      return out.ok() ? testing::ToDoubles((*out)[0])[0] : 0.0;
+    };
+    const double split = run(true);
+    const double unsplit = run(false);
+    const float rounded = static_cast<float>(exact);
+    EXPECT_LE(std::abs(split - rounded),
+              std::abs(std::nextafter(rounded, 0.0f) - rounded));
+    EXPECT_LE(std::abs(split - exact), std::abs(unsplit - exact));
   }
 }
 
