@@ -496,8 +496,11 @@ GJ_EXPORT void gj_call_options_init_v(gj_call_options* options,
  * Stopping: with options->cancel or options->timeout_us, the call checks
  * before each step of the compiled program and each parallel chunk of a
  * kernel, and returns CANCELLED or DEADLINE_EXCEEDED with no output written.
- * One chunk (a whole reduction of a kernel that does not split) runs to its
- * end before the check.
+ * Chunks of a stoppable call hold at most about 2^24 element operations,
+ * and a long reduction over few outputs (sum(x) of a large x) is split into
+ * partials over chunks (README, "Numerics"); a reduction that does not split
+ * (var, argmax) is one chunk per output row and runs to its end before the
+ * check.
  * Devices (since 0.7): tensors are kDLCPU (device_id 0), kDLCUDAHost
  * (pinned host memory, read as host memory) or kDLCUDA (device_id = the CUDA
  * ordinal). A call's inputs and outputs are all on one device, except 0-dim
