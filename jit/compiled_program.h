@@ -1,6 +1,7 @@
 #ifndef GUARDJIT_JIT_COMPILED_PROGRAM_H_
 #define GUARDJIT_JIT_COMPILED_PROGRAM_H_
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,11 @@ namespace guardjit {
 // without a destination, and the values eager steps read or return, are
 // allocated per call. A device program allocates its buffers per call from
 // the stream-ordered device allocator.
+//
+// Defined over three files: compiled_program.cc (Create, the sizes, Run),
+// compiled_program_outputs.cc (which outputs are written in place, and why
+// the others are copied), compiled_program_graphed.cc (reduce-overhead mode's
+// CUDA graph replays).
 class CompiledProgram {
  public:
   // Compiles the plan's kernels with `compiler` (which must outlive this);
@@ -109,6 +115,20 @@ class CompiledProgram {
     Shape strides;
     int64_t offset = 0;
   };
+  // The view `ref` names of its slot's tensor (the tensor itself when the
+  // view is all of it).
+  template <typename Slots>
+  static Tensor ViewOf(const Slots& slots, const ConcreteRef& ref) {
+    const Tensor& base = slots[ref.slot];
+    if (ref.offset == 0 &&
+        std::equal(ref.sizes.begin(), ref.sizes.end(), base.sizes().begin(),
+                   base.sizes().end()) &&
+        std::equal(ref.strides.begin(), ref.strides.end(),
+                   base.strides().begin(), base.strides().end())) {
+      return base;
+    }
+    return base.AsStrided(ref.sizes, ref.strides, ref.offset);
+  }
   // The plan's sizes evaluated for one call's symbol values.
   struct CallSizes {
     std::vector<Shape> slots;
