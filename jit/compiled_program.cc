@@ -88,13 +88,13 @@ int64_t WorkOf(const Kernel& k, absl::Span<const int64_t> sizes) {
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-    KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool, int num_symbols,
-    KernelBackend* backend) {
+    KernelBackend& backend, std::shared_ptr<ThreadPool> pool, int num_symbols) {
   std::unique_ptr<CompiledProgram> program(
       new CompiledProgram(std::move(graph), std::move(metas), std::move(plan),
                           std::move(pool), num_symbols));
   const Plan& p = program->plan_;
   std::vector<const Kernel*> kernels;
+  std::vector<std::string> labels;  // for a forbidden compile's error
   for (const PlanStep& step : p.steps) {
     if (!step.is_kernel) continue;
     if (step.kernel.kernel.num_size_params != num_symbols) {
@@ -103,29 +103,36 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           " size parameters; the program has ", num_symbols, " symbols"));
     }
     // A device backend's GEMM steps run on cuBLASLt (device_gemm_step.h).
-    if (backend != nullptr &&
-        ((step.gemm != nullptr && backend->transfer() == nullptr) ||
+    if (!backend.host_code() &&
+        ((step.gemm != nullptr && backend.transfer() == nullptr) ||
          step.conv != nullptr)) {
       return absl::InternalError(
-          absl::StrCat("a GEMM or conv step in a plan for the ",
-                       backend->name(), " backend"));
+          absl::StrCat("a GEMM or conv step in a plan for the ", backend.name(),
+                       " backend"));
     }
+    labels.push_back(absl::StrCat("kernel ", kernels.size(), " (computing ",
+                                  absl::StrJoin(step.kernel.computes, ", "),
+                                  ")"));
     kernels.push_back(&step.kernel.kernel);
   }
-  std::vector<CompiledKernelFn> compiled(kernels.size(), nullptr);
-  if (backend != nullptr) {
-    ASSIGN_OR_RETURN(program->module_, backend->Compile(kernels));
-    program->transfer_ = backend->transfer();
-  } else {
-    ASSIGN_OR_RETURN(compiled, compiler.Compile(kernels, &program->code_));
+  ASSIGN_OR_RETURN(program->module_, backend.Compile(kernels, labels));
+  program->transfer_ = backend.transfer();
+  // A host module's kernels are called directly (kernels_), the others
+  // launched through the module.
+  const std::vector<HostKernelFn>* host = program->module_->host_functions();
+  program->launch_through_module_ = host == nullptr;
+  if (host != nullptr && host->size() != kernels.size()) {
+    return absl::InternalError(absl::StrCat(backend.name(), " compiled ",
+                                            host->size(), " of ",
+                                            kernels.size(), " kernels"));
   }
   size_t next = 0;
   for (const PlanStep& step : p.steps) {
     std::vector<int> outputs;
     if (step.is_kernel) {
-      program->module_index_.push_back(
-          backend != nullptr ? static_cast<int>(next) : -1);
-      program->kernels_.push_back(compiled[next++]);
+      program->module_index_.push_back(static_cast<int>(next));
+      program->kernels_.push_back(host != nullptr ? (*host)[next] : nullptr);
+      ++next;
       program->eager_.push_back(nullptr);
     } else {
       const Node& node = program->graph_->node(step.node);
@@ -449,10 +456,10 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       pointers.clear();
       for (int s : step.kernel.buffer_slots)
         pointers.push_back(slots[s].data());
-      const CompiledKernelFn fn = kernels_[i];
+      const HostKernelFn fn = kernels_[i];
       void* const* buffers = pointers.data();
       const int64_t* values = symbols.data();
-      if (module_ != nullptr) {
+      if (launch_through_module_) {
         ASSIGN_OR_RETURN(
             const int64_t failed,
             step.gemm != nullptr

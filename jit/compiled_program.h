@@ -16,7 +16,6 @@
 #include "core/tensor.h"
 #include "jit/fusion.h"
 #include "jit/kernel_backend.h"
-#include "jit/kernel_compiler.h"
 #include "runtime/cuda/cuda_graph.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
@@ -45,15 +44,18 @@ namespace guardjit {
 // CUDA graph replays).
 class CompiledProgram {
  public:
-  // Compiles the plan's kernels with `compiler` (which must outlive this);
-  // kernels, GEMM and conv steps run on `pool`. `metas` are symbolic for a
-  // dynamic program, over `num_symbols` symbols. With a `backend`, the
-  // kernels are compiled and launched by it instead (the plan must then have
-  // no GEMM or conv steps, whose epilogues are CPU code).
+  // Gets the plan's kernels from `backend` (which must outlive this: its
+  // module's code stays loaded while the program lives, whatever the
+  // backend's cache evicts). A host backend's kernels (LlvmKernelBackend)
+  // are called directly, their parallel ones split across `pool`, which also
+  // runs GEMM and conv steps; other backends' are launched through their
+  // module (their plans must have no conv steps, and GEMM steps only on a
+  // device). `metas` are symbolic for a dynamic program, over `num_symbols`
+  // symbols.
   static absl::StatusOr<std::unique_ptr<CompiledProgram>> Create(
       std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
-      KernelCompiler& compiler, std::shared_ptr<ThreadPool> pool,
-      int num_symbols = 0, KernelBackend* backend = nullptr);
+      KernelBackend& backend, std::shared_ptr<ThreadPool> pool,
+      int num_symbols = 0);
 
   // Inputs must have the dtypes, layout and (static program) sizes the
   // program was built for; `symbols` holds the call's symbol values (one per
@@ -202,13 +204,14 @@ class CompiledProgram {
   Plan plan_;
   std::shared_ptr<ThreadPool> pool_;
   int num_symbols_ = 0;
-  std::vector<CompiledKernelFn> kernels_;  // per step; null for eager steps
-  // The modules kernels_ live in (their code is freed with the last owner).
-  std::vector<std::shared_ptr<const ModuleCode>> code_;
-  // A backend's kernels (then kernels_ is all null): per step, the kernel's
-  // index in the module, or -1.
+  // The program's kernels (their code is freed with the module's last
+  // owner), and per step the kernel's index in it, or -1.
   std::shared_ptr<const KernelModule> module_;
   std::vector<int> module_index_;
+  // Per step: a host module's kernel, called directly; null for eager steps
+  // and when the kernels are launched through module_.
+  std::vector<HostKernelFn> kernels_;
+  bool launch_through_module_ = false;
   // A device backend's transfers (null for host backends), and per slot the
   // device copy of each constant.
   const DeviceTransfer* transfer_ = nullptr;

@@ -83,25 +83,26 @@ std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
   return HasLayout(t, strides, symbols) ? strides : exact;
 }
 
-// `backend`: the kernels' backend when it is not the CPU, which keeps
-// matrix products and convolutions eager (their epilogues are CPU code).
+// `backend`: the kernels' backend; one that is not host code keeps matrix
+// products (but a device's) and convolutions eager (their epilogues are CPU
+// code).
 absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
                                const Layout& layout, int num_symbols,
-                               const KernelBackend* backend) {
+                               const KernelBackend& backend) {
   std::vector<std::string> fallbacks;
-  const Device device = backend != nullptr && backend->transfer() != nullptr
-                            ? backend->transfer()->device()
+  const Device device = backend.transfer() != nullptr
+                            ? backend.transfer()->device()
                             : Device::Cpu();
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks, device));
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
   // GEMM and conv steps of a dynamic entry bind their symbolic extents per
   // call (FuseConvSteps logs why a convolution stays eager).
-  if (backend == nullptr) {
+  if (backend.host_code()) {
     FuseGemmEpilogues(graph, plan);
     FuseConvSteps(graph, plan, &fallbacks);
     PlanBuffers(plan);
-  } else if (backend->transfer() != nullptr) {
+  } else if (backend.transfer() != nullptr) {
     // A device's matrix products run on cuBLASLt (jit/cuda/device_gemm_step.h)
     // where it loads; else they stay host steps, which the plan shows.
     if (const absl::StatusOr<const CublasLtApi*> cublaslt = CublasLtApi::Get();
@@ -122,7 +123,7 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   if (LogEnabled(LogTopic::kCodegen)) {
     std::string message = absl::StrCat(
         "graph '", graph.name(), "': ", plan.num_kernels(), " kernels",
-        backend != nullptr ? absl::StrCat(" for ", backend->name()) : "",
+        backend.host_code() ? "" : absl::StrCat(" for ", backend.name()),
         num_symbols > 0 ? " over size symbols" : "", "\n", plan.ToString());
     // Lowering's reasons for the nodes still eager (a GEMM or conv step
     // took over others, and the plan shows those).
@@ -148,16 +149,13 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
 class JitExecutable : public Executable {
  public:
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
-                const Specialization& spec,
-                std::shared_ptr<KernelCompiler> kernels,
-                std::shared_ptr<ThreadPool> pool,
+                const Specialization& spec, std::shared_ptr<ThreadPool> pool,
                 std::shared_ptr<KernelBackend> backend, Layout layout,
                 std::unique_ptr<CompiledProgram> program)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         inputs_(spec.inputs),
         symbols_(spec.symbols),
-        kernels_(std::move(kernels)),
         pool_(std::move(pool)),
         backend_(std::move(backend)),
         layout_(std::move(layout)),
@@ -199,7 +197,7 @@ class JitExecutable : public Executable {
     // Intermediates between steps: one arena per concurrent call (host), or
     // per-call device buffers.
     if (const int buffers = program_->num_arena_buffers(); buffers > 0) {
-      if (backend_ != nullptr && backend_->transfer() != nullptr) {
+      if (backend_->transfer() != nullptr) {
         absl::StrAppend(&text, ", ", buffers,
                         " intermediate buffers per call on the device");
       } else if (program_->static_arena_bytes() >= 0) {
@@ -211,7 +209,7 @@ class JitExecutable : public Executable {
                         " buffers sized per call");
       }
     }
-    if (backend_ != nullptr) {
+    if (!backend_->host_code()) {
       absl::StrAppend(&text, ", kernels on ", backend_->name());
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -253,12 +251,11 @@ class JitExecutable : public Executable {
       layout.push_back(LayoutOf(inputs[i], inputs_[i], symbols));
     }
     const int num_symbols = static_cast<int>(symbols_.size());
-    ASSIGN_OR_RETURN(Plan plan, PlanGraph(*graph_, metas_, layout, num_symbols,
-                                          backend_.get()));
     ASSIGN_OR_RETURN(
-        std::unique_ptr<CompiledProgram> program,
-        CompiledProgram::Create(graph_, metas_, std::move(plan), *kernels_,
-                                pool_, num_symbols, backend_.get()));
+        Plan plan, PlanGraph(*graph_, metas_, layout, num_symbols, *backend_));
+    ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
+                     CompiledProgram::Create(graph_, metas_, std::move(plan),
+                                             *backend_, pool_, num_symbols));
     variants_.push_back({std::move(layout), std::move(program)});
     return variants_.back().second.get();
   }
@@ -267,8 +264,9 @@ class JitExecutable : public Executable {
   GraphMeta metas_;
   std::vector<TensorMeta> inputs_;
   std::vector<SymbolSource> symbols_;
-  std::shared_ptr<KernelCompiler> kernels_;
   std::shared_ptr<ThreadPool> pool_;
+  // Keeps the programs' code loaded (and, for the host backend, the
+  // KernelCompiler whose JIT holds it).
   std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
@@ -341,7 +339,7 @@ absl::StatusOr<Plan> JitCompiler::PlanFor(const Graph& graph,
                                           const Specialization& spec) {
   ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(graph, spec));
   return PlanGraph(graph, metas, ContiguousLayout(spec),
-                   static_cast<int>(spec.symbols.size()), backend_.get());
+                   static_cast<int>(spec.symbols.size()), *backend_);
 }
 
 // Graphs the lowering does not take yet: control flow (a cond the
@@ -409,13 +407,18 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   }
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
     absl::StatusOr<Plan> plan =
-        PlanGraph(*graph, metas, layout, num_symbols, backend_.get());
+        PlanGraph(*graph, metas, layout, num_symbols, *backend_);
     if (!plan.ok()) {
       return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
     }
-    return CompiledProgram::Create(graph, metas, *std::move(plan), *kernels_,
-                                   pool_, num_symbols, backend_.get());
+    return CompiledProgram::Create(graph, metas, *std::move(plan), *backend_,
+                                   pool_, num_symbols);
   }();
+  // A kernel compile forbidden by the ASSERT_COMPILE switch is the call's
+  // error: the eager plan would hide exactly the compile it asserts on.
+  if (!program.ok() && IsKernelCacheMissError(program.status())) {
+    return program.status();
+  }
   if (!program.ok()) {
     if (strict_) {
       return absl::Status(program.status().code(),
@@ -430,7 +433,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     return EagerCompiler().Compile(std::move(graph), spec);
   }
   return std::make_unique<JitExecutable>(
-      std::move(graph), std::move(metas), spec, kernels_, pool_, backend_,
+      std::move(graph), std::move(metas), spec, pool_, backend_,
       std::move(layout), *std::move(program));
 }
 

@@ -11,6 +11,7 @@
 #include "jit/fusion.h"
 #include "jit/kernel_backend.h"
 #include "jit/kernel_compiler.h"
+#include "jit/llvm_backend.h"
 #include "runtime/thread_pool.h"
 
 namespace guardjit {
@@ -47,11 +48,13 @@ class JitCompiler : public Compiler {
     // (Graphs the JIT does not take by design, control flow and computed
     // sizes, still get the eager plan.)
     bool fail_instead_of_eager = false;
-    // Where fused kernels run: null for the built-in CPU backend (LLVM
-    // ORC); else this backend compiles and launches them (the CUDA C
-    // generator on the SIMT emulator: jit/cuda/simt_backend.h). Matrix
-    // products and convolutions then stay eager steps (their fused
-    // epilogues are CPU code).
+    // Where fused kernels run: null for the built-in host backend
+    // (LlvmKernelBackend over this compiler's KernelCompiler); else this
+    // backend compiles and launches them (the CUDA C generator on the SIMT
+    // emulator: jit/cuda/simt_backend.h, or on a device:
+    // jit/cuda/cuda_backend.h). Matrix products and convolutions then stay
+    // eager steps (their fused epilogues are CPU code), except a device's
+    // matrix products, which run on cuBLASLt where it loads.
     std::shared_ptr<KernelBackend> kernel_backend;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
@@ -65,7 +68,7 @@ class JitCompiler : public Compiler {
   absl::StatusOr<std::unique_ptr<Executable>> Fallback(
       std::shared_ptr<const Graph> graph) override;
   std::string name() const override {
-    return backend_ == nullptr ? "jit" : "jit:" + backend_->name();
+    return backend_->host_code() ? "jit" : "jit:" + backend_->name();
   }
 
   // Why Compile gives `graph` the eager plan by design (a cond), or nullopt
@@ -76,7 +79,11 @@ class JitCompiler : public Compiler {
   // and GJ_LOGS=codegen.
   absl::StatusOr<Plan> PlanFor(const Graph& graph, const Specialization& spec);
 
+  // The host backend's compiler (its kernel cache's counters), whichever
+  // backend runs the kernels.
   KernelCompiler& kernels() { return *kernels_; }
+  // The backend every program of this compiler gets its kernels from.
+  KernelBackend& kernel_backend() { return *backend_; }
   // The pool this compiler's programs run on.
   ThreadPool& thread_pool() { return *pool_; }
 
@@ -87,10 +94,13 @@ class JitCompiler : public Compiler {
       : kernels_(std::move(kernels)),
         pool_(std::move(pool)),
         strict_(strict),
-        backend_(std::move(backend)) {}
+        backend_(backend != nullptr
+                     ? std::move(backend)
+                     : std::make_shared<LlvmKernelBackend>(kernels_)) {}
   std::shared_ptr<KernelCompiler> kernels_;
   std::shared_ptr<ThreadPool> pool_;
   const bool strict_;
+  // Never null: Options::kernel_backend, else an LlvmKernelBackend.
   const std::shared_ptr<KernelBackend> backend_;
 };
 

@@ -3,26 +3,46 @@
 
 // Where a program's fused kernels run. CompiledProgram runs a plan: kernel
 // steps, eager steps and extern steps, allocating and releasing their
-// buffers; a KernelBackend turns the plan's loop-IR kernels into something
-// it can launch. The CPU backend is built in (LLVM ORC through
-// KernelCompiler, the kernels' first outer loop split across a ThreadPool);
-// others plug in here: the CUDA C generator through the SIMT emulator
-// (jit/cuda/simt_backend.h) and through NVRTC + the driver API on a device
-// (jit/cuda/cuda_backend.h).
+// buffers; it gets its kernels from one KernelBackend, whichever the target:
+// rendering the plan's loop-IR kernels, compiling them for the backend's
+// target and loading them are the backend's Compile, which returns a
+// KernelModule. Three backends implement it:
+//   - LLVM on the host (jit/llvm_backend.h: KernelCompiler over OrcJit). Its
+//     modules also expose the kernels' host function pointers, which
+//     CompiledProgram calls directly, splitting their first outer loop
+//     across a ThreadPool (no virtual call or Status per chunk), and its
+//     plans get GEMM and conv steps (CPU epilogues);
+//   - the CUDA C generator through the SIMT emulator (jit/cuda/simt_backend.h);
+//   - the CUDA C generator through NVRTC + the driver API on a device
+//     (jit/cuda/cuda_backend.h).
+// Each keeps its compiled code in a KernelCache (jit/kernel_cache.h) keyed by
+// (backend, target, options, source): the LLVM backend per kernel, the CUDA
+// ones per module. Under the ASSERT_COMPILE switch (GJ_ASSERT_NO_COMPILE=1 or
+// ScopedForbidKernelCompiles) a cache miss fails Compile with
+// FAILED_PRECONDITION, which the JIT returns to the caller.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/run_context.h"
+#include "jit/kernel_cache.h"
 #include "jit/loop_ir.h"
 
 namespace guardjit {
 
 struct CudaKernelLaunch;  // runtime/cuda/cuda_graph.h
+
+// A host kernel: runs the kernel's first outer loop over [begin, end) (all
+// of it for a kernel without outer loops: 0, 1), the other loops whole, and
+// returns the mask of its index checks that failed. The same type as
+// jit/llvm_codegen.h's CompiledKernelFn.
+using HostKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
+                                 int64_t begin, int64_t end);
 
 // The compiled kernels of one program.
 class KernelModule {
@@ -59,6 +79,12 @@ class KernelModule {
     (void)launch;
     return absl::UnimplementedError("the backend does not record launches");
   }
+  // A host backend's kernels as functions the caller may call itself (one
+  // per kernel, in Compile's order; valid while the module lives), else
+  // null.
+  virtual const std::vector<HostKernelFn>* host_functions() const {
+    return nullptr;
+  }
 };
 
 // How a backend whose kernels read device memory moves tensors: the
@@ -87,14 +113,24 @@ class DeviceTransfer {
 class KernelBackend {
  public:
   virtual ~KernelBackend() = default;
-  // "cuda-simt:sm_90": for explain() and logs.
+  // "cuda:sm_90", "llvm:x86_64-pc-linux-gnu/znver3": for explain() and
+  // logs.
   virtual std::string name() const = 0;
-  // Compiles `kernels` (one module for all of a program's kernels). Must be
-  // thread-safe.
+  // Compiles `kernels` (one module for all of a program's kernels), or
+  // takes them from the backend's kernel cache. `labels`: one per kernel
+  // ("kernel 0 (computing add, relu)") for the error of a forbidden compile,
+  // or empty. Must be thread-safe.
   virtual absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
-      absl::Span<const Kernel* const> kernels) = 0;
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels) = 0;
   // Non-null for a backend whose kernels read device memory.
   virtual const DeviceTransfer* transfer() const { return nullptr; }
+  // Whether the modules are host code (host_functions() non-null): plans
+  // for the backend then get GEMM and conv steps, whose epilogues are host
+  // kernels.
+  virtual bool host_code() const { return false; }
+  // The backend's kernel cache: compiles, hits, evictions, entries.
+  virtual KernelCacheStats cache_stats() const = 0;
 };
 
 }  // namespace guardjit

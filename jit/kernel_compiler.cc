@@ -1,8 +1,10 @@
 #include "jit/kernel_compiler.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
@@ -33,25 +35,11 @@ absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
       std::move(jit), std::move(target), max_cached_kernels));
 }
 
-void KernelCompiler::Evict(
-    std::vector<std::shared_ptr<const ModuleCode>>* released) {
-  while (static_cast<int>(cache_.size()) > max_cached_) {
-    auto oldest = cache_.begin();
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->second.last_used < oldest->second.last_used) oldest = it;
-    }
-    released->push_back(std::move(oldest->second.code));
-    cache_.erase(oldest);
-  }
-}
-
 absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
     const std::vector<const Kernel*>& kernels,
-    std::vector<std::shared_ptr<const ModuleCode>>* owners) {
-  // Modules released here (evicted, or an owner list's old entries) remove
-  // their code after the lock is gone.
-  std::vector<std::shared_ptr<const ModuleCode>> keep;
-  std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::shared_ptr<const ModuleCode>>* owners,
+    absl::Span<const std::string> labels) {
+  std::lock_guard<std::mutex> lock(compile_mu_);
   auto own = [&](const std::shared_ptr<const ModuleCode>& code) {
     std::vector<std::shared_ptr<const ModuleCode>>& list =
         owners != nullptr ? *owners : pinned_;
@@ -60,30 +48,31 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
     }
   };
   std::vector<CompiledKernelFn> result(kernels.size(), nullptr);
-  std::vector<std::string> keys;
-  for (const Kernel* k : kernels)
-    keys.push_back(absl::StrCat(target_, "\n", k->ToString()));
+  std::vector<KernelCacheKey> keys;
+  for (const Kernel* k : kernels) {
+    keys.push_back(KernelCacheKey::Make("llvm", target_, "", k->ToString()));
+  }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(
       absl::StrCat("gj_module_", next_module_), *context);
   // (index in `kernels`, symbol) of each kernel compiled now.
   std::vector<std::pair<size_t, std::string>> fresh;
-  absl::flat_hash_map<std::string, std::string> symbol_of_key;
+  absl::flat_hash_map<KernelCacheKey, std::string> symbol_of_key;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    auto it = cache_.find(keys[i]);
-    if (it != cache_.end()) {
-      result[i] = it->second.fn;
-      it->second.last_used = ++tick_;
-      own(it->second.code);
-      ++hits_;
+    if (std::optional<Cached> hit = cache_.Lookup(keys[i])) {
+      result[i] = hit->fn;
+      own(hit->code);
       continue;
     }
+    // A kernel repeated in this batch compiles once.
     auto [sym, inserted] = symbol_of_key.try_emplace(
         keys[i], absl::StrCat("gj_kernel_", next_module_, "_", fresh.size()));
     if (inserted) {
+      RETURN_IF_ERROR(CheckKernelCompileAllowed(
+          keys[i], i < labels.size() ? labels[i] : absl::StrCat("kernel ", i)));
       RETURN_IF_ERROR(EmitKernel(*kernels[i], sym->second, module.get()));
     } else {
-      ++hits_;
+      cache_.CountHit();
     }
     fresh.push_back({i, sym->second});
   }
@@ -109,30 +98,25 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
   for (const auto& [i, symbol] : fresh) {
     ASSIGN_OR_RETURN(void* address, jit_->Lookup(symbol));
     result[i] = reinterpret_cast<CompiledKernelFn>(address);
-    auto [it, inserted] = cache_.try_emplace(keys[i]);
-    if (inserted) {
-      it->second = Cached{result[i], code, ++tick_};
-      ++compiled_;
-    }
   }
-  // Evicted modules still in use stay loaded through their owners.
-  Evict(&keep);
+  // Inserted once every lookup succeeded (a kernel repeated in the batch
+  // once). Evicted modules still in use stay loaded through their owners.
+  for (const auto& [i, symbol] : fresh) {
+    cache_.Insert(keys[i], Cached{result[i], code});
+  }
   return result;
 }
 
 int KernelCompiler::compiled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return compiled_;
+  return static_cast<int>(cache_.stats().compiles);
 }
 
 int KernelCompiler::cached_kernels() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(cache_.size());
+  return static_cast<int>(cache_.stats().entries);
 }
 
 int KernelCompiler::cache_hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
+  return static_cast<int>(cache_.stats().hits);
 }
 
 }  // namespace guardjit

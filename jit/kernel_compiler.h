@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "jit/kernel_cache.h"
 #include "jit/llvm_codegen.h"
 #include "jit/loop_ir.h"
 #include "jit/orc_jit.h"
@@ -37,9 +38,12 @@ class ModuleCode {
   std::atomic<int>* live_;
 };
 
-// Compiles loop-IR kernels to host code through one OrcJit, with an
-// in-memory cache keyed by (printed loop IR, target): identical kernels,
-// from one graph or many, compile once. Thread-safe.
+// Compiles loop-IR kernels to host code through one OrcJit, with a
+// KernelCache (jit/kernel_cache.h) keyed by ("llvm", target, printed loop
+// IR): identical kernels, from one graph or many, compile once. Thread-safe;
+// compiles run one at a time (the kernels a Compile misses go into one LLVM
+// module), so two threads compiling the same kernel compile it once and the
+// second finds it cached. Under the ASSERT_COMPILE switch a miss fails.
 //
 // Memory: each compiled module is a ModuleCode owned by the programs using
 // its kernels (Compile's `owners`) and by the cache. The cache keeps at most
@@ -56,14 +60,17 @@ class KernelCompiler {
   // The compiled function of each kernel (new ones share one LLVM module),
   // and in `owners` the modules they live in, which the caller keeps while
   // it runs them. Without `owners` (tests, one-off kernels) the code stays
-  // until this compiler is destroyed.
+  // until this compiler is destroyed. `labels` (one per kernel, or empty)
+  // name the kernels in the error of a forbidden compile.
   absl::StatusOr<std::vector<CompiledKernelFn>> Compile(
       const std::vector<const Kernel*>& kernels,
-      std::vector<std::shared_ptr<const ModuleCode>>* owners = nullptr);
+      std::vector<std::shared_ptr<const ModuleCode>>* owners = nullptr,
+      absl::Span<const std::string> labels = {});
 
   // Kernels compiled and cache hits so far (for tests and explain()).
   int compiled() const;
   int cache_hits() const;
+  KernelCacheStats cache_stats() const { return cache_.stats(); }
   // Kernels in the cache now, and modules whose code is still loaded.
   int cached_kernels() const;
   int live_modules() const { return live_modules_.load(); }
@@ -73,30 +80,23 @@ class KernelCompiler {
   struct Cached {
     CompiledKernelFn fn = nullptr;
     std::shared_ptr<const ModuleCode> code;
-    uint64_t last_used = 0;
   };
   KernelCompiler(std::unique_ptr<OrcJit> jit, std::string target,
                  int max_cached_kernels)
       : jit_(std::move(jit)),
         target_(std::move(target)),
-        max_cached_(max_cached_kernels) {}
-  // Drops least recently used kernels past the cap, moving their code into
-  // `released` (to be let go of after the lock).
-  void Evict(std::vector<std::shared_ptr<const ModuleCode>>* released)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+        cache_(max_cached_kernels) {}
 
   std::unique_ptr<OrcJit> jit_;
   const std::string target_;
-  const int max_cached_;
   std::atomic<int> live_modules_{0};
-  mutable std::mutex mu_;
+  // Held through a whole Compile: one LLVM compile at a time.
+  std::mutex compile_mu_;
   // Declared after jit_: destroyed first, while the JIT can still remove.
-  absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<const ModuleCode>> pinned_ ABSL_GUARDED_BY(mu_);
-  uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
-  int compiled_ ABSL_GUARDED_BY(mu_) = 0;
-  int hits_ ABSL_GUARDED_BY(mu_) = 0;
-  int next_module_ ABSL_GUARDED_BY(mu_) = 0;
+  KernelCache<Cached> cache_;
+  std::vector<std::shared_ptr<const ModuleCode>> pinned_
+      ABSL_GUARDED_BY(compile_mu_);
+  int next_module_ ABSL_GUARDED_BY(compile_mu_) = 0;
 };
 
 }  // namespace guardjit

@@ -158,46 +158,36 @@ std::string CudaKernelBackend::name() const {
 }
 
 absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
-    absl::Span<const Kernel* const> kernels) {
+    absl::Span<const Kernel* const> kernels,
+    absl::Span<const std::string> labels) {
   CudaCodegenOptions codegen;
   codegen.block_threads = options_.block_threads;
   ASSIGN_OR_RETURN(CudaModuleSource source, RenderCudaModule(kernels, codegen));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(source.source);
-    if (it != cache_.end()) {
-      ++hits_;
-      it->second.last_used = ++tick_;
-      return it->second.module;
-    }
-  }
-  CudaCompileRequest request;
-  request.source = source.source;
-  request.arch = device_->properties().arch;
-  ASSIGN_OR_RETURN(std::shared_ptr<const CudaCompileResult> compiled,
-                   nvrtc_->Compile(request));
-  const std::string key = source.source;
-  // A real driver loads NVRTC's image (CUBIN, or PTX past NVRTC's newest
-  // arch, which the driver JIT-compiles); the emulated one the source.
-  std::string image =
-      device_->driver().loads_cuda_source ? source.source : compiled->image;
-  image.push_back('\0');
-  auto module = std::make_shared<CudaDeviceModule>(device_, std::move(source),
-                                                   options_.max_blocks);
-  RETURN_IF_ERROR(module->Load(image));
-  std::shared_ptr<const KernelModule> evicted;  // released after the lock
-  std::lock_guard<std::mutex> lock(mu_);
-  ++compiled_;
-  cache_[key] = Cached{module, ++tick_};
-  if (static_cast<int>(cache_.size()) > options_.max_cached_modules) {
-    auto oldest = cache_.begin();
-    for (auto c = cache_.begin(); c != cache_.end(); ++c) {
-      if (c->second.last_used < oldest->second.last_used) oldest = c;
-    }
-    evicted = std::move(oldest->second.module);
-    cache_.erase(oldest);
-  }
-  return std::shared_ptr<const KernelModule>(module);
+  const KernelCacheKey key = KernelCacheKey::Make(
+      "cuda", device_->properties().arch.ToString(),
+      absl::StrCat("block_threads=", options_.block_threads,
+                   " max_blocks=", options_.max_blocks),
+      source.source);
+  return cache_.GetOrCompile(
+      key, ModuleLabel(labels, kernels.size()),
+      [&]() -> absl::StatusOr<std::shared_ptr<const KernelModule>> {
+        CudaCompileRequest request;
+        request.source = source.source;
+        request.arch = device_->properties().arch;
+        ASSIGN_OR_RETURN(std::shared_ptr<const CudaCompileResult> compiled,
+                         nvrtc_->Compile(request));
+        // A real driver loads NVRTC's image (CUBIN, or PTX past NVRTC's
+        // newest arch, which the driver JIT-compiles); the emulated one the
+        // source.
+        std::string image = device_->driver().loads_cuda_source
+                                ? source.source
+                                : compiled->image;
+        image.push_back('\0');
+        auto module = std::make_shared<CudaDeviceModule>(
+            device_, std::move(source), options_.max_blocks);
+        RETURN_IF_ERROR(module->Load(image));
+        return std::shared_ptr<const KernelModule>(std::move(module));
+      });
 }
 
 absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor& t,
@@ -233,7 +223,7 @@ absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
 }
 std::string CudaKernelBackend::name() const { return "cuda"; }
 absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
-    absl::Span<const Kernel* const>) {
+    absl::Span<const Kernel* const>, absl::Span<const std::string>) {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
 absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor&,
@@ -260,13 +250,11 @@ bool CudaKernelBackend::launch_blocking() const {
 }
 
 int CudaKernelBackend::compiled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return compiled_;
+  return static_cast<int>(cache_.stats().compiles);
 }
 
 int CudaKernelBackend::cache_hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
+  return static_cast<int>(cache_.stats().hits);
 }
 
 }  // namespace guardjit

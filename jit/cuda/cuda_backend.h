@@ -14,13 +14,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "jit/cuda/cuda_codegen.h"
 #include "jit/cuda/nvrtc_compiler.h"
 #include "jit/kernel_backend.h"
+#include "jit/kernel_cache.h"
 #include "runtime/cuda/cuda_device.h"
 
 namespace guardjit {
@@ -42,7 +41,9 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
 
   std::string name() const override;
   absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
-      absl::Span<const Kernel* const> kernels) override;
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels) override;
+  KernelCacheStats cache_stats() const override { return cache_.stats(); }
   const DeviceTransfer* transfer() const override { return this; }
 
   Device device() const override {
@@ -63,20 +64,16 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
  private:
   CudaKernelBackend(Options options, const CudaDevice* device,
                     std::shared_ptr<NvrtcCompiler> nvrtc)
-      : options_(options), device_(device), nvrtc_(std::move(nvrtc)) {}
+      : options_(options),
+        device_(device),
+        nvrtc_(std::move(nvrtc)),
+        cache_(options.max_cached_modules) {}
 
   const Options options_;
   const CudaDevice* device_;
   const std::shared_ptr<NvrtcCompiler> nvrtc_;
-  mutable std::mutex mu_;
-  struct Cached {
-    std::shared_ptr<const KernelModule> module;
-    uint64_t last_used = 0;
-  };
-  absl::flat_hash_map<std::string, Cached> cache_;  // by source
-  uint64_t tick_ = 0;
-  int compiled_ = 0;
-  int hits_ = 0;
+  // Loaded modules by ("cuda", arch, options, source).
+  KernelCache<std::shared_ptr<const KernelModule>> cache_;
 };
 
 }  // namespace guardjit

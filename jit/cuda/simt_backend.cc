@@ -58,18 +58,27 @@ class SimtKernelModule : public KernelModule {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const KernelModule>> SimtCudaBackend::Compile(
-    absl::Span<const Kernel* const> kernels) {
+    absl::Span<const Kernel* const> kernels,
+    absl::Span<const std::string> labels) {
   ASSIGN_OR_RETURN(CudaModuleSource source,
                    RenderCudaModule(kernels, options_.codegen));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(source.source);
-    if (it != cache_.end()) {
-      ++hits_;
-      it->second.last_used = ++tick_;
-      return it->second.module;
-    }
+  // The emulator's host compiler and flags change the code; the NVRTC archs
+  // only what is checked.
+  std::string options =
+      absl::StrCat("block_threads=", options_.codegen.block_threads,
+                   " max_blocks=", options_.max_blocks,
+                   " cxx=", options_.simt.host_compiler);
+  for (const std::string& flag : options_.simt.extra_flags) {
+    absl::StrAppend(&options, " ", flag);
   }
+  const KernelCacheKey key =
+      KernelCacheKey::Make("cuda-simt", "", std::move(options), source.source);
+  return cache_.GetOrCompile(key, ModuleLabel(labels, kernels.size()),
+                             [&] { return CompileModule(std::move(source)); });
+}
+
+absl::StatusOr<std::shared_ptr<const KernelModule>>
+SimtCudaBackend::CompileModule(CudaModuleSource source) {
   if (!options_.nvrtc_archs.empty()) {
     std::shared_ptr<NvrtcCompiler> nvrtc;
     CudaArch arch;
@@ -100,27 +109,13 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> SimtCudaBackend::Compile(
   for (const CudaKernelInfo& k : source.kernels) names.push_back(k.name);
   ASSIGN_OR_RETURN(std::unique_ptr<SimtModule> simt,
                    SimtModule::Compile(source.source, names, options_.simt));
-  const std::string key = source.source;
   auto module = std::make_shared<const SimtKernelModule>(
       std::move(source), std::move(simt), options_.max_blocks);
-  std::shared_ptr<const KernelModule> evicted;  // released after the lock
-  std::lock_guard<std::mutex> lock(mu_);
-  ++compiled_;
-  cache_.emplace(key, Cached{module, ++tick_});
-  if (static_cast<int>(cache_.size()) > options_.max_cached_modules) {
-    auto oldest = cache_.begin();
-    for (auto c = cache_.begin(); c != cache_.end(); ++c) {
-      if (c->second.last_used < oldest->second.last_used) oldest = c;
-    }
-    evicted = std::move(oldest->second.module);
-    cache_.erase(oldest);
-  }
-  return module;
+  return std::shared_ptr<const KernelModule>(std::move(module));
 }
 
 int SimtCudaBackend::compiled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return compiled_;
+  return static_cast<int>(cache_.stats().compiles);
 }
 
 int SimtCudaBackend::nvrtc_checked() const {
@@ -129,8 +124,7 @@ int SimtCudaBackend::nvrtc_checked() const {
 }
 
 int SimtCudaBackend::cache_hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
+  return static_cast<int>(cache_.stats().hits);
 }
 
 }  // namespace guardjit

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "jit/cuda/cuda_codegen.h"
 #include "jit/cuda/nvrtc_compiler.h"
 #include "jit/kernel_backend.h"
+#include "jit/kernel_cache.h"
 #include "runtime/cuda/simt_emulator.h"
 
 namespace guardjit {
@@ -40,12 +40,15 @@ class SimtCudaBackend : public KernelBackend {
     // a test suite covers every arch at the cost of one). Empty: no NVRTC.
     std::vector<CudaArch> nvrtc_archs;
   };
-  explicit SimtCudaBackend(Options options) : options_(std::move(options)) {}
+  explicit SimtCudaBackend(Options options)
+      : options_(std::move(options)), cache_(options_.max_cached_modules) {}
   SimtCudaBackend() : SimtCudaBackend(Options()) {}
 
   std::string name() const override { return "cuda-simt"; }
   absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
-      absl::Span<const Kernel* const> kernels) override;
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels) override;
+  KernelCacheStats cache_stats() const override { return cache_.stats(); }
 
   // Host compiles so far, and compiles saved by identical source.
   int compiled() const;
@@ -54,17 +57,15 @@ class SimtCudaBackend : public KernelBackend {
   int nvrtc_checked() const;
 
  private:
+  // The module NVRTC checks (CompileModule, in the cache's compile).
+  absl::StatusOr<std::shared_ptr<const KernelModule>> CompileModule(
+      CudaModuleSource source);
+
   const Options options_;
-  mutable std::mutex mu_;
-  struct Cached {
-    std::shared_ptr<const KernelModule> module;
-    uint64_t last_used = 0;
-  };
-  // Modules by source: identical programs compile once.
-  absl::flat_hash_map<std::string, Cached> cache_;
-  uint64_t tick_ = 0;
-  int compiled_ = 0;
-  int hits_ = 0;
+  // Modules by ("cuda-simt", "", options, source): identical programs
+  // compile once.
+  KernelCache<std::shared_ptr<const KernelModule>> cache_;
+  mutable std::mutex mu_;  // guards the NVRTC check's state below
   int nvrtc_checked_ = 0;
   uint64_t next_arch_ = 0;
   std::shared_ptr<NvrtcCompiler> nvrtc_;

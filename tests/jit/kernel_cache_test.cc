@@ -8,13 +8,21 @@
 #include <thread>
 #include <vector>
 
+#include "core/function.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "jit/llvm_backend.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
 
 namespace guardjit {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::MakeTensor;
+using testing::OpGraph;
+using testing::ToDoubles;
 
 using IntCache = KernelCache<std::shared_ptr<const int>>;
 
@@ -154,6 +162,105 @@ TEST(KernelCacheTest, ForbiddenCompilesFailMissesAndServeHits) {
   EXPECT_EQ(compiles, 1);
   EXPECT_FALSE(KernelCompilesForbidden());
   EXPECT_FALSE(IsKernelCacheMissError(absl::FailedPreconditionError("x")));
+}
+
+// out[i] = in[i] * 2 over 4 doubles.
+Kernel Double() {
+  Kernel k;
+  k.buffers = {{"in0", DType::kFloat64, false},
+               {"out0", DType::kFloat64, true}};
+  k.outer = {{0, IndexExpr::Const(4)}};
+  Stage store;
+  store.buffer = 1;
+  store.index = IndexExpr::Var(0);
+  store.value = ValueExpr::Binary(
+      BinaryOp::kMul, ValueExpr::Load(0, DType::kFloat64, IndexExpr::Var(0)),
+      ValueExpr::Const(DType::kFloat64, 2.0));
+  k.stages = {store};
+  return k;
+}
+
+// The LLVM backend's module: host functions to call directly, and Launch,
+// which runs a whole kernel on the calling thread.
+TEST(LlvmKernelBackendTest, ModulesExposeHostFunctionsAndLaunch) {
+  auto compiler = KernelCompiler::Create();
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  LlvmKernelBackend backend(
+      std::shared_ptr<KernelCompiler>(*std::move(compiler)));
+  EXPECT_TRUE(backend.host_code());
+  EXPECT_THAT(backend.name(), HasSubstr("llvm:"));
+  const Kernel k = Double();
+  const Kernel* kernels[] = {&k};
+  auto module = backend.Compile(kernels, {});
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_NE((*module)->host_functions(), nullptr);
+  ASSERT_EQ((*module)->host_functions()->size(), 1u);
+  double in[4] = {1, 2, 3, 4};
+  double out[4] = {};
+  void* buffers[] = {in, out};
+  auto failed = (*module)->Launch(0, buffers, {}, RunContext());
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_EQ(*failed, 0);
+  EXPECT_EQ(std::vector<double>(out, out + 4),
+            (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ((*module)->Launch(1, buffers, {}, RunContext()).status().code(),
+            absl::StatusCode::kInternal);
+  // The same kernel again: a hit, the same function.
+  auto again = backend.Compile(kernels, {});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->host_functions()->at(0),
+            (*module)->host_functions()->at(0));
+  EXPECT_EQ(backend.cache_stats().compiles, 1);
+  EXPECT_EQ(backend.cache_stats().hits, 1);
+}
+
+// ASSERT_COMPILE end to end: a second function over the same graph, in the
+// same compiler, runs on cached kernels while compiles are forbidden; a call
+// needing a new kernel fails with the miss (the JIT does not quietly run
+// the eager plan instead), and compiles once they are allowed again.
+TEST(AssertNoCompileTest, AWarmGraphHitsTheCacheAndANewKernelFails) {
+  std::shared_ptr<JitCompiler> jit = *JitCompiler::Create();  // not strict
+  auto graph = OpGraph("aten.add.Tensor", {Arg::Ref("x0"), Arg::Ref("x1")}, 2);
+  auto call = [&](Function& f, DType dtype) {
+    std::vector<Tensor> inputs = {MakeTensor(dtype, {4}, {1, 2, 3, 4}),
+                                  MakeTensor(dtype, {4}, {10, 20, 30, 40})};
+    std::vector<InputView> views;
+    for (const Tensor& t : inputs) views.push_back(InputView::Of(t));
+    return f.Call(inputs, CallSignature{views, AmbientState()});
+  };
+  auto warm = Function::Create(graph, jit, {});
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  auto out = call(**warm, DType::kFloat32);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const int compiled = jit->kernels().compiled();
+  EXPECT_EQ(compiled, 1);
+  {
+    ScopedForbidKernelCompiles forbid;
+    auto second = Function::Create(graph, jit, {});
+    ASSERT_TRUE(second.ok()) << second.status();
+    const int hits = jit->kernels().cache_hits();
+    out = call(**second, DType::kFloat32);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(ToDoubles((*out)[0]), (std::vector<double>{11, 22, 33, 44}));
+    EXPECT_EQ(jit->kernels().compiled(), compiled);
+    EXPECT_EQ(jit->kernels().cache_hits(), hits + 1);
+
+    out = call(**second, DType::kFloat64);
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition)
+        << out.status();
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("kernel cache miss for 'kernel 0 (computing "));
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("on llvm:" + jit->kernels().target()));
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("with GJ_ASSERT_NO_COMPILE set"));
+    EXPECT_EQ(jit->kernels().compiled(), compiled);
+  }
+  auto second = Function::Create(graph, jit, {});
+  ASSERT_TRUE(second.ok()) << second.status();
+  out = call(**second, DType::kFloat64);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(jit->kernels().compiled(), compiled + 1);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // (run again on it by jit_cuda_simt_tests) cover: each row mapping at block
 // sizes other than the suites', reductions whose ties and NaNs cross
 // threads, warps and blocks, one dynamic entry at many sizes, and the
-// module cache.
+// module cache (and its ASSERT_COMPILE switch).
 
 #include "jit/cuda/simt_backend.h"
 
@@ -15,6 +15,7 @@
 #include "core/graph_builder.h"
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
+#include "jit/kernel_cache.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -177,6 +178,35 @@ TEST(SimtBackendTest, IdenticalProgramsCompileOnce) {
   EXPECT_EQ(backend->compiled(), 1);
   EXPECT_EQ(backend->cache_hits(), 1);
   EXPECT_EQ(backend->nvrtc_checked(), 1);
+}
+
+// Under the ASSERT_COMPILE switch the module cache serves a warm program and
+// a program needing a new module fails with the miss, even from a strict
+// JIT (which would otherwise prefix its own message).
+TEST(SimtBackendTest, ForbiddenCompilesServeHitsAndFailMisses) {
+  std::shared_ptr<SimtCudaBackend> backend;
+  auto jit = SimtJit(64, &backend);
+  auto graph = UnaryOpGraph("aten.relu.default", {});
+  const std::vector<Tensor> x = {RandomTensor(DType::kFloat32, {3, 5}, 1)};
+  ExpectMatchesEager(*jit, graph, x, 0);
+  ScopedForbidKernelCompiles forbid;
+  ExpectMatchesEager(*jit, graph, x, 0);
+  Specialization spec;
+  spec.inputs.push_back(
+      TensorMeta::Of(RandomTensor(DType::kFloat64, {3, 5}, 1)));
+  auto exe = jit->Compile(graph, spec);
+  EXPECT_EQ(exe.status().code(), absl::StatusCode::kFailedPrecondition)
+      << exe.status();
+  EXPECT_TRUE(IsKernelCacheMissError(exe.status()));
+  EXPECT_NE(exe.status().message().find(
+                "kernel cache miss for 'kernel 0 (computing "),
+            std::string::npos)
+      << exe.status();
+  EXPECT_NE(exe.status().message().find("on cuda-simt (block_threads=64"),
+            std::string::npos)
+      << exe.status();
+  EXPECT_EQ(backend->compiled(), 1);
+  EXPECT_EQ(backend->cache_hits(), 1);
 }
 
 }  // namespace
