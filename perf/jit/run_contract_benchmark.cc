@@ -170,6 +170,49 @@ double Seconds(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// `c`'s graph as a host calls it: a context with `backend` and `threads`,
+// a function, and DLTensors over `inputs` and `outputs`. `error` holds the
+// first setup failure (owned).
+struct HostCall {
+  HostCall(const Case& c, gj_backend backend, int threads,
+           const std::vector<Tensor>& inputs,
+           const std::vector<Tensor>& outputs) {
+    gj_context_options options;
+    gj_context_options_init(&options);
+    options.backend = backend;
+    options.num_threads = threads;
+    error = gj_context_create(&options, &context);
+    if (error == nullptr) {
+      error = gj_graph_from_text(context, c.text, std::strlen(c.text), nullptr,
+                                 &graph);
+    }
+    if (error == nullptr)
+      error = gj_function_create(context, graph, nullptr, &fn);
+    for (const Tensor& t : inputs) dl.push_back(Dl(t));
+    for (const Tensor& t : outputs) dl.push_back(Dl(t));
+    for (size_t i = 0; i < dl.size(); ++i) {
+      (i < inputs.size() ? in : out).push_back(&dl[i]);
+    }
+  }
+  ~HostCall() {
+    gj_error_destroy(error);
+    gj_function_destroy(fn);
+    gj_graph_destroy(graph);
+    gj_context_destroy(context);
+  }
+  gj_error* Call(const gj_call_options* options) const {
+    return gj_function_call(fn, in.data(), in.size(), out.data(), out.size(),
+                            options);
+  }
+
+  gj_context* context = nullptr;
+  gj_graph* graph = nullptr;
+  gj_function* fn = nullptr;
+  gj_error* error = nullptr;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> in, out;
+};
+
 void BM_CallVsKernel(benchmark::State& state, const Case* c) {
   const int threads = static_cast<int>(state.range(0));
   std::vector<Tensor> inputs, outputs, kernel_outputs;
@@ -204,31 +247,10 @@ void BM_CallVsKernel(benchmark::State& state, const Case* c) {
   std::vector<Tensor> results(kernel_outputs.size());
 
   // The host's call: a context with `threads` threads.
-  gj_context_options options;
-  gj_context_options_init(&options);
-  options.num_threads = threads;
-  gj_context* context = nullptr;
-  gj_graph* g = nullptr;
-  gj_function* fn = nullptr;
-  gj_error* e = gj_context_create(&options, &context);
-  if (e == nullptr) {
-    e = gj_graph_from_text(context, c->text, std::strlen(c->text), nullptr, &g);
-  }
-  if (e == nullptr) e = gj_function_create(context, g, nullptr, &fn);
-  std::vector<DLTensor> dl_in, dl_out;
-  for (const Tensor& t : inputs) dl_in.push_back(Dl(t));
-  for (const Tensor& t : outputs) dl_out.push_back(Dl(t));
-  std::vector<const DLTensor*> in, out;
-  for (const DLTensor& d : dl_in) in.push_back(&d);
-  for (const DLTensor& d : dl_out) out.push_back(&d);
-  auto call = [&] {
-    return gj_function_call(fn, in.data(), in.size(), out.data(), out.size(),
-                            nullptr);
-  };
-  if (e == nullptr) e = call();  // the compile
-  if (e != nullptr) {
-    state.SkipWithError(gj_error_message(e));
-    gj_error_destroy(e);
+  HostCall host(*c, GJ_BACKEND_DEFAULT, threads, inputs, outputs);
+  if (host.error == nullptr) host.error = host.Call(nullptr);  // the compile
+  if (host.error != nullptr) {
+    state.SkipWithError(gj_error_message(host.error));
   } else {
     double kernel_seconds = 0, call_seconds = 0;
     for (auto _ : state) {
@@ -236,12 +258,11 @@ void BM_CallVsKernel(benchmark::State& state, const Case* c) {
       absl::Status run = (*exe)->RunInto(ctx, inputs, absl::MakeSpan(results));
       kernel_seconds += Seconds(start);
       start = std::chrono::steady_clock::now();
-      e = call();
+      host.error = host.Call(nullptr);
       const double t = Seconds(start);
-      if (!run.ok() || e != nullptr) {
-        state.SkipWithError(e != nullptr ? gj_error_message(e)
-                                         : "kernel run failed");
-        gj_error_destroy(e);
+      if (!run.ok() || host.error != nullptr) {
+        state.SkipWithError(host.error != nullptr ? gj_error_message(host.error)
+                                                  : "kernel run failed");
         break;
       }
       state.SetIterationTime(t);
@@ -253,9 +274,6 @@ void BM_CallVsKernel(benchmark::State& state, const Case* c) {
           1e3 * kernel_seconds / static_cast<double>(state.iterations());
     }
   }
-  gj_function_destroy(fn);
-  gj_graph_destroy(g);
-  gj_context_destroy(context);
 }
 
 // The eager backend's plan through gj_function_call into a caller buffer:
@@ -270,39 +288,15 @@ void BM_EagerCall(benchmark::State& state, const Case* c) {
   for (const auto& s : c->outputs) {
     outputs.push_back(*Tensor::Empty(DType::kFloat32, s));
   }
-  gj_context_options options;
-  gj_context_options_init(&options);
-  options.backend = GJ_BACKEND_EAGER;
-  options.num_threads = 1;
-  gj_context* context = nullptr;
-  gj_graph* g = nullptr;
-  gj_function* fn = nullptr;
-  gj_error* e = gj_context_create(&options, &context);
-  if (e == nullptr) {
-    e = gj_graph_from_text(context, c->text, std::strlen(c->text), nullptr, &g);
-  }
-  if (e == nullptr) e = gj_function_create(context, g, nullptr, &fn);
-  std::vector<DLTensor> dl_in, dl_out;
-  for (const Tensor& t : inputs) dl_in.push_back(Dl(t));
-  for (const Tensor& t : outputs) dl_out.push_back(Dl(t));
-  std::vector<const DLTensor*> in, out;
-  for (const DLTensor& d : dl_in) in.push_back(&d);
-  for (const DLTensor& d : dl_out) out.push_back(&d);
+  HostCall host(*c, GJ_BACKEND_EAGER, 1, inputs, outputs);
   gj_call_options call_options;
   gj_call_options_init(&call_options);
   if (!in_place) call_options.timeout_us = 3600LL * 1000 * 1000;
   for (auto _ : state) {
-    if (e != nullptr) break;
-    e = gj_function_call(fn, in.data(), in.size(), out.data(), out.size(),
-                         &call_options);
+    if (host.error != nullptr) break;
+    host.error = host.Call(&call_options);
   }
-  if (e != nullptr) {
-    state.SkipWithError(gj_error_message(e));
-    gj_error_destroy(e);
-  }
-  gj_function_destroy(fn);
-  gj_graph_destroy(g);
-  gj_context_destroy(context);
+  if (host.error != nullptr) state.SkipWithError(gj_error_message(host.error));
 }
 
 }  // namespace
