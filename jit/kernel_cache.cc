@@ -67,7 +67,11 @@ absl::Status CheckKernelCompileAllowed(const KernelCacheKey& key,
       ForbiddingScopes().load() > 0 ? "a ScopedForbidKernelCompiles is live"
                                     : "GJ_ASSERT_NO_COMPILE=1",
       ")"));
-  error.SetPayload(kCacheMissPayload, absl::Cord(key.Where()));
+  // Cord's string_view constructor: its templated std::string one mangles
+  // differently under clang-19 than in Debian's GCC-built Abseil, which
+  // broke the fuzz build's link.
+  const std::string where = key.Where();
+  error.SetPayload(kCacheMissPayload, absl::Cord(absl::string_view(where)));
   return error;
 }
 
