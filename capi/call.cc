@@ -173,13 +173,14 @@ absl::Status CheckOutputCount(const Function& function, size_t num_outputs,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Run(
-    Function& function, absl::Span<const Tensor> inputs, const CallState& state,
-    absl::string_view fn, absl::Span<const Tensor* const> destinations = {}) {
-  auto results = function.Run(inputs, state, destinations);
+absl::StatusOr<std::vector<Tensor>> Run(const gj_function& function,
+                                        absl::Span<const Tensor> inputs,
+                                        const CallState& state,
+                                        absl::string_view fn) {
+  auto results = RunFunction(function, inputs, state);
   if (!results.ok()) {
     return absl::Status(results.status().code(),
-                        absl::StrCat(fn, ": function '", function.name(),
+                        absl::StrCat(fn, ": function '", function.impl->name(),
                                      "': ", results.status().message()));
   }
   return results;
@@ -271,8 +272,8 @@ absl::Status Call(gj_function* function, const DLTensor* const* inputs,
   absl::InlinedVector<const Tensor*, 4> destinations;
   for (const Tensor& t : out) destinations.push_back(&t);
   Tensors results(out.size());
-  absl::Status run =
-      f.RunInto(in, state, destinations, absl::MakeSpan(results));
+  absl::Status run = RunFunctionInto(*function, in, state, destinations,
+                                     absl::MakeSpan(results));
   if (!run.ok()) {
     return absl::Status(run.code(), absl::StrCat(kFn, ": function '", f.name(),
                                                  "': ", run.message()));
@@ -332,7 +333,7 @@ absl::Status Precompile(gj_function* function, const DLTensor* const* inputs,
   ASSIGN_OR_RETURN(Tensors in,
                    BorrowInputs(f, pointers.data(), num_inputs, kFn));
   ASSIGN_OR_RETURN(state.device, CallDevice(f, in, {}, kFn));
-  absl::Status status = f.Precompile(in, state);
+  absl::Status status = PrecompileFunction(*function, in, state);
   if (!status.ok()) {
     return absl::Status(
         status.code(),
@@ -371,7 +372,7 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
   RETURN_IF_ERROR(CheckOutputCount(f, num_outputs, kFn));
   ASSIGN_OR_RETURN(state.device, CallDevice(f, in, {}, kFn));
   ASSIGN_OR_RETURN(std::optional<CudaContextScope> scope, EnterDevice(state));
-  ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(f, in, state, kFn));
+  ASSIGN_OR_RETURN(std::vector<Tensor> results, Run(*function, in, state, kFn));
   absl::flat_hash_set<const Storage*> handed_out;
   for (Tensor& result : results) {
     ASSIGN_OR_RETURN(result,

@@ -15,75 +15,46 @@
 
 namespace guardjit::capi {
 
-Function::Function(std::shared_ptr<const Graph> graph,
-                   std::unique_ptr<guardjit::Function> cache,
-                   FunctionOptions options)
-    : graph_(std::move(graph)),
-      cache_(std::move(cache)),
-      options_(std::move(options)) {
-  if (options_.name.empty()) options_.name = graph_->name();
-  cuda_graph_policy_.max_graphs_per_entry = options_.max_graphs_per_entry;
-  cuda_graph_policy_.counters = &cuda_graph_counters_;
-  for (const Node& node : graph_->nodes()) {
-    if (node.kind == NodeKind::kConstant &&
-        node.constant.storage() != nullptr) {
-      constant_storage_.insert(node.constant.storage().get());
-    }
-  }
+namespace {
+
+InputView ViewOf(const Tensor& input, size_t i, const CallState& state) {
+  return InputView::Of(
+      input, state.requires_grad != nullptr && state.requires_grad[i] != 0);
 }
 
-absl::StatusOr<std::unique_ptr<Function>> Function::Create(
-    std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
-    FunctionOptions options, std::shared_ptr<Allocator> allocator) {
-  // Fail at creation, not on the first call, when an op has no kernel.
-  RETURN_IF_ERROR(compiler->Fallback(graph).status());
-  guardjit::FunctionOptions core_options;
-  core_options.name = options.name.empty() ? graph->name() : options.name;
-  core_options.recompile_limit = options.recompile_limit;
-  core_options.dynamic =
-      options.dynamic == GJ_DYNAMIC_STATIC    ? DynamicMode::kStatic
-      : options.dynamic == GJ_DYNAMIC_DYNAMIC ? DynamicMode::kDynamic
-                                              : DynamicMode::kAuto;
-  for (const gj_dynamic_dim& d : options.mark_dynamic) {
-    core_options.mark_dynamic.push_back({d.input, d.dim, d.min, d.max});
-  }
-  core_options.fullgraph = options.fullgraph;
-  core_options.compile_queue = options.compile_queue;
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<guardjit::Function> cache,
-      guardjit::Function::Create(graph, std::move(compiler), core_options));
-  std::unique_ptr<Function> function(
-      new Function(std::move(graph), std::move(cache), std::move(options)));
-  function->allocator_ = std::move(allocator);
-  return function;
-}
-
-absl::Status Function::Precompile(absl::Span<const Tensor> inputs,
-                                  const CallState& state) {
-  std::vector<InputView> views;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    views.push_back(InputView::Of(inputs[i], state.requires_grad != nullptr &&
-                                                 state.requires_grad[i] != 0));
-  }
+AmbientState AmbientOf(const CallState& state) {
   AmbientState ambient;
   ambient.grad_mode = state.grad_mode;
   ambient.deterministic_algorithms = state.deterministic;
-  return cache_->Precompile(CallSignature{views, ambient});
+  return ambient;
 }
 
-absl::StatusOr<std::vector<Tensor>> Function::Run(
-    absl::Span<const Tensor> inputs, const CallState& state,
-    absl::Span<const Tensor* const> destinations) {
-  std::vector<Tensor> results(graph_->num_outputs());
-  RETURN_IF_ERROR(
-      RunInto(inputs, state, destinations, absl::MakeSpan(results)));
+}  // namespace
+
+absl::Status PrecompileFunction(const gj_function& function,
+                                absl::Span<const Tensor> inputs,
+                                const CallState& state) {
+  std::vector<InputView> views;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    views.push_back(ViewOf(inputs[i], i, state));
+  }
+  return function.impl->Precompile(CallSignature{views, AmbientOf(state)});
+}
+
+absl::StatusOr<std::vector<Tensor>> RunFunction(
+    const gj_function& function, absl::Span<const Tensor> inputs,
+    const CallState& state, absl::Span<const Tensor* const> destinations) {
+  std::vector<Tensor> results(function.impl->graph().num_outputs());
+  RETURN_IF_ERROR(RunFunctionInto(function, inputs, state, destinations,
+                                  absl::MakeSpan(results)));
   return results;
 }
 
-absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
-                               const CallState& state,
-                               absl::Span<const Tensor* const> destinations,
-                               absl::Span<Tensor> results) {
+absl::Status RunFunctionInto(const gj_function& function,
+                             absl::Span<const Tensor> inputs,
+                             const CallState& state,
+                             absl::Span<const Tensor* const> destinations,
+                             absl::Span<Tensor> results) {
   // Views into the tensors' own size arrays: no allocation for small calls.
   constexpr size_t kStack = 8;
   InputView stack_views[kStack];
@@ -94,17 +65,13 @@ absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
     views = heap_views.data();
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    views[i] = InputView::Of(inputs[i], state.requires_grad != nullptr &&
-                                            state.requires_grad[i] != 0);
+    views[i] = ViewOf(inputs[i], i, state);
   }
-  AmbientState ambient;
-  ambient.grad_mode = state.grad_mode;
-  ambient.deterministic_algorithms = state.deterministic;
   RunContext ctx;
   ctx.destinations = destinations;
   ctx.cancel = state.cancel;
   ctx.deadline = state.deadline;
-  ctx.allocator = allocator_;
+  ctx.allocator = function.allocator;
   std::optional<CudaContextScope> scope;
   if (!state.device.is_cpu()) {
     // Everything the call does on the device happens in its primary
@@ -118,29 +85,21 @@ absl::Status Function::RunInto(absl::Span<const Tensor> inputs,
     ctx.allocator = pool->OnStream(state.stream);
     ctx.stream = state.stream;
     ctx.synchronize = state.synchronize;
-    if (options_.mode == GJ_MODE_REDUCE_OVERHEAD) {
-      ctx.cuda_graphs = &cuda_graph_policy_;
-    }
+    ctx.cuda_graphs = function.impl->cuda_graph_policy();
   }
-  return cache_->CallInto(
-      inputs, CallSignature{absl::MakeConstSpan(views, inputs.size()), ambient},
+  return function.impl->CallInto(
+      inputs,
+      CallSignature{absl::MakeConstSpan(views, inputs.size()),
+                    AmbientOf(state)},
       ctx, results);
-}
-
-std::string Function::InputLabel(size_t index) const {
-  return absl::StrCat("input ", index, " ('",
-                      graph_->node(graph_->inputs()[index]).name, "')");
-}
-
-bool Function::AliasesConstant(const Tensor& tensor) const {
-  return tensor.storage() != nullptr &&
-         constant_storage_.contains(tensor.storage().get());
 }
 
 namespace {
 
-absl::StatusOr<FunctionOptions> ReadOptions(
-    const gj_function_options* options) {
+// The C struct as core's options; `compile_async` says whether the function
+// compiles on the context's queue (the caller attaches it).
+absl::StatusOr<guardjit::FunctionOptions> ReadOptions(
+    const gj_function_options* options, bool* compile_async) {
   constexpr absl::string_view kFn = "gj_function_create";
   gj_function_options opts;
   gj_function_options_init(&opts);
@@ -158,7 +117,7 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     GJ_READ_OPTION(opts, options, compile);
     GJ_READ_OPTION(opts, options, mark_dynamic_stride);
   }
-  FunctionOptions result;
+  guardjit::FunctionOptions result;
   if (opts.name != nullptr) result.name = opts.name;
   if (opts.recompile_limit < 0) {
     return absl::InvalidArgumentError(
@@ -168,9 +127,13 @@ absl::StatusOr<FunctionOptions> ReadOptions(
   result.recompile_limit = opts.recompile_limit;
   switch (RawEnum(opts.dynamic)) {
     case GJ_DYNAMIC_AUTO:
+      result.dynamic = DynamicMode::kAuto;
+      break;
     case GJ_DYNAMIC_STATIC:
+      result.dynamic = DynamicMode::kStatic;
+      break;
     case GJ_DYNAMIC_DYNAMIC:
-      result.dynamic = opts.dynamic;
+      result.dynamic = DynamicMode::kDynamic;
       break;
     default:
       return absl::InvalidArgumentError(
@@ -187,12 +150,14 @@ absl::StatusOr<FunctionOptions> ReadOptions(
     RETURN_IF_ERROR(ReadGrownElement(
         opts.mark_dynamic, i, opts.mark_dynamic_stride,
         absl::StrCat(kFn, ": options->mark_dynamic[", i, "]"), &d));
-    result.mark_dynamic.push_back(d);
+    result.mark_dynamic.push_back({d.input, d.dim, d.min, d.max});
   }
   switch (RawEnum(opts.mode)) {
     case GJ_MODE_DEFAULT:
+      result.mode = FunctionMode::kDefault;
+      break;
     case GJ_MODE_REDUCE_OVERHEAD:
-      result.mode = opts.mode;
+      result.mode = FunctionMode::kReduceOverhead;
       break;
     default:
       return absl::InvalidArgumentError(
@@ -204,8 +169,9 @@ absl::StatusOr<FunctionOptions> ReadOptions(
         absl::StrCat(kFn, ": options->max_graphs_per_entry is ",
                      opts.max_graphs_per_entry, "; expected 0 or more"));
   }
-  result.max_graphs_per_entry =
-      opts.max_graphs_per_entry == 0 ? 8 : opts.max_graphs_per_entry;
+  result.max_graphs_per_entry = opts.max_graphs_per_entry == 0
+                                    ? kDefaultMaxGraphsPerEntry
+                                    : opts.max_graphs_per_entry;
   result.fullgraph = opts.fullgraph != 0;
   if (RawEnum(opts.compile) != GJ_COMPILE_SYNC &&
       RawEnum(opts.compile) != GJ_COMPILE_ASYNC) {
@@ -213,8 +179,17 @@ absl::StatusOr<FunctionOptions> ReadOptions(
         absl::StrCat(kFn, ": options->compile is ", RawEnum(opts.compile),
                      "; expected a gj_compile_mode"));
   }
-  result.compile_async = opts.compile == GJ_COMPILE_ASYNC;
+  *compile_async = opts.compile == GJ_COMPILE_ASYNC;
   return result;
+}
+
+// Fails at creation, not on the first call, when an op has no kernel.
+absl::StatusOr<std::unique_ptr<guardjit::Function>> CreateFunction(
+    std::shared_ptr<const Graph> graph, std::shared_ptr<Compiler> compiler,
+    guardjit::FunctionOptions options) {
+  RETURN_IF_ERROR(compiler->Fallback(graph).status());
+  return guardjit::Function::Create(std::move(graph), std::move(compiler),
+                                    std::move(options));
 }
 
 }  // namespace
@@ -226,7 +201,7 @@ void gj_function_options_init(gj_function_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_function_options);
   options->name = nullptr;
-  options->recompile_limit = 8;
+  options->recompile_limit = guardjit::kDefaultRecompileLimit;
   options->dynamic = GJ_DYNAMIC_AUTO;
   options->mark_dynamic = nullptr;
   options->num_mark_dynamic = 0;
@@ -252,17 +227,17 @@ gj_error* gj_function_create(gj_context* context, const gj_graph* graph,
     if (out_function == nullptr) return NullArgument(kFn, "out_function");
     if (context == nullptr) return NullArgument(kFn, "context");
     if (graph == nullptr) return NullArgument(kFn, "graph");
-    ASSIGN_OR_RETURN(guardjit::capi::FunctionOptions opts,
-                     guardjit::capi::ReadOptions(options));
-    if (opts.compile_async) opts.compile_queue = CompileQueueOf(context);
-    auto function =
-        guardjit::capi::Function::Create(graph->graph, context->device_compiler,
-                                         std::move(opts), context->allocator);
+    bool compile_async = false;
+    ASSIGN_OR_RETURN(guardjit::FunctionOptions opts,
+                     guardjit::capi::ReadOptions(options, &compile_async));
+    if (compile_async) opts.compile_queue = CompileQueueOf(context);
+    auto function = guardjit::capi::CreateFunction(
+        graph->graph, context->device_compiler, std::move(opts));
     if (!function.ok()) {
       return absl::Status(function.status().code(),
                           absl::StrCat(kFn, ": ", function.status().message()));
     }
-    *out_function = new gj_function{*std::move(function)};
+    *out_function = new gj_function{*std::move(function), context->allocator};
     return absl::OkStatus();
   });
 }

@@ -20,7 +20,7 @@ gj_error* TextOf(const gj_function* function, char** out_text,
   return Guarded([&]() -> absl::Status {
     if (out_text == nullptr) return NullArgument(fn, "out_text");
     if (function == nullptr) return NullArgument(fn, "function");
-    ASSIGN_OR_RETURN(*out_text, NewCString(render(function->impl->cache())));
+    ASSIGN_OR_RETURN(*out_text, NewCString(render(*function->impl)));
     return absl::OkStatus();
   });
 }
@@ -49,7 +49,7 @@ gj_error* gj_function_get_stats(const gj_function* function,
     if (function == nullptr) return NullArgument(kFn, "function");
     RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
         stats->struct_size, kFn, "stats", "gj_function_stats_init"));
-    const guardjit::FunctionStats s = function->impl->cache().stats();
+    const guardjit::FunctionStats s = function->impl->stats();
     gj_function_stats full;
     gj_function_stats_init(&full);
     full.calls = s.calls;

@@ -12,6 +12,9 @@
 
 namespace guardjit {
 
+// gj_function_options.max_graphs_per_entry's default (0 in the C struct).
+inline constexpr int kDefaultMaxGraphsPerEntry = 8;
+
 // What the function's CUDA graphs did, summed over its entries (each entry
 // adds to its function's counters). Updated with relaxed atomics.
 struct CudaGraphCounters {
@@ -26,7 +29,7 @@ struct CudaGraphCounters {
 struct CudaGraphPolicy {
   // Graphs kept per cache entry (one per size key); the least recently
   // replayed goes beyond it.
-  int max_graphs_per_entry = 8;
+  int max_graphs_per_entry = kDefaultMaxGraphsPerEntry;
   // An entry whose private pool (its intermediates at one size key) would
   // be larger is refused: it runs plain launches.
   int64_t max_pool_bytes = int64_t{1} << 30;

@@ -10,6 +10,7 @@
 #include "core/logging.h"
 #include "core/specializer.h"
 #include "core/status_macros.h"
+#include "core/symbol_messages.h"
 
 namespace guardjit {
 namespace {
@@ -20,6 +21,12 @@ constexpr int64_t kGuardSamplePeriod = 64;
 double MillisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
+}
+
+std::vector<std::string> InputNames(const Graph& graph) {
+  std::vector<std::string> names;
+  for (int i : graph.inputs()) names.push_back(graph.node(i).name);
+  return names;
 }
 
 }  // namespace
@@ -33,6 +40,11 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
   if (options.recompile_limit < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "recompile_limit must be >= 0, got ", options.recompile_limit));
+  }
+  if (options.max_graphs_per_entry < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_graphs_per_entry must be >= 1, got ",
+                     options.max_graphs_per_entry));
   }
   for (const DynamicDim& d : options.mark_dynamic) {
     if (d.input < 0 || d.input >= static_cast<int>(graph->inputs().size()) ||
@@ -69,8 +81,16 @@ Function::Function(std::shared_ptr<const Graph> graph,
     : graph_(std::move(graph)),
       compiler_(std::move(compiler)),
       options_(std::move(options)),
-      policy_(options_.recompile_limit) {
-  for (int i : graph_->inputs()) input_names_.push_back(graph_->node(i).name);
+      input_names_(InputNames(*graph_)),
+      policy_(options_, input_names_) {
+  for (const Node& node : graph_->nodes()) {
+    if (node.kind == NodeKind::kConstant &&
+        node.constant.storage() != nullptr) {
+      constant_storage_.insert(node.constant.storage().get());
+    }
+  }
+  cuda_graph_policy_.max_graphs_per_entry = options_.max_graphs_per_entry;
+  cuda_graph_policy_.counters = &cuda_graph_counters_;
   if (options_.compile_queue != nullptr) {
     async_ = std::make_shared<AsyncCompiles>();
   }
@@ -99,74 +119,6 @@ Function::OwnedCall::OwnedCall(const CallSignature& call)
     views.push_back(v);
   }
 }
-
-namespace {
-
-// `status` with the sources of the size symbols its message names appended
-// ("shapes [s0] and [10] are not broadcastable (s0 = x.size()[0], 7 in this
-// call)"): the caller never sees symbol names otherwise. sources[i] is
-// symbol i's ("x.size()[0]"), values[i] its value in this call.
-absl::Status WithSymbolSources(const absl::Status& status,
-                               absl::Span<const std::string> sources,
-                               absl::Span<const int64_t> values) {
-  if (status.ok()) return status;
-  std::vector<std::string> named;
-  const std::string message(status.message());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const std::string name = absl::StrCat("s", i);
-    for (size_t at = message.find(name); at != std::string::npos;
-         at = message.find(name, at + 1)) {
-      const size_t end = at + name.size();
-      // "s0xs1" (a matrix's sizes) names s1 too.
-      const bool starts = at == 0 || !absl::ascii_isalnum(message[at - 1]) ||
-                          message[at - 1] == 'x';
-      const bool ends =
-          end == message.size() || !absl::ascii_isdigit(message[end]);
-      if (starts && ends) {
-        named.push_back(absl::StrCat(name, " = ", sources[i], ", ", values[i],
-                                     " in this call"));
-        break;
-      }
-    }
-  }
-  if (named.empty()) return status;
-  return absl::Status(
-      status.code(),
-      absl::StrCat(message, " (", absl::StrJoin(named, "; "), ")"));
-}
-
-absl::Status WithSymbolSources(const absl::Status& status,
-                               const ShapeEnv& env) {
-  std::vector<std::string> sources;
-  std::vector<int64_t> hints;
-  for (const SymbolInfo& info : env.symbols()) {
-    sources.push_back(info.source);
-    hints.push_back(info.hint);
-  }
-  return WithSymbolSources(status, sources, hints);
-}
-
-// An error of a dynamic entry's run (a kernel's index check, a GEMM's
-// extents, a layout variant's compile) with the sources and this call's
-// values of the size symbols it names.
-absl::Status WithCallSymbols(const absl::Status& status,
-                             const CacheEntry* entry,
-                             const CallSignature& call) {
-  if (status.ok() || entry == nullptr) return status;
-  const SymbolicGuards& symbolic = entry->guards.symbolic();
-  if (symbolic.num_symbols() == 0) return status;
-  std::vector<int64_t> values(symbolic.num_symbols(), -1);
-  for (const SymbolicGuards::DimBinding& b : symbolic.dims) {
-    if (values[b.symbol] < 0 &&
-        b.input < static_cast<int>(call.inputs.size()) &&
-        b.dim < call.inputs[b.input].rank) {
-      values[b.symbol] = call.inputs[b.input].sizes[b.dim];
-    }
-  }
-  return WithSymbolSources(status, symbolic.symbol_names, values);
-}
-
-}  // namespace
 
 CacheEntry* Function::Hit(const CallSignature& call) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
@@ -253,8 +205,11 @@ absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
     return absl::OkStatus();
   }
   if (CacheEntry* entry = Hit(call)) {
-    return WithCallSymbols(entry->executable->RunInto(ctx, inputs, results),
-                           entry, call);
+    absl::Status status = entry->executable->RunInto(ctx, inputs, results);
+    if (!status.ok()) [[unlikely]] {
+      return WithCallSymbols(status, entry, call);
+    }
+    return status;
   }
   ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
   absl::Status status = executable->RunInto(ctx, inputs, results);
@@ -368,7 +323,7 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
   if (background && fallback_ == nullptr) {
     ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
   }
-  ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, DynamicDims(call));
+  ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, policy_.DynamicDims(call));
   auto pending = std::make_shared<Pending>();
   pending_.emplace(key, pending);
   if (background) {
@@ -439,7 +394,7 @@ absl::StatusOr<const Executable*> Function::Build(
     return raw;
   };
   auto start = Clock::now();
-  auto built = Specialize(call, std::move(dynamic));
+  auto built = SpecializeCall(graph_, input_names_, call, std::move(dynamic));
   if (!built.ok()) {
     finish(nullptr);
     return built.status();
@@ -495,86 +450,13 @@ absl::StatusOr<const Executable*> Function::Build(
   return raw->executable.get();
 }
 
-absl::StatusOr<Function::Specialized> Function::Specialize(
-    const CallSignature& call, std::vector<DynamicDim> dynamic) const {
-  Specialized out;
-  auto& [env, symbolic, specialized] = out;
-  // A symbol the guards pin to one value (`x.size()[0] <= 2` on top of
-  // `2 <= x.size()[0]`, or an op that needs the concrete size) makes its dims
-  // static, as torch specializes it: one more pass without them.
-  for (bool again = true; again;) {
-    env = ShapeEnv();
-    {
-      ShapeEnv::Scope scope(&env);
-      symbolic = MakeSymbolicInputs(input_names_, call, dynamic, env);
-      auto result = SpecializeGraph(graph_, symbolic.metas);
-      if (!result.ok()) return WithSymbolSources(result.status(), env);
-      specialized = *std::move(result);
-    }
-    again = false;
-    for (const SymbolicGuards::DimBinding& b : symbolic.symbolic.dims) {
-      if (!env.IsPinned(b.symbol)) continue;
-      std::erase_if(dynamic, [&](const DynamicDim& d) {
-        return d.input == b.input && d.dim == b.dim;
-      });
-      again = true;
-    }
-  }
-  return out;
+std::string Function::InputLabel(size_t index) const {
+  return absl::StrCat("input ", index, " ('", input_names_[index], "')");
 }
 
-absl::StatusOr<std::vector<DynamicDim>> Function::DynamicDims(
-    const CallSignature& call) {
-  std::vector<DynamicDim> out;
-  if (options_.dynamic == DynamicMode::kStatic) return out;
-  for (const DynamicDim& d : options_.mark_dynamic) {
-    if (d.dim >= call.inputs[d.input].rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mark_dynamic names dim ", d.dim, " of input '",
-                       input_names_[d.input], "', which has rank ",
-                       call.inputs[d.input].rank));
-    }
-    out.push_back(d);
-  }
-  auto marked = [&](int i, int d) {
-    for (const DynamicDim& m : out) {
-      if (m.input == i && m.dim == d) return true;
-    }
-    return false;
-  };
-  if (options_.dynamic == DynamicMode::kAuto) {
-    // Automatic dynamic: a dim whose size differs from the first compile's
-    // becomes (and stays) symbolic.
-    if (first_sizes_.empty()) {
-      for (const InputView& v : call.inputs) {
-        first_sizes_.emplace_back(v.sizes, v.sizes + v.rank);
-      }
-    } else {
-      for (size_t i = 0; i < call.inputs.size(); ++i) {
-        const InputView& v = call.inputs[i];
-        if (v.rank != static_cast<int>(first_sizes_[i].size())) continue;
-        for (int d = 0; d < v.rank; ++d) {
-          if (v.sizes[d] != first_sizes_[i][d] &&
-              auto_dynamic_.insert({static_cast<int>(i), d}).second &&
-              LogEnabled(LogTopic::kRecompiles)) {
-            Log(LogTopic::kRecompiles,
-                absl::StrCat("automatic dynamic ", input_names_[i], ".size()[",
-                             d, "]: ", first_sizes_[i][d], " != ", v.sizes[d]));
-          }
-        }
-      }
-    }
-  }
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    for (int d = 0; d < call.inputs[i].rank; ++d) {
-      const bool dynamic = options_.dynamic == DynamicMode::kDynamic ||
-                           auto_dynamic_.contains({static_cast<int>(i), d});
-      if (dynamic && !marked(static_cast<int>(i), d)) {
-        out.push_back({static_cast<int>(i), d});
-      }
-    }
-  }
-  return out;
+bool Function::AliasesConstant(const Tensor& tensor) const {
+  return tensor.storage() != nullptr &&
+         constant_storage_.contains(tensor.storage().get());
 }
 
 }  // namespace guardjit

@@ -16,13 +16,13 @@
 #include "core/cache_entry.h"
 #include "core/call_signature.h"
 #include "core/compiler.h"
+#include "core/cuda_graph_policy.h"
+#include "core/function_options.h"
 #include "core/graph.h"
 #include "core/graph_segments.h"
 #include "core/guard_table.h"
 #include "core/recompile_policy.h"
-#include "core/shape_env.h"
 #include "core/specializer.h"
-#include "core/symbolic_inputs.h"
 
 namespace guardjit {
 
@@ -89,6 +89,22 @@ class Function {
 
   const Graph& graph() const { return *graph_; }
   const std::string& name() const { return options_.name; }
+  const FunctionOptions& options() const { return options_; }
+  // Name of input `index` for messages: "input 1 ('b')".
+  std::string InputLabel(size_t index) const;
+  // True when `tensor` shares memory with a weight of the graph, which a host
+  // must never be handed to write into.
+  bool AliasesConstant(const Tensor& tensor) const;
+  // What CUDA calls carry in RunContext::cuda_graphs: the function's policy
+  // in reduce-overhead mode, else null (plain launches).
+  const CudaGraphPolicy* cuda_graph_policy() const {
+    return options_.mode == FunctionMode::kReduceOverhead ? &cuda_graph_policy_
+                                                          : nullptr;
+  }
+  // What reduce-overhead mode's CUDA graphs did (gj_function_stats).
+  const CudaGraphCounters& cuda_graph_counters() const {
+    return cuda_graph_counters_;
+  }
 
   // The graphs this function runs as (itself, or its segments reached so
   // far) and the reasons of the graph breaks between them.
@@ -152,25 +168,15 @@ class Function {
   // The bytes of everything a guard can read in `call`: calls with one key
   // share a compile.
   static std::string MissKey(const CallSignature& call);
-  // The graph specialized to `call` with `dynamic` dims symbolic (fewer where
-  // the guards pin a symbol). Needs no lock.
-  struct Specialized {
-    ShapeEnv env;
-    SymbolicInputs symbolic;
-    SpecializedGraph graph;
-  };
-  absl::StatusOr<Specialized> Specialize(const CallSignature& call,
-                                         std::vector<DynamicDim> dynamic) const;
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
-  // The dims to make symbolic on this compile (mark_dynamic, dynamic mode,
-  // automatic dynamic). Called under mu_.
-  absl::StatusOr<std::vector<DynamicDim>> DynamicDims(
-      const CallSignature& call);
 
   const std::shared_ptr<const Graph> graph_;
   const std::shared_ptr<Compiler> compiler_;
   const FunctionOptions options_;
-  std::vector<std::string> input_names_;
+  const std::vector<std::string> input_names_;
+  absl::flat_hash_set<const Storage*> constant_storage_;
+  CudaGraphCounters cuda_graph_counters_;
+  CudaGraphPolicy cuda_graph_policy_;
 
   // Set when the graph breaks: the calls run as segments. With fullgraph
   // the break is `fullgraph_error_` instead.
@@ -199,12 +205,9 @@ class Function {
   absl::flat_hash_set<std::string> eager_keys_;
   // Why: the backend's UNIMPLEMENTED for each key it rejected.
   std::vector<std::string> skipped_;
+  // The recompile limit and automatic dynamic's state.
   RecompilePolicy policy_;
   double compile_ms_total_ = 0;
-  // Automatic dynamic state: the first compile's sizes and the dims that
-  // changed since.
-  std::vector<std::vector<int64_t>> first_sizes_;
-  absl::flat_hash_set<std::pair<int, int>> auto_dynamic_;
 };
 
 }  // namespace guardjit

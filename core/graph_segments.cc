@@ -58,6 +58,10 @@ FunctionOptions GraphSegments::SegmentOptions(
   out.recompile_limit = options_.recompile_limit;
   out.dynamic = options_.dynamic;
   out.compile_queue = options_.compile_queue;
+  // A segment's CUDA calls carry the whole function's RunContext (and its
+  // CUDA graph policy); the segment keeps the same settings for explain.
+  out.mode = options_.mode;
+  out.max_graphs_per_entry = options_.max_graphs_per_entry;
   for (const DynamicDim& d : options_.mark_dynamic) {
     for (size_t k = 0; k < graph_inputs.size(); ++k) {
       if (graph_inputs[k] == d.input) {

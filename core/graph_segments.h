@@ -11,8 +11,8 @@
 #include "absl/types/span.h"
 #include "core/call_signature.h"
 #include "core/compiler.h"
+#include "core/function_options.h"
 #include "core/graph_breaks.h"
-#include "core/recompile_policy.h"
 #include "core/run_context.h"
 #include "core/tensor.h"
 

@@ -1,48 +1,30 @@
 #ifndef GUARDJIT_CORE_RECOMPILE_POLICY_H_
 #define GUARDJIT_CORE_RECOMPILE_POLICY_H_
 
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "core/compile_queue.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/call_signature.h"
+#include "core/function_options.h"
 #include "core/symbolic_inputs.h"
 
 namespace guardjit {
 
-enum class DynamicMode {
-  kAuto,     // static first; dims whose size changed become symbolic
-  kStatic,   // every size specialized
-  kDynamic,  // every size symbolic from the first compile
-};
-
-struct FunctionOptions {
-  std::string name;
-  int recompile_limit = 8;
-  DynamicMode dynamic = DynamicMode::kAuto;
-  // torch._dynamo.mark_dynamic(input, dim, min, max): symbolic from the
-  // first compile (ignored with kStatic); sizes outside [min, max] fail the
-  // entry's guards.
-  std::vector<DynamicDim> mark_dynamic;
-  // torch.compile(fullgraph=True): a graph break is an error naming the node
-  // and the reason instead of a split into segments.
-  bool fullgraph = false;
-  // GJ_COMPILE_ASYNC: a miss runs the eager fallback at once and compiles
-  // its entry on this queue (the context's); null: the missing call
-  // compiles.
-  std::shared_ptr<CompileQueue> compile_queue;
-};
-
-// Decides, on a miss, whether to compile another entry: TorchDynamo's
-// recompile_limit. Past the limit the function is "run-only": existing
-// entries still serve and other calls run eager, with one warning that names
-// the function and the last reason. Not thread-safe: the Function calls it
-// under its compile lock.
+// Decides, on a miss, whether to compile another entry and which dims it
+// makes symbolic: TorchDynamo's recompile_limit and automatic dynamic. Past
+// the limit the function is "run-only": existing entries still serve and
+// other calls run eager, with one warning that names the function and the
+// last reason. Not thread-safe: the Function calls it under its compile lock.
 class RecompilePolicy {
  public:
-  explicit RecompilePolicy(int limit) : limit_(limit) {}
+  // `input_names` name the graph's inputs in messages and logs.
+  RecompilePolicy(const FunctionOptions& options,
+                  std::vector<std::string> input_names);
 
   // Records a miss with `reason` ("first call" when no entry existed).
   // Returns true if the caller should compile; false means run eager, and
@@ -51,14 +33,29 @@ class RecompilePolicy {
               std::optional<std::string>& warning,
               const std::string& function_name);
 
+  // The dims to make symbolic on the compile `call` missed into: the
+  // mark_dynamic dims, every dim in kDynamic mode, and in kAuto mode every
+  // dim whose size differed from the first compile's on some miss since
+  // (it stays symbolic, logged under GJ_LOGS=recompiles when it turns).
+  // INVALID_ARGUMENT when mark_dynamic names a dim the input lacks.
+  absl::StatusOr<std::vector<DynamicDim>> DynamicDims(
+      const CallSignature& call);
+
   bool run_only() const { return run_only_; }
   const std::vector<std::string>& recompile_reasons() const { return reasons_; }
   int limit() const { return limit_; }
 
  private:
   int limit_;
+  DynamicMode mode_;
+  std::vector<DynamicDim> mark_dynamic_;
+  std::vector<std::string> input_names_;
   bool run_only_ = false;
   std::vector<std::string> reasons_;
+  // Automatic dynamic: the first compile's sizes and the (input, dim)s that
+  // changed since.
+  std::vector<std::vector<int64_t>> first_sizes_;
+  absl::flat_hash_set<std::pair<int, int>> auto_dynamic_;
 };
 
 }  // namespace guardjit

@@ -7,6 +7,7 @@
 #include "core/graph_builder.h"
 #include "core/ops/control_flow.h"
 #include "core/status_macros.h"
+#include "core/symbol_messages.h"
 
 namespace guardjit {
 namespace {
@@ -184,6 +185,33 @@ absl::StatusOr<SpecializedGraph> SpecializeGraph(
   out.folded_sizes = inliner.folded();
   ASSIGN_OR_RETURN(out.meta, InferShapes(*flat, inputs));
   out.graph = std::move(flat);
+  return out;
+}
+
+absl::StatusOr<SpecializedCall> SpecializeCall(
+    std::shared_ptr<const Graph> graph,
+    const std::vector<std::string>& input_names, const CallSignature& call,
+    std::vector<DynamicDim> dynamic) {
+  SpecializedCall out;
+  auto& [env, symbolic, specialized] = out;
+  for (bool again = true; again;) {
+    env = ShapeEnv();
+    {
+      ShapeEnv::Scope scope(&env);
+      symbolic = MakeSymbolicInputs(input_names, call, dynamic, env);
+      auto result = SpecializeGraph(graph, symbolic.metas);
+      if (!result.ok()) return WithSymbolSources(result.status(), env);
+      specialized = *std::move(result);
+    }
+    again = false;
+    for (const SymbolicGuards::DimBinding& b : symbolic.symbolic.dims) {
+      if (!env.IsPinned(b.symbol)) continue;
+      std::erase_if(dynamic, [&](const DynamicDim& d) {
+        return d.input == b.input && d.dim == b.dim;
+      });
+      again = true;
+    }
+  }
   return out;
 }
 

@@ -2,11 +2,16 @@
 #define GUARDJIT_CORE_SPECIALIZER_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/call_signature.h"
 #include "core/graph.h"
+#include "core/shape_env.h"
 #include "core/shape_inference.h"
+#include "core/symbolic_inputs.h"
 #include "core/tensor_meta.h"
 
 namespace guardjit {
@@ -33,6 +38,26 @@ struct SpecializedGraph {
 // break).
 absl::StatusOr<SpecializedGraph> SpecializeGraph(
     std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs);
+
+// One cache entry's specialization of `graph` to a call: the symbols of its
+// dynamic dims, the inputs' metas and guards over them, and the graph
+// specialized to those metas.
+struct SpecializedCall {
+  ShapeEnv env;
+  SymbolicInputs symbolic;
+  SpecializedGraph graph;
+};
+
+// Specializes `graph` (inputs named `input_names`) to `call` with the
+// `dynamic` dims symbolic. A symbol the guards pin to one value
+// (`x.size()[0] <= 2` on top of `2 <= x.size()[0]`, or an op that needs the
+// concrete size) makes its dims static, as torch specializes it: the
+// specialization runs again without them until no symbol is pinned. Errors
+// name the node and the sources of the symbols they mention.
+absl::StatusOr<SpecializedCall> SpecializeCall(
+    std::shared_ptr<const Graph> graph,
+    const std::vector<std::string>& input_names, const CallSignature& call,
+    std::vector<DynamicDim> dynamic);
 
 }  // namespace guardjit
 

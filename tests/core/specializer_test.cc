@@ -7,6 +7,7 @@
 #include "core/graph_builder.h"
 #include "core/ops/control_flow.h"
 #include "core/shape_env.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -94,6 +95,79 @@ TEST(SpecializerTest, SymbolicSizesStayNodes) {
   EXPECT_EQ(CountSizeNodes(*out->graph), 2);
   ASSERT_EQ(env.guards().size(), 1u);
   EXPECT_EQ(env.ToString(env.guards()[0]), "2 < x.size()[0]");
+}
+
+// SpecializeCall: the symbols a call's dynamic dims become, with the retry
+// that drops a symbol the guards pin.
+struct CallOn {
+  explicit CallOn(std::vector<std::vector<int64_t>> shapes)
+      : sizes(std::move(shapes)) {
+    for (auto& s : sizes) {
+      strides.push_back(std::vector<int64_t>(s.size(), 0));
+      for (int d = static_cast<int>(s.size()) - 1, st = 1; d >= 0; --d) {
+        strides.back()[d] = st;
+        st *= static_cast<int>(s[d]);
+      }
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      InputView v;
+      v.rank = static_cast<int>(sizes[i].size());
+      v.sizes = sizes[i].data();
+      v.strides = strides[i].data();
+      views.push_back(v);
+    }
+  }
+  CallSignature signature() const { return {views, AmbientState()}; }
+  std::vector<std::vector<int64_t>> sizes, strides;
+  std::vector<InputView> views;
+};
+
+TEST(SpecializerTest, SpecializeCallKeepsAFreeSymbol) {
+  const CallOn call({{4, 6}, {4, 6}});
+  auto out = SpecializeCall(BranchAndView(), {"x", "y"}, call.signature(),
+                            {{0, 0}, {1, 0}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Duck sizing: x and y's dim 0 share one symbol, guarded 2 < s0.
+  ASSERT_EQ(out->env.symbols().size(), 1u);
+  EXPECT_EQ(out->env.symbols()[0].source, "x.size()[0]");
+  EXPECT_EQ(out->graph.inlined_conds, 1);
+}
+
+TEST(SpecializerTest, SpecializeCallDropsAPinnedSymbolAndRetries) {
+  // x + y with y static [4]: broadcasting pins x's dim 0 to 4, so the entry
+  // is static in it, as torch specializes such a dim.
+  GraphBuilder b("pinned");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  ASSERT_TRUE(
+      b.AddNode("r", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("r")}).ok());
+  std::shared_ptr<const Graph> graph(*b.Finish());
+  const CallOn call({{4}, {4}});
+  auto out = SpecializeCall(graph, {"x", "y"}, call.signature(), {{0, 0}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->env.symbols().empty());
+  EXPECT_TRUE(out->symbolic.symbolic.dims.empty());
+  ASSERT_EQ(out->symbolic.metas.size(), 2u);
+  EXPECT_FALSE(out->symbolic.metas[0].sizes[0].is_symbolic());
+}
+
+TEST(SpecializerTest, SpecializeCallErrorsNameTheSymbolsSource) {
+  // x + y with x [s0] and y [3]: s0 = 5 cannot broadcast with 3.
+  GraphBuilder b("mismatch");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  ASSERT_TRUE(
+      b.AddNode("r", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("r")}).ok());
+  std::shared_ptr<const Graph> graph(*b.Finish());
+  const CallOn call({{5}, {3}});
+  auto out = SpecializeCall(graph, {"x", "y"}, call.signature(), {{0, 0}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(std::string(out.status().message()),
+              ::testing::HasSubstr("node 'r'"));
+  EXPECT_THAT(std::string(out.status().message()),
+              ::testing::HasSubstr("s0 = x.size()[0], 5 in this call"));
 }
 
 TEST(SpecializerTest, AGraphReturningASizeKeepsItsNode) {
