@@ -1,6 +1,7 @@
 #include "jit/jit_compiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -166,22 +167,22 @@ class JitExecutable : public Executable {
       const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
     ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
-    if (Matches(layout_, inputs, values)) {
+    if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->Run(ctx, inputs, values);
     }
-    ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs, values));
-    return variant->Run(ctx, inputs, values);
+    ASSIGN_OR_RETURN(const Executable* unplanned, Unplanned(inputs, values));
+    return unplanned->Run(ctx, inputs);
   }
 
   absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
                        absl::Span<Tensor> results) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
     ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
-    if (Matches(layout_, inputs, values)) {
+    if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->RunInto(ctx, inputs, values, results);
     }
-    ASSIGN_OR_RETURN(const CompiledProgram* variant, Variant(inputs, values));
-    return variant->RunInto(ctx, inputs, values, results);
+    ASSIGN_OR_RETURN(const Executable* unplanned, Unplanned(inputs, values));
+    return unplanned->RunInto(ctx, inputs, results);
   }
 
   Device device() const override { return program_->device(); }
@@ -212,12 +213,12 @@ class JitExecutable : public Executable {
     if (!backend_->host_code()) {
       absl::StrAppend(&text, ", kernels on ", backend_->name());
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!variants_.empty()) {
-      // Calls laid out unlike the entry's first (its guards let them in):
-      // each layout compiled once, on its first call.
-      absl::StrAppend(&text, ", ", variants_.size(),
-                      " layout variants compiled at run time");
+    if (const int64_t n = unplanned_calls_.load(std::memory_order_relaxed);
+        n > 0) {
+      // Calls laid out unlike the layout the program was planned for.
+      absl::StrAppend(&text, ", ", n,
+                      " calls in a layout it was not planned for ran on the "
+                      "reference kernels");
     }
     // Reductions split into partials (split_reduction.h).
     for (const PlanStep& s : program_->plan().steps) {
@@ -239,25 +240,35 @@ class JitExecutable : public Executable {
     return true;
   }
 
-  absl::StatusOr<const CompiledProgram*> Variant(
+  // A call whose input strides differ from the planned layout. The
+  // function's guards pin every input's layout class (exact strides, or
+  // contiguous in one dim order over the symbols), so only a caller of the
+  // executable itself gets here; such calls run on the reference kernels,
+  // counted in Describe(), and nothing is compiled inside Run (issue #13).
+  absl::StatusOr<const Executable*> Unplanned(
       absl::Span<const Tensor> inputs,
       absl::Span<const int64_t> symbols) const {
+    if (!backend_->host_code()) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (HasLayout(inputs[i], layout_[i], symbols)) continue;
+        return absl::FailedPreconditionError(
+            absl::StrCat("input ", i, " has strides [",
+                         absl::StrJoin(inputs[i].strides(), ", "),
+                         "], not the layout the entry's kernels on ",
+                         backend_->name(), " were compiled for"));
+      }
+    }
+    unplanned_calls_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [layout, program] : variants_) {
-      if (Matches(layout, inputs, symbols)) return program.get();
+    if (unplanned_ == nullptr) {
+      ASSIGN_OR_RETURN(unplanned_, EagerCompiler().Fallback(graph_));
+      Log(LogTopic::kWarnings,
+          absl::StrCat("jit: graph '", graph_->name(),
+                       "': a call's input strides are not the layout its "
+                       "entry was planned for; such calls run on the "
+                       "reference kernels"));
     }
-    Layout layout;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      layout.push_back(LayoutOf(inputs[i], inputs_[i], symbols));
-    }
-    const int num_symbols = static_cast<int>(symbols_.size());
-    ASSIGN_OR_RETURN(
-        Plan plan, PlanGraph(*graph_, metas_, layout, num_symbols, *backend_));
-    ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
-                     CompiledProgram::Create(graph_, metas_, std::move(plan),
-                                             *backend_, pool_, num_symbols));
-    variants_.push_back({std::move(layout), std::move(program)});
-    return variants_.back().second.get();
+    return unplanned_.get();
   }
 
   std::shared_ptr<const Graph> graph_;
@@ -270,9 +281,9 @@ class JitExecutable : public Executable {
   std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
+  mutable std::atomic<int64_t> unplanned_calls_{0};
   mutable std::mutex mu_;
-  mutable std::vector<std::pair<Layout, std::unique_ptr<CompiledProgram>>>
-      variants_ ABSL_GUARDED_BY(mu_);
+  mutable std::unique_ptr<Executable> unplanned_ ABSL_GUARDED_BY(mu_);
 };
 
 Layout ContiguousLayout(const Specialization& spec) {

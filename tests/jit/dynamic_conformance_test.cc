@@ -276,10 +276,11 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
     // the host leaves the bare product eager, and the output it returns is
     // then a copy.
     const bool device = std::string(SharedJitBackend()) == "cuda:sm_90";
-    EXPECT_THAT(Describe(exe),
-                ::testing::StartsWith(
-                    device ? "jit: 3 fused kernels, 0 eager nodes, 2 size symbols"
-                           : "jit: 2 fused kernels, 1 eager nodes, 2 size symbols"));
+    EXPECT_THAT(
+        Describe(exe),
+        ::testing::StartsWith(
+            device ? "jit: 3 fused kernels, 0 eager nodes, 2 size symbols"
+                   : "jit: 2 fused kernels, 1 eager nodes, 2 size symbols"));
     if (!device) {
       EXPECT_THAT(Describe(exe),
                   ::testing::HasSubstr("outputs copied: 1 'h' (computed by "
@@ -288,9 +289,10 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
   }
 }
 
-// A dynamic entry called with transposed inputs compiles one variant whose
-// strides are symbolic too: later sizes compile nothing new.
-TEST(DynamicConformanceTest, TransposedInputsShareOneVariant) {
+// A dynamic entry made by a transposed call is planned for transposed
+// strides over its symbols, at compile time: later sizes compile nothing
+// and run the compiled program (ExpectNoUnplannedCalls).
+TEST(DynamicConformanceTest, TransposedInputsArePlannedOnceOverSymbols) {
   GraphBuilder b("transposed");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   AddNode(b, "e", "aten.exp.default", {Arg::Ref("x")});
@@ -321,6 +323,7 @@ TEST(DynamicConformanceTest, TransposedInputsShareOneVariant) {
                           testing::ToDoubles((*expected)[0]), 1e-4, 1e-4);
   }
   EXPECT_EQ(SharedJit().kernels().compiled(), compiled);
+  testing::ExpectNoUnplannedCalls(*exe);
 }
 
 // GJ_LOGS=codegen shows the dynamic kernels over their size parameters.

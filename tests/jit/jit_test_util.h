@@ -38,6 +38,9 @@ std::string WithoutBackend(const std::string& description);
 // Expects `executable` to be the shared JIT's compiled program, its kernels
 // on SharedJitBackend(), not an eager plan standing in for it.
 void ExpectCompiledByJit(const Executable& executable);
+// No call of `executable` ran on the reference kernels because its input
+// layout was not the one the program was planned for (JitExecutable).
+void ExpectNoUnplannedCalls(const Executable& executable);
 
 // Compares `actual` with tests/jit/golden/`file`, reporting the first line
 // that differs, or rewrites the file under GJ_UPDATE_GOLDEN=1.
