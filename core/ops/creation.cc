@@ -243,6 +243,47 @@ constexpr char kFactoryKwargs[] =
     "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
     "bool? pin_memory=None) -> Tensor";
 
+// empty.memory_format / empty_strided: a tensor of `size` whose values
+// ATen leaves unspecified; guardjit fills it with zeros in every backend
+// (so a graph reading them is still deterministic). Sizes may be symbolic.
+// The memory format is accepted and ignored (TensorMeta is contiguous);
+// empty_strided's kernel returns the requested strides.
+MetaResult EmptyMeta(const MetaArgs& args, int dtype_index, int device_index,
+                     std::optional<int> stride_index) {
+  const std::vector<SymInt> size = args.sym_int_list(0);
+  const DType dtype = args.optional_dtype(dtype_index).value_or(kDefaultFloat);
+  for (const SymInt& s : size) {
+    if (s < 0) {
+      return ArgError("size",
+                      absl::StrCat("Trying to create tensor with "
+                                   "negative dimension ",
+                                   s.ToString(), ": ", SymShapeToString(size)));
+    }
+  }
+  if (stride_index.has_value()) {
+    const std::vector<SymInt> stride = args.sym_int_list(*stride_index);
+    if (stride.size() != size.size()) {
+      return ArgError("stride",
+                      absl::StrCat("dimensionality of sizes (", size.size(),
+                                   ") must match dimensionality of strides (",
+                                   stride.size(), ")"));
+    }
+    for (const SymInt& s : stride) {
+      if (s < 0) {
+        return ArgError("stride",
+                        absl::StrCat("negative stride ", s.ToString(), " in ",
+                                     SymShapeToString(stride)));
+      }
+    }
+  }
+  if (!IsSymbolic(size)) {
+    const Shape concrete = ConcreteShape(size);
+    RETURN_IF_ERROR(CheckSize(concrete, dtype, "size"));
+  }
+  return std::vector<TensorMeta>{{dtype, SymShape(size.begin(), size.end()),
+                                  DeviceArg(args, device_index)}};
+}
+
 }  // namespace
 
 absl::Status RegisterCreationOps(OpRegistry& registry) {
@@ -276,6 +317,17 @@ absl::Status RegisterCreationOps(OpRegistry& registry) {
       [](const MetaArgs& args) {
         return ArangeMeta(args, {0, 1, 2, 3, 5});
       }));
+  RETURN_IF_ERROR(registry.Register(
+      "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None, "
+      "MemoryFormat? memory_format=None) -> Tensor",
+      [](const MetaArgs& args) {
+        return EmptyMeta(args, 1, 3, std::nullopt);
+      }));
+  RETURN_IF_ERROR(registry.Register(
+      absl::StrCat("empty_strided(SymInt[] size, SymInt[] stride, *, ",
+                   kFactoryKwargs),
+      [](const MetaArgs& args) { return EmptyMeta(args, 2, 4, 1); }));
   return absl::OkStatus();
 }
 

@@ -21,6 +21,8 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterPoolingOps(registry));
   RETURN_IF_ERROR(RegisterAssertOps(registry));
   RETURN_IF_ERROR(RegisterDataDependentOps(registry));
+  RETURN_IF_ERROR(RegisterPaddingOps(registry));
+  RETURN_IF_ERROR(RegisterResampleOps(registry));
   return absl::OkStatus();
 }
 

@@ -26,6 +26,8 @@ absl::Status RegisterActivationOps(OpRegistry& registry);
 absl::Status RegisterPoolingOps(OpRegistry& registry);
 absl::Status RegisterAssertOps(OpRegistry& registry);
 absl::Status RegisterDataDependentOps(OpRegistry& registry);
+absl::Status RegisterPaddingOps(OpRegistry& registry);
+absl::Status RegisterResampleOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

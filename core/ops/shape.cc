@@ -1,6 +1,7 @@
 // Shape rules of the ops that build a new tensor from the layout of others:
 // cat, clone, _to_copy, split_with_sizes (views) and constant_pad_nd.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -249,6 +250,150 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
       TensorMeta{self.dtype, std::move(out_sizes), self.device}};
 }
 
+// flip: dims wrap (a 0-dim tensor takes dim 0 or -1) and may not repeat.
+absl::StatusOr<std::vector<TensorMeta>> FlipMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  std::vector<bool> seen(std::max(self.dim(), 1), false);
+  for (int64_t d : args.int_list(1)) {
+    auto nd = NormalizeDim(d, std::max(self.dim(), 1));
+    if (!nd.ok()) return ArgError("dims", nd.status().message());
+    if (seen[*nd]) {
+      return ArgError("dims", absl::StrCat("dim ", *nd,
+                                           " appears multiple times in the "
+                                           "list of dims"));
+    }
+    seen[*nd] = true;
+  }
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
+// repeat: self's sizes padded with leading 1s to len(repeats), times
+// repeats.
+absl::StatusOr<std::vector<TensorMeta>> RepeatMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const std::vector<SymInt> repeats = args.sym_int_list(1);
+  const int rank = static_cast<int>(repeats.size());
+  if (rank < self.dim()) {
+    return ArgError("repeats",
+                    "Number of dimensions of repeat dims can not be smaller "
+                    "than number of dimensions of tensor");
+  }
+  SymShape sizes(rank, SymInt(1));
+  for (int d = 0; d < self.dim(); ++d) {
+    sizes[rank - self.dim() + d] = self.sizes[d];
+  }
+  bool negative = false;
+  for (int d = 0; d < rank; ++d) {
+    negative = negative || repeats[d] < 0;
+    sizes[d] = sizes[d] * repeats[d];
+  }
+  if (negative) {
+    return ArgError("repeats",
+                    absl::StrCat("Trying to create tensor with negative "
+                                 "dimension: ",
+                                 SymShapeToString(sizes)));
+  }
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, std::move(sizes), self.device}};
+}
+
+// copy: self's dtype and shape with src's values broadcast to it.
+absl::StatusOr<std::vector<TensorMeta>> CopyMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const TensorMeta src = args.tensor(1);
+  auto b = BroadcastShapes(self.sizes, src.sizes);
+  if (!b.ok() || b->size() != self.sizes.size() || !(*b == self.sizes)) {
+    return ArgError(
+        "src", absl::StrCat("a tensor of shape ", SymShapeToString(src.sizes),
+                            " does not broadcast to self's shape ",
+                            SymShapeToString(self.sizes)));
+  }
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
+// fill.Scalar: self's metadata; the value must convert to self's dtype
+// (any value converts to bool).
+absl::StatusOr<std::vector<TensorMeta>> FillMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const Scalar value = args.scalar(1);
+  if (self.dtype != DType::kBool && !ScalarFits(value, self.dtype)) {
+    return ArgError("value",
+                    absl::StrCat("value ", value.ToString(),
+                                 " cannot be converted to type ",
+                                 DTypeName(self.dtype), " without overflow"));
+  }
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
+// native_dropout: (output, bool mask). Inference (train=False) is the
+// identity with an all-true mask; training needs random numbers, which only
+// p == 0 (keep all) and p == 1 (drop all) do without. The p range is
+// checked only when training, as ATen's bernoulli_ checks it.
+absl::StatusOr<std::vector<TensorMeta>> NativeDropoutMeta(
+    const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const double p = args.float_arg(1);
+  const bool train = args.optional_bool(2).value_or(true);
+  if (train && !(p >= 0 && p <= 1)) {
+    return ArgError("p", absl::StrCat("dropout probability must be in [0, 1], "
+                                      "got ",
+                                      p));
+  }
+  if (train && p != 0 && p != 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "argument 'train': native_dropout in training mode with p=", p,
+        " needs a random number stream, which guardjit does not have; export "
+        "the model in eval mode (train=False is the identity)"));
+  }
+  // ATen returns an empty input with a mask of its dtype.
+  const DType mask = self.numel() == 0 ? self.dtype : DType::kBool;
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device},
+      TensorMeta{mask, self.sizes, self.device}};
+}
+
+// select_scatter / slice_scatter: self's metadata; src must have exactly
+// the shape of the selected/sliced part of self (no broadcasting), any
+// dtype (converted to self's).
+absl::Status CheckScatterSrc(const SymShape& part, const TensorMeta& src) {
+  if (part.size() == src.sizes.size() && part == src.sizes) {
+    return absl::OkStatus();
+  }
+  return ArgError("src",
+                  absl::StrCat("expected src to have a size equal to "
+                               "the slice of self. src size = ",
+                               SymShapeToString(src.sizes),
+                               ", slice size = ", SymShapeToString(part)));
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SelectScatterMeta(
+    const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const SymShape strides = ContiguousStridesOf<SymInt>(self.sizes);
+  ASSIGN_OR_RETURN(SymViewGeometry g,
+                   SelectGeometry<SymInt>(self.sizes, strides, args.int_arg(2),
+                                          args.sym_int(3)));
+  RETURN_IF_ERROR(CheckScatterSrc(g.sizes, args.tensor(1)));
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SliceScatterMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  const SymShape strides = ContiguousStridesOf<SymInt>(self.sizes);
+  ASSIGN_OR_RETURN(
+      SymViewGeometry g,
+      SliceGeometry<SymInt>(self.sizes, strides, args.int_arg(2),
+                            args.optional_sym_int(3), args.optional_sym_int(4),
+                            args.int_arg(5)));
+  RETURN_IF_ERROR(CheckScatterSrc(g.sizes, args.tensor(1)));
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, self.sizes, self.device}};
+}
+
 }  // namespace
 
 absl::Status RegisterShapeOps(OpRegistry& registry) {
@@ -269,6 +414,26 @@ absl::Status RegisterShapeOps(OpRegistry& registry) {
   RETURN_IF_ERROR(registry.Register(
       "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
       ConstantPadMeta));
+  RETURN_IF_ERROR(
+      registry.Register("flip(Tensor self, int[] dims) -> Tensor", FlipMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "repeat(Tensor self, SymInt[] repeats) -> Tensor", RepeatMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+      CopyMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "fill.Scalar(Tensor self, Scalar value) -> Tensor", FillMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+      NativeDropoutMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> "
+      "Tensor",
+      SelectScatterMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+      "SymInt? end=None, SymInt step=1) -> Tensor",
+      SliceScatterMeta));
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
 #include "core/ops/register_ops.h"
 #include "core/ops/view_ops.h"
@@ -28,6 +29,42 @@ MetaFn ViewMeta(ViewOp op) {
   };
 }
 
+// as_strided: the sizes asked for. Sizes, strides and the storage offset
+// must be non-negative and the lists of equal length; whether the view
+// stays inside the input's memory depends on its storage, which only the
+// kernel (and the lowering, for memory it knows) can check.
+absl::StatusOr<std::vector<TensorMeta>> AsStridedMeta(const MetaArgs& args) {
+  const TensorMeta self = args.tensor(0);
+  const std::vector<SymInt> size = args.sym_int_list(1);
+  const std::vector<SymInt> stride = args.sym_int_list(2);
+  if (size.size() != stride.size()) {
+    return absl::InvalidArgumentError(
+        "argument 'stride': mismatch in length of strides and shape");
+  }
+  for (const SymInt& s : stride) {
+    if (s < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument 'stride': as_strided: Negative strides are not supported "
+          "at the moment, got strides: ",
+          SymShapeToString(stride)));
+    }
+  }
+  for (const SymInt& s : size) {
+    if (s < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument 'size': negative size in ", SymShapeToString(size)));
+    }
+  }
+  const std::optional<SymInt> offset = args.optional_sym_int(3);
+  if (offset.has_value() && *offset < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("argument 'storage_offset': invalid storage offset ",
+                     offset->ToString()));
+  }
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, SymShape(size.begin(), size.end()), self.device}};
+}
+
 }  // namespace
 
 absl::Status RegisterViewOps(OpRegistry& registry) {
@@ -39,6 +76,10 @@ absl::Status RegisterViewOps(OpRegistry& registry) {
   RETURN_IF_ERROR(
       registry.Register("_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
                         ViewMeta(ViewOp::kView)));
+  RETURN_IF_ERROR(registry.Register(
+      "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? "
+      "storage_offset=None) -> Tensor(a)",
+      AsStridedMeta));
   return absl::OkStatus();
 }
 

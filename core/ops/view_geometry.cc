@@ -337,6 +337,49 @@ absl::StatusOr<ViewGeometryT<I>> SliceGeometry(IntsOf<I> sizes,
 }
 
 template <typename I>
+absl::StatusOr<ViewGeometryT<I>> DiagonalGeometry(IntsOf<I> sizes,
+                                                  IntsOf<I> strides,
+                                                  int64_t offset, int64_t dim1,
+                                                  int64_t dim2) {
+  const int rank = static_cast<int>(sizes.size());
+  ASSIGN_OR_RETURN(int d1, WrapDim("dim1", dim1, rank));
+  ASSIGN_OR_RETURN(int d2, WrapDim("dim2", dim2, rank));
+  if (d1 == d2) {
+    return ArgError("dim2", absl::StrCat("diagonal dimensions cannot be "
+                                         "identical ",
+                                         dim1, ", ", dim2));
+  }
+  // ATen's diag_size = max(min(size1, size2 - offset), 0) for offset >= 0,
+  // max(min(size1 + offset, size2), 0) below; each comparison of symbolic
+  // sizes is a guard.
+  I size = 0;
+  I start = 0;
+  if (offset >= 0) {
+    size = sizes[d2] - I(offset);
+    if (sizes[d1] < size) size = sizes[d1];
+    start = I(offset) * strides[d2];
+  } else {
+    size = sizes[d1] + I(offset);
+    if (sizes[d2] < size) size = sizes[d2];
+    start = I(-offset) * strides[d1];
+  }
+  if (size <= 0) {
+    size = 0;
+    start = 0;
+  }
+  ViewGeometryT<I> g;
+  for (int d = 0; d < rank; ++d) {
+    if (d == d1 || d == d2) continue;
+    g.sizes.push_back(sizes[d]);
+    g.strides.push_back(strides[d]);
+  }
+  g.sizes.push_back(size);
+  g.strides.push_back(strides[d1] + strides[d2]);
+  g.offset = start;
+  return g;
+}
+
+template <typename I>
 absl::StatusOr<ViewGeometryT<I>> SelectGeometry(IntsOf<I> sizes,
                                                 IntsOf<I> strides, int64_t dim,
                                                 I index) {
@@ -419,6 +462,8 @@ absl::StatusOr<std::vector<ViewGeometryT<I>>> SplitWithSizesGeometry(
   template absl::StatusOr<ViewGeometryT<I>> SliceGeometry<I>(              \
       IntsOf<I>, IntsOf<I>, int64_t, std::optional<I>, std::optional<I>,   \
       int64_t);                                                            \
+  template absl::StatusOr<ViewGeometryT<I>> DiagonalGeometry<I>(           \
+      IntsOf<I>, IntsOf<I>, int64_t, int64_t, int64_t);                    \
   template absl::StatusOr<ViewGeometryT<I>> SelectGeometry<I>(             \
       IntsOf<I>, IntsOf<I>, int64_t, I);                                   \
   template absl::StatusOr<std::vector<ViewGeometryT<I>>>                   \

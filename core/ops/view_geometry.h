@@ -90,6 +90,14 @@ absl::StatusOr<ViewGeometryT<I>> SelectGeometry(IntsOf<I> sizes,
                                                 IntsOf<I> strides, int64_t dim,
                                                 I index);
 
+// diagonal.default: dims dim1 and dim2 replaced by a last dim along the
+// diagonal `offset` above (below, when negative) the main one.
+template <typename I>
+absl::StatusOr<ViewGeometryT<I>> DiagonalGeometry(IntsOf<I> sizes,
+                                                  IntsOf<I> strides,
+                                                  int64_t offset, int64_t dim1,
+                                                  int64_t dim2);
+
 // split_with_sizes.default: one slice along `dim` per entry of
 // `split_sizes`, which must be non-negative and sum to the dim's size.
 template <typename I>

@@ -24,6 +24,7 @@ enum class ViewOp {
   kSlice,
   kSelect,
   kAlias,
+  kDiagonal,
 };
 
 struct ViewOpDef {
@@ -50,6 +51,9 @@ inline constexpr ViewOpDef kViewOps[] = {
     // The whole tensor as a new view (what torch.export leaves of
     // detach-like ops).
     {ViewOp::kAlias, "alias(Tensor(a) self) -> Tensor(a)"},
+    {ViewOp::kDiagonal,
+     "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> "
+     "Tensor(a)"},
 };
 
 template <typename I, typename J>
@@ -88,16 +92,17 @@ absl::StatusOr<ViewGeometryT<I>> ViewOpGeometry(ViewOp op,
     case ViewOp::kSqueezeDims:
       return SqueezeGeometry<I>(sizes, strides, a.int_list(1));
     case ViewOp::kSlice:
-      return SliceGeometry<I>(sizes, strides, a.int_arg(1),
-                              OptionalAs<I>(a.optional_sym_int(2)),
-                              OptionalAs<I>(a.optional_sym_int(3)),
-                              a.int_arg(4));
+      return SliceGeometry<I>(
+          sizes, strides, a.int_arg(1), OptionalAs<I>(a.optional_sym_int(2)),
+          OptionalAs<I>(a.optional_sym_int(3)), a.int_arg(4));
     case ViewOp::kSelect:
       return SelectGeometry<I>(sizes, strides, a.int_arg(1), I(a.sym_int(2)));
     case ViewOp::kAlias:
-      return ViewGeometryT<I>{{sizes.begin(), sizes.end()},
-                              {strides.begin(), strides.end()},
-                              I(0)};
+      return ViewGeometryT<I>{
+          {sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, I(0)};
+    case ViewOp::kDiagonal:
+      return DiagonalGeometry<I>(sizes, strides, a.int_arg(1), a.int_arg(2),
+                                 a.int_arg(3));
   }
   return absl::InternalError("unknown view op");
 }

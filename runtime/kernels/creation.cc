@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/shape_util.h"
 #include "core/status_macros.h"
 #include "runtime/convert.h"
 #include "runtime/dtype_dispatch.h"
@@ -126,6 +127,41 @@ KernelFn ArangeKernel(ArangeLayout at) {
   };
 }
 
+// empty.memory_format / empty_strided: ATen leaves the values unspecified;
+// guardjit gives zeros (as its lowering does), so a graph that reads them
+// is deterministic. empty_strided's result has the requested strides, over
+// memory holding the largest element they reach.
+absl::StatusOr<std::vector<Tensor>> EmptyKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out) {
+  RETURN_IF_ERROR(CheckCpu(args, 3));
+  ASSIGN_OR_RETURN(Tensor result, Tensor::Zeros(out[0].dtype, out[0].shape()));
+  return std::vector<Tensor>{result};
+}
+
+absl::StatusOr<std::vector<Tensor>> EmptyStridedKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out) {
+  RETURN_IF_ERROR(CheckCpu(args, 4));
+  const Shape sizes = out[0].shape();
+  const std::vector<int64_t> strides = args.int_list(1);
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) {
+      extent = 0;
+      break;
+    }
+    int64_t reach;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+        __builtin_add_overflow(extent, reach, &extent)) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "argument 'stride': storage size calculation overflowed with "
+          "sizes=",
+          ShapeToString(sizes), " and strides=", ShapeToString(strides)));
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor memory, Tensor::Zeros(out[0].dtype, {extent}));
+  return std::vector<Tensor>{memory.AsStrided(sizes, strides)};
+}
+
 }  // namespace
 
 absl::Status RegisterCreationKernels(KernelRegistry& registry) {
@@ -139,6 +175,9 @@ absl::Status RegisterCreationKernels(KernelRegistry& registry) {
       registry.Register("aten.arange.start", ArangeKernel({0, -1, 4})));
   RETURN_IF_ERROR(
       registry.Register("aten.arange.start_step", ArangeKernel({0, 2, 5})));
+  RETURN_IF_ERROR(registry.Register("aten.empty.memory_format", EmptyKernel));
+  RETURN_IF_ERROR(
+      registry.Register("aten.empty_strided.default", EmptyStridedKernel));
   return absl::OkStatus();
 }
 

@@ -20,6 +20,8 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterPoolingKernels(registry));
   RETURN_IF_ERROR(RegisterAssertKernels(registry));
   RETURN_IF_ERROR(RegisterDataDependentKernels(registry));
+  RETURN_IF_ERROR(RegisterPaddingKernels(registry));
+  RETURN_IF_ERROR(RegisterResampleKernels(registry));
   return absl::OkStatus();
 }
 

@@ -23,6 +23,8 @@ absl::Status RegisterActivationKernels(KernelRegistry& registry);
 absl::Status RegisterPoolingKernels(KernelRegistry& registry);
 absl::Status RegisterAssertKernels(KernelRegistry& registry);
 absl::Status RegisterDataDependentKernels(KernelRegistry& registry);
+absl::Status RegisterPaddingKernels(KernelRegistry& registry);
+absl::Status RegisterResampleKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

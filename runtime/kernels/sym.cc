@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
+#include "runtime/kernels/storage_offset.h"
 
 namespace guardjit {
 namespace {
@@ -29,6 +30,27 @@ absl::StatusOr<Tensors> SymSizeKernel(const KernelArgs& args, Metas) {
   const Tensor self = args.tensor(0);
   ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(1), self.dim()));
   return Tensors{Tensor::WrappedNumber(Scalar(self.sizes()[dim]))};
+}
+
+// The real tensor's stride and storage offset (a borrowed input is its own
+// storage, at offset 0).
+absl::StatusOr<Tensors> SymStrideKernel(const KernelArgs& args, Metas) {
+  const Tensor self = args.tensor(0);
+  if (self.dim() == 0) {
+    return absl::InvalidArgumentError(
+        "argument 'self': a 0-dim tensor has no strides");
+  }
+  auto dim = NormalizeDim(args.int_arg(1), self.dim());
+  if (!dim.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("argument 'dim': ", dim.status().message()));
+  }
+  return Tensors{Tensor::WrappedNumber(Scalar(self.stride(*dim)))};
+}
+
+absl::StatusOr<Tensors> SymStorageOffsetKernel(const KernelArgs& args, Metas) {
+  return Tensors{
+      Tensor::WrappedNumber(Scalar(StorageOffsetOf(args.tensor(0))))};
 }
 
 absl::StatusOr<Tensors> SymNumelKernel(const KernelArgs& args, Metas) {
@@ -53,6 +75,9 @@ KernelFn SymOpKernel(const SymOpDef& def) {
 absl::Status RegisterSymKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(registry.Register("aten.sym_size.int", SymSizeKernel));
   RETURN_IF_ERROR(registry.Register("aten.sym_numel.default", SymNumelKernel));
+  RETURN_IF_ERROR(registry.Register("aten.sym_stride.int", SymStrideKernel));
+  RETURN_IF_ERROR(registry.Register("aten.sym_storage_offset.default",
+                                    SymStorageOffsetKernel));
   for (const SymOpDef& def : kSymOps) {
     RETURN_IF_ERROR(registry.Register(def.target, SymOpKernel(def)));
   }

@@ -3,13 +3,17 @@
 // _unsafe_view copies, and only when no view can express the new shape.
 
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/op_schema.h"
 #include "core/ops/view_ops.h"
+#include "core/shape_util.h"
 #include "core/status_macros.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
+#include "runtime/kernels/storage_offset.h"
 #include "runtime/tensor_copy.h"
 
 namespace guardjit {
@@ -40,6 +44,40 @@ absl::StatusOr<std::vector<Tensor>> UnsafeViewKernel(
   return std::vector<Tensor>{copy.AsStrided(sizes, ContiguousStrides(sizes))};
 }
 
+// as_strided: a view of self's storage with the given geometry, the
+// storage offset absolute (self's own when None). The view must stay inside
+// the storage (ATen's setStorage check).
+absl::StatusOr<std::vector<Tensor>> AsStridedKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta>) {
+  const Tensor self = args.tensor(0);
+  const std::vector<int64_t> sizes = args.int_list(1);
+  const std::vector<int64_t> strides = args.int_list(2);
+  const int64_t base = StorageOffsetOf(self);
+  const int64_t offset = args.optional_int(3).value_or(base);
+  int64_t need = offset + 1;
+  bool overflow = false;
+  bool empty = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) empty = true;
+    int64_t reach;
+    overflow |= __builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+                __builtin_add_overflow(need, reach, &need);
+  }
+  if (empty) need = 0;
+  const int64_t have = StorageElementsOf(self);
+  if (overflow || need > have) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "argument 'size': as_strided: sizes ", ShapeToString(sizes),
+        ", strides ", ShapeToString(strides), ", storage offset ", offset,
+        " and itemsize ", self.item_size(), " need a storage of ",
+        overflow ? std::string("more than 2^63 elements")
+                 : absl::StrCat(need * self.item_size(), " bytes"),
+        ", out of bounds for the input's storage of ", have * self.item_size(),
+        " bytes"));
+  }
+  return std::vector<Tensor>{self.AsStrided(sizes, strides, offset - base)};
+}
+
 }  // namespace
 
 absl::Status RegisterViewKernels(KernelRegistry& registry) {
@@ -48,6 +86,8 @@ absl::Status RegisterViewKernels(KernelRegistry& registry) {
     RETURN_IF_ERROR(
         registry.Register(schema.QualifiedName(), ViewKernel(def.op)));
   }
+  RETURN_IF_ERROR(
+      registry.Register("aten.as_strided.default", AsStridedKernel));
   return registry.Register("aten._unsafe_view.default", UnsafeViewKernel);
 }
 
