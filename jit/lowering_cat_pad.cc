@@ -5,12 +5,16 @@
 // Operand indices are clamped into the operand's bounds: the value a
 // comparison discards is still computed, from an element that exists.
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "core/op_registry.h"
+#include "core/ops/pad_resample_args.h"
+#include "core/ops/view_geometry.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
 #include "jit/lowering_context.h"
@@ -24,6 +28,11 @@ using lowering_internal::C;
 using lowering_internal::Outputs;
 using lowering_internal::Unsupported;
 using lowering_internal::Values;
+
+std::optional<int64_t> OptionalInt(const std::optional<SymInt>& v) {
+  if (!v.has_value()) return std::nullopt;
+  return v->hint();
+}
 
 IndexExpr Minus(const IndexExpr& a, const IndexExpr& b) {
   return a + IndexExpr::Const(-1) * b;
@@ -157,11 +166,200 @@ Outputs ConstantPad(LoweringContext& ctx, const Node& node,
   return std::vector<int>{ctx.Select(out[0], {self}, operand_index, select)};
 }
 
+// A select of one operand that only moves elements: out[idx] =
+// self[remap(idx)].
+int Moved(LoweringContext& ctx, const TensorMeta& out, int self,
+          std::function<std::vector<IndexExpr>(const std::vector<IndexExpr>&)>
+              remap) {
+  const DType d = ComputeDType(out.dtype);
+  return ctx.Select(
+      out, {self},
+      [remap](const std::vector<IndexExpr>& idx) {
+        return std::vector<std::vector<IndexExpr>>{remap(idx)};
+      },
+      [d](const std::vector<IndexExpr>&, const Values& v) {
+        return C(v[0], d);
+      });
+}
+
+// reflection/replication pads: along each padded dim of size n the source
+// of output index i is j = i - lo mirrored, (n-1) - |(n-1) - |j||, (pads
+// are below n) or clamped into [0, n-1]. Sizes may be symbolic.
+LowerFn PadLowering(const PadDef& def) {
+  return [def](LoweringContext& ctx, const Node& node,
+               const std::vector<TensorMeta>& out) -> Outputs {
+    const std::vector<int64_t> pad = ArgsOf(ctx, node).int_list(1);
+    const int self = ctx.Operand(node.args[0]);
+    const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+    const int rank = static_cast<int>(in_sizes.size());
+    std::vector<int64_t> lo(rank, 0);
+    for (int k = 0; k < def.dims; ++k) lo[rank - 1 - k] = pad[2 * k];
+    const int first = rank - def.dims;
+    const bool reflect = def.reflect;
+    return std::vector<int>{Moved(
+        ctx, out[0], self,
+        [in_sizes, lo, first, reflect](const std::vector<IndexExpr>& idx) {
+          std::vector<IndexExpr> in = idx;
+          const IndexExpr minus1 = IndexExpr::Const(-1);
+          for (size_t d = first; d < in.size(); ++d) {
+            const IndexExpr j = idx[d] + IndexExpr::Const(-lo[d]);
+            const IndexExpr last = in_sizes[d] + minus1;
+            if (reflect) {
+              const IndexExpr a = IndexExpr::Max(j, minus1 * j);
+              const IndexExpr b = last + minus1 * a;
+              in[d] = last + minus1 * IndexExpr::Max(b, minus1 * b);
+            } else {
+              in[d] =
+                  IndexExpr::Min(IndexExpr::Max(j, IndexExpr::Const(0)), last);
+            }
+          }
+          return in;
+        })};
+  };
+}
+
+// flip: index n-1-i along each flipped dim.
+Outputs Flip(LoweringContext& ctx, const Node& node,
+             const std::vector<TensorMeta>& out) {
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+  const int rank = static_cast<int>(in_sizes.size());
+  std::vector<bool> flipped(rank, false);
+  if (rank > 0) {
+    for (int64_t d : ArgsOf(ctx, node).int_list(1)) {
+      ASSIGN_OR_RETURN(int nd, NormalizeDim(d, rank));
+      flipped[nd] = true;
+    }
+  }
+  return std::vector<int>{
+      Moved(ctx, out[0], self,
+            [in_sizes, flipped](const std::vector<IndexExpr>& idx) {
+              std::vector<IndexExpr> in = idx;
+              for (size_t d = 0; d < in.size(); ++d) {
+                if (flipped[d]) {
+                  in[d] = in_sizes[d] + IndexExpr::Const(-1) +
+                          IndexExpr::Const(-1) * idx[d];
+                }
+              }
+              return in;
+            })};
+}
+
+// repeat: output dim d (of the leading-1-padded input) reads input index
+// idx mod size.
+Outputs Repeat(LoweringContext& ctx, const Node& node,
+               const std::vector<TensorMeta>& out) {
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+  const int lead = out[0].dim() - static_cast<int>(in_sizes.size());
+  for (const SymInt& s : out[0].sizes) {
+    if (!s.is_symbolic() && s.hint() == 0) {
+      return std::vector<int>{Filled(ctx, out[0], Scalar(int64_t{0}))};
+    }
+  }
+  return std::vector<int>{Moved(
+      ctx, out[0], self, [in_sizes, lead](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> in(in_sizes.size());
+        for (size_t d = 0; d < in.size(); ++d) {
+          const IndexExpr& i = idx[d + lead];
+          in[d] = in_sizes[d].is_const(1) ? IndexExpr::Const(0)
+                                          : IndexExpr::Mod(i, in_sizes[d]);
+        }
+        return in;
+      })};
+}
+
+// select_scatter / slice_scatter: out = src where the element lies in the
+// selected part of self, else self. The src index of an element outside is
+// clamped into src's bounds (its value is discarded).
+Outputs Scatter(LoweringContext& ctx, const Node& node,
+                const std::vector<TensorMeta>& out, bool slice) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  const int self = ctx.Operand(node.args[0]);
+  const int src = ctx.Operand(node.args[1]);
+  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+  const int rank = static_cast<int>(in_sizes.size());
+  ASSIGN_OR_RETURN(int dim, NormalizeDim(args.int_arg(2), rank));
+  // The part's position depends only on the scattered dim's size.
+  if (!in_sizes[dim].is_const()) {
+    return Unsupported("scatter along a dim of symbolic size");
+  }
+  for (int i : slice ? std::vector<int>{3, 4} : std::vector<int>{3}) {
+    if (args.is_none(i)) continue;
+    if (args.sym_int(i).is_symbolic()) {
+      return Unsupported("symbolic scatter position");
+    }
+  }
+  const Shape sizes = {in_sizes[dim].value()};
+  const Shape unit = {1};
+  absl::StatusOr<ViewGeometry> g =
+      slice ? SliceGeometry<int64_t>(
+                  sizes, unit, 0, OptionalInt(args.optional_sym_int(3)),
+                  OptionalInt(args.optional_sym_int(4)), args.int_arg(5))
+            : SelectGeometry<int64_t>(sizes, unit, 0, args.sym_int(3).hint());
+  if (!g.ok()) return g.status();
+  const DType d = ComputeDType(out[0].dtype);
+  const int64_t start = g->offset;
+  const int64_t step = slice ? args.int_arg(5) : 1;
+  const int64_t len = slice ? g->sizes[0] : 1;
+  if (len == 0) {
+    return std::vector<int>{
+        Moved(ctx, out[0], self,
+              [](const std::vector<IndexExpr>& idx) { return idx; })};
+  }
+  auto operand_index = [dim, start, step, len,
+                        slice](const std::vector<IndexExpr>& idx) {
+    std::vector<IndexExpr> at = idx;
+    const IndexExpr rel = idx[dim] + IndexExpr::Const(-start);
+    if (slice) {
+      at[dim] = IndexExpr::Min(
+          IndexExpr::Max(IndexExpr::FloorDiv(rel, IndexExpr::Const(step)),
+                         IndexExpr::Const(0)),
+          IndexExpr::Const(len - 1));
+    } else {
+      at.erase(at.begin() + dim);
+    }
+    return std::vector<std::vector<IndexExpr>>{idx, at};
+  };
+  auto select = [d, dim, start, step, len, slice](
+                    const std::vector<IndexExpr>& idx, const Values& v) {
+    const ValueExpr i = ValueExpr::Index(idx[dim]);
+    auto at = [](int64_t c) { return ValueExpr::Index(IndexExpr::Const(c)); };
+    ValueExpr in = Bin(BinaryOp::kEq, i, at(start));
+    if (slice) {
+      in = Bin(BinaryOp::kAnd, Bin(BinaryOp::kGe, i, at(start)),
+               Bin(BinaryOp::kLe, i, at(start + (len - 1) * step)));
+      if (step > 1) {
+        const IndexExpr phase = IndexExpr::Mod(
+            idx[dim] + IndexExpr::Const(-start), IndexExpr::Const(step));
+        in = Bin(BinaryOp::kAnd, in,
+                 Bin(BinaryOp::kEq, ValueExpr::Index(phase), at(0)));
+      }
+    }
+    return ValueExpr::Where(in, C(v[1], d), C(v[0], d));
+  };
+  return std::vector<int>{
+      ctx.Select(out[0], {self, src}, operand_index, select)};
+}
+
 }  // namespace
 
 void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten.cat.default"] = Cat;
   t["aten.constant_pad_nd.default"] = ConstantPad;
+  for (const PadDef& def : kPadOps) {
+    t[ParseOpSchema(def.schema)->QualifiedName()] = PadLowering(def);
+  }
+  t["aten.flip.default"] = Flip;
+  t["aten.repeat.default"] = Repeat;
+  t["aten.select_scatter.default"] = [](LoweringContext& c, const Node& n,
+                                        const std::vector<TensorMeta>& o) {
+    return Scatter(c, n, o, false);
+  };
+  t["aten.slice_scatter.default"] = [](LoweringContext& c, const Node& n,
+                                       const std::vector<TensorMeta>& o) {
+    return Scatter(c, n, o, true);
+  };
 }
 
 }  // namespace guardjit

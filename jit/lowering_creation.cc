@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/scalar.h"
+#include "core/status_macros.h"
 #include "jit/lowering_context.h"
 #include "runtime/convert.h"
 
@@ -73,6 +74,40 @@ LowerFn ArangeLowering(int start_at, int step_at) {
   };
 }
 
+// copy: src broadcast to self's shape, converted to self's dtype.
+Outputs CopyLowering(LoweringContext& ctx, const Node& node,
+                     const std::vector<TensorMeta>& out) {
+  const int src = ctx.Operand(node.args[1]);
+  const DType d = ComputeDType(out[0].dtype);
+  return std::vector<int>{ctx.Pointwise(out[0], {src}, [d](const Values& v) {
+    return ValueExpr::Cast(v[0], d);
+  })};
+}
+
+// native_dropout without random numbers (the shape rule refused the rest):
+// the input and an all-true mask, or for p == 1 in training the eager
+// kernel's input * 0 * 0 (in the compute dtype) and an all-false mask.
+Outputs NativeDropoutLowering(LoweringContext& ctx, const Node& node,
+                              const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  const bool train = args.optional_bool(2).value_or(true);
+  const bool drop_all = train && args.float_arg(1) == 1.0;
+  const int self = ctx.Operand(node.args[0]);
+  const DType d = ComputeDType(out[0].dtype);
+  const int result =
+      ctx.Pointwise(out[0], {self}, [d, drop_all](const Values& v) {
+        const ValueExpr x = ValueExpr::Cast(v[0], d);
+        if (!drop_all) return x;
+        if (d == DType::kBool) return ValueExpr::IntConst(d, 0);
+        const ValueExpr zero = IsFloating(d) ? ValueExpr::Const(d, 0.0)
+                                             : ValueExpr::IntConst(d, 0);
+        return Bin(BinaryOp::kMul, Bin(BinaryOp::kMul, x, zero), zero);
+      });
+  ASSIGN_OR_RETURN(std::vector<int> mask,
+                   Filled(ctx, out[1], Scalar(!drop_all)));
+  return std::vector<int>{result, mask[0]};
+}
+
 }  // namespace
 
 void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
@@ -91,6 +126,22 @@ void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten.arange.default"] = ArangeLowering(-1, -1);
   t["aten.arange.start"] = ArangeLowering(0, -1);
   t["aten.arange.start_step"] = ArangeLowering(0, 2);
+  t["aten.fill.Scalar"] = [](LoweringContext& c, const Node& n,
+                             const std::vector<TensorMeta>& o) {
+    return Filled(c, o[0], ArgsOf(c, n).scalar(1));
+  };
+  // ATen leaves empty's values unspecified; guardjit writes zeros, as the
+  // eager kernels do. empty_strided's strides do not change the values.
+  t["aten.empty.memory_format"] = [](LoweringContext& c, const Node&,
+                                     const std::vector<TensorMeta>& o) {
+    return Filled(c, o[0], Scalar(int64_t{0}));
+  };
+  t["aten.empty_strided.default"] = [](LoweringContext& c, const Node&,
+                                       const std::vector<TensorMeta>& o) {
+    return Filled(c, o[0], Scalar(int64_t{0}));
+  };
+  t["aten.copy.default"] = CopyLowering;
+  t["aten.native_dropout.default"] = NativeDropoutLowering;
 }
 
 }  // namespace guardjit

@@ -18,6 +18,10 @@
 #include "jit/lowering_context.h"
 
 namespace guardjit {
+
+// upsample_nearest2d/upsample_bilinear2d (lowering_resample.cc).
+void AddResampleLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+
 namespace {
 
 using lowering_internal::ArgsOf;
@@ -370,6 +374,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   AddCreationLowerings(t);
   AddIndexingLowerings(t);
   AddActivationLowerings(t);
+  AddResampleLowerings(t);
   return t;
 }
 

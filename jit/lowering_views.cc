@@ -169,6 +169,26 @@ absl::StatusOr<RemapFn> LogicalRemap(ViewOp op, const MetaArgs& args,
         return in;
       });
     }
+    case ViewOp::kDiagonal: {
+      // Element k of the diagonal is (k, k + offset) along (dim1, dim2)
+      // for offset >= 0, (k - offset, k) below; the other dims keep their
+      // order before the new last dim.
+      ASSIGN_OR_RETURN(int d1, NormalizeDim(args.int_arg(2), in_rank));
+      ASSIGN_OR_RETURN(int d2, NormalizeDim(args.int_arg(3), in_rank));
+      const int64_t offset = args.int_arg(1);
+      return RemapFn(
+          [in_rank, d1, d2, offset](const std::vector<IndexExpr>& idx) {
+            std::vector<IndexExpr> in(in_rank);
+            size_t next = 0;
+            for (int d = 0; d < in_rank; ++d) {
+              if (d != d1 && d != d2) in[d] = idx[next++];
+            }
+            const IndexExpr& k = idx.back();
+            in[d1] = offset >= 0 ? k : k + IndexExpr::Const(-offset);
+            in[d2] = offset >= 0 ? k + IndexExpr::Const(offset) : k;
+            return in;
+          });
+    }
   }
   return Unsupported("view");
 }
@@ -308,6 +328,86 @@ Outputs SplitLowering(LoweringContext& ctx, const Node& node,
   return pieces;
 }
 
+// as_strided over memory the lowering knows whole: a contiguous buffer at
+// offset 0 (a graph input, which the eager interpreter takes as its own
+// storage, or a materialized value, whose storage it is) becomes memory
+// with the given strides; a computed value (what eager mode would hold in
+// a fresh contiguous tensor) remaps the view's index through the storage's
+// linear index. Sizes, strides and offset must be concrete and the view
+// inside the input's elements; anything else (a view of a view, whose
+// storage the eager kernel sees but the lowering does not) runs eagerly.
+Outputs AsStridedLowering(LoweringContext& ctx, const Node& node,
+                          const std::vector<TensorMeta>& out) {
+  const int source = ctx.Operand(node.args[0]);
+  const LValue src = ctx.value(source);
+  const MetaArgs args = ArgsOf(ctx, node);
+  std::vector<int64_t> sizes, strides;
+  for (const SymInt& s : args.sym_int_list(1)) {
+    if (s.is_symbolic()) return Unsupported("symbolic as_strided size");
+    sizes.push_back(s.hint());
+  }
+  for (const SymInt& s : args.sym_int_list(2)) {
+    if (s.is_symbolic()) return Unsupported("symbolic as_strided stride");
+    strides.push_back(s.hint());
+  }
+  const std::optional<SymInt> start = args.optional_sym_int(3);
+  if (start.has_value() && start->is_symbolic()) {
+    return Unsupported("symbolic as_strided storage offset");
+  }
+  const int64_t offset = start.has_value() ? start->hint() : 0;
+  const std::optional<Shape> in_sizes = ConcreteShape(src.sizes);
+  if (!in_sizes.has_value()) return Unsupported("as_strided of symbolic sizes");
+  int64_t numel = 1;
+  for (int64_t s : *in_sizes) numel *= s;
+  int64_t need = offset + 1;
+  bool empty = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    empty = empty || sizes[d] == 0;
+    int64_t reach;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+        __builtin_add_overflow(need, reach, &need)) {
+      return Unsupported("as_strided out of bounds");
+    }
+  }
+  if (!empty && need > numel) return Unsupported("as_strided out of bounds");
+  const std::vector<IndexExpr> out_sizes = LoweringContext::Sizes(out[0]);
+  if (src.kind == LValue::Kind::kBuffer) {
+    if (!src.offset.is_const(0) || !IsContiguous(src.sizes, src.strides)) {
+      return Unsupported("as_strided of a strided view");
+    }
+    LValue v = src;
+    v.sizes = out_sizes;
+    v.strides = ConstExprs(Shape(strides.begin(), strides.end()));
+    v.offset = IndexExpr::Const(offset);
+    return std::vector<int>{ctx.Add(std::move(v))};
+  }
+  // A view of a computed value is, in eager mode, a view of some other
+  // layout of its storage.
+  if (src.kind == LValue::Kind::kView) {
+    return Unsupported("as_strided of a view");
+  }
+  const Shape in = *in_sizes;
+  return std::vector<int>{ctx.View(
+      source, out_sizes,
+      [in, strides, offset](const std::vector<IndexExpr>& idx) {
+        IndexExpr linear = IndexExpr::Const(offset);
+        for (size_t d = 0; d < idx.size(); ++d) {
+          linear = linear + idx[d] * IndexExpr::Const(strides[d]);
+        }
+        std::vector<IndexExpr> at(in.size());
+        int64_t stride = 1;
+        for (int d = static_cast<int>(in.size()) - 1; d >= 0; --d) {
+          const IndexExpr div =
+              IndexExpr::FloorDiv(linear, IndexExpr::Const(stride));
+          at[d] = in[d] == 1 ? IndexExpr::Const(0)
+                  : d == 0   ? div
+                             : IndexExpr::Mod(div, IndexExpr::Const(in[d]));
+          stride *= in[d];
+        }
+        return at;
+      })};
+}
+
 }  // namespace
 
 void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
@@ -318,6 +418,7 @@ void AddViewLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
     };
   }
   t["aten.split_with_sizes.default"] = SplitLowering;
+  t["aten.as_strided.default"] = AsStridedLowering;
   t["aten._unsafe_view.default"] = [](LoweringContext& c, const Node& n,
                                       const std::vector<TensorMeta>& o) {
     return ViewLowering(c, n, o, true);
