@@ -370,5 +370,41 @@ TEST(CoreAtenShapeConformanceTest, DynamicEntry) {
   }
 }
 
+// Upsampling over a symbolic H and W: integer factors keep the output
+// symbolic (nearest's shortcuts and float scale decided in the kernel), a
+// fixed output size makes the scales in-kernel float divisions.
+TEST(CoreAtenShapeConformanceTest, DynamicUpsample) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kBFloat16}) {
+    for (bool align : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " align ", align));
+      GraphBuilder b("dynamic_upsample");
+      ASSERT_TRUE(b.AddPlaceholder("x").ok());
+      AddNode(b, "m", "aten.neg.default", {Arg::Ref("x")});
+      AddNode(b, "n", "aten.upsample_nearest2d.vec",
+              {Arg::Ref("m"), Arg::None(), Floats({2.0, 3.0})});
+      AddNode(b, "f", "aten.upsample_nearest2d.vec",
+              {Arg::Ref("m"), Ints({5, 7}), Arg::None()});
+      AddNode(b, "l", "aten.upsample_bilinear2d.vec",
+              {Arg::Ref("m"), Ints({5, 7}), Arg::Bool(align), Arg::None()});
+      AddNode(
+          b, "k", "aten.upsample_bilinear2d.vec",
+          {Arg::Ref("m"), Arg::None(), Arg::Bool(align), Floats({2.0, 1.0})});
+      ASSERT_TRUE(b.SetOutputs({Arg::Ref("n"), Arg::Ref("f"), Arg::Ref("l"),
+                                Arg::Ref("k")})
+                      .ok());
+      std::vector<std::vector<Tensor>> calls;
+      uint64_t seed = 1;
+      for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{
+               {3, 4}, {5, 7}, {2, 9}, {10, 3}, {6, 14}}) {
+        calls.push_back({RandomTensor(dtype, {2, 3, h, w}, seed++)});
+      }
+      auto exe =
+          ExpectDynamicJitMatchesEager(Finish(b), {{0, 2}, {0, 3}}, calls);
+      ASSERT_NE(exe, nullptr);
+      EXPECT_THAT(exe->Describe(), HasSubstr("0 eager nodes"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace guardjit
