@@ -9,7 +9,8 @@ if torch is not None:
     import guardjit.dynamo  # registers the backend where no entry point does (a source tree)
 
     from .test_export import (BERT, GPT, MLP, Attention, ConvRelu, Embedding,
-                              masked_token_inputs, token_inputs)
+                              assert_one_compiled_dynamic_entry, masked_token_inputs,
+                              token_inputs)
 
 
 @needs_torch
@@ -47,25 +48,57 @@ class DynamoBackendTest(unittest.TestCase):
     def test_embedding(self):
         self.check(Embedding(), lambda b: torch.randint(0, 100, (b, 7)), (4, 5))
 
-    def check_models(self, model, make_inputs, batches=(2, 4, 8)):
-        """A model of several inputs or outputs, compiled with a dynamic batch."""
+    def check_models(self, model, make_inputs, batches=(2, 4, 8), symbols=1):
+        """A model of several inputs or outputs, compiled with a dynamic
+        batch: Dynamo captures one graph, and its guardjit Function serves
+        every batch from one dynamic entry compiled by the CPU JIT."""
         model = model.eval()
-        compiled = torch.compile(model, backend="guardjit", dynamic=True)
-        with torch.no_grad():
-            for b in batches:
-                inputs = make_inputs(b)
-                outs, expected = compiled(*inputs), model(*inputs)
-                if not isinstance(expected, tuple):
-                    outs, expected = (outs,), (expected,)
-                for out, exp in zip(outs, expected):
-                    err = max_rel_error(out.numpy(), exp.numpy())
-                    self.assertLessEqual(err, 1e-4, f"batch {b}: {err:.3g}")
+        functions = []
+        compile_forward = guardjit.dynamo._compile_forward
+
+        def recording(fx_graph, example_inputs):
+            run = compile_forward(fx_graph, example_inputs)
+            functions.append(run.guardjit_function)
+            return run
+
+        guardjit.dynamo._compile_forward = recording
+        try:
+            compiled = torch.compile(model, backend="guardjit", dynamic=True)
+            with torch.no_grad():
+                for b in batches:
+                    inputs = make_inputs(b)
+                    outs, expected = compiled(*inputs), model(*inputs)
+                    if not isinstance(expected, tuple):
+                        outs, expected = (outs,), (expected,)
+                    for out, exp in zip(outs, expected):
+                        err = max_rel_error(out.numpy(), exp.numpy())
+                        self.assertLessEqual(err, 1e-4, f"batch {b}: {err:.3g}")
+        finally:
+            guardjit.dynamo._compile_forward = compile_forward
+        self.assertEqual(len(functions), 1, "Dynamo captured more than one graph")
+        assert_one_compiled_dynamic_entry(self, functions[0], symbols)
 
     def test_gpt_causal_sdpa(self):
         self.check_models(GPT(), token_inputs)
 
     def test_bert_padding_mask(self):
+        # Dynamo gives ids and mask one batch symbol (its graph's SymInt
+        # input), which guardjit reads from ids, guarding mask's equal.
         self.check_models(BERT(), masked_token_inputs)
+
+    def check_torchvision(self, factory):
+        try:
+            import torchvision
+        except ImportError:
+            self.skipTest("torchvision is not installed")
+        model = getattr(torchvision.models, factory)(weights=None)
+        self.check_models(model, lambda b: (torch.randn(b, 3, 64, 64),))
+
+    def test_resnet18(self):
+        self.check_torchvision("resnet18")
+
+    def test_mobilenet_v2(self):
+        self.check_torchvision("mobilenet_v2")
 
     def test_with_grad_enabled_outputs_match(self):
         model = MLP().eval()

@@ -264,6 +264,14 @@ class DynamicBatchTest(unittest.TestCase):
         assert_one_compiled_dynamic_entry(self, fn)
         self.assertIn("x.size()[0] <= 64", fn.dump_guards())
 
+    def test_unbounded_dim_has_no_max(self):
+        # torch.export's unbounded Dim has upper bound int_oo (whose int()
+        # raises AttributeError in sympy): the dim has guardjit's default max.
+        graph = guardjit.export(MLP().eval(), (torch.randn(4, 32),),
+                                dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+        self.assertEqual(graph.dynamic_dims,
+                         (guardjit.DynamicDim("x", 0, 2, 2**63 - 1),))
+
     def test_dims_survive_save_and_load(self):
         model = MLP().eval()
         batch = torch.export.Dim("batch", min=2, max=1024)

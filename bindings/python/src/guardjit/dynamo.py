@@ -41,9 +41,33 @@ def _symint_sources(fx_graph, example_inputs):
     return sources
 
 
+def _dynamic_dims(fx_graph, example_inputs):
+    """The tensor inputs' dims Dynamo made symbolic (a size that is one
+    symbol, with the shape env's range), as DynamicDims: guardjit compiles
+    one dynamic entry on the first call, as Dynamo decided, instead of a
+    static entry first and a dynamic one on the next size."""
+    from .exporter import _bound
+
+    placeholders = [n for n in fx_graph.graph.nodes if n.op == "placeholder"]
+    dims = []
+    for node, value in zip(placeholders, example_inputs):
+        if not isinstance(value, torch.Tensor):
+            continue
+        for d, size in enumerate(value.shape):
+            if not isinstance(size, torch.SymInt) or not size.node.expr.is_Symbol:
+                continue  # static, or an expression guardjit's auto-dynamic finds
+            bounds = size.node.shape_env.var_to_range.get(size.node.expr)
+            lo = _bound(getattr(bounds, "lower", 2), 2)
+            hi = _bound(getattr(bounds, "upper", None), _core.INT64_MAX)
+            # guardjit specializes sizes 0 and 1 whatever the range (as torch).
+            dims.append(_core.DynamicDim(node.name, d, max(lo, 2), max(hi, 2)))
+    return dims
+
+
 def _compile_forward(fx_graph: torch.fx.GraphModule, example_inputs):
     sources = _symint_sources(fx_graph, example_inputs)
     writer = _fx.convert(fx_graph, f"dynamo_{next(_graph_ids)}", symint_sources=sources)
+    writer.dynamic_dims = _dynamic_dims(fx_graph, example_inputs)
     function = _core.Function(writer.load())
     keep = [i for i, v in enumerate(example_inputs) if isinstance(v, torch.Tensor)]
     from_dlpack = torch.from_dlpack

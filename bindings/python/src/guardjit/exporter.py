@@ -9,7 +9,8 @@ from . import _core, _fx
 def _bound(value, default):
     try:
         v = int(value)
-    except (TypeError, ValueError, OverflowError):  # int_oo, sympy infinities
+    # int_oo (its int() is an AttributeError in sympy), sympy infinities
+    except (TypeError, ValueError, OverflowError, AttributeError):
         return default
     return min(max(v, 0), _core.INT64_MAX)
 
