@@ -22,14 +22,15 @@ from ._native import version as library_version
 __version__ = "0.8.0"
 
 
-def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, context=None):
+def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, context=None,
+           name=None):
     """torch.export + Core ATen decompositions of `module` as a guardjit Graph.
 
     See guardjit.exporter.export.
     """
     from .exporter import export as _export
     return _export(module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict,
-                   context=context)
+                   context=context, name=name)
 
 
 __all__ = [

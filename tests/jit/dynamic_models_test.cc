@@ -1,0 +1,166 @@
+// Whole models as torch exports them (tests/jit/models, written by
+// export_models.py from torch.export + Core ATen: sym_size nodes, views over
+// (s0*T) rows, permuted weights, bmm attention, causal and padding masks,
+// BatchNorm, pooling, depthwise convolutions), each compiled ONCE for a
+// dynamic batch and run at five batches against the eager interpreter. The
+// entry must be the JIT's compiled program (the harness fails on an eager
+// plan), with its products and convolutions as GEMM and conv steps bound per
+// call rather than eager nodes.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph_loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/conv_step.h"
+#include "jit/gemm_step.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::RandomTensor;
+
+// Batches of the calls: one entry compiled for the first serves them all.
+const std::vector<int64_t> kBatches = {2, 3, 5, 8, 13};
+// The exports' sequence length and vocabulary (export_models.py).
+constexpr int64_t kSeq = 8;
+constexpr int64_t kVocab = 32;
+// Elementwise tolerance vs the eager kernels (float32, BLAS and fused
+// kernels summing in other orders through a few layers).
+constexpr double kTolerance = 1e-4;
+
+std::shared_ptr<const Graph> LoadModel(const std::string& name) {
+  const std::string path =
+      std::string(GJ_GOLDEN_DIR) + "/../models/" + name + ".pbtxt";
+  auto graph = LoadGraphFromFile(path);
+  EXPECT_TRUE(graph.ok()) << path << ": " << graph.status();
+  if (!graph.ok()) return nullptr;
+  return std::shared_ptr<const Graph>(*std::move(graph));
+}
+
+int CountTargets(const Graph& graph, const std::vector<std::string>& targets) {
+  int n = 0;
+  for (const Node& node : graph.nodes()) {
+    for (const std::string& t : targets) n += node.target == t;
+  }
+  return n;
+}
+
+struct StepCounts {
+  int gemm = 0, conv = 0, eager = 0;
+  std::vector<std::string> eager_targets;
+};
+
+// The steps of the dynamic entry's plan for `calls[0]`.
+StepCounts PlanSteps(const std::shared_ptr<const Graph>& graph,
+                     const std::vector<Tensor>& example,
+                     const std::vector<DynamicDim>& dynamic) {
+  StepCounts counts;
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(graph, example, dynamic);
+  if (entry.graph == nullptr) return counts;
+  auto plan = testing::SharedJit().PlanFor(*entry.graph, entry.spec);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return counts;
+  for (const PlanStep& s : plan->steps) {
+    counts.gemm += s.gemm != nullptr;
+    counts.conv += s.conv != nullptr;
+    if (!s.is_kernel) {
+      ++counts.eager;
+      counts.eager_targets.push_back(entry.graph->node(s.node).target);
+    }
+  }
+  return counts;
+}
+
+Tensor TokenIds(int64_t batch, uint64_t seed) {
+  return RandomTensor(DType::kInt64, {batch, kSeq}, seed, 0, kVocab);
+}
+
+// GPT-2-style decoder: token + position embeddings, a pre-norm block with
+// causal scaled_dot_product_attention and a tanh-GELU MLP, an LM head.
+TEST(DynamicModelsTest, GptDecoderOverADynamicBatch) {
+  auto graph = LoadModel("gpt_dynamic_batch");
+  ASSERT_NE(graph, nullptr);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t b : kBatches) calls.push_back({TokenIds(b, 100 + b)});
+  const std::vector<DynamicDim> batch = {{0, 0}};
+  auto exe =
+      testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
+  ASSERT_NE(exe, nullptr);
+  EXPECT_THAT(exe->Describe(), ::testing::HasSubstr("1 size symbols"));
+  // Every linear (addmm over (s0*8) rows) is a GEMM step with its epilogue.
+  const StepCounts steps = PlanSteps(graph, calls[0], batch);
+  EXPECT_EQ(steps.gemm, CountTargets(*graph, {"aten.addmm.default"}));
+  EXPECT_EQ(steps.gemm, 3);
+  // Left to their extern kernels (BLAS at each call's sizes): the attention
+  // products, whose consumers are softmax's reduction and a transposing
+  // copy (no elementwise epilogue), and the LM head's bare mm.
+  EXPECT_THAT(steps.eager_targets, ::testing::UnorderedElementsAre(
+                                       "aten.bmm.default", "aten.bmm.default",
+                                       "aten.bmm.default", "aten.mm.default"));
+}
+
+// BERT-style encoder: ids and a padding mask (an additive -10000 bias on
+// padded keys), both carrying the batch; post-norm layer, pooled [CLS].
+TEST(DynamicModelsTest, BertEncoderWithPaddingMaskOverADynamicBatch) {
+  auto graph = LoadModel("bert_dynamic_batch");
+  ASSERT_NE(graph, nullptr);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t b : kBatches) {
+    // Row i keeps its first max(1, seq - 2i) tokens.
+    std::vector<double> mask;
+    for (int64_t i = 0; i < b; ++i) {
+      for (int64_t t = 0; t < kSeq; ++t) {
+        mask.push_back(t < std::max<int64_t>(1, kSeq - 2 * i) ? 1 : 0);
+      }
+    }
+    calls.push_back({TokenIds(b, 200 + b),
+                     testing::MakeTensor(DType::kInt64, {b, kSeq}, mask)});
+  }
+  const std::vector<DynamicDim> batch = {{0, 0}, {1, 0}};
+  auto exe =
+      testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
+  ASSERT_NE(exe, nullptr);
+  const StepCounts steps = PlanSteps(graph, calls[0], batch);
+  EXPECT_EQ(steps.gemm, CountTargets(*graph, {"aten.addmm.default"}));
+  EXPECT_EQ(steps.gemm, 5);
+  // The attention products, and the dtype check torch.export puts on the
+  // mask's conversion (an eager check step).
+  EXPECT_THAT(steps.eager_targets, ::testing::UnorderedElementsAre(
+                                       "aten.bmm.default", "aten.bmm.default",
+                                       "aten._assert_tensor_metadata.default"));
+}
+
+// resnet18's stem and basic block and mobilenet_v2's inverted residual
+// (depthwise 3x3, ReLU6): BatchNorm folded into the conv steps' epilogues.
+TEST(DynamicModelsTest, ConvNetBlocksOverADynamicBatch) {
+  auto graph = LoadModel("convnet_dynamic_batch");
+  ASSERT_NE(graph, nullptr);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t b : kBatches) {
+    calls.push_back({RandomTensor(DType::kFloat32, {b, 3, 24, 24}, 300 + b)});
+  }
+  const std::vector<DynamicDim> batch = {{0, 0}};
+  auto exe =
+      testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
+  ASSERT_NE(exe, nullptr);
+  // Every convolution is a conv step over the symbolic batch; the max
+  // pool (no JIT lowering of max_pool2d_with_indices yet) is the only node
+  // left to its eager kernel.
+  const StepCounts steps = PlanSteps(graph, calls[0], batch);
+  EXPECT_EQ(steps.conv, CountTargets(*graph, {"aten.convolution.default"}));
+  EXPECT_EQ(steps.conv, 6);
+  EXPECT_LE(steps.eager, 1);
+  for (const std::string& target : steps.eager_targets) {
+    EXPECT_EQ(target, "aten.max_pool2d_with_indices.default");
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
