@@ -15,6 +15,18 @@
 namespace guardjit {
 namespace {
 
+// Whether `strides` lay out `sizes` contiguously (dims of size 1 may have
+// any stride).
+bool IsContiguous(const std::vector<IndexExpr>& sizes,
+                  const std::vector<IndexExpr>& strides) {
+  if (strides.size() != sizes.size()) return false;
+  const std::vector<IndexExpr> contiguous = ContiguousStrideExprs(sizes);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!sizes[d].is_const(1) && strides[d] != contiguous[d]) return false;
+  }
+  return true;
+}
+
 // One fused group: loops over `full_sizes`, the dims flagged in `mask`
 // reduced (inner loops of each stage), the others the outer loops. A
 // pointwise group reduces nothing.
@@ -399,24 +411,33 @@ absl::Status Scheduler::Require(int v) {
   }
   if (view_ref_.contains(v)) return absl::OkStatus();
   // A view of a computed value: give the source memory and view that.
-  if (value.kind == LValue::Kind::kView && value.geometry) {
+  if (value.kind == LValue::Kind::kView && (value.geometry || value.reshape)) {
     const int source = value.operands[0];
     RETURN_IF_ERROR(Require(source));
     const TensorRef src = RefOf(source);
     const std::optional<Shape> sizes = ConcreteShape(src.sizes);
     const std::optional<Shape> strides = ConcreteShape(src.strides);
     absl::StatusOr<ViewGeometry> geometry =
-        sizes && strides && src.offset.is_const()
+        value.geometry && sizes && strides && src.offset.is_const()
             ? value.geometry(*sizes, *strides)
             : absl::UnimplementedError("symbolic layout");
+    const auto it = view_ref_.find(source);
+    const int group =
+        it != view_ref_.end() ? it->second.group : group_of_[source];
     if (geometry.ok()) {
-      const auto it = view_ref_.find(source);
-      const int group =
-          it != view_ref_.end() ? it->second.group : group_of_[source];
       view_ref_[v] = {
           {src.slot, ConstExprs(geometry->sizes), ConstExprs(geometry->strides),
            src.offset + IndexExpr::Const(geometry->offset)},
           group};
+      return absl::OkStatus();
+    }
+    // A reshape of contiguous memory over symbolic sizes (a dynamic entry's
+    // [s0, T, D] -> [s0*T, D] before a GEMM step): that memory, contiguous
+    // (not a copy kernel).
+    if (value.reshape && IsContiguous(src.sizes, src.strides)) {
+      view_ref_[v] = {{src.slot, value.sizes,
+                       ContiguousStrideExprs(value.sizes), src.offset},
+                      group};
       return absl::OkStatus();
     }
   }

@@ -83,6 +83,11 @@ struct LValue {
   // (sizes, strides), or an error when no view expresses it there.
   std::function<absl::StatusOr<ViewGeometry>(IntSpan sizes, IntSpan strides)>
       geometry;
+  // kView: a reshape (view, _unsafe_view): where its source is in
+  // contiguous memory, it is that memory laid out contiguously, whatever
+  // the sizes (the scheduler views it in place where `geometry`, which takes
+  // concrete sizes, cannot: a dynamic entry's symbolic ones).
+  bool reshape = false;
 
   // kSelect: select(idx, operands' values), operand k read at
   // operand_index(idx)[k] (cat, constant_pad_nd: the index picks which

@@ -58,6 +58,7 @@ class LoweringContext {
   void SetViewGeometry(int view, decltype(LValue::geometry) geometry) {
     out_->values[view].geometry = std::move(geometry);
   }
+  void MarkReshape(int view) { out_->values[view].reshape = true; }
   int Add(LValue value);
 
  private:

@@ -251,6 +251,7 @@ Outputs ViewLowering(LoweringContext& ctx, const Node& node,
   }
   ASSIGN_OR_RETURN(RemapFn remap, LogicalRemap(op, args, src, out_sizes));
   const int view = ctx.View(source, out_sizes, std::move(remap));
+  if (op == ViewOp::kView) ctx.MarkReshape(view);
   std::optional<Shape> sizes = ConcreteShape(out_sizes);
   if (sizes.has_value()) {
     ctx.SetViewGeometry(

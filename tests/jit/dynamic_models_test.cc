@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/graph_builder.h"
 #include "core/graph_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -80,6 +81,50 @@ StepCounts PlanSteps(const std::shared_ptr<const Graph>& graph,
 
 Tensor TokenIds(int64_t batch, uint64_t seed) {
   return RandomTensor(DType::kInt64, {batch, kSeq}, seed, 0, kVocab);
+}
+
+// A reshape of a computed value over a symbolic batch ([s0, 4, 8] ->
+// [s0*4, 8], the rows a linear layer multiplies) is the value's memory
+// viewed in place: the producer's kernel stores it, the GEMM step reads it,
+// and no kernel copies it (a view of concrete sizes did that already).
+TEST(DynamicModelsTest, ReshapeOfAComputedValueFeedsAGemmStepInPlace) {
+  GraphBuilder b("reshape_linear");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  ASSERT_TRUE(b.AddPlaceholder("bias").ok());
+  testing::AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)});
+  testing::AddNode(b, "rows", "operator.mul", {Arg::Ref("n"), Arg::Int(4)});
+  testing::AddNode(b, "y", "aten.tanh.default", {Arg::Ref("x")});
+  testing::AddNode(
+      b, "v", "aten.view.default",
+      {Arg::Ref("y"), Arg::OfList({Arg::Ref("rows"), Arg::Int(8)})});
+  testing::AddNode(b, "wt", "aten.permute.default",
+                   {Arg::Ref("w"), testing::Ints({1, 0})});
+  testing::AddNode(b, "h", "aten.addmm.default",
+                   {Arg::Ref("bias"), Arg::Ref("v"), Arg::Ref("wt")});
+  testing::AddNode(b, "r", "aten.relu.default", {Arg::Ref("h")});
+  testing::AddNode(
+      b, "out", "aten.view.default",
+      {Arg::Ref("r"), Arg::OfList({Arg::Ref("n"), Arg::Int(4), Arg::Int(6)})});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
+  auto graph = testing::Finish(b);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t n : kBatches) {
+    calls.push_back({RandomTensor(DType::kFloat32, {n, 4, 8}, n),
+                     RandomTensor(DType::kFloat32, {6, 8}, 1),
+                     RandomTensor(DType::kFloat32, {6}, 2)});
+  }
+  const std::vector<DynamicDim> batch = {{0, 0}};
+  auto exe =
+      testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
+  ASSERT_NE(exe, nullptr);
+  // tanh's kernel, and the GEMM step's epilogue (bias, relu).
+  EXPECT_THAT(testing::WithoutBackend(exe->Describe()),
+              ::testing::StartsWith(
+                  "jit: 2 fused kernels, 0 eager nodes, 1 size symbols"));
+  const StepCounts steps = PlanSteps(graph, calls[0], batch);
+  EXPECT_EQ(steps.gemm, 1);
+  EXPECT_EQ(steps.eager, 0);
 }
 
 // GPT-2-style decoder: token + position embeddings, a pre-norm block with

@@ -81,8 +81,10 @@ def main():
     torch.set_num_threads(args.threads)
     context = guardjit.Context(num_threads=args.threads)
     wanted = set(filter(None, args.models.split(",")))
+    # The machine's load: the table means little where other work competes.
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"threads={args.threads}, torch {torch.__version__}, guardjit {guardjit.library_version()}"
-          "; median us per call")
+          f", {os.cpu_count()} cpus, load average {load}; median us per call")
     print(f"{'model':26} {'guardjit':>10} {'gj dynamic':>10} {'gj dynamo':>10} {'eager':>10}"
           f" {'inductor':>10} {'gj/eager':>9} {'dyn/eager':>9} {'rel err':>9}")
     for name, (factory, make_inputs, batch) in models().items():
@@ -121,6 +123,8 @@ def main():
                                   args.min_time)
             if dynamic.stats.compiles != 1:
                 print(f"  {name}: the dynamic export compiled {dynamic.stats.compiles} entries")
+            if "eager plan" in dynamic.explain():
+                print(f"  {name}: the dynamic entry runs the eager plan, not the JIT")
             t_eager = time_per_call(lambda: model(*inputs), args.min_time)
             torch._dynamo.reset()
             gj_compiled = torch.compile(model, backend="guardjit")
@@ -134,6 +138,7 @@ def main():
                 t_inductor = None
         print(f"{name:26} {fmt(t_gj)} {fmt(t_dyn)} {fmt(t_gj_dynamo)} {fmt(t_eager)}"
               f" {fmt(t_inductor)} {t_gj / t_eager:9.2f} {t_dyn / t_eager:9.2f} {err:9.1e}")
+    print("load average at the end: " + ", ".join(f"{v:.1f}" for v in os.getloadavg()))
 
 
 if __name__ == "__main__":
