@@ -45,6 +45,9 @@ if ! .venv/bin/python -c "import torch, numpy, torchvision" 2>/dev/null; then
     "nvidia-cufile==1.17.1.22.*" "nvidia-cusparselt-cu13==0.8.1" \
     "nvidia-nvshmem-cu13==3.7.2" "nvidia-nccl-cu13==2.30.7"
 fi
+# torch's OpInfo database (tests/test_opinfo.py) imports these two.
+.venv/bin/python -c "import expecttest, hypothesis" 2>/dev/null \
+  || "${pip[@]}" install "expecttest==0.3.0" "hypothesis==6.170.17"
 .venv/bin/python -c "import torch, numpy; print('python: torch', torch.__version__, 'numpy', numpy.__version__)" \
   2>&1 | grep -v "triton not found"
 phase "numpy + torch install"
