@@ -102,6 +102,21 @@ CASE_FIELDS = ("opinfo", "dtype", "index", "target", "skip", "sample", "eager", 
                "jit_compiled")
 
 
+_MISMATCH = re.compile(
+    r"Mismatched elements: (\d+) / (\d+).*?Greatest absolute difference: (\S+) at index "
+    r"(\([^)]*\)).*?Greatest relative difference: (\S+)", re.S)
+_ERROR_PREFIX = re.compile(r"^(gj_\w+: )?(function '[^']*': )?(node '[^']*' \([^)]*\): )?")
+
+
+def _compact_mismatch(message):
+    """assert_close's message in one line: "3/25 differ, max abs 0.001 at (0, 1), rel 0.002"."""
+    m = _MISMATCH.search(message)
+    if m:
+        return (f"{m.group(1)}/{m.group(2)} differ, max abs {float(m.group(3)):.3g} at "
+                f"{m.group(4)}, rel {float(m.group(5)):.3g}")
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
 def _bounded(text, limit=REASON_CHARS):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -143,15 +158,16 @@ class _Worker:
             return text
         if isinstance(value, (list, tuple)):
             inner = ", ".join(self.describe(v) for v in value)
-            return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+            if isinstance(value, list):
+                return f"[{inner}]"
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
         if isinstance(value, dict):
             return "{" + ", ".join(f"{k}={self.describe(v)}" for k, v in value.items()) + "}"
         return repr(value)
 
-    def describe_sample(self, sample):
-        parts = [self.describe(sample.input)]
-        parts += [self.describe(a) for a in sample.args]
-        parts += [f"{k}={self.describe(v)}" for k, v in sample.kwargs.items()]
+    def describe_call(self, args, kwargs):
+        parts = [self.describe(a) for a in args]
+        parts += [f"{k}={self.describe(v)}" for k, v in kwargs.items()]
         return _bounded("(" + ", ".join(parts) + ")", 200)
 
     def trace(self, op, sample):
@@ -207,8 +223,9 @@ class _Worker:
             graph = guardjit.Graph.from_text(text, context=self.contexts[backend])
             fn = guardjit.Function(graph, dynamic="static")
             actual = [torch.from_dlpack(o) for o in fn(*tensors)]
-        except guardjit.Error as e:
-            return "error", _bounded(f"{type(e).__name__}: {e.message}"), None, None
+        except guardjit.Error as e:  # the overload is in the row: drop the node's name
+            message = _ERROR_PREFIX.sub("", e.message)
+            return "error", _bounded(f"{type(e).__name__}: {message}"), None, None
         except Exception as e:  # the binding or DLPack refused: still not a pass
             return "error", _bounded(f"{type(e).__name__}: {e}"), None, None
         return None, None, actual, fn.explain() if backend == "jit" else None
@@ -226,8 +243,7 @@ class _Worker:
                     raise AssertionError(f"{a.dtype}{list(a.shape)} where torch has "
                                          f"{e.dtype}{list(e.shape)}")
             except AssertionError as err:
-                lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-                return _bounded(f"output {k}: " + "; ".join(lines))
+                return _bounded(f"output {k}: {_compact_mismatch(str(err))}")
         return None
 
     def float64_reference(self, func, args, kwargs, expected):
@@ -256,7 +272,8 @@ class _Worker:
         """Fills record's target, skip, sample and backend results; returns
         the overloads the sample's trace called."""
         torch = self.torch
-        record["sample"] = self.describe_sample(sample)
+        record["sample"] = self.describe_call((sample.input,) + tuple(sample.args),
+                                              sample.kwargs)
         try:
             calls = self.trace(op, sample)
         except Exception as e:
@@ -270,6 +287,7 @@ class _Worker:
             record["skip"] = "traces to several ops"
             return targets
         func, args, kwargs, result = calls[0]
+        record["sample"] = self.describe_call(args, kwargs)  # what guardjit is given
         target = targets[0]
         record["target"] = target
         if not self.fx.library_has_target(target):
@@ -309,7 +327,7 @@ class _Worker:
                     reference.append(self.float64_reference(func, args, kwargs, expected))
                 if reference[0] is not None and self.mismatch(actual, reference[0]) is None:
                     status = "wrong64"
-                    reason += " [guardjit matches torch's float64 result, rounded]"
+                    reason += " [= torch in float64]"
             record[backend] = [status, reason]
             if explain is not None:
                 match = JIT_SUMMARY.search(explain)
@@ -437,21 +455,26 @@ class _Proc:
         self.log.close()
 
 
-def list_opinfos(patterns=None):
+def list_opinfos(patterns=None, keys=None):
+    """OpInfo keys in op_db order: those matching a pattern (fnmatch), those
+    in `keys`, or all."""
     from torch.testing._internal.common_methods_invocations import op_db
-    keys = list(opinfo_index(op_db))
+    found = list(opinfo_index(op_db))
     if patterns:
-        keys = [k for k in keys if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
-    return keys
+        found = [k for k in found if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
+    if keys is not None:
+        found = [k for k in found if k in set(keys)]
+    return found
 
 
-def run(patterns=None, dtypes=DTYPES, jobs=2, max_samples=None, progress=None):
-    """Runs the OpInfos whose keys match `patterns` (fnmatch; None = all) and
-    returns {"opinfos": {key: result}, "seconds", "dtypes", "max_samples"}."""
+def run(patterns=None, dtypes=DTYPES, jobs=2, max_samples=None, progress=None, keys=None):
+    """Runs the OpInfos whose keys match `patterns` (fnmatch; None = all), or
+    only those in `keys`, and returns {"opinfos": {key: result}, "seconds",
+    "cpu_seconds", "dtypes", "max_samples", "jobs"}."""
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        keys = list_opinfos(patterns)
+        keys = list_opinfos(patterns, keys)
     config = {"dtypes": list(dtypes), "max_samples": max_samples}
     start = time.perf_counter()
     pending = collections.deque(keys)
@@ -675,7 +698,8 @@ def write_table(results, path, registry=None, env=None):
         "which ops have a CPU lowering); *wrong* samples gave other values, shapes or dtypes "
         "than torch (in brackets: of those, the ones that match torch's own op computed in "
         "float64 and rounded), *error* samples made guardjit raise; *first failure* is "
-        "`OpInfo dtype #sample (arguments): status: reason`.",
+        "`OpInfo dtype #sample (the call's arguments): status: reason` (`wrong64`: wrong, "
+        "but equal to torch's op in float64).",
         "",
         "| overload | OpInfos | eager | JIT | JIT compiled | wrong e/j [float64] "
         "| error e/j | skipped | first failure | difference or bug |",
@@ -743,14 +767,20 @@ def write_baseline(results, path, env=None):
     env = env or environment()
     data = dict(env, command=COMMAND, dtypes=results["dtypes"],
                 max_samples=results["max_samples"], counts=baseline_of(results))
+    text = json.dumps(data, indent=1, sort_keys=True)
+    text = re.sub(r"\[\s+(\d+),\s+(\d+),\s+(\d+)\s+\]", r"[\1, \2, \3]", text)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(text + "\n")
 
 
 def load_baseline(path=BASELINE_PATH):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def baseline_opinfos(baseline):
+    """The OpInfos the baseline has samples of."""
+    return sorted({key for by_opinfo in baseline["counts"].values() for key in by_opinfo})
 
 
 def main(argv=None):
@@ -764,6 +794,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when a pass count is below the baseline")
     parser.add_argument("--json", help="write every sample's result here")
+    parser.add_argument("--results", help="use the results a --json run wrote instead of running")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print each OpInfo as it finishes, and its failures")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -776,8 +807,10 @@ def main(argv=None):
     unknown = sorted(set(dtypes) - set(DTYPES))
     if unknown:
         parser.error(f"unknown dtypes {unknown}; guardjit's are {list(DTYPES)}")
-    if args.write and (args.ops or args.max_samples is not None or tuple(dtypes) != DTYPES):
-        parser.error("--write records the full run: drop --ops, --dtypes and --max-samples")
+    if args.write and (args.ops or args.max_samples is not None or tuple(dtypes) != DTYPES
+                       or args.check):
+        parser.error("--write records the full run: drop --ops, --dtypes, --max-samples "
+                     "and --check")
 
     def progress(result):
         if not args.verbose:
@@ -793,7 +826,11 @@ def main(argv=None):
                           file=sys.stderr)
 
     patterns = [p for p in (args.ops or "").split(",") if p] or None
-    results = run(patterns, dtypes, args.jobs, args.max_samples, progress)
+    if args.results:
+        with open(args.results, encoding="utf-8") as f:
+            results = json.load(f)
+    else:
+        results = run(patterns, dtypes, args.jobs, args.max_samples, progress)
     import guardjit_ops
     rows = per_overload(results)
     run_total = sum(r["run"] for r in rows.values() if r["registered"])
