@@ -752,7 +752,9 @@ def write_table(results, path, registry=None, env=None):
         f"## Overloads OpInfo samples reach as one call that guardjit lacks "
         f"({len(unregistered)})",
         "",
-        "Samples per overload (OpInfos): what this table checks once they are added.",
+        "Samples seen per overload (OpInfos): what this table checks once they are added. "
+        "An OpInfo whose first three samples reach no registered op stops there, so most "
+        "counts here are 3 or fewer; a regeneration after the op lands runs them all.",
         "",
     ]
     lines += [f"- `{t}`: {r['samples']} ({', '.join(r['opinfos'][:6])}"
