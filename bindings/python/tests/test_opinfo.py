@@ -24,7 +24,7 @@ JOBS = 2
 _missing = [m for m in ("torch", "expecttest", "hypothesis")
             if importlib.util.find_spec(m) is None]
 opinfo = None
-if not _missing and os.path.isfile(os.path.join(TOOLS, "opinfo.py")):
+if os.path.isfile(os.path.join(TOOLS, "opinfo.py")):  # stdlib-only at import
     sys.path.insert(0, TOOLS)
     import opinfo
 
