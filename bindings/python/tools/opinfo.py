@@ -693,15 +693,17 @@ def write_table(results, path, registry=None, env=None):
         "skipped.",
         "",
         "Columns: *eager* and *JIT* are passes / samples run on `Context(backend=\"eager\")` "
-        "and `Context(backend=\"cpu_jit\")`; *JIT compiled* counts the samples whose JIT "
-        "entry was all fused kernels (explain(): no eager nodes; `guardjit ops --json` says "
-        "which ops have a CPU lowering); *wrong* samples gave other values, shapes or dtypes "
+        "and `Context(backend=\"cpu_jit\")`; *JIT fused* counts the samples whose JIT "
+        "entry ran as compiled kernels only (explain(): at least one fused kernel, no eager "
+        "node); the rest ran the reference kernel inside the compiled program, where the "
+        "lowering declines (rounding division, integer pow/fmod/remainder) or the op has "
+        "none (`guardjit ops --json`), or needed no kernel (views); *wrong* samples gave other values, shapes or dtypes "
         "than torch (in brackets: of those, the ones that match torch's own op computed in "
         "float64 and rounded), *error* samples made guardjit raise; *first failure* is "
         "`OpInfo dtype #sample (the call's arguments): status: reason` (`wrong64`: wrong, "
         "but equal to torch's op in float64).",
         "",
-        "| overload | OpInfos | eager | JIT | JIT compiled | wrong e/j [float64] "
+        "| overload | OpInfos | eager | JIT | JIT fused | wrong e/j [float64] "
         "| error e/j | skipped | first failure | difference or bug |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
