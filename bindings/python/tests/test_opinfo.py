@@ -13,7 +13,7 @@ import os
 import sys
 import unittest
 
-from .util import REPO, torch
+from .util import REPO
 
 TOOLS = os.path.join(REPO, "bindings", "python", "tools")
 # The dtypes this test runs (each is compared with the baseline's counts

@@ -349,7 +349,6 @@ class _Worker:
                 return
 
     def run_opinfo(self, key):
-        torch = self.torch
         op = self.ops[key]
         out = {"opinfo": key, "cases": [], "other": collections.Counter(), "traced": set()}
         supported = op.supported_dtypes("cpu")
