@@ -13,6 +13,7 @@
 #include "jit/cuda/cuda_backend.h"
 #include "jit/device_compiler.h"
 #include "jit/jit_compiler.h"
+#include "runtime/cuda/cuda_allocator.h"
 #include "runtime/eager_compiler.h"
 
 extern "C" {
@@ -121,6 +122,74 @@ void gj_memory_stats_init_v(gj_memory_stats* stats, size_t struct_size) {
   guardjit::capi::InitSized(stats, struct_size, &gj_memory_stats_init);
 }
 
+}  // extern "C"
+
+namespace guardjit::capi {
+namespace {
+
+// The caching allocator of a CUDA `device` named in `fn`'s messages.
+absl::StatusOr<CudaCachingAllocator*> CudaPool(DLDevice device,
+                                               absl::string_view fn) {
+  if (device.device_type != kDLCUDA) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": device type ", static_cast<int>(device.device_type),
+                     " is neither kDLCPU (1) nor kDLCUDA (2)"));
+  }
+  if (device.device_id < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fn, ": device id ", device.device_id, " is negative"));
+  }
+  absl::StatusOr<CudaCachingAllocator*> pool =
+      CudaCachingAllocator::ForDevice(device.device_id);
+  if (!pool.ok()) {
+    return absl::Status(pool.status().code(),
+                        absl::StrCat(fn, ": CUDA device ", device.device_id,
+                                     ": ", pool.status().message()));
+  }
+  return pool;
+}
+
+// Fills `stats` for `device` (struct_size checked by the caller).
+absl::Status DeviceMemoryStats(const gj_context& context, DLDevice device,
+                               absl::string_view fn, gj_memory_stats* stats) {
+  gj_memory_stats full;
+  gj_memory_stats_init(&full);
+  if (device.device_type == kDLCPU) {
+    if (device.device_id != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          fn, ": device {kDLCPU, ", device.device_id, "}: the host is 0"));
+    }
+    const CachingHostAllocator::Stats s = context.allocator->stats();
+    full.bytes_in_use = s.bytes_in_use;
+    full.bytes_cached = s.bytes_cached;
+    full.peak_bytes_in_use = s.peak_bytes_in_use;
+    full.system_allocations = s.system_allocations;
+    full.cache_hits = s.cache_hits;
+    if (auto* jit = dynamic_cast<JitCompiler*>(context.compiler.get())) {
+      full.compiled_modules = jit->kernels().live_modules();
+      full.cached_kernels = jit->kernels().cached_kernels();
+    }
+  } else {
+    ASSIGN_OR_RETURN(CudaCachingAllocator * pool, CudaPool(device, fn));
+    const CudaCachingAllocator::Stats s = pool->stats();
+    full.bytes_in_use = s.bytes_in_use;
+    full.bytes_cached = s.bytes_cached;
+    full.peak_bytes_in_use = s.peak_bytes_in_use;
+    full.system_allocations = s.device_allocations;
+    full.cache_hits = s.cache_hits;
+  }
+  // An older host's struct is shorter: write only what it has.
+  const size_t size = std::min(stats->struct_size, sizeof(full));
+  full.struct_size = stats->struct_size;
+  std::memcpy(stats, &full, size);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace guardjit::capi
+
+extern "C" {
+
 gj_error* gj_context_get_memory_stats(const gj_context* context,
                                       gj_memory_stats* stats) {
   using guardjit::capi::NullArgument;
@@ -130,24 +199,21 @@ gj_error* gj_context_get_memory_stats(const gj_context* context,
     if (context == nullptr) return NullArgument(kFn, "context");
     RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
         stats->struct_size, kFn, "stats", "gj_memory_stats_init"));
-    const guardjit::CachingHostAllocator::Stats s = context->allocator->stats();
-    gj_memory_stats full;
-    gj_memory_stats_init(&full);
-    full.bytes_in_use = s.bytes_in_use;
-    full.bytes_cached = s.bytes_cached;
-    full.peak_bytes_in_use = s.peak_bytes_in_use;
-    full.system_allocations = s.system_allocations;
-    full.cache_hits = s.cache_hits;
-    if (auto* jit =
-            dynamic_cast<guardjit::JitCompiler*>(context->compiler.get())) {
-      full.compiled_modules = jit->kernels().live_modules();
-      full.cached_kernels = jit->kernels().cached_kernels();
-    }
-    // An older host's struct is shorter: write only what it has.
-    const size_t size = std::min(stats->struct_size, sizeof(full));
-    full.struct_size = stats->struct_size;
-    std::memcpy(stats, &full, size);
-    return absl::OkStatus();
+    return guardjit::capi::DeviceMemoryStats(*context, {kDLCPU, 0}, kFn, stats);
+  });
+}
+
+gj_error* gj_context_get_device_memory_stats(const gj_context* context,
+                                             DLDevice device,
+                                             gj_memory_stats* stats) {
+  using guardjit::capi::NullArgument;
+  constexpr absl::string_view kFn = "gj_context_get_device_memory_stats";
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    if (stats == nullptr) return NullArgument(kFn, "stats");
+    if (context == nullptr) return NullArgument(kFn, "context");
+    RETURN_IF_ERROR(guardjit::capi::CheckStructSize(
+        stats->struct_size, kFn, "stats", "gj_memory_stats_init"));
+    return guardjit::capi::DeviceMemoryStats(*context, device, kFn, stats);
   });
 }
 
@@ -158,6 +224,27 @@ gj_error* gj_context_release_cached_memory(gj_context* context) {
   }
   context->allocator->ReleaseCached();
   return nullptr;
+}
+
+gj_error* gj_context_release_cached_device_memory(gj_context* context,
+                                                  DLDevice device) {
+  using guardjit::capi::NullArgument;
+  constexpr absl::string_view kFn = "gj_context_release_cached_device_memory";
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    if (context == nullptr) return NullArgument(kFn, "context");
+    if (device.device_type == kDLCPU && device.device_id == 0) {
+      context->allocator->ReleaseCached();
+      return absl::OkStatus();
+    }
+    if (device.device_type == kDLCPU) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kFn, ": device {kDLCPU, ", device.device_id, "}: the host is 0"));
+    }
+    ASSIGN_OR_RETURN(guardjit::CudaCachingAllocator * pool,
+                     guardjit::capi::CudaPool(device, kFn));
+    pool->ReleaseCached();
+    return absl::OkStatus();
+  });
 }
 
 }  // extern "C"

@@ -216,3 +216,89 @@ TEST(CapiContextTest, JitThreadCountsAgree) {
 }
 
 }  // namespace
+
+namespace {
+
+gj_memory_stats NewStats() {
+  gj_memory_stats s;
+  gj_memory_stats_init(&s);
+  return s;
+}
+
+// gj_context_get_device_memory_stats: the host is the context's allocator;
+// a CUDA device is UNAVAILABLE where there is no driver (these machines),
+// and read from its caching allocator where there is one.
+TEST(CapiContextTest, DeviceMemoryStats) {
+  ContextPtr context = MakeContext();
+  // Some host memory in use: a library-allocated output.
+  GraphPtr graph = gjtest::IdentityGraph(context.get(), {"x"});
+  FunctionPtr fn = gjtest::MakeFunction(context.get(), graph.get());
+  gjtest::HostTensor<float> x({256}, std::vector<float>(256, 1.0f));
+  const DLTensor* in[] = {x.dl()};
+  DLManagedTensor* out = nullptr;
+  ASSERT_TRUE(Ok(gj_function_call_alloc(fn.get(), in, 1, nullptr, &out, 1)));
+  gj_memory_stats host = NewStats(), cpu = NewStats();
+  ASSERT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &host)));
+  ASSERT_TRUE(
+      Ok(gj_context_get_device_memory_stats(context.get(), {kDLCPU, 0}, &cpu)));
+  EXPECT_GE(host.bytes_in_use, 1024);
+  EXPECT_EQ(cpu.bytes_in_use, host.bytes_in_use);
+  EXPECT_EQ(cpu.peak_bytes_in_use, host.peak_bytes_in_use);
+  EXPECT_EQ(cpu.system_allocations, host.system_allocations);
+  gj_tensor_release(out);
+  ASSERT_TRUE(
+      Ok(gj_context_release_cached_device_memory(context.get(), {kDLCPU, 0})));
+  ASSERT_TRUE(
+      Ok(gj_context_get_device_memory_stats(context.get(), {kDLCPU, 0}, &cpu)));
+  EXPECT_EQ(cpu.bytes_in_use, 0);
+  EXPECT_EQ(cpu.bytes_cached, 0);
+
+  gj_memory_stats cuda = NewStats();
+  gj_error* error =
+      gj_context_get_device_memory_stats(context.get(), {kDLCUDA, 0}, &cuda);
+  if (error == nullptr) {  // a machine with a GPU
+    EXPECT_GE(cuda.bytes_in_use, 0);
+    EXPECT_EQ(cuda.compiled_modules, 0);
+  } else {
+    EXPECT_EQ(gj_error_get_code(error), GJ_UNAVAILABLE)
+        << gj_error_message(error);
+    EXPECT_NE(std::string(gj_error_message(error))
+                  .find("gj_context_get_device_memory_stats: CUDA device 0"),
+              std::string::npos)
+        << gj_error_message(error);
+    gj_error_destroy(error);
+  }
+}
+
+TEST(CapiContextTest, DeviceMemoryStatsRejectsBadArguments) {
+  ContextPtr context = MakeContext();
+  gj_memory_stats s = NewStats();
+  EXPECT_TRUE(IsError(
+      gj_context_get_device_memory_stats(context.get(), {kDLOpenCL, 0}, &s),
+      GJ_INVALID_ARGUMENT,
+      {"device type 4 is neither kDLCPU (1) nor kDLCUDA"}));
+  EXPECT_TRUE(IsError(
+      gj_context_get_device_memory_stats(context.get(), {kDLCPU, 1}, &s),
+      GJ_INVALID_ARGUMENT, {"{kDLCPU, 1}: the host is 0"}));
+  EXPECT_TRUE(IsError(
+      gj_context_get_device_memory_stats(context.get(), {kDLCUDA, -1}, &s),
+      GJ_INVALID_ARGUMENT, {"device id -1 is negative"}));
+  EXPECT_TRUE(
+      IsError(gj_context_get_device_memory_stats(nullptr, {kDLCPU, 0}, &s),
+              GJ_INVALID_ARGUMENT, {"context"}));
+  EXPECT_TRUE(IsError(
+      gj_context_get_device_memory_stats(context.get(), {kDLCPU, 0}, nullptr),
+      GJ_INVALID_ARGUMENT, {"stats"}));
+  gj_memory_stats unset{};
+  EXPECT_TRUE(IsError(
+      gj_context_get_device_memory_stats(context.get(), {kDLCPU, 0}, &unset),
+      GJ_INVALID_ARGUMENT, {"gj_memory_stats_init"}));
+  EXPECT_TRUE(IsError(
+      gj_context_release_cached_device_memory(context.get(), {kDLVulkan, 0}),
+      GJ_INVALID_ARGUMENT, {"device type 7"}));
+  EXPECT_TRUE(
+      IsError(gj_context_release_cached_device_memory(nullptr, {kDLCPU, 0}),
+              GJ_INVALID_ARGUMENT, {"context"}));
+}
+
+}  // namespace

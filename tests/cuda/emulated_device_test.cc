@@ -244,11 +244,32 @@ TEST_F(EmulatedDeviceTest, CallAllocReturnsDeviceTensorsFromThePool) {
     }
   }
   EXPECT_GT(pool->stats().bytes_in_use, in_use);
+  // The public view of the same pool.
+  gj_memory_stats device;
+  gj_memory_stats_init(&device);
+  ASSERT_GJ_OK(gj_context_get_device_memory_stats(ctx_, {kDLCUDA, 0}, &device));
+  EXPECT_EQ(device.bytes_in_use, pool->stats().bytes_in_use);
+  EXPECT_EQ(device.system_allocations, pool->stats().device_allocations);
+  EXPECT_GE(device.peak_bytes_in_use, device.bytes_in_use);
   gj_tensor_release(out[0]);
   gj_tensor_release(out[1]);
   // Intermediates and outputs went back to the pool.
   EXPECT_EQ(pool->stats().bytes_in_use, in_use);
   EXPECT_GT(pool->stats().cache_hits + pool->stats().device_allocations, 0);
+  ASSERT_GJ_OK(gj_context_get_device_memory_stats(ctx_, {kDLCUDA, 0}, &device));
+  EXPECT_GT(device.bytes_cached, 0);
+  ASSERT_GJ_OK(gj_context_release_cached_device_memory(ctx_, {kDLCUDA, 0}));
+  ASSERT_GJ_OK(gj_context_get_device_memory_stats(ctx_, {kDLCUDA, 0}, &device));
+  EXPECT_EQ(device.bytes_cached, 0);
+  EXPECT_EQ(device.bytes_in_use, in_use);
+  // A device the emulated driver does not have.
+  gj_error* missing =
+      gj_context_get_device_memory_stats(ctx_, {kDLCUDA, 7}, &device);
+  ASSERT_NE(missing, nullptr);
+  EXPECT_NE(std::string(gj_error_message(missing)).find("CUDA device 7"),
+            std::string::npos)
+      << gj_error_message(missing);
+  gj_error_destroy(missing);
 }
 
 TEST_F(EmulatedDeviceTest, DynamicEntryServesManySizes) {

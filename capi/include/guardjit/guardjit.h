@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 9
+#define GJ_API_VERSION_MINOR 10
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -186,6 +186,24 @@ GJ_EXPORT gj_error* gj_context_get_memory_stats(const gj_context* context,
                                                 gj_memory_stats* stats);
 /* Returns every cached host block to the system. Thread-safe. */
 GJ_EXPORT gj_error* gj_context_release_cached_memory(gj_context* context);
+/* Since 0.10: the memory of one device. {kDLCPU, 0}: the context's host
+ * memory, as gj_context_get_memory_stats. {kDLCUDA, i}: device i's
+ * stream-ordered caching allocator (outputs and intermediates of CUDA calls,
+ * cuBLASLt workspaces), which every context of the process shares, as CUDA
+ * devices are per process: bytes in use count by size class until a block's
+ * stream has passed its last use; system_allocations counts cuMemAlloc calls;
+ * compiled_modules and cached_kernels are 0 (they are per context and
+ * reported for the host). UNAVAILABLE without a usable CUDA driver or when
+ * the device does not exist; INVALID_ARGUMENT for other device types.
+ * Thread-safe. */
+GJ_EXPORT gj_error* gj_context_get_device_memory_stats(
+    const gj_context* context, DLDevice device, gj_memory_stats* stats);
+/* Since 0.10: returns the device's cached blocks to the system ({kDLCPU, 0}:
+ * as gj_context_release_cached_memory; {kDLCUDA, i}: cuMemFree of every idle
+ * block of device i, after waiting for the streams that used them last).
+ * Blocks still in use stay. Errors as gj_context_get_device_memory_stats. */
+GJ_EXPORT gj_error* gj_context_release_cached_device_memory(gj_context* context,
+                                                            DLDevice device);
 
 /* ------------------------------------------------------------------------ */
 /* Graphs: immutable once loaded; may be shared by several functions        */
