@@ -229,6 +229,12 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
       if (arg.is_int() && schema.type == ArgType::kIntList) {
         // ATen accepts a single int for int[N] (and int[1] dims).
         arg = Arg::OfList(Arg::List(std::max(schema.fixed_list_size, 1), arg));
+      } else if (schema.type == ArgType::kIntList && arg.is_list() &&
+                 schema.fixed_list_size > 1 && arg.as_list().size() == 1) {
+        // And a one-value list, which its kernels expand (avg_pool2d's
+        // padding=[1] as exported by torch).
+        const Arg one = arg.as_list()[0];
+        arg = Arg::OfList(Arg::List(schema.fixed_list_size, one));
       }
       if (!arg.is_list()) return expected(ArgTypeName(schema.type));
       for (Arg& item : arg.mutable_list()) {

@@ -42,6 +42,21 @@ TEST(GraphBuilderTest, BindsPositionalKeywordAndDefaults) {
   EXPECT_EQ((*g)->num_outputs(), 1);
 }
 
+// A one-value list for int[N] is expanded as ATen's kernels expand it
+// (torch.export writes avg_pool2d(..., padding=[1])).
+TEST(GraphBuilderTest, OneValueListForIntNIsExpanded) {
+  GraphBuilder b("g", ToyOps());
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  auto pool = b.AddNode("pool", "aten.pool.default",
+                        {Arg::Ref("x"), Arg::OfList({Arg::Int(3)})});
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("pool")}).ok());
+  auto g = b.Finish();
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node& p = (*g)->node((*g)->FindNode("pool"));
+  EXPECT_EQ(p.args[1], Arg::OfList({Arg::Int(3), Arg::Int(3)}));
+}
+
 struct BadCase {
   const char* label;
   std::function<absl::Status(GraphBuilder&)> build;

@@ -23,12 +23,6 @@ DOCUMENTED = {
     "aten.hardtanh.default":
         "difference: uint8 with negative limits is refused (the check older torch had); "
         "torch 2.15 clamps",
-    "aten.avg_pool2d.default":
-        "bug: core/graph_builder.cc refuses a 1-element list for an int[2] argument "
-        "(padding=[1]); ATen takes one value for both dims",
-    "aten.constant_pad_nd.default":
-        "bug: core/ops/shape.cc refuses pads that leave a dim of size 0 while another grows "
-        "([5, 3] padded (-1, -2, 1, 1)); torch 2.15 returns a [7, 0] tensor",
 }
 
 
