@@ -9,7 +9,6 @@
 #include "core/op_registry.h"
 #include "core/ops/register_ops.h"
 #include "core/ops/sym_ops.h"
-#include "core/ops/view_geometry.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
 
@@ -48,22 +47,6 @@ MetaResult SymSizeMeta(const MetaArgs& args) {
   return std::vector<TensorMeta>{TensorMeta::SymValue(self.sizes[*dim])};
 }
 
-// sym_stride.int and sym_storage_offset: shape inference models every
-// tensor as contiguous at offset 0 (TensorMeta has no strides), so these are
-// the contiguous stride and 0; the kernels read the real tensor's.
-MetaResult SymStrideMeta(const MetaArgs& args) {
-  const TensorMeta self = args.tensor(0);
-  if (self.dim() == 0) return ArgError("self", "a 0-dim tensor has no strides");
-  auto dim = NormalizeDim(args.int_arg(1), self.dim());
-  if (!dim.ok()) return ArgError("dim", dim.status().message());
-  const SymShape strides = ContiguousStridesOf<SymInt>(self.sizes);
-  return std::vector<TensorMeta>{TensorMeta::SymValue(strides[*dim])};
-}
-
-MetaResult SymStorageOffsetMeta(const MetaArgs&) {
-  return std::vector<TensorMeta>{TensorMeta::SymValue(SymInt(0))};
-}
-
 MetaResult SymNumelMeta(const MetaArgs& args) {
   return std::vector<TensorMeta>{TensorMeta::SymValue(args.tensor(0).numel())};
 }
@@ -88,10 +71,15 @@ absl::Status RegisterSymOps(OpRegistry& registry) {
       "sym_size.int(Tensor self, int dim) -> SymInt", SymSizeMeta));
   RETURN_IF_ERROR(
       registry.Register("sym_numel(Tensor self) -> SymInt", SymNumelMeta));
-  RETURN_IF_ERROR(registry.Register(
-      "sym_stride.int(Tensor self, int dim) -> SymInt", SymStrideMeta));
-  RETURN_IF_ERROR(registry.Register("sym_storage_offset(Tensor self) -> SymInt",
-                                    SymStorageOffsetMeta));
+  // sym_stride.int and sym_storage_offset read what shape inference does
+  // not model (TensorMeta has no strides; a kernel's output strides are
+  // its own): like item(), they end a compiled segment (a graph break) and
+  // their kernels read the real tensor, so a transposed or offset input
+  // gets its own stride and offset, never the contiguous ones.
+  RETURN_IF_ERROR(registry.RegisterDataDependent(
+      "sym_stride.int(Tensor self, int dim) -> SymInt"));
+  RETURN_IF_ERROR(registry.RegisterDataDependent(
+      "sym_storage_offset(Tensor self) -> SymInt"));
   for (const SymOpDef& def : kSymOps) {
     RETURN_IF_ERROR(
         registry.RegisterWithTarget(def.target, def.schema, SymOpMeta(def)));

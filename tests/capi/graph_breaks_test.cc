@@ -502,6 +502,81 @@ TEST(GraphBreaksTest, MaskedSelectAndItemCrossTheBreak) {
   EXPECT_EQ(s.graph_break_count, 2);
 }
 
+// sym_stride and sym_storage_offset read the real tensor (shape inference
+// does not model strides), so they break the graph like item(): a
+// transposed input gets its own stride, not the contiguous one, and
+// as_strided over it reads what torch's would.
+TEST(GraphBreaksTest, SymStrideReadsTheRealStrides) {
+  ContextPtr ctx = MakeContext();
+  GraphPtr graph = FromText(ctx.get(), R"pb(
+    name: "strided_view"
+    placeholders { name: "x" }
+    nodes {
+      name: "s"
+      target: "aten.sym_stride.int"
+      args { ref: "x" }
+      args { i: 0 }
+    }
+    nodes {
+      name: "o"
+      target: "aten.sym_storage_offset.default"
+      args { ref: "x" }
+    }
+    nodes {
+      name: "v"
+      target: "aten.as_strided.default"
+      args { ref: "x" }
+      args {
+        list {
+          items { i: 2 }
+          items { i: 2 }
+        }
+      }
+      args {
+        list {
+          items { ref: "s" }
+          items { i: 1 }
+        }
+      }
+      args { ref: "o" }
+    }
+    nodes {
+      name: "out"
+      target: "aten.mul.Tensor"
+      args { ref: "v" }
+      args { ref: "v" }
+    }
+    outputs { ref: "out" }
+  )pb");
+  FunctionPtr f = Make(ctx.get(), graph.get(), 0);
+  std::vector<float> buffer(12);
+  for (int i = 0; i < 12; ++i) buffer[i] = static_cast<float>(i) + 1;
+  // x [3, 4]: contiguous (stride 0 is 4), then the same memory read as the
+  // transpose of a [4, 3] tensor (stride 0 is 1).
+  for (const auto& [strides, row_stride] :
+       {std::pair{std::vector<int64_t>{4, 1}, 4},
+        std::pair{std::vector<int64_t>{1, 3}, 1}}) {
+    SCOPED_TRACE(row_stride);
+    HostTensor<float> x({3, 4}, buffer, strides);
+    HostTensor<float> out({2, 2}, std::vector<float>(4, -1));
+    const DLTensor* in[] = {x.dl()};
+    const DLTensor* outs[] = {out.dl()};
+    for (int call = 0; call < 2; ++call) {
+      ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, outs, 1, nullptr)));
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          const float v = buffer[i * row_stride + j];
+          EXPECT_EQ(out.buffer()[i * 2 + j], v * v) << i << "," << j;
+        }
+      }
+    }
+  }
+  EXPECT_GE(Stats(f.get()).graph_break_count, 1);
+  EXPECT_THAT(Text(gj_function_explain, f.get()),
+              HasSubstr("'s' (aten.sym_stride.int) computes its size from "
+                        "values"));
+}
+
 // Past its recompile limit a segment, not the whole function, goes
 // run-only: the head misses on every new size of x and runs eagerly, while
 // the continuation, which sees only y, keeps serving its compiled entry.

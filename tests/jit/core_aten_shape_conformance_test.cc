@@ -314,28 +314,6 @@ TEST(CoreAtenShapeConformanceTest, Upsample) {
   EXPECT_GT(compared, AtLeast(60, 6));
 }
 
-// sym_stride/sym_storage_offset feeding as_strided, as torch.export spells
-// a strided view: shape inference models the contiguous input (stride 4,
-// offset 0), the compiled plan folds them, the eager kernels read the
-// real tensor; both agree for a contiguous input. (A non-contiguous graph
-// input would make them differ: the compiled value is the contiguous one.)
-TEST(CoreAtenShapeConformanceTest, SymStrideFeedsAsStrided) {
-  GraphBuilder b("sym_stride_as_strided");
-  ASSERT_TRUE(b.AddPlaceholder("x").ok());
-  AddNode(b, "m", "aten.neg.default", {Arg::Ref("x")});
-  AddNode(b, "s", "aten.sym_stride.int", {Arg::Ref("m"), Arg::Int(0)});
-  AddNode(b, "o", "aten.sym_storage_offset.default", {Arg::Ref("m")});
-  AddNode(b, "v", "aten.as_strided.default",
-          {Arg::Ref("m"), Ints({2, 2}),
-           Arg::OfList({Arg::Ref("s"), Arg::Int(1)}), Arg::Ref("o")});
-  AddNode(b, "out", "aten.mul.Tensor", {Arg::Ref("v"), Arg::Ref("v")});
-  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
-  auto graph = Finish(b);
-  const std::vector<Tensor> inputs = {RandomTensor(DType::kFloat32, {3, 4}, 5)};
-  EXPECT_EQ(EagerSteps(graph, inputs), 0);
-  ExpectJitMatchesEager(graph, inputs);
-}
-
 // One dynamic entry (batch and width symbolic) for flip, a reflection pad
 // over the symbolic width, repeat, diagonal and slice_scatter along a
 // static dim, fused, at several sizes.

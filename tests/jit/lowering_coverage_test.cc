@@ -26,8 +26,6 @@ TEST(LoweringCoverageTest, EveryOpLowersOrIsAKnownExternal) {
       "aten.convolution.default",
       "aten.sym_size.int",
       "aten.sym_numel.default",
-      "aten.sym_stride.int",
-      "aten.sym_storage_offset.default",
       "higher_order.cond",
       "aten.max_pool2d_with_indices.default",
       "aten.avg_pool2d.default",
