@@ -80,6 +80,19 @@ class BoundArgs {
     return out;
   }
 
+  // A `Tensor?[]` argument: None elements stay nullopt.
+  std::vector<std::optional<T>> optional_tensor_list(int i) const {
+    std::vector<std::optional<T>> out;
+    for (const Arg& a : raw(i).as_list()) {
+      if (a.is_none()) {
+        out.push_back(std::nullopt);
+      } else {
+        out.push_back(Resolve(a));
+      }
+    }
+    return out;
+  }
+
   Int sym_int(int i) const { return ResolveInt(raw(i)); }
   std::optional<Int> optional_sym_int(int i) const {
     if (is_none(i)) return std::nullopt;

@@ -174,6 +174,7 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
     case ArgType::kTensorList:
       if (!arg.is_list()) return expected("Tensor[]");
       for (const Arg& item : arg.as_list()) {
+        if (item.is_none() && schema.optional_elements) continue;
         if (!item.is_value()) {
           return ArgError(node, what,
                           absl::StrCat("expected Tensor[] elements, got ",

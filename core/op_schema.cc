@@ -90,6 +90,7 @@ struct TypeInfo {
   ArgType type;
   bool optional;
   int fixed_list_size;
+  bool optional_elements = false;
 };
 
 absl::StatusOr<TypeInfo> ParseType(absl::string_view text,
@@ -109,7 +110,10 @@ absl::StatusOr<TypeInfo> ParseType(absl::string_view text,
     }
     is_list = true;
     t = t.substr(0, lb);
-    if (!t.empty() && t.back() == '?') t.pop_back();  // Tensor?[]
+    if (!t.empty() && t.back() == '?') {  // Tensor?[]
+      t.pop_back();
+      info.optional_elements = true;
+    }
   }
   struct Named {
     absl::string_view name;
@@ -207,6 +211,9 @@ std::string OpSchema::ToString() const {
       type = absl::StrCat(type.substr(0, type.size() - 2), "[",
                           a.fixed_list_size, "]");
     }
+    if (a.optional_elements) {
+      type = absl::StrCat(type.substr(0, type.size() - 2), "?[]");
+    }
     parts.push_back(absl::StrCat(type, a.optional ? "?" : "", " ", a.name));
   }
   std::string ret =
@@ -269,6 +276,7 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
     arg.type = type.type;
     arg.optional = type.optional;
     arg.fixed_list_size = type.fixed_list_size;
+    arg.optional_elements = type.optional_elements;
     if (!default_text.empty()) {
       ASSIGN_OR_RETURN(Arg def, ParseLiteral(default_text));
       if (arg.fixed_list_size > 0 && def.is_int()) {

@@ -37,9 +37,10 @@ const char* ArgTypeName(ArgType type);
 struct ArgSchema {
   std::string name;
   ArgType type = ArgType::kTensor;
-  bool optional = false;    // `Tensor?`: None accepted
-  bool kwarg_only = false;  // after `*`
-  int fixed_list_size = 0;  // N of `int[N]`: a single int is broadcast
+  bool optional = false;           // `Tensor?`: None accepted
+  bool kwarg_only = false;         // after `*`
+  int fixed_list_size = 0;         // N of `int[N]`: a single int is broadcast
+  bool optional_elements = false;  // `Tensor?[]`: None accepted as an element
   std::optional<Arg> default_value;
 };
 

@@ -90,6 +90,11 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
     if (const auto* ts = std::get_if<std::vector<Tensor>>(&a.value())) {
       Arg::List items;
       for (const Tensor& t : *ts) {
+        // A default-constructed Tensor is a None element (Tensor?[]).
+        if (t.data() == nullptr && t.dim() == 0) {
+          items.push_back(Arg::None());
+          continue;
+        }
         std::string name = absl::StrCat("in", inputs.size());
         auto ref = builder.AddPlaceholder(name);
         if (!ref.ok()) return ref.status();

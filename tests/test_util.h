@@ -55,8 +55,8 @@ Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo = -2.0,
 // buffer with padding and a nonzero storage offset.
 Tensor NonContiguousCopy(const Tensor& t);
 
-// One argument of RunOp: a tensor (becomes a graph input), a list of tensors,
-// or a literal.
+// One argument of RunOp: a tensor (becomes a graph input), a list of tensors
+// (a default-constructed Tensor in it is a None element), or a literal.
 class OpArg {
  public:
   OpArg(Tensor t) : v_(std::move(t)) {}                 // NOLINT

@@ -1,5 +1,6 @@
-// Shape rules of the gathering ops: index_select, embedding and gather. Index
-// values are only known to the kernels, which range-check them.
+// Shape rules of the gathering ops: index_select, embedding, gather and
+// index.Tensor (advanced indexing, core/ops/advanced_index.h). Index values
+// are only known to the kernels, which range-check them.
 
 #include <algorithm>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/op_registry.h"
+#include "core/ops/advanced_index.h"
 #include "core/ops/register_ops.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
@@ -99,6 +101,16 @@ absl::StatusOr<std::vector<TensorMeta>> GatherMeta(const MetaArgs& args) {
       TensorMeta{self.dtype, index.sizes, self.device}};
 }
 
+// index.Tensor: self's dims indexed by the broadcast index tensors; None
+// entries keep their dim.
+absl::StatusOr<std::vector<TensorMeta>> IndexTensorMeta(const MetaArgs& args) {
+  TensorMeta self = args.tensor(0);
+  ASSIGN_OR_RETURN(AdvancedIndexLayout layout,
+                   PlanAdvancedIndex(self.sizes, args.optional_tensor_list(1)));
+  return std::vector<TensorMeta>{
+      TensorMeta{self.dtype, layout.result, self.device}};
+}
+
 }  // namespace
 
 absl::Status RegisterIndexingOps(OpRegistry& registry) {
@@ -113,6 +125,9 @@ absl::Status RegisterIndexingOps(OpRegistry& registry) {
       "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) "
       "-> Tensor",
       GatherMeta));
+  RETURN_IF_ERROR(registry.Register(
+      "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+      IndexTensorMeta));
   return absl::OkStatus();
 }
 

@@ -1,4 +1,5 @@
-// Shape and dtype rules of _softmax, _log_softmax, native_layer_norm and the
+// Shape and dtype rules of _softmax, _log_softmax, native_layer_norm,
+// native_group_norm and the
 // _native_batch_norm_legit family, with the checks of ATen's SoftMax.cpp,
 // layer_norm.cpp and Normalization.cpp.
 
@@ -193,9 +194,79 @@ absl::StatusOr<std::vector<TensorMeta>> BatchNormMeta(
       {input.dtype, input.sizes, input.device}, stats, stats};
 }
 
+// native_group_norm(input, weight, bias, N, C, HxW, group, eps) ->
+// (out, mean, rstd): input holds N * C * HxW elements with C at dim 1,
+// weight and bias have C elements, mean and rstd are (N, group) in the
+// stats dtype of layer norm (float32 for a float16/bfloat16 input with
+// float32 parameters).
+absl::StatusOr<std::vector<TensorMeta>> GroupNormMeta(const MetaArgs& args) {
+  const TensorMeta input = args.tensor(0);
+  const std::optional<TensorMeta> weight = args.optional_tensor(1);
+  const std::optional<TensorMeta> bias = args.optional_tensor(2);
+  const SymInt n = args.sym_int(3);
+  const SymInt c = args.sym_int(4);
+  const SymInt hxw = args.sym_int(5);
+  const int64_t group = args.int_arg(6);
+  if (!IsFloating(input.dtype)) {
+    return ArgError(
+        "input", absl::StrCat("group_norm expects a floating point input, got ",
+                              DTypeName(input.dtype)));
+  }
+  if (input.dim() < 2) {
+    return ArgError("input",
+                    absl::StrCat("expected at least 2 dims (N, C, *), got ",
+                                 ShapeToString(input.sizes)));
+  }
+  if (group <= 0) {
+    return ArgError("group", absl::StrCat("expected a positive number of "
+                                          "groups, got ",
+                                          group));
+  }
+  if (input.sizes[0].Specialize() != n.Specialize() ||
+      input.sizes[1].Specialize() != c.Specialize() ||
+      input.numel().Specialize() !=
+          n.Specialize() * c.Specialize() * hxw.Specialize()) {
+    return ArgError(
+        "input", absl::StrCat("expected N=", n.ToString(), ", C=", c.ToString(),
+                              ", HxW=", hxw.ToString(), ", got input of shape ",
+                              ShapeToString(input.sizes)));
+  }
+  if (c.Specialize() % group != 0) {
+    return ArgError(
+        "group",
+        absl::StrCat("Expected number of channels in input to be divisible "
+                     "by num_groups, but got input of shape ",
+                     ShapeToString(input.sizes), " and num_groups=", group));
+  }
+  for (const auto& [name, param] :
+       {std::pair{"weight", &weight}, std::pair{"bias", &bias}}) {
+    if (param->has_value() &&
+        ((*param)->dim() != 1 ||
+         (*param)->numel().Specialize() != c.Specialize())) {
+      return ArgError(
+          name,
+          absl::StrCat("Expected ", name,
+                       " to be a vector of size equal "
+                       "to the number of channels in input, but got ",
+                       name, " of shape ", ShapeToString((*param)->sizes),
+                       " and input of shape ", ShapeToString(input.sizes)));
+    }
+  }
+  ASSIGN_OR_RETURN(DType stats_dtype, LayerNormStatsDType(input, weight, bias));
+  const SymShape stats = {n, SymInt(group)};
+  return std::vector<TensorMeta>{{input.dtype, input.sizes, input.device},
+                                 {stats_dtype, stats, input.device},
+                                 {stats_dtype, stats, input.device}};
+}
+
 }  // namespace
 
 absl::Status RegisterNormalizationOps(OpRegistry& registry) {
+  RETURN_IF_ERROR(registry.Register(
+      "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt "
+      "N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, "
+      "Tensor)",
+      GroupNormMeta));
   RETURN_IF_ERROR(registry.Register(
       "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
       "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, "

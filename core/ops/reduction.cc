@@ -153,6 +153,9 @@ const ReductionOp kReductionOps[] = {
     {"var.correction(Tensor self, int[1]? dim=None, *, Scalar? "
      "correction=None, bool keepdim=False) -> Tensor",
      VarDType},
+    {"var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+     "keepdim=False) -> Tensor",
+     VarDType},
     {"any(Tensor self) -> Tensor", AnyAllDType},
     {"any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
      AnyAllDType},
@@ -177,9 +180,28 @@ absl::StatusOr<std::vector<TensorMeta>> ReductionMeta(const ReductionOp& op,
       {dtype, ReducedShape(self.sizes, mask, keepdim), self.device}};
 }
 
+// max.dim/min.dim -> (values, indices): values of self's dtype (bool
+// included), int64 indices; an empty reduced dim is an error as for amax.
+absl::StatusOr<std::vector<TensorMeta>> MinMaxDimMeta(const MetaArgs& args) {
+  const TensorMeta self = args.tensor(0);
+  ASSIGN_OR_RETURN(std::vector<bool> mask,
+                   ReadReductionMask(args, self.dim(), EmptyDims::kReduceAll));
+  RETURN_IF_ERROR(CheckReducedDimsNonEmpty(args, self, mask));
+  const SymShape sizes = ReducedShape(self.sizes, mask, args.bool_arg(2));
+  return std::vector<TensorMeta>{{self.dtype, sizes, self.device},
+                                 {DType::kInt64, sizes, self.device}};
+}
+
 }  // namespace
 
 absl::Status RegisterReductionOps(OpRegistry& registry) {
+  for (const char* schema :
+       {"max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
+        "Tensor indices)",
+        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
+        "Tensor indices)"}) {
+    RETURN_IF_ERROR(registry.Register(schema, MinMaxDimMeta));
+  }
   for (const ReductionOp& op : kReductionOps) {
     RETURN_IF_ERROR(registry.Register(op.schema, [&op](const MetaArgs& args) {
       return ReductionMeta(op, args);

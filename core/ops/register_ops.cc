@@ -23,6 +23,8 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterDataDependentOps(registry));
   RETURN_IF_ERROR(RegisterPaddingOps(registry));
   RETURN_IF_ERROR(RegisterResampleOps(registry));
+  RETURN_IF_ERROR(RegisterScatterOps(registry));
+  RETURN_IF_ERROR(RegisterSortOps(registry));
   return absl::OkStatus();
 }
 

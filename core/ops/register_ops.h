@@ -28,6 +28,8 @@ absl::Status RegisterAssertOps(OpRegistry& registry);
 absl::Status RegisterDataDependentOps(OpRegistry& registry);
 absl::Status RegisterPaddingOps(OpRegistry& registry);
 absl::Status RegisterResampleOps(OpRegistry& registry);
+absl::Status RegisterScatterOps(OpRegistry& registry);
+absl::Status RegisterSortOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

@@ -1,6 +1,6 @@
-// Reference kernels of index_select, embedding and gather. Every index is
-// range-checked before any element is read, so a bad index is an error naming
-// the argument and the value, never an out-of-bounds read.
+// Reference kernels of index_select, embedding, gather and index.Tensor. Every
+// index is range-checked before any element is read, so a bad index is an error
+// naming the argument and the value, never an out-of-bounds read.
 
 #include <cstring>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "core/shape_util.h"
 #include "core/status_macros.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/kernels/advanced_index.h"
 #include "runtime/kernels/register_kernels.h"
 #include "runtime/kernels/select_view.h"
 #include "runtime/tensor_copy.h"
@@ -117,6 +118,30 @@ absl::StatusOr<std::vector<Tensor>> GatherKernel(
   return std::vector<Tensor>{out};
 }
 
+// index.Tensor: one element copy per result element, from the offsets of
+// ComputeAdvancedIndex (every index checked before anything is read).
+absl::StatusOr<std::vector<Tensor>> IndexTensorKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta> out_meta) {
+  const Tensor self = args.tensor(0);
+  ASSIGN_OR_RETURN(AdvancedIndexOffsets at,
+                   ComputeAdvancedIndex(self, args.optional_tensor_list(1)));
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Empty(out_meta[0].dtype, out_meta[0].shape()));
+  if (out.numel() != static_cast<int64_t>(at.offsets.size())) {
+    return absl::InternalError(
+        "index.Tensor: result size disagrees with the "
+        "shape rule");
+  }
+  const size_t item = static_cast<size_t>(self.item_size());
+  const char* src = static_cast<const char*>(self.data());
+  char* dst = static_cast<char*>(out.data());
+  for (size_t n = 0; n < at.offsets.size(); ++n) {
+    std::memcpy(dst + n * item,
+                src + at.offsets[n] * static_cast<int64_t>(item), item);
+  }
+  return std::vector<Tensor>{out};
+}
+
 }  // namespace
 
 absl::Status RegisterIndexingKernels(KernelRegistry& registry) {
@@ -124,6 +149,7 @@ absl::Status RegisterIndexingKernels(KernelRegistry& registry) {
       registry.Register("aten.index_select.default", IndexSelectKernel));
   RETURN_IF_ERROR(registry.Register("aten.embedding.default", EmbeddingKernel));
   RETURN_IF_ERROR(registry.Register("aten.gather.default", GatherKernel));
+  RETURN_IF_ERROR(registry.Register("aten.index.Tensor", IndexTensorKernel));
   return absl::OkStatus();
 }
 

@@ -204,9 +204,66 @@ Outputs BatchNormKernel(const KernelArgs& args,
   return results;
 }
 
+// Group norm over (N, C, HxW) in float64: per (n, group), the mean and
+// biased variance of its C / group * HxW values, rstd = 1 / sqrt(var + eps),
+// y = (x - mean) * rstd * weight[c] + bias[c]. An empty group gives mean 0
+// and rstd NaN as layer norm's does.
+Outputs GroupNormKernel(const KernelArgs& args,
+                        absl::Span<const TensorMeta> out) {
+  const Tensor input = args.tensor(0);
+  const int64_t n = args.int_arg(3);
+  const int64_t c = args.int_arg(4);
+  const int64_t hxw = args.int_arg(5);
+  const int64_t group = args.int_arg(6);
+  const double eps = args.float_arg(7);
+  ASSIGN_OR_RETURN(Tensor x, CopyAs(input, DType::kFloat64));
+  ASSIGN_OR_RETURN(std::vector<double> weight,
+                   Doubles(args.optional_tensor(1)));
+  ASSIGN_OR_RETURN(std::vector<double> bias, Doubles(args.optional_tensor(2)));
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Empty(DType::kFloat64, input.sizes()));
+  ASSIGN_OR_RETURN(Tensor mean, Tensor::Empty(DType::kFloat64, {n, group}));
+  ASSIGN_OR_RETURN(Tensor rstd, Tensor::Empty(DType::kFloat64, {n, group}));
+  const int64_t per_group = c / group;
+  const int64_t count = per_group * hxw;
+  for (int64_t r = 0; r < n * group; ++r) {
+    const double* xr = x.data_as<double>() + r * count;
+    double* yr = y.data_as<double>() + r * count;
+    double m = 0.0;
+    double rs = std::numeric_limits<double>::quiet_NaN();
+    if (count > 0) {
+      for (int64_t i = 0; i < count; ++i) m += xr[i];
+      m /= static_cast<double>(count);
+      double m2 = 0.0;
+      for (int64_t i = 0; i < count; ++i) m2 += (xr[i] - m) * (xr[i] - m);
+      rs = 1.0 / std::sqrt(m2 / static_cast<double>(count) + eps);
+      const int64_t first_channel = (r % group) * per_group;
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t ch = first_channel + i / std::max<int64_t>(hxw, 1);
+        double v = (xr[i] - m) * rs;
+        if (!weight.empty()) v *= weight[ch];
+        if (!bias.empty()) v += bias[ch];
+        yr[i] = v;
+      }
+    }
+    mean.data_as<double>()[r] = m;
+    rstd.data_as<double>()[r] = rs;
+  }
+  std::vector<Tensor> results;
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(Tensor t, CopyAs(i == 0   ? y
+                                      : i == 1 ? mean
+                                               : rstd,
+                                      out[i].dtype));
+    results.push_back(t);
+  }
+  return results;
+}
+
 }  // namespace
 
 absl::Status RegisterNormalizationKernels(KernelRegistry& registry) {
+  RETURN_IF_ERROR(
+      registry.Register("aten.native_group_norm.default", GroupNormKernel));
   RETURN_IF_ERROR(registry.Register(
       "aten._native_batch_norm_legit_no_training.default",
       [](const KernelArgs& args, absl::Span<const TensorMeta> out) {

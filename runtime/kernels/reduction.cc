@@ -1,7 +1,7 @@
 // Reference kernels of the reductions (sum, mean, prod, amax/amin,
-// argmax/argmin, var, any/all). The input is first laid out as one contiguous
-// row per output element (ToReductionRows), so every kernel is a loop over
-// rows whatever the input's strides.
+// argmax/argmin, max.dim/min.dim, var, any/all). The input is first laid out as
+// one contiguous row per output element (ToReductionRows), so every kernel is a
+// loop over rows whatever the input's strides.
 //
 // Accumulation: floating sums, means, products and variances accumulate in
 // double and round once to the result dtype. PyTorch's CPU float32 sum is a
@@ -205,6 +205,46 @@ Outputs VarKernel(const KernelArgs& args, absl::Span<const TensorMeta> out) {
   });
 }
 
+// var.dim: `unbiased` is correction 1 (else 0).
+Outputs VarDimKernel(const KernelArgs& args, absl::Span<const TensorMeta> out) {
+  ASSIGN_OR_RETURN(ReductionRows rows, RowsOf(args, out[0].dtype));
+  const double correction = args.bool_arg(2) ? 1.0 : 0.0;
+  return VisitDType(out[0].dtype, [&](auto tag) -> Outputs {
+    using T = typename decltype(tag)::type;
+    return ReduceRows<T, T>(rows, out[0], args.destination(0),
+                            [correction](absl::Span<const T> row) {
+                              return Convert<T>(Variance(row, correction));
+                            });
+  });
+}
+
+// max.dim/min.dim -> (values, indices): the first extreme of each row (the
+// first NaN, if any), as ATen's CPU kernels pick.
+template <bool kMax>
+Outputs MinMaxDimKernel(const KernelArgs& args,
+                        absl::Span<const TensorMeta> out) {
+  const DType dtype = args.tensor(0).dtype();
+  ASSIGN_OR_RETURN(ReductionRows rows, RowsOf(args, dtype));
+  if (rows.inner == 0 && rows.outer != 0) {
+    return absl::InternalError(
+        "reduction over an empty dim reached the kernel");
+  }
+  ASSIGN_OR_RETURN(Tensor values, Tensor::Empty(dtype, out[0].shape()));
+  ASSIGN_OR_RETURN(Tensor indices,
+                   Tensor::Empty(DType::kInt64, out[1].shape()));
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* v = values.data_as<T>();
+    int64_t* ix = indices.data_as<int64_t>();
+    for (int64_t o = 0; o < rows.outer; ++o) {
+      absl::Span<const T> row = rows.row<T>(o);
+      ix[o] = ArgExtreme<kMax>(row);
+      v[o] = row[ix[o]];
+    }
+  });
+  return std::vector<Tensor>{values, indices};
+}
+
 // any/all read every value as bool (NaN is true) and store the verdict as
 // the result dtype (bool, or uint8 for uint8 input).
 template <bool kAll>
@@ -252,6 +292,7 @@ absl::Status RegisterReductionKernels(KernelRegistry& registry) {
       {"aten.argmax.default", ArgExtremeKernel</*kMax=*/true>},
       {"aten.argmin.default", ArgExtremeKernel</*kMax=*/false>},
       {"aten.var.correction", VarKernel},
+      {"aten.var.dim", VarDimKernel},
       {"aten.any.default", AnyAllKernel</*kAll=*/false>},
       {"aten.any.dim", AnyAllKernel</*kAll=*/false>},
       {"aten.any.dims", AnyAllDimsKernel</*kAll=*/false>},
@@ -264,6 +305,10 @@ absl::Status RegisterReductionKernels(KernelRegistry& registry) {
     // Each fails only before ReduceRows writes.
     RETURN_IF_ERROR(registry.AllowDestinations({k.target}));
   }
+  RETURN_IF_ERROR(
+      registry.Register("aten.max.dim", MinMaxDimKernel</*kMax=*/true>));
+  RETURN_IF_ERROR(
+      registry.Register("aten.min.dim", MinMaxDimKernel</*kMax=*/false>));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,8 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterDataDependentKernels(registry));
   RETURN_IF_ERROR(RegisterPaddingKernels(registry));
   RETURN_IF_ERROR(RegisterResampleKernels(registry));
+  RETURN_IF_ERROR(RegisterScatterKernels(registry));
+  RETURN_IF_ERROR(RegisterSortKernels(registry));
   return absl::OkStatus();
 }
 

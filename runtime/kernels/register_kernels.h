@@ -25,6 +25,8 @@ absl::Status RegisterAssertKernels(KernelRegistry& registry);
 absl::Status RegisterDataDependentKernels(KernelRegistry& registry);
 absl::Status RegisterPaddingKernels(KernelRegistry& registry);
 absl::Status RegisterResampleKernels(KernelRegistry& registry);
+absl::Status RegisterScatterKernels(KernelRegistry& registry);
+absl::Status RegisterSortKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

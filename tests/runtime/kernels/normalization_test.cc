@@ -450,5 +450,64 @@ TEST(NormalizationBatchNorm, ShapeRules) {
   EXPECT_EQ((*train)[1].sizes(), (Shape{3}));
 }
 
+TEST(GroupNormTest, StatsPerGroupAndAffine) {
+  // N=2, C=2, HxW=2, one group: x[0] = {0, 2, 4, 6}, x[1] = {1, 1, 1, 3}.
+  Tensor x = MakeTensor(DType::kFloat32, {2, 2, 2}, {0, 2, 4, 6, 1, 1, 1, 3});
+  Tensor w = MakeTensor(DType::kFloat32, {2}, {1, 2});
+  Tensor b = MakeTensor(DType::kFloat32, {2}, {0, 1});
+  auto out = RunOp("aten.native_group_norm.default",
+                   {NonContiguousCopy(x), w, b, 2, 2, 2, 1, 0.0});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], DType::kFloat32, {2, 2, 2},
+               {-1.3416407, -0.4472135, 1.8944272, 3.6832814, -0.5773503,
+                -0.5773503, -0.1547005, 4.4641018},
+               1e-5, 1e-5);
+  ExpectTensor((*out)[1], DType::kFloat32, {2, 1}, {3.0, 1.5});
+  ExpectTensor((*out)[2], DType::kFloat32, {2, 1}, {0.4472136, 1.1547005}, 1e-6,
+               1e-6);
+  // Two groups of one channel each, no affine parameters; the constant
+  // group {1, 1} has rstd inf with eps 0, so 0 * inf = NaN as in ATen.
+  auto two = RunOp("aten.native_group_norm.default",
+                   {x, Arg::None(), Arg::None(), 2, 2, 2, 2, 0.0});
+  ASSERT_TRUE(two.ok()) << two.status();
+  ExpectTensor((*two)[0], DType::kFloat32, {2, 2, 2},
+               {-1, 1, -1, 1, kNaN, kNaN, -1, 1}, 1e-6, 1e-6);
+  ExpectTensor((*two)[1], DType::kFloat32, {2, 2}, {1, 5, 1, 2});
+}
+
+TEST(GroupNormTest, HalfStatsFollowTheParameters) {
+  Tensor x = RandomTensor(DType::kFloat16, {2, 4, 3}, 7);
+  auto plain = RunOp("aten.native_group_norm.default",
+                     {x, Arg::None(), Arg::None(), 2, 4, 3, 2, 1e-5});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ((*plain)[1].dtype(), DType::kFloat16);
+  Tensor w = MakeTensor(DType::kFloat32, {4}, {1, 1, 1, 1});
+  auto mixed = RunOp(
+      "aten.native_group_norm.default",
+      {x.AsStrided({2, 4, 3}, {12, 3, 1}), w, Arg::None(), 2, 4, 3, 2, 1e-5});
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  EXPECT_EQ((*mixed)[0].dtype(), DType::kFloat16);
+  EXPECT_EQ((*mixed)[1].dtype(), DType::kFloat32);
+  EXPECT_EQ((*mixed)[2].dtype(), DType::kFloat32);
+}
+
+TEST(GroupNormTest, Errors) {
+  Tensor x = MakeTensor(DType::kFloat32, {2, 4, 3}, std::vector<double>(24));
+  auto status = [&](std::vector<OpArg> args) {
+    return RunOp("aten.native_group_norm.default", std::move(args)).status();
+  };
+  absl::Status s = status({x, Arg::None(), Arg::None(), 2, 4, 3, 3, 1e-5});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("argument 'group': Expected number of channels "
+                             "in input to be divisible by num_groups"),
+            std::string::npos)
+      << s;
+  s = status({x, MakeTensor(DType::kFloat32, {3}, {1, 1, 1}), Arg::None(), 2, 4,
+              3, 2, 1e-5});
+  EXPECT_NE(s.message().find("argument 'weight'"), std::string::npos) << s;
+  s = status({x, Arg::None(), Arg::None(), 2, 4, 4, 2, 1e-5});
+  EXPECT_NE(s.message().find("argument 'input'"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace guardjit

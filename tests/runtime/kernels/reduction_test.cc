@@ -626,5 +626,48 @@ TEST(ReductionErrors, BadDTypes) {
                 "argmin(): not implemented");
 }
 
+TEST(ReductionValuesIndices, MaxMinDimFirstTieAndFirstNaN) {
+  Tensor x = NonContiguousCopy(MakeTensor(
+      DType::kFloat32, {2, 5}, {1, 3, 3, kNaN, kNaN, 2, 0, 0, 5, 5}));
+  auto max = RunOp("aten.max.dim", {x, 1});
+  ASSERT_TRUE(max.ok()) << max.status();
+  ExpectTensor((*max)[0], DType::kFloat32, {2}, {kNaN, 5});
+  ExpectTensor((*max)[1], DType::kInt64, {2}, {3, 3});
+  auto min = RunOp("aten.min.dim", {x, -1, true});
+  ASSERT_TRUE(min.ok()) << min.status();
+  ExpectTensor((*min)[0], DType::kFloat32, {2, 1}, {kNaN, 0});
+  ExpectTensor((*min)[1], DType::kInt64, {2, 1}, {3, 1});
+  // Integers and bool keep their dtype.
+  Tensor i = MakeTensor(DType::kInt32, {2, 3}, {2, 1, 1, 0, 5, 0});
+  auto imin = RunOp("aten.min.dim", {i, 1, true});
+  ASSERT_TRUE(imin.ok()) << imin.status();
+  ExpectTensor((*imin)[0], DType::kInt32, {2, 1}, {1, 0});
+  ExpectTensor((*imin)[1], DType::kInt64, {2, 1}, {1, 0});
+  Tensor b = MakeTensor(DType::kBool, {3}, {0, 1, 1});
+  auto bmax = RunOp("aten.max.dim", {b, 0});
+  ASSERT_TRUE(bmax.ok()) << bmax.status();
+  ExpectTensor((*bmax)[0], DType::kBool, {}, {1});
+  ExpectTensor((*bmax)[1], DType::kInt64, {}, {1});
+  ExpectInvalid(
+      RunStatus("aten.max.dim", {MakeTensor(DType::kFloat32, {2, 0}, {}), 1}),
+      "dim", "max(): Expected reduction dim 1 to have non-zero size");
+  ExpectInvalid(RunStatus("aten.min.dim", {x, 2}), "dim", "");
+}
+
+TEST(ReductionValuesIndices, VarDimUnbiasedAndBiased) {
+  Tensor x = MakeTensor(DType::kFloat32, {2, 3}, {1, 2, 4, 0, 0, 3});
+  ExpectTensor(RunOp1("aten.var.dim", {x, std::vector<int64_t>{1}, true, true}),
+               DType::kFloat32, {2, 1}, {7.0 / 3.0, 3.0});
+  ExpectTensor(RunOp1("aten.var.dim", {x, std::vector<int64_t>{1}, false}),
+               DType::kFloat32, {2}, {14.0 / 9.0, 2.0});
+  // dim=None reduces everything.
+  ExpectTensor(RunOp1("aten.var.dim", {x, Arg::None(), false}), DType::kFloat32,
+               {}, {20.0 / 9.0});
+  ExpectInvalid(
+      RunStatus("aten.var.dim", {MakeTensor(DType::kInt32, {2}, {1, 2}),
+                                 std::vector<int64_t>{0}}),
+      "self", "std and var only support floating point");
+}
+
 }  // namespace
 }  // namespace guardjit
