@@ -1,4 +1,5 @@
-// Lowerings of the gathering ops (embedding, index_select, gather): each
+// Lowerings of the gathering ops (embedding, index_select, gather, and
+// index.Tensor with one index tensor): each
 // element is one indirect read of the source at a position taken from the
 // index tensor, checked against the source's size in the kernel (an index out
 // of range fails the call with an error naming the node and argument, as the
@@ -20,6 +21,7 @@ namespace {
 using lowering_internal::ArgsOf;
 using lowering_internal::Outputs;
 using lowering_internal::Unsupported;
+using lowering_internal::Values;
 using Index = std::vector<IndexExpr>;
 
 std::string What(const Node& node, const char* arg) {
@@ -130,12 +132,62 @@ Outputs LowerGather(LoweringContext& ctx, const Node& node,
       What(node, "index"))};
 }
 
+// index.Tensor with exactly one index tensor (any None entries before it):
+// out[pre..., b..., post...] = self[pre..., wrap(index[b...]), post...],
+// negative indices counting from the end as in the eager kernel. Several
+// index tensors (broadcast together) run eagerly.
+Outputs LowerIndexTensor(LoweringContext& ctx, const Node& node,
+                         const std::vector<TensorMeta>& out) {
+  const std::vector<Arg>& entries = node.args[1].as_list();
+  int dim = -1;
+  for (int k = 0; k < static_cast<int>(entries.size()); ++k) {
+    if (entries[k].is_none()) continue;
+    if (dim >= 0) return Unsupported("several index tensors run eagerly");
+    dim = k;
+  }
+  if (dim < 0) return Unsupported("no index tensor");
+  const int self = ctx.Operand(node.args[0]);
+  const int raw_index = ctx.Operand(entries[dim]);
+  const DType index_dtype = ctx.value(raw_index).dtype;
+  if (index_dtype != DType::kInt64 && index_dtype != DType::kInt32) {
+    return Unsupported("index dtype");  // the shape rule rejected it
+  }
+  const int index_rank = ctx.value(raw_index).rank();
+  if (EmptyBesideIndex(LoweringContext::Sizes(out[0]), dim, dim + index_rank)) {
+    return Unsupported("empty slices beside the index");
+  }
+  const IndexExpr size = ctx.value(self).sizes[dim];
+  const int index = ctx.Pointwise(
+      DType::kInt64, ctx.value(raw_index).sizes, {raw_index},
+      [size](const Values& v) {
+        const ValueExpr i = ValueExpr::Cast(v[0], DType::kInt64);
+        const ValueExpr zero = ValueExpr::IntConst(DType::kInt64, 0);
+        return ValueExpr::Where(
+            ValueExpr::Binary(BinaryOp::kLt, i, zero),
+            ValueExpr::Binary(BinaryOp::kAdd, i, ValueExpr::Index(size)), i);
+      });
+  const int self_rank = ctx.value(self).rank();
+  return std::vector<int>{ctx.Gather(
+      out[0], self, index, dim,
+      [dim, index_rank, self_rank](const Index& idx) {
+        Index source(self_rank, IndexExpr::Const(0));
+        for (int d = 0; d < dim; ++d) source[d] = idx[d];
+        for (int d = dim + 1; d < self_rank; ++d) {
+          source[d] = idx[d - 1 + index_rank];
+        }
+        return std::pair<Index, Index>{
+            Index(idx.begin() + dim, idx.begin() + dim + index_rank), source};
+      },
+      What(node, "indices"))};
+}
+
 }  // namespace
 
 void AddIndexingLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten.embedding.default"] = LowerEmbedding;
   t["aten.index_select.default"] = LowerIndexSelect;
   t["aten.gather.default"] = LowerGather;
+  t["aten.index.Tensor"] = LowerIndexTensor;
 }
 
 }  // namespace guardjit

@@ -1,7 +1,7 @@
 // Lowerings of the reductions (sum, mean, prod, amax/amin, argmax/argmin,
-// var, any/all) and of softmax, log_softmax and layer_norm as reductions
-// plus pointwise ops; inference batch norm (no reduction: running stats) is
-// pointwise.
+// max.dim/min.dim, var, any/all) and of softmax, log_softmax and layer_norm as
+// reductions plus pointwise ops; inference batch norm (no reduction: running
+// stats) is pointwise.
 
 #include <algorithm>
 #include <optional>
@@ -112,10 +112,12 @@ LowerFn ArgLowering(CombineOp combine) {
   };
 }
 
-// var.correction: two-pass, sum((x - mean)^2) / max(0, N - correction), as
-// the eager kernel computes it (a zero divisor gives inf or NaN).
-Outputs Var(LoweringContext& ctx, const Node& node,
-            const std::vector<TensorMeta>& out) {
+// var.correction and var.dim: two-pass, sum((x - mean)^2) / max(0, N -
+// correction), as the eager kernel computes it (a zero divisor gives inf or
+// NaN).
+Outputs VarWith(LoweringContext& ctx, const Node& node,
+                const std::vector<TensorMeta>& out, double correction,
+                bool keepdim) {
   const MetaArgs args = ArgsOf(ctx, node);
   const DType d = ComputeDType(out[0].dtype);
   const int self = ctx.Operand(node.args[0]);
@@ -124,8 +126,6 @@ Outputs Var(LoweringContext& ctx, const Node& node,
       std::vector<bool> mask,
       ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
   const IndexExpr n = ReducedCount(ctx.value(self), mask);
-  const double correction =
-      args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double();
   const ValueExpr count = CountValue(n, d);
   const ValueExpr divisor =
       n.is_const()
@@ -133,7 +133,6 @@ Outputs Var(LoweringContext& ctx, const Node& node,
                 d, std::max(0.0, static_cast<double>(n.value()) - correction))
           : Bin(BinaryOp::kMaximum, ValueExpr::Const(d, 0.0),
                 Bin(BinaryOp::kSub, count, ValueExpr::Const(d, correction)));
-  const bool keepdim = args.bool_arg(3);
   const int x = ctx.Pointwise(d, sizes, {self},
                               [d](const Values& v) { return C(v[0], d); });
   const int sum = ctx.Reduce(x, mask, true, CombineOp::kSum);
@@ -148,6 +147,53 @@ Outputs Var(LoweringContext& ctx, const Node& node,
       ctx.Pointwise(out[0], {m2}, [divisor](const Values& v) {
         return Bin(BinaryOp::kDiv, v[0], divisor);
       })};
+}
+
+Outputs Var(LoweringContext& ctx, const Node& node,
+            const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  return VarWith(
+      ctx, node, out,
+      args.optional_scalar(2).value_or(Scalar(int64_t{1})).to_double(),
+      args.bool_arg(3));
+}
+
+// var.dim(self, dim, unbiased, keepdim): unbiased is correction 1.
+Outputs VarDim(LoweringContext& ctx, const Node& node,
+               const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  return VarWith(ctx, node, out, args.bool_arg(2) ? 1.0 : 0.0,
+                 args.bool_arg(3));
+}
+
+// max.dim/min.dim -> (values, indices): an amax/amin and an argmax/argmin
+// over the one dim (NaN propagates to the values; the index is the first
+// NaN's, else the first extreme's, as the eager kernel picks).
+LowerFn MinMaxDimLowering(bool max) {
+  return [max](LoweringContext& ctx, const Node& node,
+               const std::vector<TensorMeta>& out) -> Outputs {
+    if (out[0].dtype == DType::kBool) {
+      return Unsupported("max/min.dim of bool runs eagerly");
+    }
+    const MetaArgs args = ArgsOf(ctx, node);
+    const int self = ctx.Operand(node.args[0]);
+    ASSIGN_OR_RETURN(
+        std::vector<bool> mask,
+        ReadReductionMask(args, ctx.value(self).rank(), EmptyDims::kReduceAll));
+    const bool keepdim = args.bool_arg(2);
+    const DType d = ComputeDType(out[0].dtype);
+    const int body = ctx.Pointwise(d, ctx.value(self).sizes, {self},
+                                   [d](const Values& v) { return C(v[0], d); });
+    int values = ctx.Reduce(body, mask, keepdim,
+                            max ? CombineOp::kMax : CombineOp::kMin);
+    if (out[0].dtype != d) {
+      values =
+          ctx.Pointwise(out[0], {values}, [](const Values& v) { return v[0]; });
+    }
+    const int indices = ctx.Reduce(
+        self, mask, keepdim, max ? CombineOp::kArgMax : CombineOp::kArgMin);
+    return std::vector<int>{values, indices};
+  };
 }
 
 // softmax = exp(x - max) * (1 / sum(exp(x - max))); log_softmax = x - max -
@@ -306,6 +352,9 @@ void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
     t[target] = ReductionLowering(kind);
   }
   t["aten.var.correction"] = Var;
+  t["aten.var.dim"] = VarDim;
+  t["aten.max.dim"] = MinMaxDimLowering(true);
+  t["aten.min.dim"] = MinMaxDimLowering(false);
   t["aten.argmax.default"] = ArgLowering(CombineOp::kArgMax);
   t["aten.argmin.default"] = ArgLowering(CombineOp::kArgMin);
   t["aten.any.default"] = AnyAllLowering(false, EmptyDims::kReduceAll);
