@@ -199,5 +199,104 @@ TEST(AdaptiveAvgPool2dTest, Errors) {
       "self", "int64");
 }
 
+// 3-D pooling: x = arange(120) as (1, 2, 3, 4, 5); expected values from
+// torch 2.15 on CPU.
+Tensor Arange5d(DType dtype = DType::kFloat32) {
+  std::vector<double> v(120);
+  for (int i = 0; i < 120; ++i) v[i] = i;
+  return MakeTensor(dtype, {1, 2, 3, 4, 5}, v);
+}
+
+TEST(Pool3dTest, MaxPoolPaddingStrideCeilMode) {
+  auto out =
+      RunOp("aten.max_pool3d_with_indices.default",
+            {NonContiguousCopy(Arange5d()), std::vector<int64_t>{2, 2, 2},
+             std::vector<int64_t>{1, 2, 2}, std::vector<int64_t>{1, 1, 0},
+             int64_t{1}, true});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> channel0 = {
+      1,  3,  4,  11, 13, 14, 16, 18, 19, 21, 23, 24, 31, 33, 34, 36, 38, 39,
+      41, 43, 44, 51, 53, 54, 56, 58, 59, 41, 43, 44, 51, 53, 54, 56, 58, 59};
+  std::vector<double> values = channel0;
+  for (double v : channel0) values.push_back(v + 60);
+  std::vector<double> indices = channel0;
+  indices.insert(indices.end(), channel0.begin(), channel0.end());
+  ExpectTensor((*out)[0], DType::kFloat32, {1, 2, 4, 3, 3}, values);
+  ExpectTensor((*out)[1], DType::kInt64, {1, 2, 4, 3, 3}, indices);
+}
+
+TEST(Pool3dTest, AvgPoolModes) {
+  ExpectTensor(RunOp1("aten.avg_pool3d.default",
+                      {Arange5d(), std::vector<int64_t>{2, 2, 2},
+                       std::vector<int64_t>{1, 2, 2},
+                       std::vector<int64_t>{1, 1, 0}, true, false}),
+               DType::kFloat32, {1, 2, 4, 3, 3},
+               {0.5,   2.5,   4.0,   8.0,   10.0,  11.5,  15.5,  17.5,  19.0,
+                10.5,  12.5,  14.0,  18.0,  20.0,  21.5,  25.5,  27.5,  29.0,
+                30.5,  32.5,  34.0,  38.0,  40.0,  41.5,  45.5,  47.5,  49.0,
+                40.5,  42.5,  44.0,  48.0,  50.0,  51.5,  55.5,  57.5,  59.0,
+                60.5,  62.5,  64.0,  68.0,  70.0,  71.5,  75.5,  77.5,  79.0,
+                70.5,  72.5,  74.0,  78.0,  80.0,  81.5,  85.5,  87.5,  89.0,
+                90.5,  92.5,  94.0,  98.0,  100.0, 101.5, 105.5, 107.5, 109.0,
+                100.5, 102.5, 104.0, 108.0, 110.0, 111.5, 115.5, 117.5, 119.0});
+  // A 4-D (C, D, H, W) input; int64 truncates; divisor_override.
+  Tensor c = Arange5d(DType::kInt64).AsStrided({2, 3, 4, 5}, {60, 20, 5, 1});
+  ExpectTensor(
+      RunOp1("aten.avg_pool3d.default",
+             {c, int64_t{2}, std::vector<int64_t>{},
+              std::vector<int64_t>{0, 1, 1}}),
+      DType::kInt64, {2, 1, 3, 3},
+      {2, 5, 6, 8, 19, 21, 6, 13, 14, 17, 35, 36, 38, 79, 81, 21, 43, 44}, 0,
+      0);
+  Tensor f = Arange5d().AsStrided({2, 3, 4, 5}, {60, 20, 5, 1});
+  Tensor with_divisor =
+      RunOp1("aten.avg_pool3d.default",
+             {f, int64_t{2}, std::vector<int64_t>{},
+              std::vector<int64_t>{0, 1, 1}, false, true, int64_t{3}});
+  std::vector<double> got = ToDoubles(with_divisor);
+  const std::vector<double> first = {6.6666665, 15.333333, 18.0,
+                                     23.333334, 50.666668, 56.0,
+                                     16.666666, 35.333332, 38.0};
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_NEAR(got[i], first[i], 1e-5);
+}
+
+TEST(Pool3dTest, AdaptiveAvgPool) {
+  Tensor x = Arange5d().AsStrided({2, 3, 4, 5}, {60, 20, 5, 1});
+  Tensor out = RunOp1("aten._adaptive_avg_pool3d.default",
+                      {x, std::vector<int64_t>{2, 3, 2}});
+  std::vector<double> got = ToDoubles(out);
+  const std::vector<double> first = {13.5, 15.5, 18.5, 20.5, 23.5, 25.5,
+                                     33.5, 35.5, 38.5, 40.5, 43.5, 45.5};
+  ASSERT_EQ(got.size(), 24u);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_DOUBLE_EQ(got[i], first[i]);
+    EXPECT_DOUBLE_EQ(got[i + 12], first[i] + 60);
+  }
+}
+
+TEST(Pool3dTest, Errors) {
+  Tensor x = Arange5d();
+  ExpectError(RunOp("aten.max_pool3d_with_indices.default",
+                    {x, std::vector<int64_t>{2, 2}}),
+              "kernel_size", "expected 3 values, got 2");
+  ExpectError(
+      RunOp("aten.max_pool3d_with_indices.default",
+            {x.AsStrided({3, 4, 5}, {20, 5, 1}), int64_t{2}}),
+      "self", "4D or 5D");
+  ExpectError(RunOp("aten.max_pool3d_with_indices.default",
+                    {x, int64_t{5}}),
+              "self", "Output size is too small");
+  ExpectError(RunOp("aten.max_pool3d_with_indices.default",
+                    {x, int64_t{2}, std::vector<int64_t>{},
+                     std::vector<int64_t>{2, 0, 0}}),
+              "padding", "pad should be at most half of effective kernel");
+  ExpectError(RunOp("aten.avg_pool3d.default",
+                    {Arange5d(DType::kInt32), int64_t{2}}),
+              "self", "not implemented for int32");
+  ExpectError(RunOp("aten._adaptive_avg_pool3d.default",
+                    {x, std::vector<int64_t>{2, 2}}),
+              "output_size", "expected 3 values, got 2");
+}
+
 }  // namespace
 }  // namespace guardjit
