@@ -1,7 +1,7 @@
 // Lowerings of the reductions (sum, mean, prod, amax/amin, argmax/argmin,
-// max.dim/min.dim, var, any/all) and of softmax, log_softmax and layer_norm as
-// reductions plus pointwise ops; inference batch norm (no reduction: running
-// stats) is pointwise.
+// max.dim/min.dim, var, any/all) and of softmax, log_softmax, layer_norm and
+// group_norm as reductions plus pointwise ops; inference batch norm (no
+// reduction: running stats) is pointwise.
 
 #include <algorithm>
 #include <optional>
@@ -335,6 +335,107 @@ LowerFn BatchNormLowering(int running_mean, int training_at, int eps_at) {
   };
 }
 
+// native_group_norm -> (y, mean, rstd) for float32/float64: the input
+// (N, C, *) viewed as (N, G, C / G, *), two-pass mean and biased variance
+// over all but the first two dims, rstd = 1 / sqrt(var + eps); y in the
+// input's shape reads its group's mean and rstd (channel / (C / G)) and the
+// per-channel weight and bias. Reduced floats (float32 stats) and empty
+// groups run eagerly.
+Outputs GroupNorm(LoweringContext& ctx, const Node& node,
+                  const std::vector<TensorMeta>& out) {
+  const DType d = out[0].dtype;
+  if ((d != DType::kFloat32 && d != DType::kFloat64) || out[1].dtype != d) {
+    return Unsupported("group norm of a reduced float runs eagerly");
+  }
+  const MetaArgs args = ArgsOf(ctx, node);
+  const int64_t group = args.int_arg(6);
+  const double eps = args.float_arg(7);
+  const int input = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> sizes = ctx.value(input).sizes;
+  const int rank = static_cast<int>(sizes.size());
+  for (const IndexExpr& size : sizes) {
+    if (size.is_const(0)) return Unsupported("empty group norm");
+  }
+  const IndexExpr per_group =
+      IndexExpr::FloorDiv(sizes[1], IndexExpr::Const(group));
+  // x viewed as (N, G, C / G, *).
+  std::vector<IndexExpr> split = {sizes[0], IndexExpr::Const(group), per_group};
+  split.insert(split.end(), sizes.begin() + 2, sizes.end());
+  const int x = ctx.Pointwise(d, sizes, {input},
+                              [d](const Values& v) { return C(v[0], d); });
+  const int grouped =
+      ctx.View(x, split, [per_group](const std::vector<IndexExpr>& idx) {
+        std::vector<IndexExpr> at = {idx[0], idx[1] * per_group + idx[2]};
+        at.insert(at.end(), idx.begin() + 3, idx.end());
+        return at;
+      });
+  std::vector<bool> mask(rank + 1, true);
+  mask[0] = mask[1] = false;
+  IndexExpr n = per_group;
+  for (int dim = 2; dim < rank; ++dim) n = n * sizes[dim];
+  const ValueExpr count = CountValue(n, d);
+  const int sum = ctx.Reduce(grouped, mask, false, CombineOp::kSum);
+  const int mean = ctx.Pointwise(out[1], {sum}, [count](const Values& v) {
+    return Bin(BinaryOp::kDiv, v[0], count);
+  });
+  // A (N, G) statistic broadcast over the grouped view or the input.
+  std::vector<IndexExpr> grouped_stat(rank + 1, IndexExpr::Const(1));
+  grouped_stat[0] = sizes[0];
+  grouped_stat[1] = IndexExpr::Const(group);
+  const int mean_grouped =
+      ctx.View(mean, grouped_stat, [](const std::vector<IndexExpr>& idx) {
+        return std::vector<IndexExpr>{idx[0], idx[1]};
+      });
+  const int square =
+      ctx.Pointwise(d, split, {grouped, mean_grouped}, [](const Values& v) {
+        ValueExpr diff = Bin(BinaryOp::kSub, v[0], v[1]);
+        return Bin(BinaryOp::kMul, diff, diff);
+      });
+  const int m2 = ctx.Reduce(square, mask, false, CombineOp::kSum);
+  const int rstd =
+      ctx.Pointwise(out[2], {m2}, [count, d, eps](const Values& v) {
+        ValueExpr var = Bin(BinaryOp::kDiv, v[0], count);
+        return Bin(
+            BinaryOp::kDiv, ValueExpr::Const(d, 1.0),
+            ValueExpr::Unary(UnaryOp::kSqrt, Bin(BinaryOp::kAdd, var,
+                                                 ValueExpr::Const(d, eps))));
+      });
+  std::vector<IndexExpr> channel_stat(rank, IndexExpr::Const(1));
+  channel_stat[0] = sizes[0];
+  channel_stat[1] = sizes[1];
+  auto per_group_of_channel = [&](int stat) {
+    return ctx.View(stat, channel_stat,
+                    [per_group](const std::vector<IndexExpr>& idx) {
+                      return std::vector<IndexExpr>{
+                          idx[0], IndexExpr::FloorDiv(idx[1], per_group)};
+                    });
+  };
+  // weight/bias (C) as (C, 1, ..., 1), aligned with dim 1 of the input.
+  auto per_channel = [&](const Arg& arg) {
+    const int value = ctx.Operand(arg);
+    if (rank == 2) return value;
+    std::vector<IndexExpr> channel(rank - 1, IndexExpr::Const(1));
+    channel[0] = sizes[1];
+    return ctx.View(value, channel, [](const std::vector<IndexExpr>& idx) {
+      return std::vector<IndexExpr>{idx[0]};
+    });
+  };
+  std::vector<int> operands = {x, per_group_of_channel(mean),
+                               per_group_of_channel(rstd)};
+  const bool has_weight = !node.args[1].is_none();
+  const bool has_bias = !node.args[2].is_none();
+  if (has_weight) operands.push_back(per_channel(node.args[1]));
+  if (has_bias) operands.push_back(per_channel(node.args[2]));
+  const int y = ctx.Pointwise(out[0], operands, [=](const Values& v) {
+    ValueExpr r = Bin(BinaryOp::kMul, Bin(BinaryOp::kSub, v[0], v[1]), v[2]);
+    int next = 3;
+    if (has_weight) r = Bin(BinaryOp::kMul, r, C(v[next++], d));
+    if (has_bias) r = Bin(BinaryOp::kAdd, r, C(v[next++], d));
+    return r;
+  });
+  return std::vector<int>{y, mean, rstd};
+}
+
 }  // namespace
 
 void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
@@ -366,6 +467,7 @@ void AddReductionLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten._softmax.default"] = SoftmaxLowering(false);
   t["aten._log_softmax.default"] = SoftmaxLowering(true);
   t["aten.native_layer_norm.default"] = LayerNorm;
+  t["aten.native_group_norm.default"] = GroupNorm;
   t["aten._native_batch_norm_legit_no_training.default"] =
       BatchNormLowering(3, -1, 6);
   t["aten._native_batch_norm_legit.default"] = BatchNormLowering(3, 5, 7);

@@ -222,10 +222,10 @@ absl::StatusOr<std::vector<TensorMeta>> GroupNormMeta(const MetaArgs& args) {
                                           "groups, got ",
                                           group));
   }
-  if (input.sizes[0].Specialize() != n.Specialize() ||
-      input.sizes[1].Specialize() != c.Specialize() ||
-      input.numel().Specialize() !=
-          n.Specialize() * c.Specialize() * hxw.Specialize()) {
+  // Compared symbolically: a dynamic N (sym_size of the input) stays a
+  // symbol, guarded only where the ranges do not prove the equality.
+  if (input.sizes[0] != n || input.sizes[1] != c ||
+      input.numel() != n * c * hxw) {
     return ArgError(
         "input", absl::StrCat("expected N=", n.ToString(), ", C=", c.ToString(),
                               ", HxW=", hxw.ToString(), ", got input of shape ",
@@ -241,8 +241,7 @@ absl::StatusOr<std::vector<TensorMeta>> GroupNormMeta(const MetaArgs& args) {
   for (const auto& [name, param] :
        {std::pair{"weight", &weight}, std::pair{"bias", &bias}}) {
     if (param->has_value() &&
-        ((*param)->dim() != 1 ||
-         (*param)->numel().Specialize() != c.Specialize())) {
+        ((*param)->dim() != 1 || (*param)->sizes[0] != c)) {
       return ArgError(
           name,
           absl::StrCat("Expected ", name,

@@ -7,7 +7,8 @@
 //    between fused kernels): index.Tensor with several index tensors,
 //    index_put, scatter.src/.value,
 //    scatter_add, scatter_reduce.two, cumsum, sort, topk,
-//    native_group_norm and the 3-D pools.
+//    native_group_norm of float16/bfloat16 and the 3-D pools;
+//  - native_group_norm of float32/float64 is lowered too (like layer norm).
 // Random shapes, dtypes, dims and strides, and dynamic entries compiled once
 // and called at several sizes; an out-of-range index fails the compiled call
 // naming the node and the argument.
@@ -334,24 +335,83 @@ TEST(ScatterSortConformanceTest, CumsumSortTopkRunAsEagerSteps) {
   EXPECT_EQ(compared, 21);
 }
 
-TEST(ScatterSortConformanceTest, GroupNormRunsAsAnEagerStep) {
+// native_group_norm: lowered for float32/float64 (two fused reductions over
+// the grouped view); float16 input keeps its eager step.
+TEST(ScatterSortConformanceTest, GroupNormMatchesEager) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     for (int64_t group : {1, 2, 6}) {
-      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " groups ", group));
-      auto graph = OpThenScale(
-          "aten.native_group_norm.default",
-          {Arg::Ref("x0"), Arg::Ref("x1"), Arg::Ref("x2"), Arg::Int(3),
-           Arg::Int(6), Arg::Int(20), Arg::Int(group), Arg::Float(1e-5)},
-          3, 3, dtype);
-      const std::vector<Tensor> inputs = {RandomTensor(dtype, {3, 6, 4, 5}, 1),
-                                          RandomTensor(dtype, {6}, 2),
-                                          RandomTensor(dtype, {6}, 3)};
-      EXPECT_EQ(EagerSteps(graph, inputs), 1);
-      ExpectJitMatchesEager(graph, inputs, 0);
-      ExpectJitMatchesEager(
-          graph, {NonContiguousCopy(inputs[0]), inputs[1], inputs[2]}, 0);
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " groups ", group,
+                                  affine ? " affine" : ""));
+        auto graph = OpThenScale(
+            "aten.native_group_norm.default",
+            {Arg::Ref("x0"), affine ? Arg::Ref("x1") : Arg::None(),
+             affine ? Arg::Ref("x2") : Arg::None(), Arg::Int(3), Arg::Int(6),
+             Arg::Int(20), Arg::Int(group), Arg::Float(1e-5)},
+            affine ? 3 : 1, 3, dtype);
+        std::vector<Tensor> inputs = {RandomTensor(dtype, {3, 6, 4, 5}, 1)};
+        if (affine) {
+          inputs.push_back(RandomTensor(dtype, {6}, 2));
+          inputs.push_back(RandomTensor(dtype, {6}, 3));
+        }
+        EXPECT_EQ(EagerSteps(graph, inputs), 0);
+        const double rtol = dtype == DType::kFloat32 ? 1e-4 : 1e-9;
+        ExpectJitMatchesEager(graph, inputs, rtol);
+        inputs[0] = NonContiguousCopy(inputs[0]);
+        ExpectJitMatchesEager(graph, inputs, rtol);
+      }
     }
   }
+  // (N, C) input: HxW = 1.
+  auto flat =
+      OpThenScale("aten.native_group_norm.default",
+                  {Arg::Ref("x0"), Arg::None(), Arg::None(), Arg::Int(4),
+                   Arg::Int(6), Arg::Int(1), Arg::Int(3), Arg::Float(1e-5)},
+                  1, 3, DType::kFloat64);
+  ExpectJitMatchesEager(flat, {RandomTensor(DType::kFloat64, {4, 6}, 5)}, 1e-9);
+  // float16 input with float32 stats: an eager step.
+  auto half =
+      OpThenScale("aten.native_group_norm.default",
+                  {Arg::Ref("x0"), Arg::Ref("x1"), Arg::None(), Arg::Int(2),
+                   Arg::Int(4), Arg::Int(3), Arg::Int(2), Arg::Float(1e-5)},
+                  2, 3, DType::kFloat16);
+  const std::vector<Tensor> half_inputs = {
+      RandomTensor(DType::kFloat16, {2, 4, 3}, 6),
+      RandomTensor(DType::kFloat32, {4}, 7)};
+  EXPECT_EQ(EagerSteps(half, half_inputs), 1);
+  ExpectJitMatchesEager(half, half_inputs, 0);
+}
+
+// A dynamic batch: N is the input's sym_size, compiled once and called at
+// several batch sizes. The shape rule keeps N symbolic (no guard on the
+// batch), but the JIT leaves a node whose int argument is a symbolic size
+// to its eager kernel (jit/lowering.cc SymbolicLiteralArg), so here group
+// norm is an eager step between fused kernels.
+TEST(ScatterSortConformanceTest, GroupNormOfADynamicBatch) {
+  GraphBuilder b("group_norm_dynamic");
+  for (const char* name : {"x", "w", "bias"}) {
+    ASSERT_TRUE(b.AddPlaceholder(name).ok());
+  }
+  AddNode(b, "n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)});
+  AddNode(b, "gn", "aten.native_group_norm.default",
+          {Arg::Ref("x"), Arg::Ref("w"), Arg::Ref("bias"), Arg::Ref("n"),
+           Arg::Int(6), Arg::Int(12), Arg::Int(3), Arg::Float(1e-5)});
+  AddNode(b, "y", "getitem", {Arg::Ref("gn"), Arg::Int(0)});
+  AddNode(b, "mean", "getitem", {Arg::Ref("gn"), Arg::Int(1)});
+  AddNode(b, "rstd", "getitem", {Arg::Ref("gn"), Arg::Int(2)});
+  AddNode(b, "out", "aten.relu.default", {Arg::Ref("y")});
+  ASSERT_TRUE(
+      b.SetOutputs({Arg::Ref("out"), Arg::Ref("mean"), Arg::Ref("rstd")}).ok());
+  auto graph = Finish(b);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t n : {2, 5, 9}) {
+    calls.push_back({RandomTensor(DType::kFloat64, {n, 6, 3, 4}, n),
+                     RandomTensor(DType::kFloat64, {6}, n + 1),
+                     RandomTensor(DType::kFloat64, {6}, n + 2)});
+  }
+  auto exe = ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls, 1e-9);
+  ASSERT_NE(exe, nullptr);
+  EXPECT_THAT(exe->Describe(), HasSubstr("1 eager nodes, 1 size symbols"));
 }
 
 // Dynamic entries: the eager steps run at each call's sizes.
