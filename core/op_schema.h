@@ -37,10 +37,11 @@ const char* ArgTypeName(ArgType type);
 struct ArgSchema {
   std::string name;
   ArgType type = ArgType::kTensor;
-  bool optional = false;           // `Tensor?`: None accepted
-  bool kwarg_only = false;         // after `*`
-  int fixed_list_size = 0;         // N of `int[N]`: a single int is broadcast
-  bool optional_elements = false;  // `Tensor?[]`: None accepted as an element
+  bool optional = false;    // `Tensor?`: None accepted
+  bool kwarg_only = false;  // after `*`
+  int fixed_list_size = 0;  // N of `int[N]`: a single int is broadcast
+  // `Tensor?[]`: None accepted as an element.
+  bool optional_elements = false;
   std::optional<Arg> default_value;
 };
 
