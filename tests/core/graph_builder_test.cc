@@ -42,19 +42,31 @@ TEST(GraphBuilderTest, BindsPositionalKeywordAndDefaults) {
   EXPECT_EQ((*g)->num_outputs(), 1);
 }
 
-// A one-value list for int[N] is expanded as ATen's kernels expand it
-// (torch.export writes avg_pool2d(..., padding=[1])).
-TEST(GraphBuilderTest, OneValueListForIntNIsExpanded) {
-  GraphBuilder b("g", ToyOps());
+// A one-value window list is expanded for the pooling ops, whose ATen
+// kernels expand it (torch.export writes avg_pool2d(..., padding=[1])), and
+// refused for other int[N] arguments, as torch refuses them.
+TEST(GraphBuilderTest, OneValueWindowListExpandsForPoolingOnly) {
+  GraphBuilder b("g");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
-  auto pool = b.AddNode("pool", "aten.pool.default",
-                        {Arg::Ref("x"), Arg::OfList({Arg::Int(3)})});
+  auto pool =
+      b.AddNode("pool", "aten.avg_pool2d.default",
+                {Arg::Ref("x"), Arg::OfList({Arg::Int(3)}),
+                 Arg::OfList({Arg::Int(1)}), Arg::OfList({Arg::Int(1)})});
   ASSERT_TRUE(pool.ok()) << pool.status();
+  auto adaptive = b.AddNode("adaptive", "aten._adaptive_avg_pool2d.default",
+                            {Arg::Ref("x"), Arg::OfList({Arg::Int(2)})});
+  EXPECT_EQ(adaptive.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(adaptive.status().message().find(
+                "argument 'output_size': expected 2 values, got 1"),
+            std::string::npos)
+      << adaptive.status();
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("pool")}).ok());
   auto g = b.Finish();
   ASSERT_TRUE(g.ok()) << g.status();
   const Node& p = (*g)->node((*g)->FindNode("pool"));
   EXPECT_EQ(p.args[1], Arg::OfList({Arg::Int(3), Arg::Int(3)}));
+  EXPECT_EQ(p.args[2], Arg::OfList({Arg::Int(1), Arg::Int(1)}));
+  EXPECT_EQ(p.args[3], Arg::OfList({Arg::Int(1), Arg::Int(1)}));
 }
 
 struct BadCase {
