@@ -226,7 +226,8 @@ absl::StatusOr<std::vector<TensorMeta>> ConstantPadMeta(const MetaArgs& args) {
   // input padded by (-3, 0, 1, 0)); crops past the size failed above.
   if (any_positive) {
     const Scalar value = args.scalar(2);
-    if (!ScalarFits(value, self.dtype)) {
+    // Any value converts to bool (nonzero is true), as in torch.
+    if (self.dtype != DType::kBool && !ScalarFits(value, self.dtype)) {
       return ArgError("value",
                       absl::StrCat("value ", value.ToString(),
                                    " cannot be converted to type ",

@@ -344,6 +344,18 @@ TEST(ShapeTest, ConstantPadEveryDTypeAndValue) {
                DType::kFloat64, {2}, {5, NAN});
 }
 
+// Any pad value converts to bool, as in torch: 2.0 pads with true.
+TEST(ShapeTest, ConstantPadOfBoolTakesAnyValue) {
+  ExpectTensor(
+      RunOp1("aten.constant_pad_nd.default",
+             {MakeTensor(DType::kBool, {1, 3}, {1, 0, 1}), {1, 2}, 2.0}),
+      DType::kBool, {1, 6}, {1, 1, 0, 1, 1, 1});
+  ExpectTensor(
+      RunOp1("aten.constant_pad_nd.default",
+             {MakeTensor(DType::kBool, {1, 3}, {1, 0, 1}), {1, 2}, 0.0}),
+      DType::kBool, {1, 6}, {0, 1, 0, 1, 0, 0});
+}
+
 TEST(ShapeTest, ConstantPadEmptyInputs) {
   ExpectTensor(RunOp1("aten.constant_pad_nd.default",
                       {Empty(DType::kInt64, {0}), {1, 1}, 3}),
