@@ -230,8 +230,14 @@ gj_memory_stats NewStats() {
 // and read from its caching allocator where there is one.
 TEST(CapiContextTest, DeviceMemoryStats) {
   ContextPtr context = MakeContext();
-  // Some host memory in use: a library-allocated output.
-  GraphPtr graph = gjtest::IdentityGraph(context.get(), {"x"});
+  // Some host memory in use: a library-allocated output of a kernel.
+  GraphPtr graph = BuildGraph(context.get(), "negate", {"x"},
+                              [](gj_graph_builder* b) {
+                                gj_arg neg[] = {gj_arg_ref("x")};
+                                EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                                    b, "y", "aten.neg.default", neg, 1)));
+                              },
+                              {"y"});
   FunctionPtr fn = gjtest::MakeFunction(context.get(), graph.get());
   gjtest::HostTensor<float> x({256}, std::vector<float>(256, 1.0f));
   const DLTensor* in[] = {x.dl()};

@@ -504,12 +504,13 @@ TEST(GraphBreaksTest, MaskedSelectAndItemCrossTheBreak) {
 
 // sym_stride and sym_storage_offset read the real tensor (shape inference
 // does not model strides), so they break the graph like item(): a
-// transposed input gets its own stride, not the contiguous one, and
-// as_strided over it reads what torch's would.
+// transposed input gets its own stride, not the contiguous one. Their
+// values cross the break as 0-dim tensors, which Tensor arguments take;
+// an int[] argument (as_strided's strides) refuses them, naming the node.
 TEST(GraphBreaksTest, SymStrideReadsTheRealStrides) {
   ContextPtr ctx = MakeContext();
   GraphPtr graph = FromText(ctx.get(), R"pb(
-    name: "strided_view"
+    name: "scaled_by_stride"
     placeholders { name: "x" }
     nodes {
       name: "s"
@@ -521,6 +522,57 @@ TEST(GraphBreaksTest, SymStrideReadsTheRealStrides) {
       name: "o"
       target: "aten.sym_storage_offset.default"
       args { ref: "x" }
+    }
+    nodes {
+      name: "m"
+      target: "aten.mul.Tensor"
+      args { ref: "x" }
+      args { ref: "s" }
+    }
+    nodes {
+      name: "out"
+      target: "aten.add.Tensor"
+      args { ref: "m" }
+      args { ref: "o" }
+    }
+    outputs { ref: "out" }
+  )pb");
+  FunctionPtr f = Make(ctx.get(), graph.get(), 0);
+  std::vector<float> buffer(12);
+  for (int i = 0; i < 12; ++i) buffer[i] = static_cast<float>(i) + 1;
+  // x [3, 4]: contiguous (stride 0 is 4), then the same memory read as the
+  // transpose of a [4, 3] tensor (stride 0 is 1).
+  for (const auto& [strides, row_stride] :
+       {std::pair{std::vector<int64_t>{4, 1}, 4},
+        std::pair{std::vector<int64_t>{1, 3}, 1}}) {
+    SCOPED_TRACE(row_stride);
+    HostTensor<float> x({3, 4}, buffer, strides);
+    HostTensor<float> out({3, 4}, std::vector<float>(12, -1));
+    const DLTensor* in[] = {x.dl()};
+    const DLTensor* outs[] = {out.dl()};
+    for (int call = 0; call < 2; ++call) {
+      ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, outs, 1, nullptr)));
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          const float v = buffer[i * strides[0] + j * strides[1]];
+          EXPECT_EQ(out.buffer()[i * 4 + j], v * row_stride) << i << "," << j;
+        }
+      }
+    }
+  }
+  EXPECT_GE(Stats(f.get()).graph_break_count, 1);
+  EXPECT_THAT(Text(gj_function_explain, f.get()),
+              HasSubstr("'s' (aten.sym_stride.int) computes its size from "
+                        "values"));
+
+  GraphPtr strided = FromText(ctx.get(), R"pb(
+    name: "strided_view"
+    placeholders { name: "x" }
+    nodes {
+      name: "s"
+      target: "aten.sym_stride.int"
+      args { ref: "x" }
+      args { i: 0 }
     }
     nodes {
       name: "v"
@@ -538,43 +590,18 @@ TEST(GraphBreaksTest, SymStrideReadsTheRealStrides) {
           items { i: 1 }
         }
       }
-      args { ref: "o" }
     }
-    nodes {
-      name: "out"
-      target: "aten.mul.Tensor"
-      args { ref: "v" }
-      args { ref: "v" }
-    }
-    outputs { ref: "out" }
+    outputs { ref: "v" }
   )pb");
-  FunctionPtr f = Make(ctx.get(), graph.get(), 0);
-  std::vector<float> buffer(12);
-  for (int i = 0; i < 12; ++i) buffer[i] = static_cast<float>(i) + 1;
-  // x [3, 4]: contiguous (stride 0 is 4), then the same memory read as the
-  // transpose of a [4, 3] tensor (stride 0 is 1).
-  for (const auto& [strides, row_stride] :
-       {std::pair{std::vector<int64_t>{4, 1}, 4},
-        std::pair{std::vector<int64_t>{1, 3}, 1}}) {
-    SCOPED_TRACE(row_stride);
-    HostTensor<float> x({3, 4}, buffer, strides);
-    HostTensor<float> out({2, 2}, std::vector<float>(4, -1));
-    const DLTensor* in[] = {x.dl()};
-    const DLTensor* outs[] = {out.dl()};
-    for (int call = 0; call < 2; ++call) {
-      ASSERT_TRUE(Ok(gj_function_call(f.get(), in, 1, outs, 1, nullptr)));
-      for (int i = 0; i < 2; ++i) {
-        for (int j = 0; j < 2; ++j) {
-          const float v = buffer[i * row_stride + j];
-          EXPECT_EQ(out.buffer()[i * 2 + j], v * v) << i << "," << j;
-        }
-      }
-    }
-  }
-  EXPECT_GE(Stats(f.get()).graph_break_count, 1);
-  EXPECT_THAT(Text(gj_function_explain, f.get()),
-              HasSubstr("'s' (aten.sym_stride.int) computes its size from "
-                        "values"));
+  FunctionPtr g = Make(ctx.get(), strided.get(), 0);
+  HostTensor<float> x({3, 4}, buffer);
+  HostTensor<float> out({2, 2}, std::vector<float>(4, -1));
+  const DLTensor* in[] = {x.dl()};
+  const DLTensor* outs[] = {out.dl()};
+  EXPECT_TRUE(IsError(
+      gj_function_call(g.get(), in, 1, outs, 1, nullptr), GJ_INVALID_ARGUMENT,
+      {"node 'v' (aten.as_strided.default)", "argument 'stride'"}));
+  EXPECT_EQ(out.buffer(), std::vector<float>(4, -1));  // nothing written
 }
 
 // Past its recompile limit a segment, not the whole function, goes

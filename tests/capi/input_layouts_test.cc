@@ -109,19 +109,28 @@ Layout ForRows(Layout layout, int64_t n) {
   return layout;
 }
 
-class InputLayoutsTest : public ::testing::TestWithParam<gj_backend> {};
+class InputLayoutsTest : public ::testing::TestWithParam<gj_backend> {
+ protected:
+  // AffineRowSums on the parameter's backend, in `dynamic` mode.
+  FunctionPtr Make(gj_dynamic_mode dynamic) {
+    context_ = gjtest::MakeContext(GetParam());
+    graph_ = AffineRowSums(context_.get());
+    gj_function_options options;
+    gj_function_options_init(&options);
+    options.dynamic = dynamic;
+    options.recompile_limit = 16;
+    gj_function* raw = nullptr;
+    EXPECT_TRUE(
+        Ok(gj_function_create(context_.get(), graph_.get(), &options, &raw)));
+    return FunctionPtr(raw);
+  }
+  gjtest::ContextPtr context_;
+  GraphPtr graph_;
+};
 
 TEST_P(InputLayoutsTest, EachStaticLayoutGetsAnEntryPlannedForIt) {
-  gjtest::ContextPtr context = gjtest::MakeContext(GetParam());
-  GraphPtr graph = AffineRowSums(context.get());
-  gj_function_options options;
-  gj_function_options_init(&options);
-  options.dynamic = GJ_DYNAMIC_STATIC;
-  options.recompile_limit = 16;
-  gj_function* raw = nullptr;
-  ASSERT_TRUE(
-      Ok(gj_function_create(context.get(), graph.get(), &options, &raw)));
-  FunctionPtr fn(raw);
+  FunctionPtr fn = Make(GJ_DYNAMIC_STATIC);
+  ASSERT_NE(fn, nullptr);
   int64_t compiles = 0;
   for (const Layout& layout : kLayouts) {
     CallAndCheck(fn.get(), 5, ForRows(layout, 5));
@@ -140,16 +149,8 @@ TEST_P(InputLayoutsTest, EachStaticLayoutGetsAnEntryPlannedForIt) {
 }
 
 TEST_P(InputLayoutsTest, DynamicEntriesServeEverySizeInTheirLayout) {
-  gjtest::ContextPtr context = gjtest::MakeContext(GetParam());
-  GraphPtr graph = AffineRowSums(context.get());
-  gj_function_options options;
-  gj_function_options_init(&options);
-  options.dynamic = GJ_DYNAMIC_DYNAMIC;
-  options.recompile_limit = 16;
-  gj_function* raw = nullptr;
-  ASSERT_TRUE(
-      Ok(gj_function_create(context.get(), graph.get(), &options, &raw)));
-  FunctionPtr fn(raw);
+  FunctionPtr fn = Make(GJ_DYNAMIC_DYNAMIC);
+  ASSERT_NE(fn, nullptr);
   for (const Layout& layout : kLayouts) {
     const int64_t before = Stats(fn.get()).compiles;
     for (int64_t n : {3, 5, 7, 9, 11}) {
