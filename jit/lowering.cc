@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/op_registry.h"
@@ -271,19 +272,26 @@ bool ReadsSymbolicSize(const Graph& graph, const GraphMeta& metas,
 std::optional<std::string> SymbolicLiteralArg(const Graph& graph,
                                               const GraphMeta& metas,
                                               const Node& node) {
+  // native_group_norm's N, C and HxW restate its input's sizes, which the
+  // lowering reads from the input itself.
   static const auto* const kValueArgs =
-      new absl::flat_hash_map<std::string, int>{
-          {"aten.view.default", 1},    {"aten._unsafe_view.default", 1},
-          {"aten.reshape.default", 1}, {"aten.expand.default", 1},
-          {"aten.full.default", 0},    {"aten.add.Scalar", 1},
-          {"aten.sub.Scalar", 1},      {"aten.mul.Scalar", 1},
-          {"aten.div.Scalar", 1}};
+      new absl::flat_hash_map<std::string, std::vector<int>>{
+          {"aten.view.default", {1}},
+          {"aten._unsafe_view.default", {1}},
+          {"aten.reshape.default", {1}},
+          {"aten.expand.default", {1}},
+          {"aten.full.default", {0}},
+          {"aten.add.Scalar", {1}},
+          {"aten.sub.Scalar", {1}},
+          {"aten.mul.Scalar", {1}},
+          {"aten.div.Scalar", {1}},
+          {"aten.native_group_norm.default", {3, 4, 5}}};
   const auto it = kValueArgs->find(node.target);
   for (size_t a = 0; a < node.args.size(); ++a) {
     const bool tensor = node.op != nullptr && a < node.op->schema.args.size() &&
                         node.op->schema.args[a].type == ArgType::kTensor;
-    if (tensor ||
-        (it != kValueArgs->end() && it->second == static_cast<int>(a))) {
+    if (tensor || (it != kValueArgs->end() &&
+                   absl::c_linear_search(it->second, static_cast<int>(a)))) {
       continue;
     }
     if (ReadsSymbolicSize(graph, metas, node.args[a])) {
