@@ -20,6 +20,16 @@ DOCUMENTED = {
     "aten.convolution.default":
         "difference: guardjit convolves floating dtypes only (InvalidArgumentError); "
         "torch's CPU kernel also takes int64",
+    "aten.as_strided.default":
+        "difference: DLPack carries no storage, so the storage offset counts from the "
+        "input's first element and the storage ends with the input: a view of a larger "
+        "storage (as_strided.partial_views) reads from its own start or is OutOfRange",
+    "aten.index.Tensor":
+        "difference: a bool mask index is refused (UnimplementedError naming "
+        "'indices'): its result size depends on values; convert it with nonzero",
+    "aten.index_put.default":
+        "difference: a bool mask index is refused (UnimplementedError naming "
+        "'indices'); convert it with nonzero",
     "aten.hardtanh.default":
         "difference: uint8 with negative limits is refused (the check older torch had); "
         "torch 2.15 clamps",
