@@ -1,4 +1,5 @@
-// Shape rule of _assert_tensor_metadata, the check torch.export leaves where
+// Shape rules of _assert_tensor_metadata and _assert_scalar. The first is
+// the check torch.export leaves where
 // a program relies on a tensor's dtype or sizes. It returns nothing; the rule
 // checks the metadata at specialization, where a symbolic size compared with
 // the asserted one becomes a shape guard, so a cache entry's guards keep the
@@ -42,14 +43,30 @@ absl::StatusOr<std::vector<TensorMeta>> AssertTensorMetadataMeta(
   return std::vector<TensorMeta>{};
 }
 
+// _assert_scalar(cond, msg): torch.export's runtime assertion on sizes
+// (`_assert_scalar(sym_size(x, 0) >= 2, "Runtime assertion failed for
+// expression ...")`). Its operand is a size comparison, which shape
+// inference decides, recording a shape guard; a false one fails the
+// specialization with torch's message, so an entry's guards keep every
+// assertion true and a call that breaks one gets the message.
+absl::StatusOr<std::vector<TensorMeta>> AssertScalarMeta(const MetaArgs& args) {
+  if (!args.scalar(0).to_bool()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "argument 'self': ", args.optional_string(1).value_or("assertion")));
+  }
+  return std::vector<TensorMeta>{};
+}
+
 }  // namespace
 
 absl::Status RegisterAssertOps(OpRegistry& registry) {
-  return registry.Register(
+  RETURN_IF_ERROR(registry.Register(
       "_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? "
       "stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? "
       "layout=None) -> ()",
-      AssertTensorMetadataMeta);
+      AssertTensorMetadataMeta));
+  return registry.Register("_assert_scalar(Scalar self, str assert_msg) -> ()",
+                           AssertScalarMeta);
 }
 
 }  // namespace guardjit

@@ -1,6 +1,6 @@
-// Reference kernel of _assert_tensor_metadata: the shape rule's dtype and
-// size checks, on the tensor the call has (core/ops/assert.cc says what is
-// not checked and why). Returns no tensors.
+// Reference kernels of _assert_tensor_metadata (the shape rule's dtype and
+// size checks, on the tensor the call has; core/ops/assert.cc says what is
+// not checked and why) and _assert_scalar. They return no tensors.
 
 #include <vector>
 
@@ -32,11 +32,22 @@ absl::StatusOr<std::vector<Tensor>> AssertTensorMetadataKernel(
   return std::vector<Tensor>{};
 }
 
+// _assert_scalar on the value the call computed.
+absl::StatusOr<std::vector<Tensor>> AssertScalarKernel(
+    const KernelArgs& args, absl::Span<const TensorMeta>) {
+  if (!args.scalar(0).to_bool()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "argument 'self': ", args.optional_string(1).value_or("assertion")));
+  }
+  return std::vector<Tensor>{};
+}
+
 }  // namespace
 
 absl::Status RegisterAssertKernels(KernelRegistry& registry) {
-  return registry.Register("aten._assert_tensor_metadata.default",
-                           AssertTensorMetadataKernel);
+  RETURN_IF_ERROR(registry.Register("aten._assert_tensor_metadata.default",
+                                    AssertTensorMetadataKernel));
+  return registry.Register("aten._assert_scalar.default", AssertScalarKernel);
 }
 
 }  // namespace guardjit

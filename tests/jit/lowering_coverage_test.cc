@@ -32,6 +32,7 @@ TEST(LoweringCoverageTest, EveryOpLowersOrIsAKnownExternal) {
       "aten._adaptive_avg_pool2d.default",
       "aten._native_batch_norm_legit.no_stats",
       "aten._assert_tensor_metadata.default",
+      "aten._assert_scalar.default",
       // Eager steps of compiled programs (issue #16, part B).
       "aten.index_put.default",
       "aten.scatter.src",

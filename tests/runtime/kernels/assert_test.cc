@@ -1,6 +1,6 @@
 // _assert_tensor_metadata: a node with no outputs that checks dtype and
 // sizes (the error names the node and the argument); the graph's other
-// nodes run as usual.
+// nodes run as usual. _assert_scalar: the same for a size comparison.
 
 #include <memory>
 #include <string>
@@ -73,6 +73,44 @@ TEST(AssertTensorMetadataTest, MismatchesNameTheNodeAndTheArgument) {
               std::string::npos)
         << sizes.status();
   }
+}
+
+// n = sym_size(x, 0); _assert_scalar(n >= 2, msg); out = neg(x).
+absl::StatusOr<std::vector<Tensor>> RunAsserted(const Tensor& x) {
+  GraphBuilder b("asserted");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(
+      b.AddNode("n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)}).ok());
+  EXPECT_TRUE(
+      b.AddNode("ge", "operator.ge", {Arg::Ref("n"), Arg::Int(2)}).ok());
+  auto check = b.AddNode(
+      "check", "aten._assert_scalar.default",
+      {Arg::Ref("ge"),
+       Arg::String("Runtime assertion failed for expression u0 >= 2")});
+  if (!check.ok()) return check.status();
+  EXPECT_TRUE(b.AddNode("y", "aten.neg.default", {Arg::Ref("x")}).ok());
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  auto graph = b.Finish();
+  if (!graph.ok()) return graph.status();
+  auto interp =
+      EagerInterpreter::Create(std::shared_ptr<const Graph>(*std::move(graph)));
+  if (!interp.ok()) return interp.status();
+  return (*interp)->Run({x});
+}
+
+TEST(AssertScalarTest, ATrueAssertionRunsTheGraphAndAFalseOneFails) {
+  auto ok = RunAsserted(MakeTensor(DType::kFloat32, {3}, {1, 2, 3}));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ExpectTensor((*ok)[0], DType::kFloat32, {3}, {-1, -2, -3});
+  auto failed = RunAsserted(MakeTensor(DType::kFloat32, {1}, {1}));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(failed.status().message());
+  EXPECT_NE(message.find("node 'check'"), std::string::npos) << message;
+  EXPECT_NE(message.find("argument 'self': Runtime assertion failed for "
+                         "expression u0 >= 2"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
