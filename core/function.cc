@@ -344,12 +344,8 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
           }
           if (!cancelled) {
             auto built = Build(owned->signature(), std::move(dynamic), key,
-                               reason, pending);
+                               reason, pending, /*background=*/true);
             if (!built.ok()) {
-              {
-                std::lock_guard<std::mutex> relock(mu_);
-                eager_keys_.insert(key);
-              }
               Log(LogTopic::kWarnings,
                   absl::StrCat("function '", options_.name,
                                "': the background compile failed (",
@@ -372,11 +368,13 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
 absl::StatusOr<const Executable*> Function::Build(
     const CallSignature& call, std::vector<DynamicDim> dynamic,
     const std::string& key, const std::string& reason,
-    std::shared_ptr<Pending> pending) {
+    std::shared_ptr<Pending> pending, bool background) {
   // Whatever happens below, waiters on this key wake up and look again.
   auto finish = [&](std::unique_ptr<CacheEntry> entry) -> CacheEntry* {
     std::lock_guard<std::mutex> relock(mu_);
     CacheEntry* raw = entry.get();
+    // A failed background compile: its key runs eagerly from now on.
+    if (entry == nullptr && background) eager_keys_.insert(key);
     if (entry != nullptr) {
       // Numbered in the order entries are published.
       entry->id = static_cast<int>(entries_.size());

@@ -136,11 +136,15 @@ class Function {
   };
   // Specializes and compiles the entry for `call` (registered as pending
   // under `key`) and publishes it. Holds no lock while compiling.
+  // `background`: a failure makes `key` eager in the same critical section
+  // that retires the pending compile, so no call sees the key neither
+  // pending nor eager and compiles it again.
   absl::StatusOr<const Executable*> Build(const CallSignature& call,
                                           std::vector<DynamicDim> dynamic,
                                           const std::string& key,
                                           const std::string& reason,
-                                          std::shared_ptr<Pending> pending);
+                                          std::shared_ptr<Pending> pending,
+                                          bool background = false);
   // What a background compile reads of a call, owned past the call.
   struct OwnedCall {
     explicit OwnedCall(const CallSignature& call);

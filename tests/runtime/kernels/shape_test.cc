@@ -401,8 +401,6 @@ TEST(ShapeTest, ConstantPadErrors) {
               absl::StatusCode::kInvalidArgument, "argument 'value'");
   ExpectError(pad_value(DType::kInt32, NAN), absl::StatusCode::kInvalidArgument,
               "argument 'value'");
-  ExpectError(pad_value(DType::kBool, 2), absl::StatusCode::kInvalidArgument,
-              "argument 'value'");
 }
 
 }  // namespace
