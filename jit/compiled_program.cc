@@ -148,7 +148,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
         if (p.slots[s].source == Slot::Source::kExtern &&
             p.slots[s].node == step.node) {
           outputs.resize(
-              std::max<size_t>(outputs.size(), p.slots[s].output + 1));
+              std::max<size_t>(outputs.size(), p.slots[s].output + 1), -1);
           outputs[p.slots[s].output] = static_cast<int>(s);
         }
       }
@@ -546,6 +546,16 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
           },
           [](const Scalar& s) { return Tensor::WrappedNumber(s); });
       RETURN_IF_ERROR(moved);
+      // Outputs of the graph the kernel writes in place (PlanDirectOutputs:
+      // nothing that can fail runs after this step).
+      const std::vector<int>& outs = extern_output_slots_[i];
+      absl::InlinedVector<const Tensor*, 4> dests(outs.size(), nullptr);
+      bool any_dest = false;
+      for (size_t k = 0; k < outs.size(); ++k) {
+        dests[k] = outs[k] >= 0 ? direct(outs[k]) : nullptr;
+        any_dest |= dests[k] != nullptr;
+      }
+      if (any_dest) args.set_destinations(dests);
       auto result = (*eager_[i])(
           args, num_symbols_ > 0 ? sizes.metas[step.node] : metas_[step.node]);
       if (!result.ok()) {
@@ -554,13 +564,13 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
             absl::StrCat("node '", node.name, "' (", node.target,
                          "): ", result.status().message()));
       }
-      const std::vector<int>& outs = extern_output_slots_[i];
-      if (result->size() != outs.size()) {
-        return absl::InternalError(
-            absl::StrCat("node '", node.name, "': kernel returned ",
-                         result->size(), " outputs, expected ", outs.size()));
+      if (result->size() < outs.size()) {
+        return absl::InternalError(absl::StrCat(
+            "node '", node.name, "': kernel returned ", result->size(),
+            " outputs, expected at least ", outs.size()));
       }
       for (size_t k = 0; k < outs.size(); ++k) {
+        if (outs[k] < 0) continue;  // an output nothing reads
         // Later kernels read eager results as contiguous memory.
         Tensor t = (*result)[k];
         if (!t.is_contiguous()) {

@@ -222,7 +222,8 @@ class CompiledProgram {
   std::unique_ptr<CudaGraphSet> graphs_;
   std::string graph_refusal_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
-  std::vector<std::vector<int>> extern_output_slots_;  // per step
+  // Per step: the slot of each output of an eager node (-1: none).
+  std::vector<std::vector<int>> extern_output_slots_;
   // Per slot: the output written straight into its destination when the
   // call gives one, or -1.
   std::vector<int> direct_output_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/compiled_program.h"
+#include "runtime/kernel_registry.h"
 
 namespace guardjit {
 
@@ -57,13 +58,35 @@ void CompiledProgram::PlanDirectOutputs() {
     }
     // A GEMM or conv step's epilogue kernel writes slots planned for the
     // eager node it replaced: the producer is whichever step allocates it.
-    if (allocated_at[s] < 0) {
+    // Otherwise the slot is an eager step's result, which its reference
+    // kernel writes into the destination when it can (it fails only before
+    // its first write, KernelRegistry::writes_destinations).
+    int producer = allocated_at[s];
+    // A kernel with index checks reports them after its writes; a reference
+    // kernel that writes destinations fails only before its first write.
+    bool fails_before_writing = false;
+    if (producer < 0) {
       const Node& node = graph_->node(slot.node);
-      reason = absl::StrCat("computed by eager node '", node.name, "' (",
-                            node.target, ")");
-      continue;
+      for (size_t i = 0; i < p.steps.size(); ++i) {
+        if (!p.steps[i].is_kernel && p.steps[i].node == slot.node) {
+          producer = static_cast<int>(i);
+        }
+      }
+      const std::string eager =
+          absl::StrCat("eager node '", node.name, "' (", node.target, ")");
+      if (producer < 0 || transfer_ != nullptr) {
+        reason = absl::StrCat("computed on the host by ", eager);
+        continue;
+      }
+      if (!KernelRegistry::Global().writes_destinations(node.target)) {
+        reason = absl::StrCat("computed by ", eager,
+                              ", whose reference kernel allocates its results");
+        continue;
+      }
+      fails_before_writing = true;
     }
-    if (allocated_at[s] <= last_fallible) {
+    if (producer < last_fallible ||
+        (producer == last_fallible && !fails_before_writing)) {
       const PlanStep& step = p.steps[last_fallible];
       reason = absl::StrCat(
           "step ", last_fallible + 1, " can still fail after it is written (",

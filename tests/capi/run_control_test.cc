@@ -237,16 +237,14 @@ TEST_F(RunControlTest, SplitScalarSumKeepsItsValue) {
 
 // Destinations of every layout get the same values: contiguous (written in
 // place), transposed, offset into a larger buffer, padded rows, and the
-// input's own buffer (f(x) written over x).
-// Affine() into outputs of every layout, and over its own input.
-void CheckEveryLayout(gj_function* fn) {
-  std::vector<float> values(12);
-  for (int i = 0; i < 12; ++i) values[i] = static_cast<float>(i) - 5;
-  std::vector<float> expected;
-  for (float v : values) expected.push_back(v * 2 + 1);
-  HostTensor<float> x({3, 4}, values);
+// input's own buffer (f(x) written over x). `fn` maps a [3, 4] tensor of
+// `values` to one of `expected`.
+template <typename T>
+void CheckEveryLayoutOf(gj_function* fn, const std::vector<T>& values,
+                        const std::vector<T>& expected) {
+  HostTensor<T> x({3, 4}, values);
   const DLTensor* in[] = {x.dl()};
-  auto check = [&](HostTensor<float>& y, auto element) {
+  auto check = [&](HostTensor<T>& y, auto element) {
     const DLTensor* out[] = {y.dl()};
     for (int call = 0; call < 3; ++call) {
       ASSERT_TRUE(Ok(gj_function_call(fn, in, 1, out, 1, nullptr)));
@@ -258,22 +256,40 @@ void CheckEveryLayout(gj_function* fn) {
       }
     }
   };
-  HostTensor<float> contiguous({3, 4}, std::vector<float>(12, -1));
+  const T blank = static_cast<T>(-1);
+  HostTensor<T> contiguous({3, 4}, std::vector<T>(12, blank));
   check(contiguous, [](int r, int c) { return r * 4 + c; });
-  HostTensor<float> transposed({3, 4}, std::vector<float>(12, -1), {1, 3});
+  HostTensor<T> transposed({3, 4}, std::vector<T>(12, blank), {1, 3});
   check(transposed, [](int r, int c) { return c * 3 + r; });
-  HostTensor<float> padded({3, 4}, std::vector<float>(18, -1), {6, 1});
+  HostTensor<T> padded({3, 4}, std::vector<T>(18, blank), {6, 1});
   check(padded, [](int r, int c) { return r * 6 + c; });
-  for (float v : {padded.buffer()[4], padded.buffer()[5]}) EXPECT_EQ(v, -1);
-  HostTensor<float> offset({3, 4}, std::vector<float>(16, -1));
-  offset.dl()->byte_offset = 4 * sizeof(float);
+  for (T v : {padded.buffer()[4], padded.buffer()[5]}) EXPECT_EQ(v, blank);
+  HostTensor<T> offset({3, 4}, std::vector<T>(16, blank));
+  offset.dl()->byte_offset = 4 * sizeof(T);
   check(offset, [](int r, int c) { return 4 + r * 4 + c; });
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(offset.buffer()[i], -1);
-  // Over its own input: every call doubles and adds one in place.
-  HostTensor<float> xy({3, 4}, values);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(offset.buffer()[i], blank);
+  // Over its own input: every call computes f in place.
+  HostTensor<T> xy({3, 4}, values);
   const DLTensor* inout[] = {xy.dl()};
   ASSERT_TRUE(Ok(gj_function_call(fn, inout, 1, inout, 1, nullptr)));
   EXPECT_EQ(xy.buffer(), expected);
+}
+
+// Affine() into outputs of every layout, and over its own input.
+void CheckEveryLayout(gj_function* fn) {
+  std::vector<float> values(12);
+  for (int i = 0; i < 12; ++i) values[i] = static_cast<float>(i) - 5;
+  std::vector<float> expected;
+  for (float v : values) expected.push_back(v * 2 + 1);
+  CheckEveryLayoutOf(fn, values, expected);
+}
+
+std::string Explain(gj_function* fn) {
+  char* text = nullptr;
+  EXPECT_TRUE(Ok(gj_function_explain(fn, &text)));
+  std::string explain = text != nullptr ? text : "";
+  gj_string_destroy(text);
+  return explain;
 }
 
 TEST_F(RunControlTest, OutputsOfEveryLayoutMatch) {
@@ -287,12 +303,40 @@ TEST_F(RunControlTest, EagerPlanOutputsOfEveryLayoutMatch) {
   context_ = gjtest::MakeContext(GJ_BACKEND_EAGER);
   FunctionPtr f = Affine();
   CheckEveryLayout(f.get());
-  char* text = nullptr;
-  ASSERT_TRUE(Ok(gj_function_explain(f.get(), &text)));
-  const std::string explain = text;
-  gj_string_destroy(text);
+  const std::string explain = Explain(f.get());
   EXPECT_NE(explain.find("eager plan, 2 kernels"), std::string::npos)
       << explain;
+  EXPECT_EQ(explain.find("copied"), std::string::npos) << explain;
+}
+
+// A compiled program's eager step (integral power has no JIT lowering)
+// writes its output into the caller's destination like a kernel does:
+// y = (x * 2 + 1) ** 2 over int32, the power last.
+TEST_F(RunControlTest, EagerStepOutputsOfEveryLayoutMatch) {
+  graph_ = gjtest::BuildGraph(
+      context_.get(), "affine_square", {"x"},
+      [](gj_graph_builder* b) {
+        gj_arg mul[] = {gj_arg_ref("x"), gj_arg_int(2)};
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "mul", "aten.mul.Tensor", mul, 2)));
+        gj_arg add[] = {gj_arg_ref("mul"), gj_arg_int(1)};
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "a", "aten.add.Tensor", add, 2)));
+        gj_arg pow[] = {gj_arg_ref("a"), gj_arg_int(2)};
+        EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+            b, "y", "aten.pow.Tensor_Scalar", pow, 2)));
+      },
+      {"y"});
+  FunctionPtr f = gjtest::MakeFunction(context_.get(), graph_.get());
+  std::vector<int32_t> values(12);
+  std::vector<int32_t> expected;
+  for (int i = 0; i < 12; ++i) {
+    values[i] = i - 5;
+    expected.push_back((values[i] * 2 + 1) * (values[i] * 2 + 1));
+  }
+  CheckEveryLayoutOf(f.get(), values, expected);
+  const std::string explain = Explain(f.get());
+  EXPECT_NE(explain.find("1 eager node"), std::string::npos) << explain;
   EXPECT_EQ(explain.find("copied"), std::string::npos) << explain;
 }
 

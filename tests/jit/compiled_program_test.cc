@@ -90,6 +90,107 @@ TEST(CompiledProgramTest, OutputsOfKernelsThatCanStillFailAreNotInPlace) {
   EXPECT_EQ(ToDoubles(dest), std::vector<double>(12, 0.0));
 }
 
+// r = relu(x) compiles; p = n ** 2 over int32 runs its reference kernel as
+// an eager step of the program (integral power is not lowered), and `tail`
+// follows it when given: embedding(w, p), a kernel with index checks.
+std::shared_ptr<const Graph> EagerStepGraph(bool tail) {
+  GraphBuilder b("eager_step");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(b.AddPlaceholder("n").ok());
+  testing::AddNode(b, "r", "aten.relu.default", {Arg::Ref("x")});
+  testing::AddNode(b, "p", "aten.pow.Tensor_Scalar",
+                   {Arg::Ref("n"), Arg::Int(2)});
+  std::vector<Arg> outputs = {Arg::Ref("r"), Arg::Ref("p")};
+  if (tail) {
+    EXPECT_TRUE(b.AddPlaceholder("w").ok());
+    testing::AddNode(b, "e", "aten.embedding.default",
+                     {Arg::Ref("w"), Arg::Ref("p")});
+    outputs.push_back(Arg::Ref("e"));
+  }
+  EXPECT_TRUE(b.SetOutputs(outputs).ok());
+  return testing::Finish(b);
+}
+
+TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
+  auto graph = EagerStepGraph(/*tail=*/false);
+  const Tensor x = RandomTensor(DType::kFloat32, {16, 9}, 1);
+  Tensor n = *Tensor::Zeros(DType::kInt32, {5, 7});
+  for (int i = 0; i < 35; ++i) n.data_as<int32_t>()[i] = i % 11 - 5;
+  ASSERT_EQ(testing::EagerSteps(graph, {x, n}), 1);
+  auto executable = CompileFor(graph, {x, n});
+  ASSERT_NE(executable, nullptr);
+  EXPECT_THAT(executable->Describe(),
+              ::testing::Not(::testing::HasSubstr("copied")));
+  auto plain = executable->Run({x, n});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+
+  Tensor r = *Tensor::Zeros(DType::kFloat32, {16, 9});
+  Tensor p = *Tensor::Zeros(DType::kInt32, {5, 7});
+  const Tensor* destinations[] = {&r, &p};
+  RunContext ctx;
+  ctx.destinations = destinations;
+  auto out = executable->Run(ctx, {x, n});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data(), r.data());
+  EXPECT_EQ((*out)[1].data(), p.data());  // the reference kernel wrote it
+  EXPECT_EQ(ToDoubles(r), ToDoubles((*plain)[0]));
+  EXPECT_EQ(ToDoubles(p), ToDoubles((*plain)[1]));
+  EXPECT_EQ(p.data_as<int32_t>()[0], 25);
+  EXPECT_EQ(p.data_as<int32_t>()[4], 1);
+
+  // A destination over the input the eager step reads is not written in
+  // place: the result is a tensor to copy, with the same values.
+  Tensor over_n = n;
+  destinations[1] = &over_n;
+  out = executable->Run(ctx, {x, n});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE((*out)[1].data(), n.data());
+  EXPECT_EQ(ToDoubles((*out)[1]), ToDoubles((*plain)[1]));
+
+  // A stoppable call writes nothing before the run has finished.
+  destinations[1] = &p;
+  int32_t cancel = 0;
+  ctx.cancel = &cancel;
+  out = executable->Run(ctx, {x, n});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE((*out)[1].data(), p.data());
+}
+
+TEST(CompiledProgramTest, EagerStepOutputsFollowedByFallibleStepsAreCopied) {
+  // embedding reads p and may still fail: p stays unwritten until then.
+  auto graph = EagerStepGraph(/*tail=*/true);
+  const Tensor x = RandomTensor(DType::kFloat32, {4, 3}, 1);
+  Tensor n = *Tensor::Zeros(DType::kInt32, {6});
+  for (int i = 0; i < 6; ++i) n.data_as<int32_t>()[i] = i % 3;
+  const Tensor w = RandomTensor(DType::kFloat32, {5, 2}, 2);
+  auto executable = CompileFor(graph, {x, n, w});
+  ASSERT_NE(executable, nullptr);
+  EXPECT_THAT(executable->Describe(),
+              ::testing::HasSubstr("1 'p' (step 3 can still fail after it is "
+                                   "written (a kernel with index checks))"));
+  n.data_as<int32_t>()[5] = 3;  // 9 is out of range for 5 rows
+  Tensor r = *Tensor::Zeros(DType::kFloat32, {4, 3});
+  Tensor p = *Tensor::Zeros(DType::kInt32, {6});
+  Tensor e = *Tensor::Zeros(DType::kFloat32, {6, 2});
+  const Tensor* destinations[] = {&r, &p, &e};
+  RunContext ctx;
+  ctx.destinations = destinations;
+  auto out = executable->Run(ctx, {x, n, w});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ToDoubles(p), std::vector<double>(6, 0.0));
+  EXPECT_EQ(ToDoubles(e), std::vector<double>(12, 0.0));
+
+  // cumsum's reference kernel allocates its result: explain says so.
+  auto cumsum =
+      OpGraph("aten.cumsum.default", {Arg::Ref("x0"), Arg::Int(0)}, 1);
+  auto scan = CompileFor(cumsum, {x});
+  ASSERT_NE(scan, nullptr);
+  EXPECT_THAT(scan->Describe(), ::testing::HasSubstr("computed by eager node"));
+  EXPECT_THAT(scan->Describe(),
+              ::testing::HasSubstr("whose reference kernel allocates its "
+                                   "results"));
+}
+
 // y = tanh(h @ w) * (h @ w) with h = relu(x): h = relu(x) is an intermediate
 // that the pointwise kernel writes and the GEMM step reads, and p = h @ w feeds
 // the epilogue; both live in the call's arena.
