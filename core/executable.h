@@ -1,6 +1,7 @@
 #ifndef GUARDJIT_CORE_EXECUTABLE_H_
 #define GUARDJIT_CORE_EXECUTABLE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,21 @@ class Executable {
   virtual absl::Status RunInto(const RunContext& ctx,
                                absl::Span<const Tensor> inputs,
                                absl::Span<Tensor> results) const;
+  // Run and RunInto for a call whose guards already bound the entry's
+  // symbols: `symbols` holds their values in the order of
+  // Specialization::symbols (empty: read them from the inputs). The
+  // defaults ignore them.
+  virtual absl::StatusOr<std::vector<Tensor>> RunBound(
+      const RunContext& ctx, absl::Span<const Tensor> inputs,
+      absl::Span<const int64_t> symbols) const {
+    return Run(ctx, inputs);
+  }
+  virtual absl::Status RunBoundInto(const RunContext& ctx,
+                                    absl::Span<const Tensor> inputs,
+                                    absl::Span<const int64_t> symbols,
+                                    absl::Span<Tensor> results) const {
+    return RunInto(ctx, inputs, results);
+  }
   // Run with no destinations and no stop conditions.
   absl::StatusOr<std::vector<Tensor>> Run(
       absl::Span<const Tensor> inputs) const {

@@ -120,13 +120,27 @@ Function::OwnedCall::OwnedCall(const CallSignature& call)
   }
 }
 
-CacheEntry* Function::Hit(const CallSignature& call) {
+namespace {
+
+// The symbol values `entry`'s guards bound into `bound` (Hit), or empty when
+// it has more than Lookup fills.
+absl::Span<const int64_t> BoundOf(const CacheEntry& entry,
+                                  const int64_t* bound) {
+  const size_t n = entry.guards.symbolic().num_symbols();
+  if (n > GuardTable::kMaxBoundSymbols) return {};
+  return absl::Span<const int64_t>(bound, n);
+}
+
+}  // namespace
+
+CacheEntry* Function::Hit(const CallSignature& call,
+                          absl::Span<int64_t> bound) {
   const int64_t n = calls_.fetch_add(1, std::memory_order_relaxed);
   const GuardTable* table = table_.load(std::memory_order_acquire);
   CacheEntry* entry;
   if (n % kGuardSamplePeriod == 0) {
     auto start = Clock::now();
-    entry = table->Lookup(call);
+    entry = table->Lookup(call, bound);
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   Clock::now() - start)
                   .count();
@@ -135,7 +149,7 @@ CacheEntry* Function::Hit(const CallSignature& call) {
       guard_ns_total_.fetch_add(ns, std::memory_order_relaxed);
     }
   } else {
-    entry = table->Lookup(call);
+    entry = table->Lookup(call, bound);
   }
   if (entry == nullptr) return nullptr;
   entry->hits.fetch_add(1, std::memory_order_relaxed);
@@ -151,8 +165,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Call(
     bool hit = true;
     return CallSegments(inputs, call, ctx, hit);
   }
-  if (CacheEntry* entry = Hit(call)) {
-    auto out = entry->executable->Run(ctx, inputs);
+  int64_t bound[GuardTable::kMaxBoundSymbols];
+  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
+    auto out = entry->executable->RunBound(ctx, inputs, BoundOf(*entry, bound));
     if (!out.ok()) [[unlikely]] {
       return WithCallSymbols(out.status(), entry, call);
     }
@@ -165,8 +180,9 @@ absl::StatusOr<std::vector<Tensor>> Function::CallTracked(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx, bool& hit) {
   if (segments_ != nullptr) return CallSegments(inputs, call, ctx, hit);
-  if (CacheEntry* entry = Hit(call)) {
-    auto out = entry->executable->Run(ctx, inputs);
+  int64_t bound[GuardTable::kMaxBoundSymbols];
+  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
+    auto out = entry->executable->RunBound(ctx, inputs, BoundOf(*entry, bound));
     if (!out.ok()) [[unlikely]] {
       return WithCallSymbols(out.status(), entry, call);
     }
@@ -204,8 +220,10 @@ absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
     }
     return absl::OkStatus();
   }
-  if (CacheEntry* entry = Hit(call)) {
-    absl::Status status = entry->executable->RunInto(ctx, inputs, results);
+  int64_t bound[GuardTable::kMaxBoundSymbols];
+  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
+    absl::Status status = entry->executable->RunBoundInto(
+        ctx, inputs, BoundOf(*entry, bound), results);
     if (!status.ok()) [[unlikely]] {
       return WithCallSymbols(status, entry, call);
     }

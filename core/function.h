@@ -161,8 +161,9 @@ class Function {
     int in_flight = 0;
     bool cancelled = false;
   };
-  // The entry that serves `call` on the lock-free path (counted), or null.
-  CacheEntry* Hit(const CallSignature& call);
+  // The entry that serves `call` on the lock-free path (counted), or null;
+  // its guards' symbol values are left in `bound` (GuardTable::Lookup).
+  CacheEntry* Hit(const CallSignature& call, absl::Span<int64_t> bound);
   // The executable for `call`: its entry's (waiting for a compile of the
   // same key in flight), a new entry's, or the eager fallback past the
   // recompile limit. `precompile`: no hit is counted and the limit is an

@@ -1,5 +1,7 @@
 #include "core/guard_table.h"
 
+#include <algorithm>
+
 #include "core/hash_mix.h"
 
 namespace guardjit {
@@ -77,17 +79,20 @@ bool GuardTable::HashValues(const Mask& mask, const CallSignature& call,
   return true;
 }
 
-CacheEntry* GuardTable::Lookup(const CallSignature& call) const {
+CacheEntry* GuardTable::Lookup(const CallSignature& call,
+                               absl::Span<int64_t> bound) const {
+  if (bound.size() > kMaxBoundSymbols) bound = absl::Span<int64_t>();
   CacheEntry* last = last_hit_.load(std::memory_order_relaxed);
-  if (last != nullptr && last->guards.Check(call)) return last;
-  CacheEntry* found = LookupIndexed(call);
+  if (last != nullptr && last->guards.Check(call, bound)) return last;
+  CacheEntry* found = LookupIndexed(call, bound);
   if (found != nullptr && found != last) {
     last_hit_.store(found, std::memory_order_relaxed);
   }
   return found;
 }
 
-CacheEntry* GuardTable::LookupIndexed(const CallSignature& call) const {
+CacheEntry* GuardTable::LookupIndexed(const CallSignature& call,
+                                      absl::Span<int64_t> bound) const {
   if (entries_.empty()) return nullptr;
   for (const InputView& v : call.inputs) {
     if (v.rank > kMaxRank) return nullptr;
@@ -106,6 +111,11 @@ CacheEntry* GuardTable::LookupIndexed(const CallSignature& call) const {
   const uint64_t static_key = GuardTree::StaticKeyOf(call, alias_of);
   CacheEntry* best = nullptr;
   uint64_t best_tick = 0;
+  // Several entries may accept the call: each candidate binds into `trial`,
+  // and the best one's values are swapped into `kept`.
+  int64_t scratch[kMaxBoundSymbols];
+  absl::Span<int64_t> kept = bound;
+  absl::Span<int64_t> trial(scratch, bound.size());
   for (size_t m = 0; m < masks_.size(); ++m) {
     uint64_t values;
     if (!HashValues(masks_[m], call, values)) continue;
@@ -114,11 +124,15 @@ CacheEntry* GuardTable::LookupIndexed(const CallSignature& call) const {
     for (CacheEntry* e : candidates->second) {
       uint64_t tick = e->last_used.load(std::memory_order_relaxed);
       if ((best == nullptr || tick > best_tick) &&
-          e->guards.CheckWithAliasing(call, alias_of)) {
+          e->guards.CheckWithAliasing(call, alias_of, trial)) {
         best = e;
         best_tick = tick;
+        std::swap(kept, trial);
       }
     }
+  }
+  if (best != nullptr && kept.data() != bound.data() && !bound.empty()) {
+    std::copy(kept.begin(), kept.end(), bound.begin());
   }
   return best;
 }

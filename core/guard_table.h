@@ -25,8 +25,14 @@ class GuardTable {
   GuardTable() = default;
   explicit GuardTable(std::vector<CacheEntry*> entries);
 
-  // The most recently used entry whose guards accept `call`, or null.
-  CacheEntry* Lookup(const CallSignature& call) const;
+  // The largest `bound` Lookup fills.
+  static constexpr size_t kMaxBoundSymbols = 16;
+
+  // The most recently used entry whose guards accept `call`, or null. With
+  // `bound` (at most kMaxBoundSymbols) as large as the entry's symbol count,
+  // the symbol values its guards bound are left there (GuardTree::Check).
+  CacheEntry* Lookup(const CallSignature& call,
+                     absl::Span<int64_t> bound = absl::Span<int64_t>()) const;
 
   // Entries in insertion order.
   const std::vector<CacheEntry*>& entries() const { return entries_; }
@@ -44,7 +50,8 @@ class GuardTable {
                          uint64_t& hash);
 
   // The slow path: one hash probe per mask.
-  CacheEntry* LookupIndexed(const CallSignature& call) const;
+  CacheEntry* LookupIndexed(const CallSignature& call,
+                            absl::Span<int64_t> bound) const;
 
   std::vector<CacheEntry*> entries_;
   // The entry the last successful lookup returned (a hint: racing lookups

@@ -64,12 +64,15 @@ uint64_t GuardTree::StaticKeyOf(const CallSignature& call,
   return HashMix(h, call.inputs.size());
 }
 
-bool GuardTree::Check(const CallSignature& call) const {
-  return CheckWithAliasing(call, {}) && AliasingMatches(call.inputs, alias_of_);
+bool GuardTree::Check(const CallSignature& call,
+                      absl::Span<int64_t> bound) const {
+  return CheckWithAliasing(call, {}, bound) &&
+         AliasingMatches(call.inputs, alias_of_);
 }
 
 bool GuardTree::CheckWithAliasing(const CallSignature& call,
-                                  absl::Span<const int> alias_of) const {
+                                  absl::Span<const int> alias_of,
+                                  absl::Span<int64_t> bound) const {
   if (call.ambient.Bits() != ambient_.Bits()) return false;
   if (call.inputs.size() != tensors_.size()) return false;
   for (size_t i = 0; i < input_keys_.size(); ++i) {
@@ -89,6 +92,9 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
     if (alias_of[i] != alias_of_[i]) return false;
   }
   if (symbolic_.empty()) return true;
+  if (bound.size() >= static_cast<size_t>(symbolic_.num_symbols())) {
+    return CheckSymbolic(call, bound.first(symbolic_.num_symbols()), nullptr);
+  }
   constexpr int kStackSymbols = 16;
   int64_t stack_values[kStackSymbols];
   std::vector<int64_t> heap_values;

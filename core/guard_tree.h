@@ -62,11 +62,17 @@ class GuardTree {
   GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
             std::vector<int> alias_of, SymbolicGuards symbolic = {});
 
-  bool Check(const CallSignature& call) const;
+  // With `bound` of at least symbolic().num_symbols() elements, a passing
+  // check leaves the symbol values it bound there (a failing one leaves
+  // anything): the entry's executable runs with them instead of reading
+  // them from the inputs again (Executable::RunBound).
+  bool Check(const CallSignature& call,
+             absl::Span<int64_t> bound = absl::Span<int64_t>()) const;
   // Check() with the call's aliasing already computed (ComputeAliasing), so a
   // lookup trying several entries computes it once.
-  bool CheckWithAliasing(const CallSignature& call,
-                         absl::Span<const int> alias_of) const;
+  bool CheckWithAliasing(
+      const CallSignature& call, absl::Span<const int> alias_of,
+      absl::Span<int64_t> bound = absl::Span<int64_t>()) const;
 
   // The first failing guard in Dynamo's words ("tensor 'x' size mismatch at
   // index 0. expected 3, actual 2"), or nullopt if every guard passes.

@@ -165,8 +165,21 @@ class JitExecutable : public Executable {
   using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
       const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+    return RunBound(ctx, inputs, {});
+  }
+
+  absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                       absl::Span<Tensor> results) const override {
+    return RunBoundInto(ctx, inputs, {}, results);
+  }
+
+  absl::StatusOr<std::vector<Tensor>> RunBound(
+      const RunContext& ctx, absl::Span<const Tensor> inputs,
+      absl::Span<const int64_t> bound) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
-    ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
+    absl::InlinedVector<int64_t, 4> read;
+    ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
+                     Symbols(inputs, bound, read));
     if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->Run(ctx, inputs, values);
     }
@@ -174,10 +187,14 @@ class JitExecutable : public Executable {
     return unplanned->Run(ctx, inputs);
   }
 
-  absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
-                       absl::Span<Tensor> results) const override {
+  absl::Status RunBoundInto(const RunContext& ctx,
+                            absl::Span<const Tensor> inputs,
+                            absl::Span<const int64_t> bound,
+                            absl::Span<Tensor> results) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
-    ASSIGN_OR_RETURN(const auto values, SymbolValues(symbols_, inputs));
+    absl::InlinedVector<int64_t, 4> read;
+    ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
+                     Symbols(inputs, bound, read));
     if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->RunInto(ctx, inputs, values, results);
     }
@@ -232,6 +249,16 @@ class JitExecutable : public Executable {
   }
 
  private:
+  // The call's symbol values: the ones its guards bound (`bound`, from a
+  // Function's hit), else read from the inputs into `read`.
+  absl::StatusOr<absl::Span<const int64_t>> Symbols(
+      absl::Span<const Tensor> inputs, absl::Span<const int64_t> bound,
+      absl::InlinedVector<int64_t, 4>& read) const {
+    if (bound.size() == symbols_.size()) return bound;
+    ASSIGN_OR_RETURN(read, SymbolValues(symbols_, inputs));
+    return absl::Span<const int64_t>(read);
+  }
+
   static bool Matches(const Layout& layout, absl::Span<const Tensor> inputs,
                       absl::Span<const int64_t> symbols) {
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -27,7 +27,8 @@ void BM_EmptyCall(benchmark::State& state) {
 BENCHMARK(BM_EmptyCall);
 
 struct Setup {
-  explicit Setup(int64_t backend_arg, int32_t recompile_limit = 8) {
+  explicit Setup(int64_t backend_arg, int32_t recompile_limit = 8,
+                 gj_dynamic_mode dynamic = GJ_DYNAMIC_STATIC) {
     gj_context_options context_options;
     gj_context_options_init(&context_options);
     context_options.backend =
@@ -45,7 +46,7 @@ struct Setup {
     gj_graph_builder_destroy(b);
     gj_function_options options;
     gj_function_options_init(&options);
-    options.dynamic = GJ_DYNAMIC_STATIC;
+    options.dynamic = dynamic;
     options.recompile_limit = recompile_limit;
     gj_function_create(ctx, graph, &options, &fn);
   }
@@ -88,6 +89,29 @@ void BM_FunctionCall(benchmark::State& state) {
   if (out != 3) state.SkipWithError("wrong result");
 }
 BENCHMARK(BM_FunctionCall)->Arg(0)->Arg(1);
+
+// A hit on a dynamic entry (x + y over [s0], 8 elements): the guards bind s0
+// and the kernels run at that size.
+void BM_DynamicFunctionCall(benchmark::State& state) {
+  Setup s(state.range(0), 8, GJ_DYNAMIC_DYNAMIC);
+  float x[8] = {1, 1, 1, 1, 1, 1, 1, 1}, y[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+  float out[8] = {};
+  int64_t shape[1] = {8};
+  DLTensor dx = Dl(x, shape), dy = Dl(y, shape), dout = Dl(out, shape);
+  const DLTensor* in[] = {&dx, &dy};
+  const DLTensor* outs[] = {&dout};
+  gj_function_call(s.fn, in, 2, outs, 1, nullptr);  // compile
+  for (auto _ : state) {
+    gj_error* e = gj_function_call(s.fn, in, 2, outs, 1, nullptr);
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      break;
+    }
+  }
+  if (out[7] != 3) state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_DynamicFunctionCall)->Arg(0)->Arg(1);
 
 void BM_EagerOnly(benchmark::State& state) {
   using namespace guardjit;

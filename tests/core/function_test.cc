@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "core/logging.h"
 #include "gmock/gmock.h"
@@ -279,6 +280,84 @@ TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
   EXPECT_THAT(h->RecompileReasons().back(),
               HasSubstr("x.size()[0] <= 4  # x.size()[0] = 6"));
   EXPECT_THAT(h->DumpGuards(), HasSubstr("LAMBDA_GUARD: x.size()[0] <= 4"));
+}
+
+// A compiler whose executables return the symbol values a hit hands them
+// (RunBound), or -1 where the call had to read them; each value is checked
+// against the input size it stands for.
+class SymbolEchoCompiler : public Compiler {
+ public:
+  class Echo : public Executable {
+   public:
+    explicit Echo(std::vector<SymbolSource> symbols)
+        : symbols_(std::move(symbols)) {}
+    using Executable::Run;
+    absl::StatusOr<std::vector<Tensor>> Run(
+        const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+      return RunBound(ctx, inputs, {});
+    }
+    absl::StatusOr<std::vector<Tensor>> RunBound(
+        const RunContext&, absl::Span<const Tensor> inputs,
+        absl::Span<const int64_t> bound) const override {
+      if (bound.size() != symbols_.size()) {
+        return std::vector<Tensor>{
+            Tensor::FromScalar(Scalar(int64_t{-1}), DType::kInt64)};
+      }
+      for (size_t i = 0; i < bound.size(); ++i) {
+        const int64_t size = inputs[symbols_[i].input].size(symbols_[i].dim);
+        if (bound[i] != size) {
+          return absl::InternalError(absl::StrCat("symbol ", i, " bound to ",
+                                                  bound[i], ", size ", size));
+        }
+      }
+      return std::vector<Tensor>{Tensor::FromScalar(
+          Scalar(bound.empty() ? int64_t{0} : bound[0]), DType::kInt64)};
+    }
+    absl::Status RunBoundInto(const RunContext& ctx,
+                              absl::Span<const Tensor> inputs,
+                              absl::Span<const int64_t> bound,
+                              absl::Span<Tensor> results) const override {
+      absl::StatusOr<std::vector<Tensor>> out = RunBound(ctx, inputs, bound);
+      if (!out.ok()) return out.status();
+      results[0] = (*out)[0];
+      return absl::OkStatus();
+    }
+    std::string Describe() const override { return "echo"; }
+
+   private:
+    std::vector<SymbolSource> symbols_;
+  };
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const Graph>, const Specialization& spec) override {
+    return std::make_unique<Echo>(spec.symbols);
+  }
+  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
+      std::shared_ptr<const Graph>) override {
+    return std::make_unique<Echo>(std::vector<SymbolSource>{});
+  }
+  std::string name() const override { return "echo"; }
+};
+
+TEST(FunctionTest, HitsHandTheGuardsSymbolValuesToTheExecutable) {
+  auto f = *Function::Create(AddGraph(), std::make_shared<SymbolEchoCompiler>(),
+                             {"f", 8, DynamicMode::kAuto});
+  Inputs a(3), b(5), one(1), c(7);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);  // static: no symbols
+  for (int round = 0; round < 2; ++round) {
+    // The miss on b makes the dim symbolic; the calls after it hit the
+    // dynamic entry, first through the last-hit shortcut, and after the
+    // call of size 1 (an entry of its own) through the indexed lookup.
+    // (A miss runs its new entry without bound values.)
+    EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), round == 0 ? -1 : 5);
+    EXPECT_EQ(EntryOf(f->Call(c.tensors, c.sig())), 7);
+    EXPECT_EQ(EntryOf(f->Call(one.tensors, one.sig())), 0);
+    EXPECT_EQ(EntryOf(f->Call(c.tensors, c.sig())), 7);
+    std::vector<Tensor> results(1);
+    ASSERT_TRUE(
+        f->CallInto(b.tensors, b.sig(), RunContext(), absl::MakeSpan(results))
+            .ok());
+    EXPECT_EQ(results[0].Item().to_int(), 5);
+  }
 }
 
 // A compiler that takes `ms` per compile and records how many compiles ran
