@@ -89,7 +89,6 @@ class Function {
 
   const Graph& graph() const { return *graph_; }
   const std::string& name() const { return options_.name; }
-  const FunctionOptions& options() const { return options_; }
   // Name of input `index` for messages: "input 1 ('b')".
   std::string InputLabel(size_t index) const;
   // True when `tensor` shares memory with a weight of the graph, which a host

@@ -149,21 +149,6 @@ bool GraphBuilder::IsIntValue(const Arg& arg) const {
   return producer.op != nullptr && producer.op->schema.returns_int;
 }
 
-namespace {
-
-// The ops whose ATen kernels take one value for an int[N] window argument
-// (kernel_size, stride, padding, dilation) and use it for every dim. Others
-// refuse it as torch does (_adaptive_avg_pool2d: "output_size must be 2",
-// reflection_pad2d: "padding size is expected to be 4").
-bool ExpandsOneValueWindows(absl::string_view target) {
-  return target == "aten.avg_pool2d.default" ||
-         target == "aten.avg_pool3d.default" ||
-         target == "aten.max_pool2d_with_indices.default" ||
-         target == "aten.max_pool3d_with_indices.default";
-}
-
-}  // namespace
-
 absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
                                     Arg& arg) const {
   const std::string& what = schema.name;
@@ -246,8 +231,7 @@ absl::Status GraphBuilder::CheckArg(const Node& node, const ArgSchema& schema,
         // ATen accepts a single int for int[N] (and int[1] dims).
         arg = Arg::OfList(Arg::List(std::max(schema.fixed_list_size, 1), arg));
       } else if (schema.type == ArgType::kIntList && arg.is_list() &&
-                 schema.fixed_list_size > 1 && arg.as_list().size() == 1 &&
-                 ExpandsOneValueWindows(node.target)) {
+                 schema.expands_one_value && arg.as_list().size() == 1) {
         // And the pooling kernels expand a one-value window list
         // (avg_pool2d(..., padding=[1]) as torch exports it).
         const Arg one = arg.as_list()[0];

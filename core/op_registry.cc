@@ -48,6 +48,26 @@ absl::Status OpRegistry::RegisterWithTarget(absl::string_view target,
   return absl::OkStatus();
 }
 
+absl::Status OpRegistry::ExpandOneValueLists(absl::string_view target) {
+  auto it = ops_.find(target);
+  if (it == ops_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("op '", target, "' not registered"));
+  }
+  bool any = false;
+  for (ArgSchema& arg : it->second->schema.args) {
+    if (arg.type == ArgType::kIntList && arg.fixed_list_size > 1) {
+      arg.expands_one_value = true;
+      any = true;
+    }
+  }
+  if (!any) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("op '", target, "' has no int[N] argument"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status OpRegistry::RegisterDataDependent(absl::string_view schema_text) {
   ASSIGN_OR_RETURN(OpSchema schema, ParseOpSchema(schema_text));
   const std::string target = schema.QualifiedName();

@@ -52,6 +52,10 @@ class OpRegistry {
   // values (a graph break)"; the reference kernel checks the arguments.
   absl::Status RegisterDataDependent(absl::string_view schema);
 
+  // Lets every `int[N]` argument of the registered `target` take a list of
+  // one value (ArgSchema::expands_one_value).
+  absl::Status ExpandOneValueLists(absl::string_view target);
+
   const OpDef* Find(absl::string_view target) const;
   // All ops sorted by target.
   std::vector<const OpDef*> All() const;

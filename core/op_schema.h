@@ -40,6 +40,11 @@ struct ArgSchema {
   bool optional = false;    // `Tensor?`: None accepted
   bool kwarg_only = false;  // after `*`
   int fixed_list_size = 0;  // N of `int[N]`: a single int is broadcast
+  // An `int[N]` that also broadcasts a list of one value to N, as ATen's
+  // pooling kernels do (avg_pool2d(..., padding=[1])); others refuse it as
+  // torch does (_adaptive_avg_pool2d: "output_size must be 2"). Set by
+  // OpRegistry::ExpandOneValueLists.
+  bool expands_one_value = false;
   // `Tensor?[]`: None accepted as an element.
   bool optional_elements = false;
   std::optional<Arg> default_value;

@@ -141,6 +141,9 @@ absl::Status RegisterPoolingOps(OpRegistry& registry) {
   RETURN_IF_ERROR(registry.Register(
       "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
       AdaptiveAvgPool2dMeta));
+  RETURN_IF_ERROR(
+      registry.ExpandOneValueLists("aten.max_pool2d_with_indices.default"));
+  RETURN_IF_ERROR(registry.ExpandOneValueLists("aten.avg_pool2d.default"));
   return absl::OkStatus();
 }
 

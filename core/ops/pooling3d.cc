@@ -139,6 +139,9 @@ absl::Status RegisterPooling3dOps(OpRegistry& registry) {
   RETURN_IF_ERROR(registry.Register(
       "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
       AdaptiveAvgPool3dMeta));
+  RETURN_IF_ERROR(
+      registry.ExpandOneValueLists("aten.max_pool3d_with_indices.default"));
+  RETURN_IF_ERROR(registry.ExpandOneValueLists("aten.avg_pool3d.default"));
   return absl::OkStatus();
 }
 

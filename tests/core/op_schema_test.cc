@@ -1,5 +1,6 @@
 #include "core/op_schema.h"
 
+#include "core/op_registry.h"
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -80,6 +81,40 @@ TEST(OpSchemaTest, RejectsMalformedSchemas) {
   EXPECT_FALSE(ParseOpSchema("add(Tensor) -> Tensor").ok());
   EXPECT_FALSE(ParseOpSchema("add(Banana self) -> Tensor").ok());
   EXPECT_FALSE(ParseOpSchema("no arrow").ok());
+}
+
+// Only ops that say so take a one-value list for an int[N] argument.
+TEST(OpSchemaTest, OneValueListsExpandOnlyWhereAnOpSaysSo) {
+  const OpRegistry& global = OpRegistry::Global();
+  for (const char* target :
+       {"aten.avg_pool2d.default", "aten.max_pool3d_with_indices.default"}) {
+    const OpDef* def = global.Find(target);
+    ASSERT_NE(def, nullptr) << target;
+    EXPECT_TRUE(def->schema.args[1].expands_one_value) << target;  // kernel
+  }
+  const OpDef* adaptive = global.Find("aten._adaptive_avg_pool2d.default");
+  ASSERT_NE(adaptive, nullptr);
+  EXPECT_FALSE(adaptive->schema.args[1].expands_one_value);
+
+  OpRegistry registry;
+  ASSERT_TRUE(
+      registry
+          .Register("pool(Tensor self, int[2] k, int n) -> Tensor",
+                    [](const MetaArgs&) { return std::vector<TensorMeta>{}; })
+          .ok());
+  ASSERT_TRUE(registry.ExpandOneValueLists("aten.pool.default").ok());
+  const OpSchema& schema = registry.Find("aten.pool.default")->schema;
+  EXPECT_TRUE(schema.args[1].expands_one_value);
+  EXPECT_FALSE(schema.args[2].expands_one_value);
+  EXPECT_EQ(registry.ExpandOneValueLists("aten.missing.default").code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(
+      registry
+          .Register("plain(Tensor self) -> Tensor",
+                    [](const MetaArgs&) { return std::vector<TensorMeta>{}; })
+          .ok());
+  EXPECT_EQ(registry.ExpandOneValueLists("aten.plain.default").code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
