@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "jit/blas_panels.h"
+#include "runtime/blas_panels.h"
 #include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status_macros.h"
+#include "runtime/blas_panels.h"
 #include "runtime/convert.h"
 #include "runtime/dtype_dispatch.h"
 #include "runtime/tensor_copy.h"
@@ -19,30 +20,10 @@ namespace {
 
 constexpr int64_t kMaxBlasInt = std::numeric_limits<blasint>::max();
 
-// How BLAS reads the [R, C] matrices of a [B, R, C] operand: stored row by
-// row (CblasNoTrans) or column by column (CblasTrans), `ld` apart.
-struct BlasOperand {
-  CBLAS_TRANSPOSE trans;
-  blasint ld;
-};
-
-// The BLAS view of `t`'s matrices, if their strides allow one without a copy.
-// The stride of a size-1 dim is never read, so any value is fine there.
-std::optional<BlasOperand> BlasLayout(const Tensor& t) {
-  const int64_t rows = t.size(1), cols = t.size(2);
-  if (cols == 1 || t.stride(2) == 1) {
-    const int64_t ld = rows == 1 ? cols : t.stride(1);
-    if (ld >= cols && ld >= 1 && ld <= kMaxBlasInt) {
-      return BlasOperand{CblasNoTrans, static_cast<blasint>(ld)};
-    }
-  }
-  if (rows == 1 || t.stride(1) == 1) {
-    const int64_t ld = cols == 1 ? rows : t.stride(2);
-    if (ld >= rows && ld >= 1 && ld <= kMaxBlasInt) {
-      return BlasOperand{CblasTrans, static_cast<blasint>(ld)};
-    }
-  }
-  return std::nullopt;
+// The BLAS view of the [R, C] matrices of a [B, R, C] operand `t`, if their
+// strides allow one without a copy.
+std::optional<BlasMatrix> BlasLayout(const Tensor& t) {
+  return guardjit::BlasLayout(t.size(1), t.size(2), t.stride(1), t.stride(2));
 }
 
 void CallBlas(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
@@ -136,13 +117,13 @@ void ReferenceGemm(const Tensor& a, const Tensor& b, const Tensor& out,
 template <typename T>
 absl::Status BlasGemm(Tensor a, Tensor b, const Tensor& out,
                       const Scalar& alpha, const Scalar& beta,
-                      BlasOperand out_layout) {
-  std::optional<BlasOperand> la = BlasLayout(a);
+                      BlasMatrix out_layout) {
+  std::optional<BlasMatrix> la = BlasLayout(a);
   if (!la.has_value()) {
     ASSIGN_OR_RETURN(a, CopyAs(a, a.dtype()));
     la = BlasLayout(a);
   }
-  std::optional<BlasOperand> lb = BlasLayout(b);
+  std::optional<BlasMatrix> lb = BlasLayout(b);
   if (!lb.has_value()) {
     ASSIGN_OR_RETURN(b, CopyAs(b, b.dtype()));
     lb = BlasLayout(b);
@@ -164,11 +145,11 @@ absl::Status BlasGemm(Tensor a, Tensor b, const Tensor& out,
 }
 
 // out's layout when BLAS can compute the product, else nullopt.
-std::optional<BlasOperand> BlasOutLayout(const Tensor& a, const Tensor& out) {
+std::optional<BlasMatrix> BlasOutLayout(const Tensor& a, const Tensor& out) {
   for (int64_t extent : {out.size(1), out.size(2), a.size(2)}) {
     if (extent < 1 || extent > kMaxBlasInt) return std::nullopt;
   }
-  std::optional<BlasOperand> layout = BlasLayout(out);
+  std::optional<BlasMatrix> layout = BlasLayout(out);
   if (!layout.has_value() || layout->trans != CblasNoTrans) return std::nullopt;
   return layout;
 }

@@ -1,9 +1,11 @@
-#ifndef GUARDJIT_JIT_BLAS_PANELS_H_
-#define GUARDJIT_JIT_BLAS_PANELS_H_
+#ifndef GUARDJIT_RUNTIME_BLAS_PANELS_H_
+#define GUARDJIT_RUNTIME_BLAS_PANELS_H_
 
-// What the extern steps that run BLAS on panels of their output (gemm_step.h,
-// conv_step.h) share: how BLAS reads a strided matrix, per-thread scratch for
-// the panels, and OpenBLAS held at one thread while panels run in parallel.
+// What code that calls BLAS shares: how BLAS reads a strided matrix (the
+// reference GEMM kernels in runtime/kernels/gemm.cc and the JIT's extern
+// steps), and for the steps that run BLAS on panels of their output
+// (jit/gemm_step.h, jit/conv_step.h) per-thread scratch for the panels and
+// OpenBLAS held at one thread while panels run in parallel.
 
 #include <cblas.h>
 
@@ -22,8 +24,8 @@ struct BlasMatrix {
 };
 
 // The layout of a [rows, cols] matrix with these strides, if BLAS can read
-// it in place. The stride of a size-1 dim is never read, so any value is
-// fine there.
+// it in place (its leading dimension at least 1 and within blasint). The
+// stride of a size-1 dim is never read, so any value is fine there.
 std::optional<BlasMatrix> BlasLayout(int64_t rows, int64_t cols,
                                      int64_t row_stride, int64_t col_stride);
 
@@ -64,4 +66,4 @@ class SingleThreadedBlas {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_JIT_BLAS_PANELS_H_
+#endif  // GUARDJIT_RUNTIME_BLAS_PANELS_H_

@@ -1,4 +1,4 @@
-#include "jit/blas_panels.h"
+#include "runtime/blas_panels.h"
 
 #include <limits>
 #include <new>
@@ -39,13 +39,13 @@ std::optional<BlasMatrix> BlasLayout(int64_t rows, int64_t cols,
   constexpr int64_t kMax = std::numeric_limits<blasint>::max();
   if (cols == 1 || col_stride == 1) {
     const int64_t ld = rows == 1 ? cols : row_stride;
-    if (ld >= cols && ld <= kMax) {
+    if (ld >= cols && ld >= 1 && ld <= kMax) {
       return BlasMatrix{CblasNoTrans, static_cast<blasint>(ld)};
     }
   }
   if (rows == 1 || row_stride == 1) {
     const int64_t ld = cols == 1 ? rows : col_stride;
-    if (ld >= rows && ld <= kMax) {
+    if (ld >= rows && ld >= 1 && ld <= kMax) {
       return BlasMatrix{CblasTrans, static_cast<blasint>(ld)};
     }
   }
