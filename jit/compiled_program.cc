@@ -13,6 +13,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "jit/conv_step.h"
+#include "jit/cuda/device_conv_step.h"
 #include "jit/cuda/device_gemm_step.h"
 #include "jit/gemm_step.h"
 #include "runtime/caching_host_allocator.h"
@@ -102,10 +103,10 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
           "kernel takes ", step.kernel.kernel.num_size_params,
           " size parameters; the program has ", num_symbols, " symbols"));
     }
-    // A device backend's GEMM steps run on cuBLASLt (device_gemm_step.h).
-    if (!backend.host_code() &&
-        ((step.gemm != nullptr && backend.transfer() == nullptr) ||
-         step.conv != nullptr)) {
+    // A device backend's GEMM and conv steps run on cuBLASLt
+    // (device_gemm_step.h, device_conv_step.h).
+    if (!backend.host_code() && backend.transfer() == nullptr &&
+        (step.gemm != nullptr || step.conv != nullptr)) {
       return absl::InternalError(
           absl::StrCat("a GEMM or conv step in a plan for the ", backend.name(),
                        " backend"));
@@ -172,9 +173,11 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     // reduce-overhead mode records only programs whose every step is a
     // kernel launch.
     for (const PlanStep& step : p.steps) {
-      if (step.is_kernel && step.gemm == nullptr) continue;
+      if (step.is_kernel && step.gemm == nullptr && step.conv == nullptr) {
+        continue;
+      }
       const Node& node = program->graph_->node(step.node);
-      if (step.gemm != nullptr) {
+      if (step.gemm != nullptr || step.conv != nullptr) {
         program->graph_refusal_ = absl::StrCat(
             "node '", node.name, "' (", node.target,
             ") runs on cuBLASLt, which CUDA graphs do not record yet");
@@ -464,6 +467,10 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
             const int64_t failed,
             step.gemm != nullptr
                 ? RunDeviceGemmStep(*step.gemm, graph_->node(step.node),
+                                    *module_, module_index_[i], pointers, slots,
+                                    symbols, device, allocator, ctx)
+            : step.conv != nullptr
+                ? RunDeviceConvStep(*step.conv, graph_->node(step.node),
                                     *module_, module_index_[i], pointers, slots,
                                     symbols, device, allocator, ctx)
                 : module_->Launch(module_index_[i], buffers, symbols, ctx));

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "jit/conv_step.h"
+#include "jit/cuda/device_conv_step.h"
 #include "jit/extern_epilogue.h"
 #include "jit/lowering.h"
 
@@ -59,7 +60,7 @@ std::optional<std::vector<IndexExpr>> BatchOfOne(
 }
 
 absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
-                                const PlanStep& step) {
+                                const PlanStep& step, bool device) {
   const Node& node = graph.node(step.node);
   const auto eager = [](absl::string_view why) {
     return absl::UnimplementedError(why);
@@ -72,9 +73,13 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
   match.product.slot = ExternOutputSlot(plan, step);
   if (match.product.slot < 0) return eager("no output slot");
   const Slot& out = plan.slots[match.product.slot];
-  if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64) {
+  if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64 &&
+      !(device && out.dtype == DType::kFloat16)) {
     return eager(absl::StrCat(DTypeName(out.dtype),
-                              ": conv steps take float32 and float64"));
+                              device
+                                  ? ": device conv steps take float32, "
+                                    "float64 and float16"
+                                  : ": conv steps take float32 and float64"));
   }
   // A dynamic entry's batch may be symbolic: the checks below read it as 1,
   // and Bind evaluates it per call. Every other extent is fixed.
@@ -191,7 +196,7 @@ void SetReason(const Node& node, const std::string& why,
 }  // namespace
 
 void FuseConvSteps(const Graph& graph, Plan& plan,
-                   std::vector<std::string>* eager_reasons) {
+                   std::vector<std::string>* eager_reasons, bool device) {
   std::vector<PlanStep> steps;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     PlanStep& step = plan.steps[i];
@@ -200,7 +205,7 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
       steps.push_back(std::move(step));
       continue;
     }
-    absl::StatusOr<Match> match = MatchConv(graph, plan, step);
+    absl::StatusOr<Match> match = MatchConv(graph, plan, step, device);
     if (!match.ok()) {
       SetReason(*node, absl::StrCat("no conv step: ", match.status().message()),
                 eager_reasons);
@@ -215,6 +220,14 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
       AddBias(*match->bias, match->conv->dtype, *epilogue);
     }
     NameParams(epilogue->step.kernel.kernel);
+    if (device) {
+      // The im2col kernel runs right before the products.
+      if (std::optional<PlanStep> im2col =
+              PlanDeviceConv(*match->conv, plan, node->name)) {
+        epilogue->step.release.push_back(match->conv->device->cols_slot);
+        steps.push_back(*std::move(im2col));
+      }
+    }
     epilogue->step.conv = std::move(match->conv);
     steps.push_back(std::move(epilogue->step));
   }

@@ -12,6 +12,12 @@
 // epilogue. Everything else stays an eager step: transposed convolutions,
 // other dtypes, symbolic channels or spatial sizes, empty or too-large
 // extents.
+//
+// With `device` (a plan whose kernels run on a CUDA device), float16
+// convolutions match too, and each ConvStep runs as im2col + cuBLASLt
+// (jit/cuda/device_conv_step.h): an im2col kernel step goes right before
+// it unless the input is its own column matrix, and its epilogue kernel
+// runs once over the whole result.
 
 #include <string>
 #include <vector>
@@ -26,7 +32,8 @@ namespace guardjit {
 // convolutions that became ConvSteps are removed, and those of convolutions
 // that stay eager say why.
 void FuseConvSteps(const Graph& graph, Plan& plan,
-                   std::vector<std::string>* eager_reasons);
+                   std::vector<std::string>* eager_reasons,
+                   bool device = false);
 
 }  // namespace guardjit
 

@@ -30,22 +30,6 @@ int64_t CeilDiv(int64_t a, int64_t b) {
   return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
-// The stride of dims [first, sizes.size()) of a tensor read as one dim,
-// when they can be (each dim of size > 1 steps over all later ones).
-std::optional<int64_t> FlatStride(const Shape& sizes, const Shape& strides,
-                                  size_t first) {
-  std::optional<int64_t> unit;
-  int64_t later = 1;
-  for (size_t d = sizes.size(); d-- > first;) {
-    if (sizes[d] != 1) {
-      if (!unit.has_value()) unit = strides[d];
-      if (strides[d] != *unit * later) return std::nullopt;
-    }
-    later *= sizes[d];
-  }
-  return unit.value_or(1);
-}
-
 // A strided image as im2col reads it: the first channel of the group and
 // its strides (in elements), spatial dims as 3-D ones.
 template <typename T>
@@ -208,6 +192,20 @@ void ConvolveImage(const ConvStep& s, const Operands& ops, int64_t n, T* cols,
 
 }  // namespace
 
+std::optional<int64_t> FlatStride(const Shape& sizes, const Shape& strides,
+                                  size_t first) {
+  std::optional<int64_t> unit;
+  int64_t later = 1;
+  for (size_t d = sizes.size(); d-- > first;) {
+    if (sizes[d] != 1) {
+      if (!unit.has_value()) unit = strides[d];
+      if (strides[d] != *unit * later) return std::nullopt;
+    }
+    later *= sizes[d];
+  }
+  return unit.value_or(1);
+}
+
 absl::StatusOr<ConvStep> ConvStep::Bind(
     absl::Span<const int64_t> symbols) const {
   if (!symbolic.has_value()) return *this;
@@ -247,7 +245,13 @@ std::string ConvStep::ToString() const {
                       absl::StrJoin(input_sizes, "x"), "] * [",
                       absl::StrJoin(weight.sizes, "x"), "] stride ",
                       dims(stride), " padding ", dims(padding), " dilation ",
-                      dims(dilation), " groups ", groups);
+                      dims(dilation), " groups ", groups,
+                      !device.has_value() ? ""
+                      : device->cols_slot < 0
+                          ? " on cuBLASLt reading the input in place"
+                          : absl::StrCat(" on cuBLASLt over im2col columns in "
+                                         "slot ",
+                                         device->cols_slot));
 }
 
 int64_t ConvImagesPerChunk(const ConvStep& step) {

@@ -56,6 +56,17 @@ struct ConvStep {
   };
   std::optional<Symbolic> symbolic;
 
+  // A device plan's convolution (jit/cuda/device_conv_step.h): its GEMMs run
+  // on cuBLASLt, over the column matrices that the kernel step before it (an
+  // im2col kernel) wrote into slot `cols_slot` ([N, groups, rows(), cols()],
+  // contiguous), or over the input itself where `cols_slot` is -1 (a
+  // pointwise convolution whose input cuBLASLt reads in place). The
+  // epilogue then runs once over the whole result.
+  struct Device {
+    int cols_slot = -1;
+  };
+  std::optional<Device> device;
+
   // The step at a call's symbol values (a copy of a dynamic step).
   absl::StatusOr<ConvStep> Bind(absl::Span<const int64_t> symbols) const;
 
@@ -69,9 +80,15 @@ struct ConvStep {
 
   // "conv aten.convolution.default float32 [8x64x56x56] * [64x64x3x3]
   // stride 1x1 padding 1x1 dilation 1x1 groups 1", [s0x64x56x56] * ...
-  // when dynamic.
+  // when dynamic; a device step adds " on cuBLASLt over im2col columns in
+  // slot 7" or " on cuBLASLt reading the input in place".
   std::string ToString() const;
 };
+
+// The stride of dims [first, sizes.size()) of a tensor read as one dim,
+// when they can be (each dim of size > 1 steps over all later ones).
+std::optional<int64_t> FlatStride(const Shape& sizes, const Shape& strides,
+                                  size_t first);
 
 // Runs `step` (bound to the call's `symbols` when dynamic): for each batch
 // image, im2col into scratch, one GEMM per group into the image's slice of

@@ -680,6 +680,9 @@ void PlanBuffers(Plan& plan) {
       const ConvStep& c = *step.conv;
       last_use[c.symbolic ? c.symbolic->input.slot : c.input.slot] = at;
       last_use[c.weight.slot] = at;
+      if (c.device.has_value() && c.device->cols_slot >= 0) {
+        last_use[c.device->cols_slot] = at;  // the im2col kernel's columns
+      }
     }
   }
   for (const TensorRef& out : plan.outputs) last_use[out.slot] = -1;

@@ -104,15 +104,17 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
     FuseConvSteps(graph, plan, &fallbacks);
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
-    // A device's matrix products run on cuBLASLt (jit/cuda/device_gemm_step.h)
-    // where it loads; else they stay host steps, which the plan shows.
+    // A device's matrix products and convolutions run on cuBLASLt
+    // (jit/cuda/device_gemm_step.h, device_conv_step.h) where it loads; else
+    // they stay host steps, which the plan shows.
     if (const absl::StatusOr<const CublasLtApi*> cublaslt = CublasLtApi::Get();
         cublaslt.ok()) {
       FuseGemmEpilogues(graph, plan, /*device=*/true);
+      FuseConvSteps(graph, plan, &fallbacks, /*device=*/true);
     } else {
       Log(LogTopic::kCodegen,
           absl::StrCat("graph '", graph.name(),
-                       "': matrix products stay host steps: ",
+                       "': matrix products and convolutions stay host steps: ",
                        cublaslt.status().message()));
     }
   }
