@@ -74,7 +74,8 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
   if (match.product.slot < 0) return eager("no output slot");
   const Slot& out = plan.slots[match.product.slot];
   if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64 &&
-      !(device && out.dtype == DType::kFloat16)) {
+      !(device &&
+        (out.dtype == DType::kFloat16 || out.dtype == DType::kBFloat16))) {
     return eager(absl::StrCat(DTypeName(out.dtype),
                               device
                                   ? ": device conv steps take float32, "

@@ -13,8 +13,8 @@
 // other dtypes, symbolic channels or spatial sizes, empty or too-large
 // extents.
 //
-// With `device` (a plan whose kernels run on a CUDA device), float16
-// convolutions match too, and each ConvStep runs as im2col + cuBLASLt
+// With `device` (a plan whose kernels run on a CUDA device), float16 and
+// bfloat16 convolutions match too, and each ConvStep runs as im2col + cuBLASLt
 // (jit/cuda/device_conv_step.h): an im2col kernel step goes right before
 // it unless the input is its own column matrix, and its epilogue kernel
 // runs once over the whole result.

@@ -274,5 +274,29 @@ TEST_F(ConvDeviceTest, CublasLtErrorNamesTheNode) {
   ASSERT_GJ_OK(gj_function_call(fn_, in, 4, outs, 1, nullptr));
 }
 
+// reduce-overhead mode: the recording would not capture the cuBLASLt
+// products, so the entry is refused, with the node named, and runs its
+// steps.
+TEST_F(ConvDeviceTest, CudaGraphsRefuseTheEntry) {
+  gj_function_options options;
+  gj_function_options_init(&options);
+  options.mode = GJ_MODE_REDUCE_OVERHEAD;
+  ASSERT_GJ_OK(gj_function_create(ctx_, graph_, &options, &fn_));
+  for (int i = 0; i < 3; ++i) ExpectDeviceMatchesCpu(2, 40 + i);
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_GJ_OK(gj_function_get_stats(fn_, &stats));
+  EXPECT_EQ(stats.cuda_graphs_recorded, 0);
+  EXPECT_EQ(stats.cuda_graph_replays, 0);
+  char* text = nullptr;
+  ASSERT_GJ_OK(gj_function_explain(fn_, &text));
+  const std::string explain = text;
+  gj_string_destroy(text);
+  EXPECT_NE(explain.find("cuda graphs refused: node 'conv' "
+                         "(aten.convolution.default) runs on cuBLASLt"),
+            std::string::npos)
+      << explain;
+}
+
 }  // namespace
 }  // namespace guardjit
