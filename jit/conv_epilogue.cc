@@ -223,8 +223,8 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
     NameParams(epilogue->step.kernel.kernel);
     if (device) {
       // The im2col kernel runs right before the products.
-      if (std::optional<PlanStep> im2col =
-              PlanDeviceConv(*match->conv, plan, node->name)) {
+      if (std::optional<PlanStep> im2col = PlanDeviceConv(
+              *match->conv, epilogue->step.kernel, plan, node->name)) {
         epilogue->step.release.push_back(match->conv->device->cols_slot);
         steps.push_back(*std::move(im2col));
       }

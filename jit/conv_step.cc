@@ -241,17 +241,21 @@ std::string ConvStep::ToString() const {
   } else {
     for (int64_t v : input.sizes) input_sizes.push_back(absl::StrCat(v));
   }
+  std::string on_device;
+  if (device.has_value()) {
+    on_device = device->cols_slot < 0
+                    ? " on cuBLASLt reading the input in place"
+                    : absl::StrCat(" on cuBLASLt over im2col columns in slot ",
+                                   device->cols_slot);
+    if (device->out_slot >= 0) {
+      absl::StrAppend(&on_device, " into slot ", device->out_slot);
+    }
+  }
   return absl::StrCat("conv ", target, " ", DTypeName(dtype), " [",
                       absl::StrJoin(input_sizes, "x"), "] * [",
                       absl::StrJoin(weight.sizes, "x"), "] stride ",
                       dims(stride), " padding ", dims(padding), " dilation ",
-                      dims(dilation), " groups ", groups,
-                      !device.has_value() ? ""
-                      : device->cols_slot < 0
-                          ? " on cuBLASLt reading the input in place"
-                          : absl::StrCat(" on cuBLASLt over im2col columns in "
-                                         "slot ",
-                                         device->cols_slot));
+                      dims(dilation), " groups ", groups, on_device);
 }
 
 int64_t ConvImagesPerChunk(const ConvStep& step) {

@@ -61,9 +61,12 @@ struct ConvStep {
   // im2col kernel) wrote into slot `cols_slot` ([N, groups, rows(), cols()],
   // contiguous), or over the input itself where `cols_slot` is -1 (a
   // pointwise convolution whose input cuBLASLt reads in place). The
-  // epilogue then runs once over the whole result.
+  // epilogue then runs once over the whole result, unless it only stores
+  // it (no bias, no consumer): then `out_slot` is the step's output, which
+  // cuBLASLt writes itself.
   struct Device {
     int cols_slot = -1;
+    int out_slot = -1;
   };
   std::optional<Device> device;
 
@@ -81,7 +84,8 @@ struct ConvStep {
   // "conv aten.convolution.default float32 [8x64x56x56] * [64x64x3x3]
   // stride 1x1 padding 1x1 dilation 1x1 groups 1", [s0x64x56x56] * ...
   // when dynamic; a device step adds " on cuBLASLt over im2col columns in
-  // slot 7" or " on cuBLASLt reading the input in place".
+  // slot 7" or " on cuBLASLt reading the input in place", and " into slot
+  // 3" when cuBLASLt writes the output itself.
   std::string ToString() const;
 };
 

@@ -1,6 +1,7 @@
 #include "jit/cuda/device_conv_step.h"
 
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -15,8 +16,6 @@
 
 namespace guardjit {
 namespace {
-
-using Dims3 = ConvStep::Dims3;
 
 // The input as the im2col kernel reads it: sizes, strides and offset over
 // the entry's symbols (a dynamic entry's batch is one).
@@ -111,6 +110,28 @@ KernelStep Im2ColKernel(const ConvStep& conv, int cols_slot,
   return k;
 }
 
+// The slot `epilogue` stores the product into when that is all it does (a
+// bare convolution's kernel: conv_epilogue.h), else -1.
+int BareStoreSlot(const KernelStep& epilogue, int product_param) {
+  const Kernel& k = epilogue.kernel;
+  if (k.stages.size() != 1 || k.num_checks != 0) return -1;
+  const Stage& store = k.stages[0];
+  if (store.kind != Stage::Kind::kStore || !store.loops.empty() ||
+      store.value.kind() != ValueExpr::Kind::kLoad ||
+      store.value.buffer() != product_param ||
+      store.value.index() != store.index) {
+    return -1;
+  }
+  std::vector<IndexExpr> sizes;
+  for (const LoopRange& loop : k.outer) sizes.push_back(loop.extent);
+  if (!IsPointIndex(store.index, sizes)) return -1;
+  const int slot = epilogue.buffer_slots[store.buffer];
+  return slot == epilogue.buffer_slots[product_param] &&
+                 k.buffers[store.buffer].dtype == store.value.dtype()
+             ? slot
+             : -1;
+}
+
 // Element offsets of the operands of group g of image n, linear in both:
 // base + n * per_image + g * per_group.
 struct OperandWalk {
@@ -164,11 +185,19 @@ absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
          x.strides[0], step.in_channels * x.strides[1], x.strides[1], *x_unit};
   }
 
-  // The product: the whole result, contiguous, for the epilogue.
-  ASSIGN_OR_RETURN(
-      Tensor product,
-      Tensor::Empty(step.dtype, {step.batch, groups * out_channels * cols},
-                    allocator, device));
+  // The product: the whole result, contiguous: the step's output when the
+  // epilogue would only store it there, else a buffer the epilogue reads.
+  const int64_t numel = step.batch * groups * out_channels * cols;
+  const int out_slot = step.device->out_slot;
+  const bool into_output = out_slot >= 0 && slots[out_slot].is_contiguous() &&
+                           slots[out_slot].numel() == numel;
+  Tensor product;
+  if (into_output) {
+    product = slots[out_slot];
+  } else {
+    ASSIGN_OR_RETURN(product,
+                     Tensor::Empty(step.dtype, {numel}, allocator, device));
+  }
   const OperandWalk d{static_cast<const char*>(product.data()),
                       groups * out_channels * cols, out_channels * cols, cols,
                       1};
@@ -197,6 +226,7 @@ absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
     args.d = matrix(d, i);
     RETURN_IF_ERROR(gemm->Run(args, ctx.stream, *allocator));
   }
+  if (into_output) return 0;
   absl::InlinedVector<void*, 8> pointers(params.begin(), params.end());
   pointers[step.product_param] = product.data();
   return module.Launch(kernel, pointers.data(), symbols, ctx);
@@ -204,9 +234,11 @@ absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
 
 }  // namespace
 
-std::optional<PlanStep> PlanDeviceConv(ConvStep& conv, Plan& plan,
+std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
+                                       const KernelStep& epilogue, Plan& plan,
                                        const std::string& label) {
   conv.device = ConvStep::Device{};
+  conv.device->out_slot = BareStoreSlot(epilogue, conv.product_param);
   if (ReadsInputInPlace(conv, conv.input)) return std::nullopt;
   Slot slot;
   slot.source = Slot::Source::kKernel;

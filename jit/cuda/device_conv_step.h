@@ -14,7 +14,8 @@
 //   the whole result into a buffer from the call's allocator;
 // - the step's epilogue kernel, the one FuseConvSteps built for the CPU
 //   (bias, activations, a residual add, ...), runs once over that result
-//   and stores the step's outputs.
+//   and stores the step's outputs; an epilogue that only stores the result
+//   is not launched: cuBLASLt writes the step's output itself.
 // cuDNN is not used: it would be a second dependency tree (its own
 // libraries and descriptors) that no test here can run without a GPU,
 // while cuBLASLt is already loaded for matrix products and has an emulator.
@@ -40,12 +41,14 @@
 
 namespace guardjit {
 
-// Makes `conv` a device convolution (sets conv.device). Unless it reads its
-// input in place, adds the slot of its column matrices to `plan` (its own
+// Makes `conv`, whose epilogue kernel is `epilogue` (conv.product_param
+// set), a device convolution (sets conv.device). Unless it reads its input
+// in place, adds the slot of its column matrices to `plan` (its own
 // allocation, not a shared buffer) and returns the im2col kernel step that
 // writes it, to run right before the convolution step; `label` names the
 // node for the plan ("conv1 (im2col)").
-std::optional<PlanStep> PlanDeviceConv(ConvStep& conv, Plan& plan,
+std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
+                                       const KernelStep& epilogue, Plan& plan,
                                        const std::string& label);
 
 // Runs device convolution `step` (bound to the call's `symbols` when

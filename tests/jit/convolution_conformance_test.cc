@@ -23,6 +23,7 @@
 #include "core/logging.h"
 #include "gtest/gtest.h"
 #include "jit/conv_step.h"
+#include "runtime/cuda/emulated_driver.h"
 #include "runtime/tensor_copy.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -189,10 +190,11 @@ const ConvStep* TheConvStep(const Plan& plan) {
 
 // What the plan of `graph` for contiguous `inputs` must be on this backend:
 // one conv step (on the device: a device one, after its im2col kernel
-// unless `in_place`) and no eager step; the SIMT backend keeps convolutions
-// eager.
+// unless `in_place`, writing the output itself when `bare`) and no eager
+// step; the SIMT backend keeps convolutions eager.
 void ExpectConvPlan(const std::shared_ptr<const Graph>& graph,
-                    const std::vector<Tensor>& inputs, bool in_place) {
+                    const std::vector<Tensor>& inputs, bool in_place,
+                    bool bare = false) {
   if (!OnCpu() && !OnDevice()) return;
   const Plan plan = PlanOfInputs(*graph, inputs);
   const std::string text = plan.ToString();
@@ -210,20 +212,30 @@ void ExpectConvPlan(const std::shared_ptr<const Graph>& graph,
       im2col += absl::StrContains(what, "(im2col)");
     }
   }
+  const std::string into =
+      bare ? absl::StrCat(" into slot ", conv->device->out_slot) : "";
+  EXPECT_EQ(conv->device->out_slot >= 0, bare) << text;
   if (in_place) {
     EXPECT_EQ(conv->device->cols_slot, -1) << text;
     EXPECT_EQ(im2col, 0) << text;
     EXPECT_TRUE(absl::StrContains(
-        text, "on cuBLASLt reading the input in place with epilogue"))
+        text, absl::StrCat("on cuBLASLt reading the input in place", into,
+                           " with epilogue")))
         << text;
   } else {
     EXPECT_GE(conv->device->cols_slot, 0) << text;
     EXPECT_EQ(im2col, 1) << text;
     EXPECT_TRUE(absl::StrContains(
         text, absl::StrCat("on cuBLASLt over im2col columns in slot ",
-                           conv->device->cols_slot, " with epilogue")))
+                           conv->device->cols_slot, into, " with epilogue")))
         << text;
   }
+}
+
+// Kernels launched on the device so far (the emulated driver's count in
+// jit_cuda_device_tests).
+int64_t Launches() {
+  return OnDevice() ? EmulatedCudaDriver::counters().launches : 0;
 }
 
 // Compiles and runs `c` with `epilogue` against eager, checking the plan
@@ -234,10 +246,15 @@ void ExpectConvMatchesEager(const Conv& c, Epilogue epilogue, DType dtype,
                             static_cast<int>(epilogue)));
   const auto graph = ConvGraph(c, epilogue);
   const std::vector<Tensor> inputs = ConvInputs(c, epilogue, dtype, seed);
-  ExpectConvPlan(graph, inputs, c.pointwise());
-  const int64_t before = Matmuls();
+  // A bare convolution: cuBLASLt writes the output, no epilogue launch.
+  const bool bare = epilogue == Epilogue::kNone && !c.bias;
+  ExpectConvPlan(graph, inputs, c.pointwise(), bare);
+  const int64_t matmuls = Matmuls(), launches = Launches();
   ExpectJitMatchesEager(graph, inputs, ConvTolerance(dtype, c.terms()));
-  if (OnDevice()) EXPECT_EQ(Matmuls() - before, c.products());
+  if (OnDevice()) {
+    EXPECT_EQ(Matmuls() - matmuls, c.products());
+    EXPECT_EQ(Launches() - launches, (c.pointwise() ? 0 : 1) + (bare ? 0 : 1));
+  }
 }
 
 class ConvolutionConformanceTest : public ::testing::TestWithParam<DType> {};
@@ -438,8 +455,12 @@ TEST_P(ConvolutionConformanceTest, DynamicBatch) {
     Conv conv;
     Epilogue epilogue;
   };
+  // Bare (no bias, no consumer): cuBLASLt writes the output.
+  Conv bare = Make(2, 3, 5, {12}, {3}, {1}, {2}, {2});
+  bare.bias = false;
   const std::vector<Case> cases = {
       {Make(2, 3, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}), Epilogue::kRelu},
+      {bare, Epilogue::kNone},
       {Make(2, 4, 6, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, 2),
        Epilogue::kResidualRelu},
       {Make(2, 8, 4, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {1, 1}),
@@ -474,15 +495,24 @@ TEST_P(ConvolutionConformanceTest, DynamicBatch) {
       ASSERT_NE(conv, nullptr) << plan->ToString();
       EXPECT_TRUE(conv->symbolic.has_value());
       EXPECT_EQ(conv->device.has_value(), OnDevice()) << plan->ToString();
+      if (OnDevice()) {
+        EXPECT_EQ(conv->device->out_slot >= 0,
+                  c.epilogue == Epilogue::kNone && !c.conv.bias);
+      }
       for (const PlanStep& s : plan->steps) {
         EXPECT_TRUE(s.is_kernel) << plan->ToString();
       }
     }
-    const int64_t before = Matmuls();
+    const int64_t before = Matmuls(), launches = Launches();
     auto exe = ExpectDynamicJitMatchesEager(
         graph, dynamic, calls, ConvTolerance(dtype, c.conv.terms()));
     ASSERT_NE(exe, nullptr);
-    if (OnDevice()) EXPECT_EQ(Matmuls() - before, products);
+    if (OnDevice()) {
+      EXPECT_EQ(Matmuls() - before, products);
+      const bool bare = c.epilogue == Epilogue::kNone && !c.conv.bias;
+      EXPECT_EQ(Launches() - launches,
+                5 * ((c.conv.pointwise() ? 0 : 1) + (bare ? 0 : 1)));
+    }
   }
 }
 
