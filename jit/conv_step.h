@@ -8,6 +8,9 @@
 // BLAS writes one image of it into per-thread scratch, and the epilogue
 // (the bias broadcast over channels, activations, a residual add, ... fused
 // by conv_epilogue.h) reads it from there and stores the step's outputs.
+// A CUDA device runs the same plan differently (ConvStep::device,
+// jit/cuda/device_conv_step.h): an im2col kernel over the whole batch,
+// cuBLASLt products, then the epilogue once over the whole result.
 
 #include <array>
 #include <cstdint>

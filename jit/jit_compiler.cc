@@ -85,8 +85,8 @@ std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
 }
 
 // `backend`: the kernels' backend; one that is not host code keeps matrix
-// products (but a device's) and convolutions eager (their epilogues are CPU
-// code).
+// products and convolutions eager (their epilogues are CPU code), but a
+// device's, which run on cuBLASLt.
 absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
                                const Layout& layout, int num_symbols,
                                const KernelBackend& backend) {
