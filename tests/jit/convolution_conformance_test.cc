@@ -516,6 +516,85 @@ TEST_P(ConvolutionConformanceTest, DynamicBatch) {
   }
 }
 
+// A small CNN head: conv + relu, flattened, then linear; two convolutions
+// in a row. Every product runs on cuBLASLt on the device (the conv's and
+// the linear's), the programs have no eager step.
+TEST(ConvolutionNetworkConformanceTest, ConvReluFlattenLinearAndTwoConvs) {
+  {
+    GraphBuilder b("conv_linear");
+    for (const char* name : {"x", "w", "b", "lw", "lb"}) {
+      ASSERT_TRUE(b.AddPlaceholder(name).ok());
+    }
+    testing::AddNode(b, "conv", "aten.convolution.default",
+                     {Arg::Ref("x"), Arg::Ref("w"), Arg::Ref("b"),
+                      IntList({2, 2}), IntList({1, 1}), IntList({1, 1}),
+                      Arg::Bool(false), IntList({0, 0}), Arg::Int(1)});
+    testing::AddNode(b, "act", "aten.relu.default", {Arg::Ref("conv")});
+    testing::AddNode(b, "flat", "aten.view.default",
+                     {Arg::Ref("act"), IntList({3, 4 * 4 * 4})});
+    testing::AddNode(b, "lwt", "aten.permute.default",
+                     {Arg::Ref("lw"), IntList({1, 0})});
+    testing::AddNode(b, "lin", "aten.addmm.default",
+                     {Arg::Ref("lb"), Arg::Ref("flat"), Arg::Ref("lwt")});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("lin")}).ok());
+    const auto graph = testing::Finish(b);
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {3, 2, 8, 8}, 1),
+        RandomTensor(DType::kFloat32, {4, 2, 3, 3}, 2),
+        RandomTensor(DType::kFloat32, {4}, 3),
+        RandomTensor(DType::kFloat32, {10, 64}, 4),
+        RandomTensor(DType::kFloat32, {10}, 5)};
+    const int64_t before = Matmuls();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    if (OnCpu() || OnDevice()) {
+      const Plan plan = PlanOfInputs(*graph, inputs);
+      for (const PlanStep& s : plan.steps) {
+        EXPECT_TRUE(s.is_kernel) << plan.ToString();
+      }
+      EXPECT_NE(TheConvStep(plan), nullptr) << plan.ToString();
+    }
+    if (OnDevice()) EXPECT_EQ(Matmuls() - before, 2);
+  }
+  {
+    GraphBuilder b("two_convs");
+    for (const char* name : {"x", "w1", "w2", "b2"}) {
+      ASSERT_TRUE(b.AddPlaceholder(name).ok());
+    }
+    testing::AddNode(b, "c1", "aten.convolution.default",
+                     {Arg::Ref("x"), Arg::Ref("w1"), Arg::None(),
+                      IntList({1, 1}), IntList({1, 1}), IntList({1, 1}),
+                      Arg::Bool(false), IntList({0, 0}), Arg::Int(1)});
+    testing::AddNode(b, "r1", "aten.relu.default", {Arg::Ref("c1")});
+    testing::AddNode(b, "c2", "aten.convolution.default",
+                     {Arg::Ref("r1"), Arg::Ref("w2"), Arg::Ref("b2"),
+                      IntList({1, 1}), IntList({0, 0}), IntList({1, 1}),
+                      Arg::Bool(false), IntList({0, 0}), Arg::Int(2)});
+    testing::AddNode(b, "sum", "aten.add.Tensor",
+                     {Arg::Ref("c2"), Arg::Ref("r1")});
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("sum")}).ok());
+    const auto graph = testing::Finish(b);
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {2, 3, 7, 7}, 11),
+        RandomTensor(DType::kFloat32, {6, 3, 3, 3}, 12),
+        RandomTensor(DType::kFloat32, {6, 3, 1, 1}, 13),
+        RandomTensor(DType::kFloat32, {6}, 14)};
+    const int64_t before = Matmuls();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    if (OnCpu() || OnDevice()) {
+      const Plan plan = PlanOfInputs(*graph, inputs);
+      int convs = 0;
+      for (const PlanStep& s : plan.steps) {
+        EXPECT_TRUE(s.is_kernel) << plan.ToString();
+        convs += s.conv != nullptr;
+      }
+      EXPECT_EQ(convs, 2) << plan.ToString();
+    }
+    // One product for the first conv, two for the second (2 groups over 2
+    // images: batched over the images, one call per group).
+    if (OnDevice()) EXPECT_EQ(Matmuls() - before, 3);
+  }
+}
+
 // float16 and bfloat16 on the device: cuBLASLt's product is rounded to the
 // half dtype before the epilogue adds the bias in float32 and rounds again,
 // where eager rounds once, hence a tolerance of a few units in the last
