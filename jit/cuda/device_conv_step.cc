@@ -66,9 +66,12 @@ KernelStep Im2ColKernel(const ConvStep& conv, int cols_slot,
   const IndexExpr c = loop(IndexExpr::Const(conv.groups * conv.in_channels));
   const int first = 3 - conv.spatial;
   std::array<IndexExpr, 3> kv, ov;
-  for (int d = first; d < 3; ++d)
+  for (int d = first; d < 3; ++d) {
     kv[d] = loop(IndexExpr::Const(conv.kernel[d]));
-  for (int d = first; d < 3; ++d) ov[d] = loop(IndexExpr::Const(conv.out[d]));
+  }
+  for (int d = first; d < 3; ++d) {
+    ov[d] = loop(IndexExpr::Const(conv.out[d]));
+  }
 
   IndexExpr at = input.offset + n * input.strides[0] + c * input.strides[1];
   std::vector<ValueExpr> inside;
@@ -249,8 +252,9 @@ std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
                 IndexExpr::Const(conv.cols())};
   const int cols_slot = static_cast<int>(plan.slots.size());
   plan.slots.push_back(std::move(slot));
-  // Its own allocation: the conv step reads it after the kernel that wrote
-  // it, which a shared buffer's liveness would not see.
+  // Its own allocation, not a buffer shared by liveness: device plans keep
+  // the buffers Schedule assigned (PlanBuffers, which would count the conv
+  // step's read of this slot, is not rerun for them).
   if (plan.slot_buffer.size() + 1 == plan.slots.size()) {
     plan.slot_buffer.push_back(-1);
   }
