@@ -96,31 +96,39 @@ std::string IntLiteral(int64_t v) {
   return v < 0 ? absl::StrCat("(", v, "LL)") : absl::StrCat(v, "LL");
 }
 
-std::string Index(const IndexExpr& e) {
+std::string Index(const IndexExpr& e, bool narrow) {
   switch (e.kind()) {
     case IndexExpr::Kind::kConst:
+      if (narrow) {
+        return e.value() < 0 ? absl::StrCat("(", e.value(), ")")
+                             : absl::StrCat(e.value());
+      }
       return IntLiteral(e.value());
     case IndexExpr::Kind::kVar:
       return absl::StrCat("i", e.id());
     case IndexExpr::Kind::kSize:
-      return absl::StrCat("s", e.id());
+      return absl::StrCat("s", e.id(), narrow ? "i" : "");
     case IndexExpr::Kind::kAdd:
-      return absl::StrCat("(", Index(e.lhs()), " + ", Index(e.rhs()), ")");
+      return absl::StrCat("(", Index(e.lhs(), narrow), " + ",
+                          Index(e.rhs(), narrow), ")");
     case IndexExpr::Kind::kMul:
-      return absl::StrCat("(", Index(e.lhs()), " * ", Index(e.rhs()), ")");
+      return absl::StrCat("(", Index(e.lhs(), narrow), " * ",
+                          Index(e.rhs(), narrow), ")");
     case IndexExpr::Kind::kFloorDiv:
       // Kernel indices are non-negative, where C division floors.
-      return absl::StrCat("(", Index(e.lhs()), " / ", Index(e.rhs()), ")");
+      return absl::StrCat("(", Index(e.lhs(), narrow), " / ",
+                          Index(e.rhs(), narrow), ")");
     case IndexExpr::Kind::kMod:
-      return absl::StrCat("(", Index(e.lhs()), " % ", Index(e.rhs()), ")");
+      return absl::StrCat("(", Index(e.lhs(), narrow), " % ",
+                          Index(e.rhs(), narrow), ")");
     case IndexExpr::Kind::kMax:
-      return absl::StrCat("gj_imax(", Index(e.lhs()), ", ", Index(e.rhs()),
-                          ")");
+      return absl::StrCat("gj_imax(", Index(e.lhs(), narrow), ", ",
+                          Index(e.rhs(), narrow), ")");
     case IndexExpr::Kind::kMin:
-      return absl::StrCat("gj_imin(", Index(e.lhs()), ", ", Index(e.rhs()),
-                          ")");
+      return absl::StrCat("gj_imin(", Index(e.lhs(), narrow), ", ",
+                          Index(e.rhs(), narrow), ")");
   }
-  return "0LL";
+  return narrow ? "0" : "0LL";
 }
 
 // The product of `loops`' extents.

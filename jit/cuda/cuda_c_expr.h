@@ -30,8 +30,11 @@ const char* WrapType(DType d);
 // inf and NaN as bit casts.
 std::string FloatLiteral(double v, DType d);
 std::string IntLiteral(int64_t v);
-// `e` as a `long long` expression over i<var> and s<size>.
-std::string Index(const IndexExpr& e);
+// `e` as a `long long` expression over i<var> and s<size>; with `narrow`,
+// as an `int` expression over i<var> and s<size>i (the caller declares
+// `const int s<size>i` and the loop variables as int, and has proved the
+// values fit: cuda_index_range.h).
+std::string Index(const IndexExpr& e, bool narrow = false);
 // The product of `loops`' extents.
 IndexExpr Extent(const std::vector<LoopRange>& loops);
 

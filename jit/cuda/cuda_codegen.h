@@ -26,6 +26,17 @@
 // a failed check ORs its bit into a device flag (the kernel's last
 // parameter) and reads zero.
 //
+// Index width. A kernel computes its loop variables and index arithmetic in
+// `int` when interval arithmetic (cuda_index_range.h) proves every index,
+// offset, loop extent and flattened loop count within kIndex32Limit: always
+// decidable for static sizes; for symbolic ones only with
+// CudaCodegenOptions::size_bounds (the entry's guards' maxima), else
+// `long long`. Size parameters stay `long long` arguments and narrow in the
+// body (s<i>i); the row loop runs in unsigned with its stride clamped to the
+// row count, so no launch can wrap it; a gather compares its loaded int64
+// index in 64 bits and narrows it only on the in-range path. The kernel's
+// first line says which width it uses (CudaKernelInfo::index32).
+//
 // The generated code stays inside the subset the SIMT emulator models:
 // static __shared__ arrays, __syncthreads/__syncwarp, __shfl_xor_sync over
 // full warps, atomicOr, libm names, __half/__nv_bfloat16 conversions.
@@ -46,6 +57,10 @@ struct CudaCodegenOptions {
   int block_threads = 256;
   // Prefix of the kernels' names: "<prefix><i>".
   std::string name_prefix = "gj_kernel_";
+  // The largest value each size parameter can take, when the entry's guards
+  // bound it (a missing or negative entry: unbounded). Kernels whose index
+  // math provably fits 32 bits compute it in int (CudaKernelInfo::index32).
+  std::vector<int64_t> size_bounds;
 };
 
 // How a generated kernel is launched.
@@ -65,6 +80,9 @@ struct CudaKernelInfo {
   int num_buffers = 0;
   int num_size_params = 0;
   bool has_fault_flag = false;
+  // Loop variables and index arithmetic are `int` (every index, offset and
+  // loop count provably within kIndex32Limit), else `long long`.
+  bool index32 = false;
 
   // Blocks to launch for the sizes `sizes`: enough to give every group a
   // row, at most `max_blocks` (the rows are grid-strided beyond), at least 1.

@@ -130,6 +130,117 @@ TEST(CudaCodegenTest, EmbeddingGatherChecksItsIndex) {
   ExpectNvrtcCompiles(*module);
 }
 
+// out[i0] = in[i0 * stride] * 2 over `rows` rows (loop IR by hand, to
+// choose sizes no test could allocate).
+Kernel ScaleKernel(IndexExpr rows, IndexExpr stride, int num_size_params) {
+  Kernel k;
+  k.buffers = {{"in0", DType::kFloat32, false},
+               {"out0", DType::kFloat32, true}};
+  k.num_size_params = num_size_params;
+  k.outer = {{0, rows}};
+  Stage s;
+  s.kind = Stage::Kind::kStore;
+  s.value = ValueExpr::Binary(
+      BinaryOp::kMul,
+      ValueExpr::Load(0, DType::kFloat32, IndexExpr::Var(0) * stride),
+      ValueExpr::Const(DType::kFloat32, 2.0));
+  s.buffer = 1;
+  s.index = IndexExpr::Var(0);
+  k.stages = {s};
+  return k;
+}
+
+bool Index32(const Kernel& k, std::vector<int64_t> bounds = {}) {
+  const Kernel* kernels[] = {&k};
+  auto module = RenderCudaModule(kernels, {.size_bounds = std::move(bounds)});
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return false;
+  const bool narrow = module->kernels[0].index32;
+  // The source says which it is, for explain and GJ_LOGS=codegen.
+  EXPECT_NE(module->source.find(narrow ? "Index math in 32 bits"
+                                       : "Index math in 64 bits"),
+            std::string::npos);
+  EXPECT_EQ(module->source.find("const int i0") != std::string::npos, narrow);
+  return narrow;
+}
+
+TEST(CudaCodegenTest, StaticSizesBelowTwoToThe31UseIntIndices) {
+  EXPECT_TRUE(
+      Index32(ScaleKernel(IndexExpr::Const(1000), IndexExpr::Const(4), 0)));
+  // The largest offset (rows - 1) * stride decides, not the row count.
+  EXPECT_TRUE(Index32(
+      ScaleKernel(IndexExpr::Const(int64_t{1} << 28), IndexExpr::Const(7), 0)));
+  EXPECT_FALSE(Index32(
+      ScaleKernel(IndexExpr::Const(int64_t{1} << 28), IndexExpr::Const(8), 0)));
+  EXPECT_FALSE(Index32(
+      ScaleKernel(IndexExpr::Const(int64_t{3} << 30), IndexExpr::Const(1), 0)));
+  // Within kIndex32Limit's headroom below 2^31: still 64-bit.
+  EXPECT_FALSE(Index32(ScaleKernel(IndexExpr::Const((int64_t{1} << 31) - 1000),
+                                   IndexExpr::Const(1), 0)));
+  // The real graphs of the golden tests are all narrow.
+  GraphBuilder b("softmax");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "sm", "aten._softmax.default",
+          {Arg::Ref("x"), Arg::Int(-1), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("sm")}).ok());
+  auto module = testing::RenderPlan(testing::PlanOf(*Finish(b), {{4, 64}}));
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(module->kernels[0].index32);
+}
+
+TEST(CudaCodegenTest, SymbolicSizesNeedBoundsForIntIndices) {
+  const Kernel k = ScaleKernel(IndexExpr::Size(0), IndexExpr::Size(1), 2);
+  EXPECT_FALSE(Index32(k));
+  EXPECT_FALSE(Index32(k, {1 << 20}));  // s1 unbounded
+  EXPECT_FALSE(Index32(k, {1 << 20, -1}));
+  EXPECT_TRUE(Index32(k, {1 << 20, 1 << 10}));
+  EXPECT_FALSE(Index32(k, {1 << 20, 1 << 12}));  // 2^32 elements apart
+  const Kernel* kernels[] = {&k};
+  auto module = RenderCudaModule(kernels, {.size_bounds = {1 << 20, 1 << 10}});
+  ASSERT_TRUE(module.ok()) << module.status();
+  // The parameters stay long long (the launch ABI); the body narrows them.
+  EXPECT_NE(module->source.find("long long s1"), std::string::npos);
+  EXPECT_NE(module->source.find("const int s1i = (int)s1;"), std::string::npos);
+  EXPECT_NE(module->source.find("b0[(i0 * s1i)]"), std::string::npos)
+      << module->source;
+  ExpectNvrtcCompiles(*module);
+}
+
+TEST(CudaCodegenTest, GatherOffsetsCountTheWholeIndexRange) {
+  // out[i0] = table[idx[i0] * stride] for idx in [0, bound).
+  auto gather = [](int64_t bound, int64_t stride) {
+    Kernel k;
+    k.buffers = {{"in0", DType::kInt64, false},
+                 {"in1", DType::kFloat32, false},
+                 {"out0", DType::kFloat32, true}};
+    k.outer = {{0, IndexExpr::Const(16)}};
+    k.num_checks = 1;
+    Stage s;
+    s.value =
+        ValueExpr::Gather(1, DType::kFloat32, IndexExpr::Const(0),
+                          ValueExpr::Load(0, DType::kInt64, IndexExpr::Var(0)),
+                          IndexExpr::Const(stride), IndexExpr::Const(bound), 0);
+    s.buffer = 2;
+    s.index = IndexExpr::Var(0);
+    k.stages = {s};
+    return k;
+  };
+  const Kernel narrow = gather(1000, 64);
+  EXPECT_TRUE(Index32(narrow));
+  EXPECT_FALSE(Index32(gather(int64_t{1} << 20, int64_t{1} << 12)));
+  const Kernel* kernels[] = {&narrow};
+  auto module = RenderCudaModule(kernels);
+  ASSERT_TRUE(module.ok()) << module.status();
+  // The loaded index is compared in 64 bits, narrowed only once in range.
+  EXPECT_NE(module->source.find("(unsigned long long)v0 < (unsigned long long)"
+                                "1000"),
+            std::string::npos)
+      << module->source;
+  EXPECT_NE(module->source.find("v1 ? b1[0 + (int)v0 * 64]"), std::string::npos)
+      << module->source;
+  ExpectNvrtcCompiles(*module);
+}
+
 TEST(CudaCodegenTest, RejectsBadBlockSizes) {
   for (int threads : {0, 16, 48, 2048}) {
     auto module = RenderCudaModule({}, {.block_threads = threads});

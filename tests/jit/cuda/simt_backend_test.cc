@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "gtest/gtest.h"
+#include "jit/cuda/cuda_codegen.h"
 #include "jit/jit_compiler.h"
+#include "jit/kernel_backend.h"
 #include "jit/kernel_cache.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/jit/jit_test_util.h"
@@ -155,6 +157,80 @@ TEST(SimtBackendTest, DynamicEntryServesSixSizes) {
   auto jit = SimtJit(64);
   auto exe = jit->Compile(entry.graph, entry.spec);
   ASSERT_TRUE(exe.ok()) << exe.status();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok());
+  for (const auto& call : calls) {
+    SCOPED_TRACE(absl::StrCat("cols ", call[0].size(1)));
+    auto actual = (*exe)->Run(call);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    auto expected = (*eager)->Run(call);
+    ASSERT_TRUE(expected.ok());
+    testing::ExpectTensor((*actual)[0], DType::kFloat32, (*expected)[0].sizes(),
+                          testing::ToDoubles((*expected)[0]), 2e-5, 2e-5);
+  }
+}
+
+// Keeps a copy of every kernel the JIT compiles, then compiles on `inner`.
+class RecordingBackend : public KernelBackend {
+ public:
+  explicit RecordingBackend(std::shared_ptr<KernelBackend> inner)
+      : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels) override {
+    for (const Kernel* k : kernels) kernels_.push_back(*k);
+    return inner_->Compile(kernels, labels);
+  }
+  KernelCacheStats cache_stats() const override {
+    return inner_->cache_stats();
+  }
+  const std::vector<Kernel>& kernels() const { return kernels_; }
+
+ private:
+  std::shared_ptr<KernelBackend> inner_;
+  std::vector<Kernel> kernels_;
+};
+
+// The same dynamic entry with its sizes bounded at compile time: its
+// kernels compute indices in int and still match eager at every size.
+TEST(SimtBackendTest, BoundedDynamicEntryUsesIntIndices) {
+  GraphBuilder b("bounded_softmax");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "e", "aten.exp.default", {Arg::Ref("x")});
+  AddNode(b, "y", "aten._log_softmax.default",
+          {Arg::Ref("e"), Arg::Int(1), Arg::Bool(false)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("y")}).ok());
+  auto graph = Finish(b);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t cols : {3, 40, 700}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {3, cols}, cols)});
+  }
+  const testing::DynamicEntry entry =
+      testing::MakeDynamicEntry(graph, calls[0], {{0, 1}});
+  ASSERT_NE(entry.graph, nullptr);
+  SimtCudaBackend::Options simt;
+  simt.codegen.block_threads = 64;
+  simt.codegen.size_bounds = {4096, 4096, 4096, 4096};
+  simt.nvrtc_archs = {CudaArch{8, 0}};
+  auto recorder = std::make_shared<RecordingBackend>(
+      std::make_shared<SimtCudaBackend>(simt));
+  auto jit = JitCompiler::Create(
+      {.fail_instead_of_eager = true, .kernel_backend = recorder});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto exe = (*jit)->Compile(entry.graph, entry.spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  ASSERT_FALSE(recorder->kernels().empty());
+  for (const Kernel& k : recorder->kernels()) {
+    ASSERT_GT(k.num_size_params, 0) << k.ToString();
+    const Kernel* one[] = {&k};
+    auto bounded = RenderCudaModule(one, simt.codegen);
+    ASSERT_TRUE(bounded.ok()) << bounded.status();
+    EXPECT_TRUE(bounded->kernels[0].index32) << bounded->source;
+    auto unbounded = RenderCudaModule(one, {.block_threads = 64});
+    ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+    EXPECT_FALSE(unbounded->kernels[0].index32);
+  }
   auto eager = EagerInterpreter::Create(graph);
   ASSERT_TRUE(eager.ok());
   for (const auto& call : calls) {

@@ -2,6 +2,8 @@
 #define GJ_DEVICE static __device__ __forceinline__
 GJ_DEVICE long long gj_imax(long long a, long long b) { return a > b ? a : b; }
 GJ_DEVICE long long gj_imin(long long a, long long b) { return a < b ? a : b; }
+GJ_DEVICE int gj_imax(int a, int b) { return a > b ? a : b; }
+GJ_DEVICE int gj_imin(int a, int b) { return a < b ? a : b; }
 // NaN-propagating maximum/minimum (torch.maximum).
 GJ_DEVICE float gj_maximum(float a, float b) {
   return a != a ? a : (b != b ? b : fmaxf(a, b));
@@ -24,22 +26,24 @@ GJ_DEVICE long long gj_f2i(double d) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const long long* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2, unsigned long long* __restrict__ gj_faults) {
-  const long long gj_rows = 120LL;
-  long long gj_row = (long long)blockIdx.x * 256 + threadIdx.x;
-  const long long gj_row_step = (long long)gridDim.x * 256;
+  // Index math in 32 bits: every index fits an int.
+  const unsigned gj_rows = 120;
+  const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
   unsigned long long gj_fault = 0;
   for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    long long gj_row_q = gj_row;
-    const long long i2 = gj_row_q % 8LL; gj_row_q /= 8LL;
-    const long long i1 = gj_row_q % 5LL; gj_row_q /= 5LL;
-    const long long i0 = gj_row_q;
+    int gj_row_q = (int)gj_row;
+    const int i2 = gj_row_q % 8; gj_row_q /= 8;
+    const int i1 = gj_row_q % 5; gj_row_q /= 5;
+    const int i0 = gj_row_q;
     {
-      const long long v0 = b0[((i0 * 5LL) + i1)];
-      const bool v1 = (unsigned long long)v0 < (unsigned long long)10LL;
+      const long long v0 = b0[((i0 * 5) + i1)];
+      const bool v1 = (unsigned long long)v0 < (unsigned long long)10;
       if (!v1) gj_fault |= 1ull << 0;
-      const float v2 = v1 ? b1[i2 + v0 * 8LL] : (float)0;
+      const float v2 = v1 ? b1[i2 + (int)v0 * 8] : (float)0;
       const float v3 = (v2 < 0 ? (float)0 : v2);
-      b2[((i0 * 40LL) + ((i1 * 8LL) + i2))] = v3;
+      b2[((i0 * 40) + ((i1 * 8) + i2))] = v3;
     }
   }
   if (gj_fault != 0) atomicOr(gj_faults, gj_fault);

@@ -2,6 +2,8 @@
 #define GJ_DEVICE static __device__ __forceinline__
 GJ_DEVICE long long gj_imax(long long a, long long b) { return a > b ? a : b; }
 GJ_DEVICE long long gj_imin(long long a, long long b) { return a < b ? a : b; }
+GJ_DEVICE int gj_imax(int a, int b) { return a > b ? a : b; }
+GJ_DEVICE int gj_imin(int a, int b) { return a < b ? a : b; }
 // NaN-propagating maximum/minimum (torch.maximum).
 GJ_DEVICE float gj_maximum(float a, float b) {
   return a != a ? a : (b != b ? b : fmaxf(a, b));
@@ -24,20 +26,22 @@ GJ_DEVICE long long gj_f2i(double d) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __restrict__ b0, const float* __restrict__ b1, const float* __restrict__ b2, float* __restrict__ b3) {
-  const long long gj_rows = 4LL;
-  long long gj_row = (long long)blockIdx.x * 256 + threadIdx.x;
-  const long long gj_row_step = (long long)gridDim.x * 256;
+  // Index math in 32 bits: every index fits an int.
+  const unsigned gj_rows = 4;
+  const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
   for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    const long long i0 = gj_row;
+    const int i0 = (int)gj_row;
     float l0;
     {
       float gj_acc0 = (float)0;
       double gj_total0 = 0;
       int gj_count0 = 0;
-      for (long long gj_f = 0; gj_f < 16LL; ++gj_f) {
-        const long long i1 = gj_f;
-        const float v0 = b0[((i0 * 16LL) + i1)];
-        b3[((i0 * 16LL) + i1)] = v0;
+      for (int gj_f = 0; gj_f < 16; ++gj_f) {
+        const int i1 = gj_f;
+        const float v0 = b0[((i0 * 16) + i1)];
+        b3[((i0 * 16) + i1)] = v0;
         gj_acc0 += (float)v0;
         if (++gj_count0 == 128) { gj_total0 += (double)gj_acc0; gj_acc0 = 0; gj_count0 = 0; }
       }
@@ -49,9 +53,9 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       float gj_acc1 = (float)0;
       double gj_total1 = 0;
       int gj_count1 = 0;
-      for (long long gj_f = 0; gj_f < 16LL; ++gj_f) {
-        const long long i1 = gj_f;
-        const float v1 = b0[((i0 * 16LL) + i1)];
+      for (int gj_f = 0; gj_f < 16; ++gj_f) {
+        const int i1 = gj_f;
+        const float v1 = b0[((i0 * 16) + i1)];
         const float v2 = (l0 / 1.600000000e+01f);
         const float v3 = (v1 - v2);
         const float v4 = (v3 * v3);
@@ -61,9 +65,9 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       gj_total1 += (double)gj_acc1;
       l1 = (float)gj_total1;
     }
-    for (long long gj_f = 0; gj_f < 16LL; ++gj_f) {
-      const long long i1 = gj_f;
-      const float v5 = b3[((i0 * 16LL) + i1)];
+    for (int gj_f = 0; gj_f < 16; ++gj_f) {
+      const int i1 = gj_f;
+      const float v5 = b3[((i0 * 16) + i1)];
       const float v6 = (l0 / 1.600000000e+01f);
       const float v7 = (v5 - v6);
       const float v8 = (l1 / 1.600000000e+01f);
@@ -75,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       const float v14 = (v12 * v13);
       const float v15 = b2[i1];
       const float v16 = (v14 + v15);
-      b3[((i0 * 16LL) + i1)] = v16;
+      b3[((i0 * 16) + i1)] = v16;
     }
   }
 }

@@ -2,6 +2,8 @@
 #define GJ_DEVICE static __device__ __forceinline__
 GJ_DEVICE long long gj_imax(long long a, long long b) { return a > b ? a : b; }
 GJ_DEVICE long long gj_imin(long long a, long long b) { return a < b ? a : b; }
+GJ_DEVICE int gj_imax(int a, int b) { return a > b ? a : b; }
+GJ_DEVICE int gj_imin(int a, int b) { return a < b ? a : b; }
 // NaN-propagating maximum/minimum (torch.maximum).
 GJ_DEVICE float gj_maximum(float a, float b) {
   return a != a ? a : (b != b ? b : fmaxf(a, b));
@@ -24,22 +26,24 @@ GJ_DEVICE long long gj_f2i(double d) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2) {
-  const long long gj_rows = 32LL;
-  long long gj_row = (long long)blockIdx.x * 256 + threadIdx.x;
-  const long long gj_row_step = (long long)gridDim.x * 256;
+  // Index math in 32 bits: every index fits an int.
+  const unsigned gj_rows = 32;
+  const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
   for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    long long gj_row_q = gj_row;
-    const long long i1 = gj_row_q % 8LL; gj_row_q /= 8LL;
-    const long long i0 = gj_row_q;
+    int gj_row_q = (int)gj_row;
+    const int i1 = gj_row_q % 8; gj_row_q /= 8;
+    const int i0 = gj_row_q;
     {
-      const float v0 = b0[((i0 * 8LL) + i1)];
+      const float v0 = b0[((i0 * 8) + i1)];
       const float v1 = b1[i1];
       const float v2 = (v0 + v1);
       const float v3 = (v2 * v0);
       const float v4 = (v3 < 0 ? (float)0 : v3);
       const float v5 = (float)(1.50000000000000000e+00);
       const float v6 = (v4 - v5);
-      b2[((i0 * 8LL) + i1)] = v6;
+      b2[((i0 * 8) + i1)] = v6;
     }
   }
 }

@@ -2,6 +2,8 @@
 #define GJ_DEVICE static __device__ __forceinline__
 GJ_DEVICE long long gj_imax(long long a, long long b) { return a > b ? a : b; }
 GJ_DEVICE long long gj_imin(long long a, long long b) { return a < b ? a : b; }
+GJ_DEVICE int gj_imax(int a, int b) { return a > b ? a : b; }
+GJ_DEVICE int gj_imin(int a, int b) { return a < b ? a : b; }
 // NaN-propagating maximum/minimum (torch.maximum).
 GJ_DEVICE float gj_maximum(float a, float b) {
   return a != a ? a : (b != b ? b : fmaxf(a, b));
@@ -24,18 +26,20 @@ GJ_DEVICE long long gj_f2i(double d) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __restrict__ b0, float* __restrict__ b1) {
-  const long long gj_rows = 4LL;
+  // Index math in 32 bits: every index fits an int.
   const int gj_lane = threadIdx.x & 31;
-  long long gj_row = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
-  const long long gj_row_step = (long long)gridDim.x * 8;
+  const unsigned gj_rows = 4;
+  const long long gj_first = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
+  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 8, (long long)gj_rows);
   for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    const long long i0 = gj_row;
+    const int i0 = (int)gj_row;
     float l0;
     {
       float gj_acc0 = (float)__int_as_float((int)0xff800000u);
-      for (long long gj_f = gj_lane; gj_f < 64LL; gj_f += 32) {
-        const long long i1 = gj_f;
-        const float v0 = b0[((i0 * 64LL) + i1)];
+      for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
+        const int i1 = gj_f;
+        const float v0 = b0[((i0 * 64) + i1)];
         gj_acc0 = gj_maximum(gj_acc0, (float)v0);
       }
       for (int gj_o = 16; gj_o > 0; gj_o >>= 1) {
@@ -52,12 +56,12 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       float gj_acc1 = (float)0;
       double gj_total1 = 0;
       int gj_count1 = 0;
-      for (long long gj_f = gj_lane; gj_f < 64LL; gj_f += 32) {
-        const long long i1 = gj_f;
-        const float v1 = b0[((i0 * 64LL) + i1)];
+      for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
+        const int i1 = gj_f;
+        const float v1 = b0[((i0 * 64) + i1)];
         const float v2 = (v1 - l0);
         const float v3 = expf(v2);
-        b1[((i0 * 64LL) + i1)] = v3;
+        b1[((i0 * 64) + i1)] = v3;
         gj_acc1 += (float)v3;
         if (++gj_count1 == 128) { gj_total1 += (double)gj_acc1; gj_acc1 = 0; gj_count1 = 0; }
       }
@@ -71,12 +75,12 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       l1 = (float)gj_total1;
     }
     __syncwarp();
-    for (long long gj_f = gj_lane; gj_f < 64LL; gj_f += 32) {
-      const long long i1 = gj_f;
-      const float v4 = b1[((i0 * 64LL) + i1)];
+    for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
+      const int i1 = gj_f;
+      const float v4 = b1[((i0 * 64) + i1)];
       const float v5 = (1.000000000e+00f / l1);
       const float v6 = (v4 * v5);
-      b1[((i0 * 64LL) + i1)] = v6;
+      b1[((i0 * 64) + i1)] = v6;
     }
   }
 }
