@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "jit/cuda/cuda_c_expr.h"
 #include "jit/cuda/cuda_index_range.h"
+#include "jit/cuda/cuda_online_softmax.h"
 
 namespace guardjit {
 namespace {
@@ -109,6 +110,8 @@ class KernelWriter {
   absl::Status WriteStore(const Stage& stage);
   absl::Status WriteReduce(const Stage& stage, int index);
   absl::Status WriteArgReduce(const Stage& stage, int index);
+  // Stages `max` and `sum` (PlanOnlineSoftmax's pair) as one online pass.
+  absl::Status WriteOnlineMaxSum(const Stage& max, const Stage& sum, int index);
   // Combines the group's partial values `vars` (of C types `types`) with the
   // pairwise combination `combine` (statements over a<k> (ours) and b<k>
   // (theirs), updating a<k>), leaving every thread with the result.
@@ -562,6 +565,84 @@ absl::Status KernelWriter::WriteArgReduce(const Stage& stage, int index) {
   return absl::OkStatus();
 }
 
+// Seeds memo_ so that every Local(local) node in `e` renders as `name`.
+void SeedLocal(const ValueExpr& e, int local, const std::string& name,
+               absl::flat_hash_map<const void*, std::string>& memo) {
+  if (e.kind() == ValueExpr::Kind::kLocal && e.local() == local) {
+    memo[e.id()] = name;
+    return;
+  }
+  for (int i = 0; i < e.num_operands(); ++i) {
+    SeedLocal(e.operand(i), local, name, memo);
+  }
+}
+
+// The row's max m and sum s of exp(x - m) in one pass: a thread keeps its
+// running max and a sum relative to it, rescaled by exp(m_old - m_new) when
+// the max grows (a NaN becomes the max and poisons the sum); partials
+// combine by the same rule, a partial at the combined max unscaled, so two
+// -inf (empty) partials never compute exp(-inf - -inf). Elements equal to a
+// -inf running max add nothing; a row whose max ends -inf (every element
+// -inf) gets the sum NaN, as the two-pass sum of exp(-inf - -inf) gives.
+// Float sums block as WriteReduce's do (the blocks and the threads'
+// partials in double).
+absl::Status KernelWriter::WriteOnlineMaxSum(const Stage& max, const Stage& sum,
+                                             int index) {
+  memo_.clear();
+  const DType d = max.value.dtype();
+  const bool f64 = d == DType::kFloat64;
+  ASSIGN_OR_RETURN(std::string t, ComputeType(d));
+  const std::string ninf = FloatLiteral(-INFINITY, d);
+  const std::string exp = f64 ? "exp" : "expf";
+  const std::string m = absl::StrCat("gj_max", index);
+  const std::string acc = absl::StrCat("gj_acc", index);
+  const std::string total = absl::StrCat("gj_total", index);
+  const std::string count = absl::StrCat("gj_count", index);
+  Line(absl::StrCat(t, " ", m, " = ", ninf, ";"));
+  Line(absl::StrCat(t, " ", acc, " = 0;"));
+  if (!f64) {
+    Line(absl::StrCat("double ", total, " = 0;"));
+    Line(absl::StrCat("int ", count, " = 0;"));
+  }
+  OpenStageLoop(max.loops);
+  ASSIGN_OR_RETURN(std::string x, Value(max.value));
+  Line(absl::StrCat("if (", x, " > ", m, " || ", x, " != ", x, ") {"));
+  ++indent_;
+  const std::string r = Temp();
+  Line(absl::StrCat("const ", t, " ", r, " = ", exp, "(", m, " - ", x, ");"));
+  Line(absl::StrCat(acc, " *= ", r, ";"));
+  if (!f64) Line(absl::StrCat(total, " *= (double)", r, ";"));
+  Line(absl::StrCat(m, " = ", x, ";"));
+  CloseBlock();
+  // exp(W - local) with W the value just maximized and the local the
+  // running max.
+  memo_[sum.value.operand(0).operand(0).id()] = x;
+  SeedLocal(sum.value, max.local, m, memo_);
+  ASSIGN_OR_RETURN(std::string e, Value(sum.value));
+  Line(absl::StrCat("if (", m, " != ", ninf, ") ", acc, " += ", e, ";"));
+  if (!f64) {
+    Line(absl::StrCat("if (++", count, " == ", kCudaSumBlock, ") { ", total,
+                      " += (double)", acc, "; ", acc, " = 0; ", count,
+                      " = 0; }"));
+  }
+  CloseBlock();
+  std::string s = acc;
+  if (!f64) {
+    Line(absl::StrCat(total, " += (double)", acc, ";"));
+    s = total;
+  }
+  GroupReduce(index, {m, s}, {t, "double"},
+              absl::StrCat("{ const ", t, " gj_mm = gj_maximum(a0, b0); a1 = ",
+                           "(a0 == gj_mm ? a1 : a1 * ", exp,
+                           "(a0 - gj_mm)) + (b0 == gj_mm ? b1 : b1 * ", exp,
+                           "(b0 - gj_mm)); a0 = gj_mm; }"));
+  const std::string n = Idx(Extent(max.loops));
+  Line(absl::StrCat("l", max.local, " = ", m, ";"));
+  Line(absl::StrCat("l", sum.local, " = ", m, " == ", ninf, " && ", n,
+                    " > 0 ? ", FloatLiteral(NAN, d), " : (", t, ")", s, ";"));
+  return absl::OkStatus();
+}
+
 absl::Status KernelWriter::Write(std::string* out) {
   // The mapping: by the longest stage's element count.
   int64_t row = 1;
@@ -655,11 +736,31 @@ absl::Status KernelWriter::Write(std::string* out) {
   Line("for (; gj_row < gj_rows; gj_row += gj_row_step) {");
   ++indent_;
   Decompose(k_.outer, narrow_ ? "(int)gj_row" : "gj_row");
-  for (size_t i = 0; i < k_.stages.size(); ++i) {
-    const Stage& stage = k_.stages[i];
+  const OnlineSoftmaxPlan plan = PlanOnlineSoftmax(k_);
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const Stage& stage = plan.stages[i];
     if (i > 0) Sync();
     if (stage.kind == Stage::Kind::kStore) {
       RETURN_IF_ERROR(WriteStore(stage));
+      continue;
+    }
+    if (plan.fused[i]) {
+      const Stage& sum = plan.stages[i + 1];
+      if (stage.local < 0 || stage.local >= k_.num_locals || sum.local < 0 ||
+          sum.local >= k_.num_locals) {
+        return absl::InternalError("reduction into an undeclared local");
+      }
+      ASSIGN_OR_RETURN(std::string t, ComputeType(stage.value.dtype()));
+      Line(absl::StrCat(t, " l", stage.local, ";"));
+      Line(absl::StrCat(t, " l", sum.local, ";"));
+      Line("{");
+      ++indent_;
+      RETURN_IF_ERROR(WriteOnlineMaxSum(stage, sum, static_cast<int>(i)));
+      CloseBlock();
+      local_ready_[stage.local] = true;
+      local_ready_[sum.local] = true;
+      ++info_->online_softmax_passes;
+      ++i;
       continue;
     }
     if (stage.local < 0 || stage.local >= k_.num_locals) {

@@ -37,6 +37,19 @@
 // index in 64 bits and narrows it only on the in-range path. The kernel's
 // first line says which width it uses (CudaKernelInfo::index32).
 //
+// Online softmax. A max reduction followed by a sum of exp(x - max) over the
+// same row and the same x (softmax, log_softmax, logsumexp-like chains;
+// cuda_online_softmax.h) runs as one pass: each thread keeps a running max m
+// and a sum relative to it (s = s * exp(m_old - m_new) when m grows, then
+// s += exp(x - m)), and partials combine by the same rule, a partial already
+// at the combined max taken unscaled so -inf partials never compute
+// exp(-inf - -inf). A row whose max ends -inf gets the sum NaN (softmax of
+// an all -inf row is NaN, as in torch); a NaN becomes the max and poisons
+// the sum. Values the stages stored for the output to read back (x for
+// log_softmax, exp(x - max) for softmax) are recomputed by the output stage
+// instead, so a row is read twice and written once
+// (CudaKernelInfo::online_softmax_passes counts the fused pairs).
+//
 // The generated code stays inside the subset the SIMT emulator models:
 // static __shared__ arrays, __syncthreads/__syncwarp, __shfl_xor_sync over
 // full warps, atomicOr, libm names, __half/__nv_bfloat16 conversions.
@@ -83,6 +96,9 @@ struct CudaKernelInfo {
   // Loop variables and index arithmetic are `int` (every index, offset and
   // loop count provably within kIndex32Limit), else `long long`.
   bool index32 = false;
+  // Softmax/log_softmax rows whose max and sum of exponentials run as one
+  // online pass (cuda_online_softmax.h).
+  int online_softmax_passes = 0;
 
   // Blocks to launch for the sizes `sizes`: enough to give every group a
   // row, at most `max_blocks` (the rows are grid-strided beyond), at least 1.

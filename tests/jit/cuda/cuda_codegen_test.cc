@@ -241,6 +241,56 @@ TEST(CudaCodegenTest, GatherOffsetsCountTheWholeIndexRange) {
   ExpectNvrtcCompiles(*module);
 }
 
+// max(V) then sum(exp(W - max)) fuses into one online pass only when W is V
+// (a copy of the same expression counts): otherwise the running max would
+// not bound the exponentials.
+TEST(CudaCodegenTest, OnlineMaxSumNeedsTheSameValue) {
+  auto kernel = [](bool same) {
+    Kernel k;
+    k.buffers = {{"in0", DType::kFloat32, false},
+                 {"out0", DType::kFloat32, true}};
+    k.outer = {{0, IndexExpr::Const(4)}};
+    k.num_locals = 2;
+    const IndexExpr at =
+        IndexExpr::Var(0) * IndexExpr::Const(64) + IndexExpr::Var(1);
+    const std::vector<LoopRange> row = {{1, IndexExpr::Const(64)}};
+    auto x = [&] { return ValueExpr::Load(0, DType::kFloat32, at); };
+    Stage max;
+    max.kind = Stage::Kind::kReduce;
+    max.loops = row;
+    max.value = x();
+    max.local = 0;
+    max.combine = CombineOp::kMax;
+    const ValueExpr w =
+        same ? x()
+             : ValueExpr::Binary(BinaryOp::kMul, x(),
+                                 ValueExpr::Const(DType::kFloat32, 2.0));
+    Stage sum = max;
+    sum.value = ValueExpr::Unary(
+        UnaryOp::kExp, ValueExpr::Binary(BinaryOp::kSub, w,
+                                         ValueExpr::Local(0, DType::kFloat32)));
+    sum.local = 1;
+    sum.combine = CombineOp::kSum;
+    Stage out;
+    out.loops = row;
+    out.value = ValueExpr::Binary(BinaryOp::kDiv, x(),
+                                  ValueExpr::Local(1, DType::kFloat32));
+    out.buffer = 1;
+    out.index = at;
+    k.stages = {max, sum, out};
+    return k;
+  };
+  for (const bool same : {true, false}) {
+    const Kernel k = kernel(same);
+    const Kernel* kernels[] = {&k};
+    auto module = RenderCudaModule(kernels);
+    ASSERT_TRUE(module.ok()) << module.status();
+    EXPECT_EQ(module->kernels[0].online_softmax_passes, same ? 1 : 0)
+        << module->source;
+    ExpectNvrtcCompiles(*module);
+  }
+}
+
 TEST(CudaCodegenTest, RejectsBadBlockSizes) {
   for (int threads : {0, 16, 48, 2048}) {
     auto module = RenderCudaModule({}, {.block_threads = threads});

@@ -19,6 +19,7 @@
 #include "jit/kernel_backend.h"
 #include "jit/kernel_cache.h"
 #include "runtime/eager_interpreter.h"
+#include "tests/jit/cuda/cuda_test_util.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -88,6 +89,51 @@ TEST(SimtBackendTest, SoftmaxAtEveryRowMappingAndBlockSize) {
       SCOPED_TRACE(absl::StrCat(threads, " threads, rows of ", cols));
       ExpectMatchesEager(
           *jit, graph, {RandomTensor(DType::kFloat32, {5, cols}, cols)}, 2e-5);
+    }
+  }
+}
+
+// softmax and log_softmax take their row's max and sum in one online pass
+// (cuda_online_softmax.h): rows of -inf (all: NaN as torch gives; some:
+// zeros there), +inf, NaN and values that raise the running max late, at
+// every row mapping, in float32, float64 and float16, match eager.
+TEST(SimtBackendTest, OnlineSoftmaxMatchesEagerOnSpecialRows) {
+  for (const bool log : {false, true}) {
+    auto graph = UnaryOpGraph(
+        log ? "aten._log_softmax.default" : "aten._softmax.default",
+        {Arg::Int(-1), Arg::Bool(false)});
+    for (const DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kFloat16}) {
+      // The plan fuses the max and the sum into one pass.
+      auto module =
+          testing::RenderPlan(testing::PlanOf(*graph, {{6, 300}}, dtype));
+      ASSERT_TRUE(module.ok()) << module.status();
+      ASSERT_EQ(module->kernels.size(), 1u);
+      EXPECT_EQ(module->kernels[0].online_softmax_passes, 1) << module->source;
+      {
+        const int threads = 128;  // 4 warps: partials cross warps too
+        auto jit = SimtJit(threads);
+        for (int64_t cols : {7, 300, 3000}) {
+          SCOPED_TRACE(absl::StrCat(log ? "log_softmax " : "softmax ",
+                                    DTypeName(dtype), " ", threads,
+                                    " threads, rows of ", cols));
+          const double inf = std::numeric_limits<double>::infinity();
+          std::vector<double> v(6 * cols);
+          for (int64_t c = 0; c < cols; ++c) {
+            v[c] = -inf;                                             // all -inf
+            v[cols + c] = c % 3 == 0 ? -inf : std::sin(c * 0.37);    // some
+            v[2 * cols + c] = c == cols / 2 ? inf : 0.25 * (c % 5);  // +inf
+            v[3 * cols + c] = c == cols - 1 ? NAN : 0.1 * (c % 7);   // NaN
+            v[4 * cols + c] = 0.01 * c;  // the max grows at every element
+            v[5 * cols + c] = c < cols - 2 ? -inf : 1.0;  // late first value
+          }
+          ExpectMatchesEager(*jit, graph,
+                             {testing::MakeTensor(dtype, {6, cols}, v)},
+                             dtype == DType::kFloat16   ? 2e-3
+                             : dtype == DType::kFloat64 ? 1e-11
+                                                        : 2e-5);
+        }
+      }
     }
   }
 }

@@ -35,52 +35,48 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
   for (; gj_row < gj_rows; gj_row += gj_row_step) {
     const int i0 = (int)gj_row;
     float l0;
+    float l1;
     {
-      float gj_acc0 = (float)__int_as_float((int)0xff800000u);
+      float gj_max0 = __int_as_float((int)0xff800000u);
+      float gj_acc0 = 0;
+      double gj_total0 = 0;
+      int gj_count0 = 0;
       for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
         const int i1 = gj_f;
         const float v0 = b0[((i0 * 64) + i1)];
-        gj_acc0 = gj_maximum(gj_acc0, (float)v0);
-      }
-      for (int gj_o = 16; gj_o > 0; gj_o >>= 1) {
-        float a0 = gj_acc0;
-        const float b0 = __shfl_xor_sync(0xffffffffu, gj_acc0, gj_o);
-        a0 = gj_maximum(a0, b0);
-        gj_acc0 = a0;
-      }
-      l0 = (float)gj_acc0;
-    }
-    __syncwarp();
-    float l1;
-    {
-      float gj_acc1 = (float)0;
-      double gj_total1 = 0;
-      int gj_count1 = 0;
-      for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
-        const int i1 = gj_f;
-        const float v1 = b0[((i0 * 64) + i1)];
-        const float v2 = (v1 - l0);
+        if (v0 > gj_max0 || v0 != v0) {
+          const float v1 = expf(gj_max0 - v0);
+          gj_acc0 *= v1;
+          gj_total0 *= (double)v1;
+          gj_max0 = v0;
+        }
+        const float v2 = (v0 - gj_max0);
         const float v3 = expf(v2);
-        b1[((i0 * 64) + i1)] = v3;
-        gj_acc1 += (float)v3;
-        if (++gj_count1 == 128) { gj_total1 += (double)gj_acc1; gj_acc1 = 0; gj_count1 = 0; }
+        if (gj_max0 != __int_as_float((int)0xff800000u)) gj_acc0 += v3;
+        if (++gj_count0 == 128) { gj_total0 += (double)gj_acc0; gj_acc0 = 0; gj_count0 = 0; }
       }
-      gj_total1 += (double)gj_acc1;
+      gj_total0 += (double)gj_acc0;
       for (int gj_o = 16; gj_o > 0; gj_o >>= 1) {
-        double a0 = gj_total1;
-        const double b0 = __shfl_xor_sync(0xffffffffu, gj_total1, gj_o);
-        a0 += b0;
-        gj_total1 = a0;
+        float a0 = gj_max0;
+        const float b0 = __shfl_xor_sync(0xffffffffu, gj_max0, gj_o);
+        double a1 = gj_total0;
+        const double b1 = __shfl_xor_sync(0xffffffffu, gj_total0, gj_o);
+        { const float gj_mm = gj_maximum(a0, b0); a1 = (a0 == gj_mm ? a1 : a1 * expf(a0 - gj_mm)) + (b0 == gj_mm ? b1 : b1 * expf(b0 - gj_mm)); a0 = gj_mm; }
+        gj_max0 = a0;
+        gj_total0 = a1;
       }
-      l1 = (float)gj_total1;
+      l0 = gj_max0;
+      l1 = gj_max0 == __int_as_float((int)0xff800000u) && 64 > 0 ? __int_as_float(0x7fc00000) : (float)gj_total0;
     }
     __syncwarp();
     for (int gj_f = gj_lane; gj_f < 64; gj_f += 32) {
       const int i1 = gj_f;
-      const float v4 = b1[((i0 * 64) + i1)];
-      const float v5 = (1.000000000e+00f / l1);
-      const float v6 = (v4 * v5);
-      b1[((i0 * 64) + i1)] = v6;
+      const float v4 = b0[((i0 * 64) + i1)];
+      const float v5 = (v4 - l0);
+      const float v6 = expf(v5);
+      const float v7 = (1.000000000e+00f / l1);
+      const float v8 = (v6 * v7);
+      b1[((i0 * 64) + i1)] = v8;
     }
   }
 }
