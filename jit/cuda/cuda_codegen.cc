@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -13,6 +15,7 @@
 #include "jit/cuda/cuda_c_expr.h"
 #include "jit/cuda/cuda_index_range.h"
 #include "jit/cuda/cuda_online_softmax.h"
+#include "jit/cuda/cuda_vectorize.h"
 
 namespace guardjit {
 namespace {
@@ -69,6 +72,34 @@ GJ_DEVICE float gj_round_bf16(float x) {
 }
 )";
 
+constexpr char kVectorPrelude[] =
+    R"(// Vector accesses of pointwise kernels, at addresses aligned to the
+// vector (the kernel checks its buffers before taking the vector path).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) gj_vec {
+  T v[N];
+};
+template <int N, typename T>
+GJ_DEVICE gj_vec<T, N> gj_vload(const T* p) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    return gj_simt_poisoned<gj_vec<T, N>>();
+  }
+#endif
+  return *reinterpret_cast<const gj_vec<T, N>*>(p);
+}
+template <int N, typename T>
+GJ_DEVICE void gj_vstore(T* p, const gj_vec<T, N>& x) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    *reinterpret_cast<gj_vec<T, N>*>(p) = gj_simt_poisoned<gj_vec<T, N>>();
+    return;
+  }
+#endif
+  *reinterpret_cast<gj_vec<T, N>*>(p) = x;
+}
+)";
+
 bool UsesReducedFloat(const ValueExpr& e) {
   if (IsReducedFloat(e.dtype())) return true;
   for (int i = 0; i < e.num_operands(); ++i) {
@@ -105,8 +136,20 @@ class KernelWriter {
     --indent_;
     Line("}");
   }
-  // Declares the variables of `loops` from the flat position `flat`.
-  void Decompose(const std::vector<LoopRange>& loops, const std::string& flat);
+  // Declares the variables of `loops` from the flat position `flat` (the
+  // last one named `last_name` when given).
+  void Decompose(const std::vector<LoopRange>& loops, const std::string& flat,
+                 const std::string& last_name = "");
+  // The grid-strided loop over the points of `outer` (the row loop),
+  // running `body` at each.
+  absl::Status WriteRowLoop(const std::vector<LoopRange>& outer,
+                            const std::string& last_name,
+                            const std::function<absl::Status()>& body);
+  // The stages at one row.
+  absl::Status WriteStages();
+  // The stages of a pointwise kernel at `vec.width` consecutive points of
+  // its last loop, moving data as vectors (cuda_vectorize.h).
+  absl::Status WriteVectorStages(const CudaVectorPlan& vec);
   absl::Status WriteStore(const Stage& stage);
   absl::Status WriteReduce(const Stage& stage, int index);
   absl::Status WriteArgReduce(const Stage& stage, int index);
@@ -147,11 +190,17 @@ class KernelWriter {
   int next_temp_ = 0;
   absl::flat_hash_map<const void*, std::string> memo_;
   std::vector<bool> local_ready_;  // per local: its reduction was written
+  // On the vector path: element references ("b0[...]") that read or write
+  // a lane of a vector variable instead ("gj_x0.v[gj_j]").
+  absl::flat_hash_map<std::string, std::string> vector_refs_;
 };
 
 absl::StatusOr<std::string> KernelWriter::Load(int buffer, DType d,
                                                const std::string& at) {
-  const std::string ref = absl::StrCat("b", buffer, "[", at, "]");
+  std::string ref = absl::StrCat("b", buffer, "[", at, "]");
+  if (auto it = vector_refs_.find(ref); it != vector_refs_.end()) {
+    ref = it->second;
+  }
   switch (d) {
     case DType::kBool:
       return absl::StrCat("(", ref, " != 0)");
@@ -173,7 +222,11 @@ absl::Status KernelWriter::Store(int buffer, const std::string& at,
   if (d == DType::kBFloat16) {
     value = absl::StrCat("__float2bfloat16_rn(", v, ")");
   }
-  Line(absl::StrCat("b", buffer, "[", at, "] = ", value, ";"));
+  std::string ref = absl::StrCat("b", buffer, "[", at, "]");
+  if (auto it = vector_refs_.find(ref); it != vector_refs_.end()) {
+    ref = it->second;
+  }
+  Line(absl::StrCat(ref, " = ", value, ";"));
   return absl::OkStatus();
 }
 
@@ -267,10 +320,16 @@ absl::StatusOr<std::string> KernelWriter::Value(const ValueExpr& e) {
 }
 
 void KernelWriter::Decompose(const std::vector<LoopRange>& loops,
-                             const std::string& flat) {
+                             const std::string& flat,
+                             const std::string& last_name) {
   if (loops.empty()) return;
+  auto name = [&](size_t j) {
+    return j + 1 == loops.size() && !last_name.empty()
+               ? last_name
+               : absl::StrCat("i", loops[j].var);
+  };
   if (loops.size() == 1) {
-    Line(absl::StrCat("const ", idx_t_, " i", loops[0].var, " = ", flat, ";"));
+    Line(absl::StrCat("const ", idx_t_, " ", name(0), " = ", flat, ";"));
     return;
   }
   // gj_row_q or gj_f_q.
@@ -279,10 +338,10 @@ void KernelWriter::Decompose(const std::vector<LoopRange>& loops,
   Line(absl::StrCat(idx_t_, " ", q, " = ", flat, ";"));
   for (size_t j = loops.size(); j-- > 1;) {
     const std::string e = Idx(loops[j].extent);
-    Line(absl::StrCat("const ", idx_t_, " i", loops[j].var, " = ", q, " % ", e,
-                      "; ", q, " /= ", e, ";"));
+    Line(absl::StrCat("const ", idx_t_, " ", name(j), " = ", q, " % ", e, "; ",
+                      q, " /= ", e, ";"));
   }
-  Line(absl::StrCat("const ", idx_t_, " i", loops[0].var, " = ", q, ";"));
+  Line(absl::StrCat("const ", idx_t_, " ", name(0), " = ", q, ";"));
 }
 
 void KernelWriter::OpenStageLoop(const std::vector<LoopRange>& loops) {
@@ -643,6 +702,163 @@ absl::Status KernelWriter::WriteOnlineMaxSum(const Stage& max, const Stage& sum,
   return absl::OkStatus();
 }
 
+void CollectLoads(const ValueExpr& e, absl::flat_hash_set<const void*>& seen,
+                  std::vector<ValueExpr>& loads) {
+  if (!seen.insert(e.id()).second) return;
+  if (e.kind() == ValueExpr::Kind::kLoad) loads.push_back(e);
+  for (int i = 0; i < e.num_operands(); ++i) {
+    CollectLoads(e.operand(i), seen, loads);
+  }
+}
+
+// Each thread: the vectors its loads read at the vector's first point,
+// then the stages at each of its points (lanes gj_j, unrolled) reading and
+// writing vector lanes, then the stores' vectors. No stage reads an output
+// (PlanVectorAccess), so the stores may move after the computation.
+absl::Status KernelWriter::WriteVectorStages(const CudaVectorPlan& vec) {
+  const std::string i = absl::StrCat("i", vec.var);
+  Line(absl::StrCat("const ", idx_t_, " ", i, " = gj_vi * ", vec.width, ";"));
+  std::vector<ValueExpr> loads;
+  absl::flat_hash_set<const void*> seen;
+  for (const Stage& s : k_.stages) CollectLoads(s.value, seen, loads);
+  vector_refs_.clear();
+  int next = 0;
+  auto vector_type = [&](int buffer) -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(std::string t, StorageType(k_.buffers[buffer].dtype));
+    return absl::StrCat("gj_vec<", t, ", ", vec.width, ">");
+  };
+  for (const ValueExpr& l : loads) {
+    if (!IsVectorIndex(l.index(), vec.var, vec.width)) continue;
+    const std::string at = Idx(l.index());
+    const std::string ref = absl::StrCat("b", l.buffer(), "[", at, "]");
+    if (vector_refs_.contains(ref)) continue;
+    const std::string name = absl::StrCat("gj_x", next++);
+    ASSIGN_OR_RETURN(std::string vt, vector_type(l.buffer()));
+    Line(absl::StrCat("const ", vt, " ", name, " = gj_vload<", vec.width, ">(b",
+                      l.buffer(), " + ", at, ");"));
+    vector_refs_[ref] = absl::StrCat(name, ".v[gj_j]");
+  }
+  std::vector<std::string> stores;
+  for (const Stage& s : k_.stages) {
+    const std::string at = Idx(s.index);
+    const std::string ref = absl::StrCat("b", s.buffer, "[", at, "]");
+    if (vector_refs_.contains(ref)) continue;
+    const std::string name = absl::StrCat("gj_y", stores.size());
+    ASSIGN_OR_RETURN(std::string vt, vector_type(s.buffer));
+    Line(absl::StrCat(vt, " ", name, ";"));
+    vector_refs_[ref] = absl::StrCat(name, ".v[gj_j]");
+    stores.push_back(
+        absl::StrCat("gj_vstore(b", s.buffer, " + ", at, ", ", name, ");"));
+  }
+  Line("#pragma unroll");
+  Line(absl::StrCat("for (int gj_j = 0; gj_j < ", vec.width, "; ++gj_j) {"));
+  ++indent_;
+  Line(absl::StrCat("const ", idx_t_, " ", i, " = gj_vi * ", vec.width,
+                    " + gj_j;"));
+  for (const Stage& s : k_.stages) {
+    memo_.clear();
+    ASSIGN_OR_RETURN(std::string v, Value(s.value));
+    RETURN_IF_ERROR(Store(s.buffer, Idx(s.index), v));
+  }
+  CloseBlock();
+  for (const std::string& st : stores) Line(st);
+  vector_refs_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status KernelWriter::WriteRowLoop(
+    const std::vector<LoopRange>& outer, const std::string& last_name,
+    const std::function<absl::Status()>& body) {
+  const int bt = options_.block_threads;
+  // A group's first row and the grid's row stride.
+  std::string first;
+  std::string step;
+  switch (mapping_) {
+    case Mapping::kRowPerThread:
+      first = absl::StrCat("(long long)blockIdx.x * ", bt, " + threadIdx.x");
+      step = absl::StrCat("(long long)gridDim.x * ", bt);
+      break;
+    case Mapping::kRowPerWarp:
+      first = absl::StrCat("(long long)blockIdx.x * ", bt / 32,
+                           " + (threadIdx.x >> 5)");
+      step = absl::StrCat("(long long)gridDim.x * ", bt / 32);
+      break;
+    case Mapping::kRowPerBlock:
+      first = "blockIdx.x";
+      step = "gridDim.x";
+      break;
+  }
+  if (narrow_) {
+    // Rows count in unsigned whatever the launch: a group past the rows
+    // starts at gj_rows (no iteration, as before) and the stride is clamped
+    // to gj_rows, so gj_row + gj_row_step < 2 * kIndex32Limit never wraps.
+    Line(absl::StrCat("const unsigned gj_rows = ", Idx(Extent(outer)), ";"));
+    Line(absl::StrCat("const long long gj_first = ", first, ";"));
+    Line(
+        "unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : "
+        "gj_rows;");
+    Line(absl::StrCat("const unsigned gj_row_step = (unsigned)gj_imin(", step,
+                      ", (long long)gj_rows);"));
+  } else {
+    Line(absl::StrCat("const long long gj_rows = ", Idx(Extent(outer)), ";"));
+    Line(absl::StrCat("long long gj_row = ", first, ";"));
+    Line(absl::StrCat("const long long gj_row_step = ", step, ";"));
+  }
+  Line("for (; gj_row < gj_rows; gj_row += gj_row_step) {");
+  ++indent_;
+  Decompose(outer, narrow_ ? "(int)gj_row" : "gj_row", last_name);
+  RETURN_IF_ERROR(body());
+  CloseBlock();
+  return absl::OkStatus();
+}
+
+absl::Status KernelWriter::WriteStages() {
+  const OnlineSoftmaxPlan plan = PlanOnlineSoftmax(k_);
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const Stage& stage = plan.stages[i];
+    if (i > 0) Sync();
+    if (stage.kind == Stage::Kind::kStore) {
+      RETURN_IF_ERROR(WriteStore(stage));
+      continue;
+    }
+    if (plan.fused[i]) {
+      const Stage& sum = plan.stages[i + 1];
+      if (stage.local < 0 || stage.local >= k_.num_locals || sum.local < 0 ||
+          sum.local >= k_.num_locals) {
+        return absl::InternalError("reduction into an undeclared local");
+      }
+      ASSIGN_OR_RETURN(std::string t, ComputeType(stage.value.dtype()));
+      Line(absl::StrCat(t, " l", stage.local, ";"));
+      Line(absl::StrCat(t, " l", sum.local, ";"));
+      Line("{");
+      ++indent_;
+      RETURN_IF_ERROR(WriteOnlineMaxSum(stage, sum, static_cast<int>(i)));
+      CloseBlock();
+      local_ready_[stage.local] = true;
+      local_ready_[sum.local] = true;
+      ++info_->online_softmax_passes;
+      ++i;
+      continue;
+    }
+    if (stage.local < 0 || stage.local >= k_.num_locals) {
+      return absl::InternalError("reduction into an undeclared local");
+    }
+    const bool arg = stage.combine == CombineOp::kArgMax ||
+                     stage.combine == CombineOp::kArgMin;
+    std::string t = "long long";
+    if (!arg) {
+      ASSIGN_OR_RETURN(t, ComputeType(stage.value.dtype()));
+    }
+    Line(absl::StrCat(t, " l", stage.local, ";"));
+    Line("{");
+    ++indent_;
+    RETURN_IF_ERROR(WriteReduce(stage, static_cast<int>(i)));
+    CloseBlock();
+    local_ready_[stage.local] = true;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KernelWriter::Write(std::string* out) {
   // The mapping: by the longest stage's element count.
   int64_t row = 1;
@@ -696,90 +912,48 @@ absl::Status KernelWriter::Write(std::string* out) {
       Line(absl::StrCat("const int s", s, "i = (int)s", s, ";"));
     }
   }
-  // A group's first row and the grid's row stride.
-  std::string first;
-  std::string step;
   switch (mapping_) {
     case Mapping::kRowPerThread:
-      first = absl::StrCat("(long long)blockIdx.x * ", bt, " + threadIdx.x");
-      step = absl::StrCat("(long long)gridDim.x * ", bt);
       break;
     case Mapping::kRowPerWarp:
       Line("const int gj_lane = threadIdx.x & 31;");
-      first = absl::StrCat("(long long)blockIdx.x * ", bt / 32,
-                           " + (threadIdx.x >> 5)");
-      step = absl::StrCat("(long long)gridDim.x * ", bt / 32);
       break;
     case Mapping::kRowPerBlock:
       Line("const int gj_lane = threadIdx.x;");
-      first = "blockIdx.x";
-      step = "gridDim.x";
       break;
   }
-  if (narrow_) {
-    // Rows count in unsigned whatever the launch: a group past the rows
-    // starts at gj_rows (no iteration, as before) and the stride is clamped
-    // to gj_rows, so gj_row + gj_row_step < 2 * kIndex32Limit never wraps.
-    Line(absl::StrCat("const unsigned gj_rows = ", Idx(info_->rows), ";"));
-    Line(absl::StrCat("const long long gj_first = ", first, ";"));
-    Line(
-        "unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : "
-        "gj_rows;");
-    Line(absl::StrCat("const unsigned gj_row_step = (unsigned)gj_imin(", step,
-                      ", (long long)gj_rows);"));
-  } else {
-    Line(absl::StrCat("const long long gj_rows = ", Idx(info_->rows), ";"));
-    Line(absl::StrCat("long long gj_row = ", first, ";"));
-    Line(absl::StrCat("const long long gj_row_step = ", step, ";"));
-  }
   if (k_.num_checks > 0) Line("unsigned long long gj_fault = 0;");
-  Line("for (; gj_row < gj_rows; gj_row += gj_row_step) {");
-  ++indent_;
-  Decompose(k_.outer, narrow_ ? "(int)gj_row" : "gj_row");
-  const OnlineSoftmaxPlan plan = PlanOnlineSoftmax(k_);
-  for (size_t i = 0; i < plan.stages.size(); ++i) {
-    const Stage& stage = plan.stages[i];
-    if (i > 0) Sync();
-    if (stage.kind == Stage::Kind::kStore) {
-      RETURN_IF_ERROR(WriteStore(stage));
-      continue;
+  const CudaVectorPlan vec = PlanVectorAccess(k_);
+  if (vec.width > 1) {
+    // One uniform test: every buffer moved as vectors is aligned to its
+    // vector (the offsets are multiples of the width), else the scalar
+    // loop runs.
+    std::vector<std::string> aligned;
+    for (const int b : vec.buffers) {
+      aligned.push_back(absl::StrCat(
+          "((unsigned long long)b", b, " & ",
+          ItemSize(k_.buffers[b].dtype) * vec.width - 1, ") == 0"));
     }
-    if (plan.fused[i]) {
-      const Stage& sum = plan.stages[i + 1];
-      if (stage.local < 0 || stage.local >= k_.num_locals || sum.local < 0 ||
-          sum.local >= k_.num_locals) {
-        return absl::InternalError("reduction into an undeclared local");
-      }
-      ASSIGN_OR_RETURN(std::string t, ComputeType(stage.value.dtype()));
-      Line(absl::StrCat(t, " l", stage.local, ";"));
-      Line(absl::StrCat(t, " l", sum.local, ";"));
-      Line("{");
-      ++indent_;
-      RETURN_IF_ERROR(WriteOnlineMaxSum(stage, sum, static_cast<int>(i)));
-      CloseBlock();
-      local_ready_[stage.local] = true;
-      local_ready_[sum.local] = true;
-      ++info_->online_softmax_passes;
-      ++i;
-      continue;
-    }
-    if (stage.local < 0 || stage.local >= k_.num_locals) {
-      return absl::InternalError("reduction into an undeclared local");
-    }
-    const bool arg = stage.combine == CombineOp::kArgMax ||
-                     stage.combine == CombineOp::kArgMin;
-    std::string t = "long long";
-    if (!arg) {
-      ASSIGN_OR_RETURN(t, ComputeType(stage.value.dtype()));
-    }
-    Line(absl::StrCat(t, " l", stage.local, ";"));
-    Line("{");
+    std::vector<LoopRange> vector_outer = k_.outer;
+    vector_outer.back().extent =
+        IndexExpr::Const(vector_outer.back().extent.value() / vec.width);
+    info_->vector_width = vec.width;
+    info_->rows = Extent(vector_outer);
+    Line(absl::StrCat("// ", vec.width,
+                      "-wide vectors when every buffer is aligned to its "
+                      "vector, else one element at a time."));
+    Line(absl::StrCat("if (", absl::StrJoin(aligned, " && "), ") {"));
     ++indent_;
-    RETURN_IF_ERROR(WriteReduce(stage, static_cast<int>(i)));
+    RETURN_IF_ERROR(WriteRowLoop(vector_outer, "gj_vi",
+                                 [&] { return WriteVectorStages(vec); }));
+    --indent_;
+    Line("} else {");
+    ++indent_;
+    RETURN_IF_ERROR(WriteRowLoop(k_.outer, "", [&] { return WriteStages(); }));
     CloseBlock();
-    local_ready_[stage.local] = true;
+  } else {
+    RETURN_IF_ERROR(WriteRowLoop(k_.outer, "", [&] { return WriteStages(); }));
   }
-  CloseBlock();
   if (k_.num_checks > 0) {
     Line("if (gj_fault != 0) atomicOr(gj_faults, gj_fault);");
   }
@@ -821,8 +995,13 @@ absl::StatusOr<CudaModuleSource> RenderCudaModule(
   for (const Kernel* k : kernels) {
     for (const Stage& s : k->stages) needs_half |= UsesReducedFloat(s.value);
   }
+  bool needs_vectors = false;
+  for (const Kernel* k : kernels) {
+    needs_vectors |= PlanVectorAccess(*k).width > 1;
+  }
   module.source = kPrelude;
   if (needs_half) module.source += kHalfPrelude;
+  if (needs_vectors) module.source += kVectorPrelude;
   for (size_t i = 0; i < kernels.size(); ++i) {
     CudaKernelInfo info;
     info.name = absl::StrCat(options.name_prefix, i);

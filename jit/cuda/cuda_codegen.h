@@ -50,6 +50,18 @@
 // instead, so a row is read twice and written once
 // (CudaKernelInfo::online_softmax_passes counts the fused pairs).
 //
+// Vectors. A pointwise kernel (single-store stages, no inner loops) whose
+// loads and stores are all contiguous along its last outer loop (index =
+// base + i, base a multiple of the width; loads may also not use i, and
+// gathers stay scalar), with that loop's static extent divisible by the
+// width, also gets a vector path (cuda_vectorize.h): a thread computes
+// `width` consecutive points, 16 bytes of its widest buffer (4 float32, 2
+// float64, 8 float16), loading and storing gj_vec<T, width> (alignas their
+// size). No alignment is guaranteed, so the kernel tests every vector
+// buffer's pointer at entry (one uniform branch) and otherwise runs the
+// scalar loop; CudaKernelInfo::rows then counts vectors and the scalar path
+// grid-strides over the elements.
+//
 // The generated code stays inside the subset the SIMT emulator models:
 // static __shared__ arrays, __syncthreads/__syncwarp, __shfl_xor_sync over
 // full warps, atomicOr, libm names, __half/__nv_bfloat16 conversions.
@@ -99,6 +111,9 @@ struct CudaKernelInfo {
   // Softmax/log_softmax rows whose max and sum of exponentials run as one
   // online pass (cuda_online_softmax.h).
   int online_softmax_passes = 0;
+  // Pointwise kernels: points per 16-byte vector on the aligned path
+  // (cuda_vectorize.h), whose rows `rows` then counts; 1: scalar only.
+  int vector_width = 1;
 
   // Blocks to launch for the sizes `sizes`: enough to give every group a
   // row, at most `max_blocks` (the rows are grid-strided beyond), at least 1.

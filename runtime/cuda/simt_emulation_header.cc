@@ -43,7 +43,10 @@ constexpr char kHeader[] = R"gj_simt(
 //   __float2bfloat16(_rn) (to nearest even, NaN to 0x7fff as CUDA does),
 //   __half_as_ushort, __ushort_as_half, __bfloat16_as_ushort,
 //   __ushort_as_bfloat16;
-// - vector types float2/4, double2, int2/4, uint2/4, longlong2 with make_*.
+// - vector types float2/4, double2, int2/4, uint2/4, longlong2 with make_*;
+//   alignas and reinterpreting casts of aligned structs (the generator's
+//   gj_vec vectors); gj_simt_misaligned/gj_simt_poisoned model the device's
+//   fault on a misaligned vector access as poisoned data (see below).
 // A thread that returns leaves its block's and warp's barriers, as exited
 // threads do on the GPU; a warp collective waits for the lanes of its mask
 // that exist and have not returned, and lanes passing disjoint masks complete
@@ -496,6 +499,23 @@ GJ_SIMT_VECTOR4(unsigned, uint4, 16)
 GJ_SIMT_VECTOR2(long long, longlong2, 16)
 #undef GJ_SIMT_VECTOR2
 #undef GJ_SIMT_VECTOR4
+
+// Vector accesses (the CUDA generator's gj_vload/gj_vstore) need an address
+// aligned to the vector's size: a device faults ("misaligned address")
+// where the host would not. The emulator cannot fault a kernel, so such an
+// access is poisoned instead: a load reads, a store writes, all-ones bytes
+// (NaN for floats), which no comparison with eager passes.
+template <typename V>
+inline bool gj_simt_misaligned(const void* p) {
+  return reinterpret_cast<unsigned long long>(p) % alignof(V) != 0;
+}
+template <typename V>
+inline V gj_simt_poisoned() {
+  V v;
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(&v);
+  for (unsigned i = 0; i < sizeof(V); ++i) bytes[i] = 0xff;
+  return v;
+}
 
 #endif  // GJ_SIMT_EMULATION
 )gj_simt";

@@ -291,6 +291,56 @@ TEST(CudaCodegenTest, OnlineMaxSumNeedsTheSameValue) {
   }
 }
 
+// Pointwise kernels move 16 bytes per access where every buffer is
+// contiguous along the last loop and its static extent divides by the width.
+TEST(CudaCodegenTest, PointwiseVectorWidthByDtypeAndLayout) {
+  GraphBuilder b("vector");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  AddNode(b, "a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")});
+  AddNode(b, "o", "aten.relu.default", {Arg::Ref("a")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("o")}).ok());
+  auto graph = Finish(b);
+  struct Case {
+    DType dtype;
+    Shape x, y;
+    int width;
+  };
+  for (const Case& c : std::vector<Case>{
+           {DType::kFloat32, {4, 8}, {4, 8}, 4},
+           {DType::kFloat32, {4, 8}, {8}, 4},     // broadcast row: a vector
+           {DType::kFloat32, {4, 8}, {4, 1}, 4},  // broadcast column: scalar
+           {DType::kFloat64, {3, 6}, {3, 6}, 2},
+           {DType::kFloat16, {2, 16}, {2, 16}, 8},
+           {DType::kFloat32, {4, 6}, {4, 6}, 1},  // 6 % 4 != 0
+           {DType::kFloat16, {4, 12}, {4, 12}, 1},
+       }) {
+    SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " ", c.x.size(), "-d"));
+    auto module =
+        testing::RenderPlan(testing::PlanOf(*graph, {c.x, c.y}, c.dtype));
+    ASSERT_TRUE(module.ok()) << module.status();
+    ASSERT_EQ(module->kernels.size(), 1u);
+    EXPECT_EQ(module->kernels[0].vector_width, c.width) << module->source;
+    EXPECT_EQ(module->source.find("gj_vload<") != std::string::npos,
+              c.width > 1);
+    if (c.width > 1) {
+      // Rows count vectors; the misaligned path strides over them.
+      EXPECT_EQ(module->kernels[0].rows.Evaluate({}),
+                c.x[0] * c.x[1] / c.width);
+      ExpectNvrtcCompiles(*module);
+    }
+  }
+  // A reduction has no vector path; nor a transposed read.
+  GraphBuilder t("transposed");
+  ASSERT_TRUE(t.AddPlaceholder("x").ok());
+  AddNode(t, "p", "aten.permute.default", {Arg::Ref("x"), Ints({1, 0})});
+  AddNode(t, "o", "aten.mul.Tensor", {Arg::Ref("p"), Arg::Float(2.0)});
+  ASSERT_TRUE(t.SetOutputs({Arg::Ref("o")}).ok());
+  auto transposed = testing::RenderPlan(testing::PlanOf(*Finish(t), {{8, 8}}));
+  ASSERT_TRUE(transposed.ok()) << transposed.status();
+  EXPECT_EQ(transposed->kernels[0].vector_width, 1) << transposed->source;
+}
+
 TEST(CudaCodegenTest, RejectsBadBlockSizes) {
   for (int threads : {0, 16, 48, 2048}) {
     auto module = RenderCudaModule({}, {.block_threads = threads});

@@ -24,26 +24,78 @@ GJ_DEVICE long long gj_f2i(double d) {
              ? (long long)d
              : (-9223372036854775807LL - 1);
 }
+// Vector accesses of pointwise kernels, at addresses aligned to the
+// vector (the kernel checks its buffers before taking the vector path).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) gj_vec {
+  T v[N];
+};
+template <int N, typename T>
+GJ_DEVICE gj_vec<T, N> gj_vload(const T* p) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    return gj_simt_poisoned<gj_vec<T, N>>();
+  }
+#endif
+  return *reinterpret_cast<const gj_vec<T, N>*>(p);
+}
+template <int N, typename T>
+GJ_DEVICE void gj_vstore(T* p, const gj_vec<T, N>& x) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    *reinterpret_cast<gj_vec<T, N>*>(p) = gj_simt_poisoned<gj_vec<T, N>>();
+    return;
+  }
+#endif
+  *reinterpret_cast<gj_vec<T, N>*>(p) = x;
+}
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const long long* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2, unsigned long long* __restrict__ gj_faults) {
   // Index math in 32 bits: every index fits an int.
-  const unsigned gj_rows = 120;
-  const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
-  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
-  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
   unsigned long long gj_fault = 0;
-  for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    int gj_row_q = (int)gj_row;
-    const int i2 = gj_row_q % 8; gj_row_q /= 8;
-    const int i1 = gj_row_q % 5; gj_row_q /= 5;
-    const int i0 = gj_row_q;
-    {
-      const long long v0 = b0[((i0 * 5) + i1)];
-      const bool v1 = (unsigned long long)v0 < (unsigned long long)10;
-      if (!v1) gj_fault |= 1ull << 0;
-      const float v2 = v1 ? b1[i2 + (int)v0 * 8] : (float)0;
-      const float v3 = (v2 < 0 ? (float)0 : v2);
-      b2[((i0 * 40) + ((i1 * 8) + i2))] = v3;
+  // 4-wide vectors when every buffer is aligned to its vector, else one element at a time.
+  if (((unsigned long long)b2 & 15) == 0) {
+    const unsigned gj_rows = 30;
+    const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+    unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+    const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
+    for (; gj_row < gj_rows; gj_row += gj_row_step) {
+      int gj_row_q = (int)gj_row;
+      const int gj_vi = gj_row_q % 2; gj_row_q /= 2;
+      const int i1 = gj_row_q % 5; gj_row_q /= 5;
+      const int i0 = gj_row_q;
+      const int i2 = gj_vi * 4;
+      gj_vec<float, 4> gj_y0;
+      #pragma unroll
+      for (int gj_j = 0; gj_j < 4; ++gj_j) {
+        const int i2 = gj_vi * 4 + gj_j;
+        const long long v0 = b0[((i0 * 5) + i1)];
+        const bool v1 = (unsigned long long)v0 < (unsigned long long)10;
+        if (!v1) gj_fault |= 1ull << 0;
+        const float v2 = v1 ? b1[i2 + (int)v0 * 8] : (float)0;
+        const float v3 = (v2 < 0 ? (float)0 : v2);
+        gj_y0.v[gj_j] = v3;
+      }
+      gj_vstore(b2 + ((i0 * 40) + ((i1 * 8) + i2)), gj_y0);
+    }
+  } else {
+    const unsigned gj_rows = 120;
+    const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+    unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+    const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
+    for (; gj_row < gj_rows; gj_row += gj_row_step) {
+      int gj_row_q = (int)gj_row;
+      const int i2 = gj_row_q % 8; gj_row_q /= 8;
+      const int i1 = gj_row_q % 5; gj_row_q /= 5;
+      const int i0 = gj_row_q;
+      {
+        const long long v4 = b0[((i0 * 5) + i1)];
+        const bool v5 = (unsigned long long)v4 < (unsigned long long)10;
+        if (!v5) gj_fault |= 1ull << 0;
+        const float v6 = v5 ? b1[i2 + (int)v4 * 8] : (float)0;
+        const float v7 = (v6 < 0 ? (float)0 : v6);
+        b2[((i0 * 40) + ((i1 * 8) + i2))] = v7;
+      }
     }
   }
   if (gj_fault != 0) atomicOr(gj_faults, gj_fault);

@@ -24,26 +24,81 @@ GJ_DEVICE long long gj_f2i(double d) {
              ? (long long)d
              : (-9223372036854775807LL - 1);
 }
+// Vector accesses of pointwise kernels, at addresses aligned to the
+// vector (the kernel checks its buffers before taking the vector path).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) gj_vec {
+  T v[N];
+};
+template <int N, typename T>
+GJ_DEVICE gj_vec<T, N> gj_vload(const T* p) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    return gj_simt_poisoned<gj_vec<T, N>>();
+  }
+#endif
+  return *reinterpret_cast<const gj_vec<T, N>*>(p);
+}
+template <int N, typename T>
+GJ_DEVICE void gj_vstore(T* p, const gj_vec<T, N>& x) {
+#ifdef GJ_SIMT_EMULATION
+  if (gj_simt_misaligned<gj_vec<T, N>>(p)) {
+    *reinterpret_cast<gj_vec<T, N>*>(p) = gj_simt_poisoned<gj_vec<T, N>>();
+    return;
+  }
+#endif
+  *reinterpret_cast<gj_vec<T, N>*>(p) = x;
+}
 
 extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2) {
   // Index math in 32 bits: every index fits an int.
-  const unsigned gj_rows = 32;
-  const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
-  unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
-  const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
-  for (; gj_row < gj_rows; gj_row += gj_row_step) {
-    int gj_row_q = (int)gj_row;
-    const int i1 = gj_row_q % 8; gj_row_q /= 8;
-    const int i0 = gj_row_q;
-    {
-      const float v0 = b0[((i0 * 8) + i1)];
-      const float v1 = b1[i1];
-      const float v2 = (v0 + v1);
-      const float v3 = (v2 * v0);
-      const float v4 = (v3 < 0 ? (float)0 : v3);
-      const float v5 = (float)(1.50000000000000000e+00);
-      const float v6 = (v4 - v5);
-      b2[((i0 * 8) + i1)] = v6;
+  // 4-wide vectors when every buffer is aligned to its vector, else one element at a time.
+  if (((unsigned long long)b0 & 15) == 0 && ((unsigned long long)b1 & 15) == 0 && ((unsigned long long)b2 & 15) == 0) {
+    const unsigned gj_rows = 8;
+    const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+    unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+    const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
+    for (; gj_row < gj_rows; gj_row += gj_row_step) {
+      int gj_row_q = (int)gj_row;
+      const int gj_vi = gj_row_q % 2; gj_row_q /= 2;
+      const int i0 = gj_row_q;
+      const int i1 = gj_vi * 4;
+      const gj_vec<float, 4> gj_x0 = gj_vload<4>(b0 + ((i0 * 8) + i1));
+      const gj_vec<float, 4> gj_x1 = gj_vload<4>(b1 + i1);
+      gj_vec<float, 4> gj_y0;
+      #pragma unroll
+      for (int gj_j = 0; gj_j < 4; ++gj_j) {
+        const int i1 = gj_vi * 4 + gj_j;
+        const float v0 = gj_x0.v[gj_j];
+        const float v1 = gj_x1.v[gj_j];
+        const float v2 = (v0 + v1);
+        const float v3 = (v2 * v0);
+        const float v4 = (v3 < 0 ? (float)0 : v3);
+        const float v5 = (float)(1.50000000000000000e+00);
+        const float v6 = (v4 - v5);
+        gj_y0.v[gj_j] = v6;
+      }
+      gj_vstore(b2 + ((i0 * 8) + i1), gj_y0);
+    }
+  } else {
+    const unsigned gj_rows = 32;
+    const long long gj_first = (long long)blockIdx.x * 256 + threadIdx.x;
+    unsigned gj_row = gj_first < gj_rows ? (unsigned)gj_first : gj_rows;
+    const unsigned gj_row_step = (unsigned)gj_imin((long long)gridDim.x * 256, (long long)gj_rows);
+    for (; gj_row < gj_rows; gj_row += gj_row_step) {
+      int gj_row_q = (int)gj_row;
+      const int i1 = gj_row_q % 8; gj_row_q /= 8;
+      const int i0 = gj_row_q;
+      {
+        const float v7 = b0[((i0 * 8) + i1)];
+        const float v8 = b1[i1];
+        const float v9 = (v7 + v8);
+        const float v10 = (v9 * v7);
+        const float v11 = (v10 < 0 ? (float)0 : v10);
+        const float v12 = (float)(1.50000000000000000e+00);
+        const float v13 = (v11 - v12);
+        b2[((i0 * 8) + i1)] = v13;
+      }
     }
   }
 }
