@@ -196,6 +196,8 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     ASSIGN_OR_RETURN(const CudaDevice* cuda,
                      CudaDevice::Get(program->transfer_->device().index));
     program->graphs_ = std::make_unique<CudaGraphSet>(cuda);
+    program->faults_ =
+        std::make_unique<DeviceFaultPool>(program->module_.get());
     // Kernels read the graph's constants from device memory: one copy each,
     // kept with the program.
     program->device_constants_.resize(p.slots.size());
@@ -343,12 +345,18 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       transfer_ != nullptr ? transfer_->device() : Device::Cpu();
   std::shared_ptr<Allocator> allocator = ctx.allocator;
   bool synchronize = ctx.synchronize;
+  // Device programs: the fault words this call's kernels write.
+  std::optional<DeviceFaultPool::Lease> fault_lease;
   if (transfer_ != nullptr) {
     if (allocator == nullptr) {
       ASSIGN_OR_RETURN(allocator, transfer_->DefaultAllocator(ctx));
     }
     synchronize |= transfer_->launch_blocking();
-    RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, false));
+    DeviceFault earlier;
+    ASSIGN_OR_RETURN(DeviceFaultPool::Lease lease,
+                     faults_->Acquire(ctx, symbols, &earlier));
+    fault_lease.emplace(std::move(lease));
+    if (earlier.kernel >= 0) return DeviceFaultError(earlier, false);
   } else if (allocator == nullptr) {
     allocator = CachingHostAllocator::Default();
   }
@@ -356,7 +364,10 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     ASSIGN_OR_RETURN(const bool graphed, RunGraphed(ctx, inputs, symbols, sizes,
                                                     allocator, results));
     if (graphed) {
-      if (synchronize) RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, true));
+      fault_lease->Unused();
+      ASSIGN_OR_RETURN(const DeviceFault fault,
+                       faults_->GraphReplayed(ctx, symbols, synchronize));
+      if (fault.kernel >= 0) return DeviceFaultError(fault, true);
       return absl::OkStatus();
     }
   }
@@ -463,17 +474,22 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       void* const* buffers = pointers.data();
       const int64_t* values = symbols.data();
       if (launch_through_module_) {
+        const DeviceFaultWords* words =
+            fault_lease.has_value() ? fault_lease->words() : nullptr;
         ASSIGN_OR_RETURN(
             const int64_t failed,
             step.gemm != nullptr
                 ? RunDeviceGemmStep(*step.gemm, graph_->node(step.node),
-                                    *module_, module_index_[i], pointers, slots,
-                                    symbols, device, allocator, ctx)
+                                    *module_, module_index_[i], words,
+                                    pointers, slots, symbols, device, allocator,
+                                    ctx)
             : step.conv != nullptr
                 ? RunDeviceConvStep(*step.conv, graph_->node(step.node),
-                                    *module_, module_index_[i], pointers, slots,
-                                    symbols, device, allocator, ctx)
-                : module_->Launch(module_index_[i], buffers, symbols, ctx));
+                                    *module_, module_index_[i], words,
+                                    pointers, slots, symbols, device, allocator,
+                                    ctx)
+                : module_->Launch(module_index_[i], buffers, symbols, words,
+                                  ctx));
         if (failed != 0) {
           const int check = absl::countr_zero(static_cast<uint64_t>(failed));
           return step.kernel.checks.at(check).Error(symbols);
@@ -592,7 +608,8 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     for (int s : step.release) slots[s] = kReleased;
   }
   if (transfer_ != nullptr && synchronize) {
-    RETURN_IF_ERROR(CheckDeviceFaults(ctx, symbols, true));
+    ASSIGN_OR_RETURN(const DeviceFault fault, fault_lease->Settle());
+    if (fault.kernel >= 0) return DeviceFaultError(fault, true);
   }
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {
     results[k] = ViewOf(slots, sizes.outputs[k]);
@@ -600,25 +617,23 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
   return absl::OkStatus();
 }
 
-absl::Status CompiledProgram::CheckDeviceFaults(
-    const RunContext& ctx, absl::Span<const int64_t> symbols, bool wait) const {
-  ASSIGN_OR_RETURN(const auto fault, module_->TakeFaults(ctx, wait));
-  if (fault.first < 0) return absl::OkStatus();
+absl::Status CompiledProgram::DeviceFaultError(const DeviceFault& fault,
+                                               bool this_call) const {
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    if (module_index_[i] != fault.first) continue;
-    const int check = absl::countr_zero(static_cast<uint64_t>(fault.second));
+    if (module_index_[i] != fault.kernel) continue;
+    const int check = absl::countr_zero(static_cast<uint64_t>(fault.mask));
     const absl::Status error =
-        plan_.steps[i].kernel.checks.at(check).Error(symbols);
+        plan_.steps[i].kernel.checks.at(check).Error(fault.symbols);
     return absl::Status(
         error.code(),
         absl::StrCat(
             "device-side check failed ",
-            wait ? "during this call" : "in an earlier call on this entry",
-            " (kernel ", fault.first, " on ", transfer_->device().ToString(),
+            this_call ? "during this call" : "in an earlier call on this entry",
+            " (kernel ", fault.kernel, " on ", transfer_->device().ToString(),
             "): ", error.message()));
   }
   return absl::InternalError(
-      absl::StrCat("device fault in unknown kernel ", fault.first));
+      absl::StrCat("device fault in unknown kernel ", fault.kernel));
 }
 
 }  // namespace guardjit

@@ -14,6 +14,7 @@
 #include "core/run_context.h"
 #include "core/shape_inference.h"
 #include "core/tensor.h"
+#include "jit/device_faults.h"
 #include "jit/fusion.h"
 #include "jit/kernel_backend.h"
 #include "runtime/cuda/cuda_graph.h"
@@ -179,11 +180,9 @@ class CompiledProgram {
   // A pooled workspace, or a new one when every pooled one is in use.
   std::unique_ptr<Workspace> AcquireWorkspace() const;
   void ReleaseWorkspace(std::unique_ptr<Workspace> workspace) const;
-  // Device programs: the index checks that failed on the device so far (or,
-  // with `wait`, once ctx's stream is done), as the check's error.
-  absl::Status CheckDeviceFaults(const RunContext& ctx,
-                                 absl::Span<const int64_t> symbols,
-                                 bool wait) const;
+  // Device programs: `fault` (a check that failed on the device, in this
+  // call or in an earlier one) as the check's error, naming its node.
+  absl::Status DeviceFaultError(const DeviceFault& fault, bool this_call) const;
   // Fills direct_output_.
   void PlanDirectOutputs();
   // reduce-overhead mode (ctx.cuda_graphs set): the call as one replay of
@@ -221,6 +220,9 @@ class CompiledProgram {
   // cannot be recorded at all (empty if it can).
   std::unique_ptr<CudaGraphSet> graphs_;
   std::string graph_refusal_;
+  // Device programs: the fault words the calls launch with (the module is
+  // shared with every program of the same source; the words are not).
+  std::unique_ptr<DeviceFaultPool> faults_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
   // Per step: the slot of each output of an eager node (-1: none).
   std::vector<std::vector<int>> extern_output_slots_;

@@ -40,6 +40,9 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       graphs_->TryAcquire(symbols, *ctx.cuda_graphs);
   if (!lease.has_value() || lease->FirstCall()) return false;
   const Device device = transfer_->device();
+  // Every replay's kernels write the entry's graph fault words (an address
+  // baked into the graph; device_faults.h).
+  ASSIGN_OR_RETURN(const DeviceFaultWords* fault_words, faults_->GraphWords());
   // Outputs get fresh memory (or their destination) on every call; every
   // other slot a kernel writes lives in the key's private pool, at the same
   // address on every replay (slots sharing a plan buffer share its region).
@@ -130,7 +133,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     for (int s : step.kernel.buffer_slots) pointers.push_back(slots[s].data());
     CudaKernelLaunch& launch = launches.emplace_back();
     RETURN_IF_ERROR(module_->DescribeLaunch(module_index_[i], pointers.data(),
-                                            symbols, &launch));
+                                            symbols, fault_words, &launch));
     for (size_t b = 0; b < step.kernel.buffer_slots.size(); ++b) {
       launch.buffers[b] = role(step.kernel.buffer_slots[b]);
     }

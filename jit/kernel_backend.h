@@ -44,6 +44,32 @@ struct CudaKernelLaunch;  // runtime/cuda/cuda_graph.h
 using HostKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
                                  int64_t begin, int64_t end);
 
+// Where a device program's kernels report failed index checks: one word per
+// kernel of its module, which a kernel with checks ORs their bits into (bit
+// min(check, 63)). The words belong to the caller, not to the module:
+// loaded modules are cached and shared by every program (and cache entry)
+// with the same source, so CompiledProgram keeps a pool of these per
+// program and lends one to each call (device_faults.h), and a failed check
+// is reported by the program and the call that made it.
+class DeviceFaultWords {
+ public:
+  virtual ~DeviceFaultWords() = default;
+  // The device address kernel `index` ORs its failed checks into.
+  virtual uint64_t device_address(int index) const = 0;
+  // Kernels the words cover.
+  virtual int size() const = 0;
+  // The first kernel whose word is set, as {kernel index, mask}, cleared;
+  // {-1, 0} when none. Reads without waiting: the caller waited (Wait) or
+  // saw Done.
+  virtual std::pair<int, int64_t> Take() = 0;
+  // Waits for ctx.stream: the kernels launched on it so far are done.
+  virtual absl::Status Wait(const RunContext& ctx) = 0;
+  // Marks the end of a call's launches on ctx.stream; Done then says
+  // whether the device has reached the mark (the words are final).
+  virtual absl::Status MarkEnd(const RunContext& ctx) = 0;
+  virtual absl::StatusOr<bool> Done() const = 0;
+};
+
 // The compiled kernels of one program.
 class KernelModule {
  public:
@@ -53,29 +79,33 @@ class KernelModule {
   // parameter, `sizes` one value per size parameter. Returns the mask of
   // its index checks that failed (bit min(check, 63)), as CPU kernels do.
   // A device backend enqueues the kernel on ctx.stream and returns 0: its
-  // checks land in a device flag that TakeFaults reads.
+  // checks land in `faults` (from NewFaultWords; required by a kernel with
+  // checks), which the caller reads once the kernel is done. Host backends
+  // ignore `faults`.
   virtual absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
                                          absl::Span<const int64_t> sizes,
+                                         const DeviceFaultWords* faults,
                                          const RunContext& ctx) const = 0;
-  // Device backends: index checks that failed in kernels launched so far
-  // (by any call), as {kernel index, mask}, cleared; {-1, 0} when none.
-  // `wait`: wait for ctx.stream first, so this call's kernels count too.
-  virtual absl::StatusOr<std::pair<int, int64_t>> TakeFaults(
-      const RunContext& ctx, bool wait) const {
-    (void)ctx;
-    (void)wait;
-    return std::pair<int, int64_t>(-1, 0);
+  // Device backends: a fresh set of fault words for this module's kernels,
+  // all clear. Others: null.
+  virtual absl::StatusOr<std::unique_ptr<DeviceFaultWords>> NewFaultWords()
+      const {
+    return std::unique_ptr<DeviceFaultWords>();
   }
   // CUDA backends (reduce-overhead mode records launches into CUDA graphs):
-  // fills `launch` with what Launch(index, buffers, sizes, ...) would pass
-  // cuLaunchKernel, its first parameters the buffer pointers in order (the
-  // caller says which buffer each holds). Others: UNIMPLEMENTED.
+  // fills `launch` with what Launch(index, buffers, sizes, faults, ...)
+  // would pass cuLaunchKernel, its first parameters the buffer pointers in
+  // order (the caller says which buffer each holds), its last the address
+  // of the kernel's word in `faults` for a kernel with checks. Others:
+  // UNIMPLEMENTED.
   virtual absl::Status DescribeLaunch(int index, void* const* buffers,
                                       absl::Span<const int64_t> sizes,
+                                      const DeviceFaultWords* faults,
                                       CudaKernelLaunch* launch) const {
     (void)index;
     (void)buffers;
     (void)sizes;
+    (void)faults;
     (void)launch;
     return absl::UnimplementedError("the backend does not record launches");
   }

@@ -20,7 +20,9 @@ class LlvmKernelModule : public KernelModule {
   // The whole kernel on the calling thread.
   absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
                                  absl::Span<const int64_t> sizes,
+                                 const DeviceFaultWords* faults,
                                  const RunContext& ctx) const override {
+    (void)faults;
     (void)ctx;
     if (index < 0 || index >= static_cast<int>(functions_.size())) {
       return absl::InternalError(absl::StrCat("no kernel ", index));

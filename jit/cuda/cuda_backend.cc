@@ -18,6 +18,85 @@ namespace guardjit {
 
 namespace {
 
+// One caller's fault words: pinned host memory the device writes through its
+// mapped address (no copy to read them), and an event marking the end of the
+// call that last launched with them.
+class CudaFaultWords : public DeviceFaultWords {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudaFaultWords>> Create(
+      const CudaDevice* device, int kernels) {
+    std::unique_ptr<CudaFaultWords> words(new CudaFaultWords(device, kernels));
+    const CudaDriver& driver = device->driver();
+    ASSIGN_OR_RETURN(CudaContextScope scope, device->MakeCurrent());
+    const size_t n = std::max<size_t>(1, static_cast<size_t>(kernels));
+    void* host = nullptr;
+    RETURN_IF_CUDA_ERROR(driver.cuMemHostAlloc(
+        &host, n * sizeof(uint64_t),
+        CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+    words->host_ = static_cast<uint64_t*>(host);
+    std::fill(words->host_, words->host_ + n, 0);
+    RETURN_IF_CUDA_ERROR(
+        driver.cuMemHostGetDevicePointer(&words->device_address_, host, 0));
+    RETURN_IF_CUDA_ERROR(
+        driver.cuEventCreate(&words->end_, CU_EVENT_DISABLE_TIMING));
+    return words;
+  }
+
+  ~CudaFaultWords() override {
+    const CudaDriver& driver = device_->driver();
+    absl::StatusOr<CudaContextScope> scope = device_->MakeCurrent();
+    if (!scope.ok()) return;
+    if (end_ != nullptr) (void)driver.cuEventDestroy(end_);
+    if (host_ != nullptr) (void)driver.cuMemFreeHost(host_);
+  }
+
+  uint64_t device_address(int index) const override {
+    return device_address_ + static_cast<uint64_t>(index) * sizeof(uint64_t);
+  }
+  int size() const override { return kernels_; }
+
+  std::pair<int, int64_t> Take() override {
+    for (int k = 0; k < kernels_; ++k) {
+      if (__atomic_load_n(&host_[k], __ATOMIC_ACQUIRE) == 0) continue;
+      const uint64_t mask = __atomic_exchange_n(&host_[k], 0, __ATOMIC_ACQ_REL);
+      if (mask != 0) return {k, static_cast<int64_t>(mask)};
+    }
+    return {-1, 0};
+  }
+
+  absl::Status Wait(const RunContext& ctx) override {
+    ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+    RETURN_IF_CUDA_ERROR(device_->driver().cuStreamSynchronize(
+        static_cast<CUstream>(ctx.stream)));
+    return absl::OkStatus();
+  }
+
+  absl::Status MarkEnd(const RunContext& ctx) override {
+    ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+    RETURN_IF_CUDA_ERROR(device_->driver().cuEventRecord(
+        end_, static_cast<CUstream>(ctx.stream)));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<bool> Done() const override {
+    ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+    const CUresult r = device_->driver().cuEventQuery(end_);
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    RETURN_IF_CUDA_ERROR(r);
+    return true;
+  }
+
+ private:
+  CudaFaultWords(const CudaDevice* device, int kernels)
+      : device_(device), kernels_(kernels) {}
+
+  const CudaDevice* device_;
+  const int kernels_;
+  uint64_t* host_ = nullptr;
+  CUdeviceptr device_address_ = 0;
+  CUevent end_ = nullptr;
+};
+
 class CudaDeviceModule : public KernelModule {
  public:
   CudaDeviceModule(const CudaDevice* device, CudaModuleSource source,
@@ -29,7 +108,6 @@ class CudaDeviceModule : public KernelModule {
     absl::StatusOr<CudaContextScope> scope = device_->MakeCurrent();
     if (!scope.ok()) return;
     if (module_ != nullptr) (void)driver.cuModuleUnload(module_);
-    if (faults_ != nullptr) (void)driver.cuMemFreeHost(faults_);
   }
 
   absl::Status Load(const std::string& image) {
@@ -47,22 +125,21 @@ class CudaDeviceModule : public KernelModule {
       RETURN_IF_ERROR(found);
       functions_.push_back(fn);
     }
-    // One fault word per kernel, in pinned host memory the device writes
-    // through its mapped address.
-    const size_t words = std::max<size_t>(1, source_.kernels.size());
-    void* host = nullptr;
-    RETURN_IF_CUDA_ERROR(driver.cuMemHostAlloc(
-        &host, words * sizeof(uint64_t),
-        CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
-    faults_ = static_cast<uint64_t*>(host);
-    std::fill(faults_, faults_ + words, 0);
-    RETURN_IF_CUDA_ERROR(
-        driver.cuMemHostGetDevicePointer(&faults_device_, host, 0));
     return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<DeviceFaultWords>> NewFaultWords()
+      const override {
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<CudaFaultWords> words,
+        CudaFaultWords::Create(device_,
+                               static_cast<int>(source_.kernels.size())));
+    return std::unique_ptr<DeviceFaultWords>(std::move(words));
   }
 
   absl::Status DescribeLaunch(int index, void* const* buffers,
                               absl::Span<const int64_t> sizes,
+                              const DeviceFaultWords* faults,
                               CudaKernelLaunch* launch) const override {
     if (index < 0 || index >= static_cast<int>(functions_.size())) {
       return absl::InternalError(absl::StrCat("no kernel ", index));
@@ -73,6 +150,10 @@ class CudaDeviceModule : public KernelModule {
                                               info.num_size_params,
                                               " sizes, got ", sizes.size()));
     }
+    if (info.has_fault_flag && (faults == nullptr || index >= faults->size())) {
+      return absl::InternalError(absl::StrCat(
+          info.name, " has index checks but the launch brings no fault word"));
+    }
     // Every parameter is 8 bytes: pointers, long long sizes, the fault
     // word's device address.
     launch->function = functions_[index];
@@ -82,7 +163,7 @@ class CudaDeviceModule : public KernelModule {
     }
     for (int64_t v : sizes) launch->params.push_back(static_cast<uint64_t>(v));
     if (info.has_fault_flag) {
-      launch->params.push_back(faults_device_ + index * sizeof(uint64_t));
+      launch->params.push_back(faults->device_address(index));
     }
     launch->buffers.assign(launch->params.size(), CudaGraphBuffer{});
     launch->grid_x = static_cast<unsigned>(info.GridBlocks(sizes, max_blocks_));
@@ -93,33 +174,14 @@ class CudaDeviceModule : public KernelModule {
 
   absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
                                  absl::Span<const int64_t> sizes,
+                                 const DeviceFaultWords* faults,
                                  const RunContext& ctx) const override {
     CudaKernelLaunch launch;
-    RETURN_IF_ERROR(DescribeLaunch(index, buffers, sizes, &launch));
+    RETURN_IF_ERROR(DescribeLaunch(index, buffers, sizes, faults, &launch));
     ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
     RETURN_IF_ERROR(LaunchKernel(device_->driver(), launch,
                                  static_cast<CUstream>(ctx.stream)));
     return 0;
-  }
-
-  absl::StatusOr<std::pair<int, int64_t>> TakeFaults(const RunContext& ctx,
-                                                     bool wait) const override {
-    if (wait) {
-      const CudaDriver& driver = device_->driver();
-      ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
-      RETURN_IF_CUDA_ERROR(
-          driver.cuStreamSynchronize(static_cast<CUstream>(ctx.stream)));
-    }
-    for (size_t k = 0; k < source_.kernels.size(); ++k) {
-      if (__atomic_load_n(&faults_[k], __ATOMIC_ACQUIRE) == 0) continue;
-      const uint64_t mask =
-          __atomic_exchange_n(&faults_[k], 0, __ATOMIC_ACQ_REL);
-      if (mask != 0) {
-        return std::pair<int, int64_t>(static_cast<int>(k),
-                                       static_cast<int64_t>(mask));
-      }
-    }
-    return std::pair<int, int64_t>(-1, 0);
   }
 
  private:
@@ -128,8 +190,6 @@ class CudaDeviceModule : public KernelModule {
   const int64_t max_blocks_;
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;
-  uint64_t* faults_ = nullptr;
-  CUdeviceptr faults_device_ = 0;
 };
 
 }  // namespace

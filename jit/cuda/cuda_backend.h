@@ -6,10 +6,13 @@
 // (nvrtc_compiler.h), loaded into the device's primary context and launched
 // with cuLaunchKernel on the call's stream. Index checks that fail on the
 // device OR their bit into a per-kernel word of mapped, pinned host memory,
-// which the host reads without a copy: TakeFaults reports them at the start
-// of the next call of the program, or at the end of a call that asked to
-// synchronize. The same code runs against the emulated driver
-// (runtime/cuda/emulated_driver.h) in CI, which loads the CUDA C source
+// which the host reads without a copy. The words belong to the caller
+// (NewFaultWords; CompiledProgram lends a set to each call, see
+// jit/device_faults.h), not to the cached module that programs with the same
+// source share: a failed check is reported at the end of the call that made
+// it when that call synchronizes, else at the start of the program's next
+// call once the device is past it. The same code runs against the emulated
+// driver (runtime/cuda/emulated_driver.h) in CI, which loads the CUDA C source
 // instead of the CUBIN NVRTC made of it (NVRTC still compiles it).
 
 #include <cstdint>

@@ -53,7 +53,8 @@ GemmActivation ActivationOf(GemmStep::DeviceEpilogue::Activation activation) {
 }
 
 absl::StatusOr<int64_t> Run(const GemmStep& unbound, const KernelModule& module,
-                            int kernel, absl::Span<void* const> params,
+                            int kernel, const DeviceFaultWords* faults,
+                            absl::Span<void* const> params,
                             absl::Span<const Tensor> slots,
                             absl::Span<const int64_t> symbols, Device device,
                             const std::shared_ptr<Allocator>& allocator,
@@ -103,18 +104,19 @@ absl::StatusOr<int64_t> Run(const GemmStep& unbound, const KernelModule& module,
   if (step.device_epilogue.has_value()) return 0;
   absl::InlinedVector<void*, 8> pointers(params.begin(), params.end());
   pointers[step.product_param] = product.data();
-  return module.Launch(kernel, pointers.data(), symbols, ctx);
+  return module.Launch(kernel, pointers.data(), symbols, faults, ctx);
 }
 
 }  // namespace
 
 absl::StatusOr<int64_t> RunDeviceGemmStep(
     const GemmStep& step, const Node& node, const KernelModule& module,
-    int kernel, absl::Span<void* const> params, absl::Span<const Tensor> slots,
-    absl::Span<const int64_t> symbols, Device device,
-    const std::shared_ptr<Allocator>& allocator, const RunContext& ctx) {
-  absl::StatusOr<int64_t> failed =
-      Run(step, module, kernel, params, slots, symbols, device, allocator, ctx);
+    int kernel, const DeviceFaultWords* faults, absl::Span<void* const> params,
+    absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
+    Device device, const std::shared_ptr<Allocator>& allocator,
+    const RunContext& ctx) {
+  absl::StatusOr<int64_t> failed = Run(step, module, kernel, faults, params,
+                                       slots, symbols, device, allocator, ctx);
   if (failed.ok()) return failed;
   return absl::Status(
       failed.status().code(),

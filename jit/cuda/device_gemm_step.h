@@ -29,14 +29,16 @@ namespace guardjit {
 // `slots` holds the program's memory (operands, and the step's outputs
 // already allocated), `params` the epilogue kernel's buffer pointers (the
 // product's entry is replaced by the product buffer), `kernel` its index in
-// `module`. Operands whose strides cuBLASLt cannot read are copied
-// contiguous on the device first. Returns the epilogue kernel's failed
-// checks, as KernelModule::Launch does. Errors name `node`.
+// `module`, launched with the call's fault words `faults`. Operands whose
+// strides cuBLASLt cannot read are copied contiguous on the device first.
+// Returns the epilogue kernel's failed checks, as KernelModule::Launch does.
+// Errors name `node`.
 absl::StatusOr<int64_t> RunDeviceGemmStep(
     const GemmStep& step, const Node& node, const KernelModule& module,
-    int kernel, absl::Span<void* const> params, absl::Span<const Tensor> slots,
-    absl::Span<const int64_t> symbols, Device device,
-    const std::shared_ptr<Allocator>& allocator, const RunContext& ctx);
+    int kernel, const DeviceFaultWords* faults, absl::Span<void* const> params,
+    absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
+    Device device, const std::shared_ptr<Allocator>& allocator,
+    const RunContext& ctx);
 
 }  // namespace guardjit
 

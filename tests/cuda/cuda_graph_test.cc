@@ -557,6 +557,90 @@ TEST_F(CudaGraphTest, DefaultModeAndCpuCallsRecordNothing) {
   EXPECT_EQ(s.cuda_graphs_recorded + s.cuda_graph_replays, 0);
 }
 
+// A replayed kernel with an index check (embedding's gather) writes the
+// entry's graph fault words, whose address the captured node holds: a
+// synchronizing replay reports its own failure, an asynchronous one is
+// reported by the function's next call, and the graph is never re-captured
+// or patched for it. Another function of the same graph (sharing the loaded
+// module) never sees those failures.
+TEST_F(CudaGraphTest, ReplayedIndexCheckIsReportedByItsFunction) {
+  constexpr char kLookup[] = R"pb(
+    name: "lookup"
+    placeholders {
+      name: "w"
+      meta { dtype: FLOAT32 sizes: 10 sizes: 4 }
+    }
+    placeholders {
+      name: "idx"
+      meta { dtype: INT64 sizes: 5 }
+    }
+    nodes {
+      name: "emb"
+      target: "aten.embedding.default"
+      args { ref: "w" }
+      args { ref: "idx" }
+    }
+    outputs { ref: "emb" }
+  )pb";
+  gj_function* fn = Load(kLookup, GJ_MODE_REDUCE_OVERHEAD);
+  gj_function* other = Load(kLookup, GJ_MODE_DEFAULT);
+  DeviceTensor w({10, 4}), out({5, 4});
+  w.Fill(3);
+  std::vector<int64_t> idx_values = {0, 2, 4, 6, 8};
+  std::vector<int64_t> idx_shape = {5};
+  DLTensor idx{};
+  idx.data = idx_values.data();
+  idx.device = {kDLCUDA, 0};
+  idx.ndim = 1;
+  idx.dtype = {kDLInt, 64, 1};
+  idx.shape = idx_shape.data();
+  auto call = [&](gj_function* f, bool sync) {
+    const DLTensor* in[] = {&w.dl, &idx};
+    const DLTensor* outs[] = {&out.dl};
+    gj_call_options options;
+    gj_call_options_init(&options);
+    options.synchronize = sync ? 1 : 0;
+    RecordingCudaDriver::Take();
+    Err e{gj_function_call(f, in, 2, outs, 1, &options)};
+    return e.message();
+  };
+  // 1: warm-up (plain launches, the call's own words); 2: capture, replay.
+  ASSERT_EQ(call(fn, true), "");
+  ASSERT_EQ(call(fn, true), "");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(out.values[i * 4 + 1], w.values[idx_values[i] * 4 + 1]) << i;
+  }
+  // 3: a failing replay that synchronizes reports itself.
+  idx_values[3] = 10;
+  std::string e = call(fn, true);
+  EXPECT_THAT(RecordingCudaDriver::Names(RecordingCudaDriver::Take()),
+              ElementsAre("cuGraphLaunch"));
+  EXPECT_NE(e.find("device-side check failed during this call"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("emb"), std::string::npos) << e;
+  // 4: one that does not returns once launched...
+  EXPECT_EQ(call(fn, false), "");
+  EXPECT_THAT(RecordingCudaDriver::Names(RecordingCudaDriver::Take()),
+              ElementsAre("cuGraphLaunch"));
+  idx_values[3] = 1;
+  // ...the other function of the same graph stays clean...
+  EXPECT_EQ(call(other, true), "");
+  // ...and this function's next call reports it, launching nothing.
+  e = call(fn, false);
+  EXPECT_NE(e.find("device-side check failed in an earlier call"),
+            std::string::npos)
+      << e;
+  EXPECT_TRUE(RecordingCudaDriver::Take().empty());
+  EXPECT_EQ(call(fn, true), "");
+  EXPECT_THAT(RecordingCudaDriver::Names(RecordingCudaDriver::Take()),
+              ElementsAre("cuGraphLaunch"));
+  const gj_function_stats s = Stats(fn);
+  EXPECT_EQ(s.cuda_graphs_recorded, 1);
+  EXPECT_EQ(s.cuda_graph_replays, 4);
+  EXPECT_EQ(s.cuda_graph_recaptures, 0) << Explain(fn);
+}
+
 TEST_F(CudaGraphTest, OptionsAreChecked) {
   gj_graph* graph = nullptr;
   ASSERT_GJ_OK(

@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
+#include "tests/cuda/emulated_test_util.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
@@ -23,84 +24,7 @@
 namespace guardjit {
 namespace {
 
-struct Err {
-  gj_error* e;
-  ~Err() { gj_error_destroy(e); }
-  gj_error_code code() const { return gj_error_get_code(e); }
-  std::string message() const {
-    return e == nullptr ? "" : gj_error_message(e);
-  }
-};
-
-#define ASSERT_GJ_OK(expr)                              \
-  do {                                                  \
-    Err gj_err_{(expr)};                                \
-    ASSERT_EQ(gj_err_.e, nullptr) << gj_err_.message(); \
-  } while (0)
-
-// A float/int tensor whose memory the emulated device owns.
-template <typename T>
-struct DeviceTensor {
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;  // empty: contiguous
-  void* data = nullptr;
-  size_t count = 0;
-  DLTensor dl{};
-
-  DeviceTensor(std::vector<int64_t> s, DLDataType dtype, int device_type,
-               std::vector<int64_t> st = {})
-      : shape(std::move(s)), strides(std::move(st)) {
-    count = 1;
-    for (int64_t d : shape) count *= static_cast<size_t>(d);
-    size_t span = count;
-    if (!strides.empty()) {
-      span = 1;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        span += static_cast<size_t>((shape[d] - 1) * strides[d]);
-      }
-    }
-    data = std::calloc(std::max<size_t>(span, 1), sizeof(T));
-    dl.data = data;
-    dl.device = {static_cast<DLDeviceType>(device_type), 0};
-    dl.ndim = static_cast<int>(shape.size());
-    dl.dtype = dtype;
-    dl.shape = shape.data();
-    dl.strides = strides.empty() ? nullptr : strides.data();
-  }
-  ~DeviceTensor() { std::free(data); }
-  T* values() { return static_cast<T*>(data); }
-};
-
-DLDataType F32() { return {kDLFloat, 32, 1}; }
-DLDataType I64() { return {kDLInt, 64, 1}; }
-
-class EmulatedDeviceTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_GJ_OK(gj_context_create(nullptr, &ctx_)); }
-  void TearDown() override {
-    for (gj_function* f : functions_) gj_function_destroy(f);
-    for (gj_graph* g : graphs_) gj_graph_destroy(g);
-    gj_context_destroy(ctx_);
-  }
-  gj_function* Load(const std::string& text,
-                    gj_dynamic_mode dynamic = GJ_DYNAMIC_AUTO) {
-    gj_graph* graph = nullptr;
-    Err e{gj_graph_from_text(ctx_, text.data(), text.size(), nullptr, &graph)};
-    EXPECT_EQ(e.e, nullptr) << e.message();
-    graphs_.push_back(graph);
-    gj_function_options options;
-    gj_function_options_init(&options);
-    options.dynamic = dynamic;
-    gj_function* fn = nullptr;
-    Err f{gj_function_create(ctx_, graph, &options, &fn)};
-    EXPECT_EQ(f.e, nullptr) << f.message();
-    functions_.push_back(fn);
-    return fn;
-  }
-  gj_context* ctx_ = nullptr;
-  std::vector<gj_graph*> graphs_;
-  std::vector<gj_function*> functions_;
-};
+class EmulatedDeviceTest : public EmulatedFunctionTest {};
 
 // relu(a * b + 2) and its row sums: pointwise, then a reduction.
 constexpr char kChain[] = R"pb(
@@ -139,39 +63,6 @@ constexpr char kChain[] = R"pb(
   outputs { ref: "relu" }
   outputs { ref: "sum" }
 )pb";
-
-void Fill(float* v, size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2, 2);
-  for (size_t i = 0; i < n; ++i) v[i] = dist(rng);
-}
-
-// Calls `fn` on CPU copies of `inputs` and returns its outputs' values.
-std::vector<std::vector<float>> CpuResults(
-    gj_function* fn, const std::vector<DLTensor*>& inputs) {
-  std::vector<DLTensor> cpu;
-  for (DLTensor* t : inputs) {
-    DLTensor c = *t;
-    c.device = {kDLCPU, 0};
-    cpu.push_back(c);
-  }
-  std::vector<const DLTensor*> ptrs;
-  for (DLTensor& c : cpu) ptrs.push_back(&c);
-  std::vector<DLManagedTensor*> out(gj_function_num_outputs(fn));
-  Err e{gj_function_call_alloc(fn, ptrs.data(), ptrs.size(), nullptr,
-                               out.data(), out.size())};
-  EXPECT_EQ(e.e, nullptr) << e.message();
-  std::vector<std::vector<float>> values;
-  for (DLManagedTensor* m : out) {
-    if (m == nullptr) return values;
-    int64_t n = 1;
-    for (int d = 0; d < m->dl_tensor.ndim; ++d) n *= m->dl_tensor.shape[d];
-    const float* p = static_cast<const float*>(m->dl_tensor.data);
-    values.emplace_back(p, p + n);
-    gj_tensor_release(m);
-  }
-  return values;
-}
 
 TEST_F(EmulatedDeviceTest, PointwiseAndReductionMatchCpuAndRunAsKernels) {
   gj_function* fn = Load(kChain);

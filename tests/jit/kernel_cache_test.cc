@@ -198,13 +198,14 @@ TEST(LlvmKernelBackendTest, ModulesExposeHostFunctionsAndLaunch) {
   double in[4] = {1, 2, 3, 4};
   double out[4] = {};
   void* buffers[] = {in, out};
-  auto failed = (*module)->Launch(0, buffers, {}, RunContext());
+  auto failed = (*module)->Launch(0, buffers, {}, nullptr, RunContext());
   ASSERT_TRUE(failed.ok()) << failed.status();
   EXPECT_EQ(*failed, 0);
   EXPECT_EQ(std::vector<double>(out, out + 4),
             (std::vector<double>{2, 4, 6, 8}));
-  EXPECT_EQ((*module)->Launch(1, buffers, {}, RunContext()).status().code(),
-            absl::StatusCode::kInternal);
+  EXPECT_EQ(
+      (*module)->Launch(1, buffers, {}, nullptr, RunContext()).status().code(),
+      absl::StatusCode::kInternal);
   // The same kernel again: a hit, the same function.
   auto again = backend.Compile(kernels, {});
   ASSERT_TRUE(again.ok()) << again.status();

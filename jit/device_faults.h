@@ -1,0 +1,120 @@
+#ifndef GUARDJIT_JIT_DEVICE_FAULTS_H_
+#define GUARDJIT_JIT_DEVICE_FAULTS_H_
+
+// The fault words of one device program (kernel_backend.h's
+// DeviceFaultWords), lent to its calls. A device kernel reports a failed
+// index check by ORing its bit into a word the host reads: the words belong
+// to the program, not to the loaded module (which every program with the
+// same CUDA source shares), and each call launches with a set of its own,
+// so a failed check is reported by the function that made it, naming its
+// node, and by the call that made it when that call synchronizes:
+//   - a call takes a clean set (Acquire), launches with it, and either
+//     waits for its stream and reads it (Lease::Settle: the call's own
+//     checks, "during this call"), or marks the end of its launches on its
+//     stream and gives the set back pending (the lease's destructor);
+//   - the next call of the program reads every pending set the device has
+//     finished with (an event past the marked call) and reports the first
+//     failure as its own error ("in an earlier call"), with the sizes of
+//     the call that made it; sets still in flight stay pending and are
+//     never lent, so no later call's check reads another call's words.
+// reduce-overhead mode's CUDA graphs bake each kernel's word address into
+// the graph, so graph replays share one more set (GraphWords): a replay
+// that synchronizes reads it after its stream is done, and any other call
+// reports what a finished replay left there. Two replays of one entry in
+// flight at once on different streams therefore report each other's
+// failures (still the same function).
+// As many sets exist as calls were in flight at once (plus the graphs'):
+// a set is a few words of pinned host memory and an event.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/run_context.h"
+#include "jit/kernel_backend.h"
+
+namespace guardjit {
+
+// A failed check: the kernel, its mask and the sizes of the call that made
+// it. kernel -1: none.
+struct DeviceFault {
+  int kernel = -1;
+  int64_t mask = 0;
+  std::vector<int64_t> symbols;
+};
+
+class DeviceFaultPool {
+ public:
+  // `module` makes the sets (KernelModule::NewFaultWords) and outlives the
+  // pool.
+  explicit DeviceFaultPool(const KernelModule* module) : module_(module) {}
+  DeviceFaultPool(const DeviceFaultPool&) = delete;
+  DeviceFaultPool& operator=(const DeviceFaultPool&) = delete;
+
+  // A set of words and the sizes of the call that gave it back pending.
+  struct Set {
+    std::unique_ptr<DeviceFaultWords> words;
+    std::vector<int64_t> symbols;
+  };
+  // One call's set of words: given back pending (ended on ctx.stream) when
+  // destroyed unless Settle read it.
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    const DeviceFaultWords* words() const;
+    // Waits for ctx.stream and takes this call's failed check (kernel -1:
+    // none); the set goes back clean.
+    absl::StatusOr<DeviceFault> Settle();
+    // Gives the set back clean: the call launched nothing with it (a graph
+    // replay uses GraphWords).
+    void Unused();
+
+   private:
+    friend class DeviceFaultPool;
+    Lease(DeviceFaultPool* pool, std::unique_ptr<Set> set,
+          const RunContext* ctx, absl::Span<const int64_t> symbols)
+        : pool_(pool), set_(std::move(set)), ctx_(ctx), symbols_(symbols) {}
+    DeviceFaultPool* pool_;
+    std::unique_ptr<Set> set_;
+    const RunContext* ctx_;
+    absl::Span<const int64_t> symbols_;
+  };
+
+  // A clean set for a call on ctx (sizes `symbols`, kept with the set if it
+  // goes back pending). First takes into `earlier` the first failed check
+  // that a finished earlier call left (kernel -1: none); the caller reports
+  // it and launches nothing.
+  absl::StatusOr<Lease> Acquire(const RunContext& ctx,
+                                absl::Span<const int64_t> symbols,
+                                DeviceFault* earlier);
+
+  // The graph replays' set (made on first use). Only the caller holding the
+  // entry's graph lease launches with it.
+  absl::StatusOr<const DeviceFaultWords*> GraphWords();
+  // After a replay with GraphWords: `synchronize`: waits for ctx.stream and
+  // takes the replay's failed check; else marks the replay's end on
+  // ctx.stream for a later call to read (kernel -1 returned).
+  absl::StatusOr<DeviceFault> GraphReplayed(const RunContext& ctx,
+                                            absl::Span<const int64_t> symbols,
+                                            bool synchronize);
+
+ private:
+  void Return(std::unique_ptr<Set> set, bool pending);
+
+  const KernelModule* module_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Set>> clean_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Set>> pending_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Set> graph_ ABSL_GUARDED_BY(mu_);
+  bool graph_pending_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_DEVICE_FAULTS_H_
