@@ -165,7 +165,8 @@ const ValueExpr& WithoutFloatCasts(const ValueExpr& e) {
 // before addmm's bias joins it): a kernel that only stores the product, or
 // relu or tanh-gelu of it, at the point it computes, into an output of the
 // product's dtype; with addmm's bias when that is n contiguous values at
-// beta 1. nullopt when the epilogue kernel is needed.
+// beta 1 (the epilogue's bias vector) or a full [M, N] matrix cuBLASLt reads
+// in place (its C, at any beta). nullopt when the epilogue kernel is needed.
 std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
     const Match& match, const Epilogue& epilogue) {
   using Activation = GemmStep::DeviceEpilogue::Activation;
@@ -209,10 +210,24 @@ std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
     const bool row = (rank == 1 || (rank == 2 && bias.sizes[0] == 1)) &&
                      n.is_const() && bias.sizes.back() == n.value() &&
                      (n.value() == 1 || bias.strides.back() == 1);
-    if (match.beta != 1 || gemm.batched || !row) return std::nullopt;
-    result.bias = bias;
+    // Else the whole [M, N] bias as cuBLASLt's C, at any beta: its rows
+    // where cuBLASLt reads them in place (unit column stride).
+    const bool matrix = !gemm.batched && !gemm.symbolic && rank == 2 &&
+                        bias.sizes[0] == gemm.m && bias.sizes[1] == gemm.n &&
+                        (bias.strides[1] == 1 || gemm.n == 1) &&
+                        (bias.strides[0] >= gemm.n || gemm.m == 1);
+    if (match.beta == 1 && !gemm.batched && row) {
+      result.bias = bias;
+    } else if (matrix) {
+      result.c = bias;
+      result.c->strides = {gemm.m == 1 ? gemm.n : bias.strides[0], 1};
+      result.beta = match.beta;
+    } else {
+      return std::nullopt;
+    }
   }
-  // cuBLASLt's epilogues on float64 products are not relied on.
+  // cuBLASLt's epilogues on float64 products are not relied on (beta * C is
+  // the product's own term).
   if (gemm.dtype == DType::kFloat64 &&
       (result.bias.has_value() || result.activation != Activation::kNone)) {
     return std::nullopt;

@@ -69,7 +69,8 @@ void Gemm(const Operand& a, int64_t a_offset, const Operand& b,
   }
 }
 
-// " with cuBLASLt's epilogue relu+bias" (bare: "none").
+// " with cuBLASLt's epilogue relu+bias" (bare: "none"), then " and C * 0.5"
+// for a bias read as cuBLASLt's C.
 std::string DeviceEpilogueText(const GemmStep::DeviceEpilogue& e) {
   using Activation = GemmStep::DeviceEpilogue::Activation;
   const char* activation = e.activation == Activation::kRelu       ? "relu"
@@ -78,7 +79,8 @@ std::string DeviceEpilogueText(const GemmStep::DeviceEpilogue& e) {
   std::string text = activation;
   if (e.bias.has_value()) text += text.empty() ? "bias" : "+bias";
   if (text.empty()) text = "none";
-  return absl::StrCat(" with cuBLASLt's epilogue ", text);
+  return absl::StrCat(" with cuBLASLt's epilogue ", text,
+                      e.c.has_value() ? absl::StrCat(" and C * ", e.beta) : "");
 }
 
 }  // namespace

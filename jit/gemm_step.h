@@ -49,12 +49,17 @@ struct GemmStep {
   std::optional<Symbolic> symbolic;
 
   // Device plans (FuseGemmEpilogues with `device`): an epilogue that is only
-  // act(product + bias) stored contiguous, which cuBLASLt's fused epilogue
-  // computes in its place (the epilogue kernel is then not launched).
+  // act(product + beta * bias) stored contiguous, which cuBLASLt computes in
+  // its place (the epilogue kernel is then not launched): addmm's bias either
+  // as the fused epilogue's bias vector (n contiguous values, beta 1) or as
+  // cuBLASLt's C matrix, D = act(alpha * A @ B + beta * C) (an [M, N] bias
+  // with unit column stride, any beta). Other biases keep the kernel.
   struct DeviceEpilogue {
     enum class Activation { kNone, kRelu, kGeluTanh };
     Activation activation = Activation::kNone;
     std::optional<FixedRef> bias;  // n contiguous values (addmm's, beta 1)
+    std::optional<FixedRef> c;     // [M, N], row stride >= N, column stride 1
+    double beta = 0;               // C's scale (with c)
     int out_slot = -1;             // written as the contiguous [B,] M, N tensor
   };
   std::optional<DeviceEpilogue> device_epilogue;

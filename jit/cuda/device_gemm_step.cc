@@ -88,6 +88,13 @@ absl::StatusOr<int64_t> Run(const GemmStep& unbound, const KernelModule& module,
       args.bias = static_cast<const char*>(slots[bias.slot].data()) +
                   bias.offset * ItemSize(step.dtype);
     }
+    if (epilogue.c.has_value()) {
+      const FixedRef& c = *epilogue.c;
+      args.beta = epilogue.beta;
+      args.c = GemmMatrix{static_cast<const char*>(slots[c.slot].data()) +
+                              c.offset * ItemSize(step.dtype),
+                          c.strides[0], c.strides[1], 0};
+    }
   } else {
     absl::InlinedVector<int64_t, 3> sizes;
     if (step.batched) sizes.push_back(step.batch);

@@ -4,7 +4,8 @@
 // A GEMM step (gemm_step.h) of a program whose kernels run on a CUDA device:
 // the product runs on cuBLASLt (runtime/cuda/cublaslt_gemm.h), on the call's
 // stream, and the epilogue either runs inside it (GemmStep::device_epilogue:
-// a bare product, relu or tanh-gelu, addmm's bias; cuBLASLt writes the
+// a bare product, relu or tanh-gelu, addmm's bias as the epilogue's bias
+// vector or as cuBLASLt's C matrix at addmm's beta; cuBLASLt writes the
 // step's output) or as the step's epilogue kernel, launched by the device
 // backend right after cuBLASLt wrote the whole product into a buffer from
 // the call's allocator. The plans come from the CPU's pattern matching

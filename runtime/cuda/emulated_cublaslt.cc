@@ -443,6 +443,8 @@ CublasLtApi* Build() {
     }
     Count([&](auto& counters) {
       ++counters.matmuls;
+      if (beta_v != 0) ++counters.matmuls_reading_c;
+      counters.last_beta = beta_v;
       counters.last_epilogue = static_cast<int>(op.epilogue);
       counters.last_stream = stream;
     });

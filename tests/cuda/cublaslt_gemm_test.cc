@@ -155,6 +155,98 @@ TEST_F(CublasLtGemmTest, Float16Product) {
   }
 }
 
+// D = act(alpha * A @ B + beta * C + bias) with C in rows padded past n (its
+// own leading dimension), negative beta, and float16 and bfloat16 C and D
+// (float32 scale); beta 0 does not read C at all (NaNs there stay out).
+TEST_F(CublasLtGemmTest, CMatrixWithItsOwnStridesAndHalfPrecision) {
+  const int64_t m = 4, n = 5, k = 3, ldc = n + 3;
+  const std::vector<float> a = Random(m * k, 21), b = Random(k * n, 22),
+                           c = Random(m * ldc, 23), bias = Random(n, 24);
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    for (double beta : {-0.5, 0.0}) {
+      SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " beta " << beta);
+      const bool half = dtype != DType::kFloat32;
+      auto to_bits = [&](float v) {
+        return dtype == DType::kFloat16 ? FloatToHalfBits(v)
+                                        : FloatToBFloat16Bits(v);
+      };
+      auto from_bits = [&](uint16_t v) {
+        return dtype == DType::kFloat16 ? HalfBitsToFloat(v)
+                                        : BFloat16BitsToFloat(v);
+      };
+      // Operands as the device holds them, and their values as it reads
+      // them (rounded to the dtype).
+      auto stored = [&](const std::vector<float>& v, std::vector<uint16_t>* h,
+                        std::vector<float>* read) {
+        for (float x : v) {
+          h->push_back(to_bits(x));
+          read->push_back(half ? from_bits(h->back()) : x);
+        }
+      };
+      std::vector<uint16_t> ah, bh, ch, biash;
+      std::vector<float> ar, br, cr, biasr;
+      stored(a, &ah, &ar);
+      stored(b, &bh, &br);
+      stored(c, &ch, &cr);
+      stored(bias, &biash, &biasr);
+      std::vector<float> cf = c;
+      if (beta == 0) {
+        for (float& v : cf) v = std::nanf("");
+        for (uint16_t& v : ch) v = 0x7e00;  // NaN in both half formats
+      }
+      std::vector<float> d(m * n, -99);
+      std::vector<uint16_t> dh(m * n, 0);
+      CublasLtGemmArgs args;
+      args.dtype = dtype;
+      args.m = m;
+      args.n = n;
+      args.k = k;
+      const void* pa = half ? static_cast<const void*>(ah.data()) : a.data();
+      const void* pb = half ? static_cast<const void*>(bh.data()) : b.data();
+      const void* pc = half ? static_cast<const void*>(ch.data()) : cf.data();
+      void* pd = half ? static_cast<void*>(dh.data()) : d.data();
+      args.a = GemmMatrix{pa, k, 1, 0};
+      args.b = GemmMatrix{pb, n, 1, 0};
+      args.c = GemmMatrix{pc, ldc, 1, 0};
+      args.d = GemmMatrix{pd, n, 1, 0};
+      args.alpha = 2;
+      args.beta = beta;
+      args.bias = half ? static_cast<const void*>(biash.data()) : bias.data();
+      args.activation = GemmActivation::kRelu;
+      const int64_t with_c = EmulatedCublasLt::counters().matmuls_reading_c;
+      ASSERT_TRUE(gemm_->Run(args, nullptr, *workspace_).ok());
+      EXPECT_EQ(EmulatedCublasLt::counters().matmuls_reading_c - with_c,
+                beta != 0 ? 1 : 0);
+      const double tolerance = dtype == DType::kBFloat16  ? 3e-2
+                               : dtype == DType::kFloat16 ? 4e-3
+                                                          : 1e-5;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double v = 0;
+          for (int64_t q = 0; q < k; ++q) {
+            v += double{ar[i * k + q]} * br[q * n + j];
+          }
+          v = 2 * v + biasr[j];
+          if (beta != 0) v += beta * cr[i * ldc + j];
+          v = std::max(v, 0.0);
+          const double got = half ? from_bits(dh[i * n + j]) : d[i * n + j];
+          ASSERT_NEAR(got, v, tolerance * (1 + std::fabs(v))) << i << " " << j;
+        }
+      }
+    }
+  }
+  // A C cuBLASLt would read transposed is refused, not misread.
+  std::vector<float> a2 = Random(4 * 4, 1), c2 = Random(16, 2), d2(16);
+  CublasLtGemmArgs args;
+  args.m = args.n = args.k = 4;
+  args.a = args.b = GemmMatrix{a2.data(), 4, 1, 0};
+  args.c = GemmMatrix{c2.data(), 1, 4, 0};
+  args.d = GemmMatrix{d2.data(), 4, 1, 0};
+  args.beta = 1;
+  const absl::Status status = gemm_->Run(args, nullptr, *workspace_);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+}
+
 // A problem seen before creates no descriptor and asks no heuristic; a new
 // shape or epilogue does.
 TEST_F(CublasLtGemmTest, CachedProblemsCreateNoDescriptors) {

@@ -196,7 +196,11 @@ TEST(MatrixProductConformanceTest,
       {"addmm_row_bias", "with cuBLASLt's epilogue bias"},
       {"linear_relu", "with cuBLASLt's epilogue relu+bias"},
       {"mm_gelu_erf", ""},
-      {"addmm_matrix_bias_alpha_beta", ""},
+      // A full bias at beta 0.5 is cuBLASLt's C; a column bias is neither
+      // C nor the bias vector.
+      {"addmm_matrix_bias_alpha_beta",
+       "with cuBLASLt's epilogue none and C * 0.5"},
+      {"addmm_broadcast_column_bias", ""},
       {"linear_gelu_residual", ""},
   };
   const std::vector<GemmCase> cases = Cases(DType::kFloat32);
