@@ -101,11 +101,11 @@ inline std::vector<double> AsDoubles(const DLTensor& t) {
 }
 
 // Calls `fn` on `inputs` (on the CPU: copies of them with a CPU device) with
-// gj_function_call_alloc, and returns each output's values, or the call's
-// error in `error`.
+// gj_function_call_alloc, and returns each output's values (and dtype, in
+// `dtypes`), or the call's error in `error`.
 inline std::vector<std::vector<double>> CallValues(
     gj_function* fn, const std::vector<const DLTensor*>& inputs, bool cpu,
-    std::string* error = nullptr) {
+    std::string* error = nullptr, std::vector<DLDataType>* dtypes = nullptr) {
   std::vector<DLTensor> copies;
   for (const DLTensor* t : inputs) {
     DLTensor c = *t;
@@ -128,6 +128,7 @@ inline std::vector<std::vector<double>> CallValues(
   std::vector<std::vector<double>> values;
   for (DLManagedTensor* m : out) {
     values.push_back(AsDoubles(m->dl_tensor));
+    if (dtypes != nullptr) dtypes->push_back(m->dl_tensor.dtype);
     gj_tensor_release(m);
   }
   return values;
