@@ -196,8 +196,16 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
     ASSIGN_OR_RETURN(const CudaDevice* cuda,
                      CudaDevice::Get(program->transfer_->device().index));
     program->graphs_ = std::make_unique<CudaGraphSet>(cuda);
-    program->faults_ =
-        std::make_unique<DeviceFaultPool>(program->module_.get());
+    // Fault words only for programs with device-side checks: the others'
+    // calls take none and record no event.
+    bool checks = false;
+    for (const PlanStep& step : p.steps) {
+      checks |= step.is_kernel && step.kernel.kernel.num_checks > 0;
+    }
+    if (checks) {
+      program->faults_ =
+          std::make_unique<DeviceFaultPool>(program->module_.get());
+    }
     // Kernels read the graph's constants from device memory: one copy each,
     // kept with the program.
     program->device_constants_.resize(p.slots.size());
@@ -352,11 +360,13 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
       ASSIGN_OR_RETURN(allocator, transfer_->DefaultAllocator(ctx));
     }
     synchronize |= transfer_->launch_blocking();
-    DeviceFault earlier;
-    ASSIGN_OR_RETURN(DeviceFaultPool::Lease lease,
-                     faults_->Acquire(ctx, symbols, &earlier));
-    fault_lease.emplace(std::move(lease));
-    if (earlier.kernel >= 0) return DeviceFaultError(earlier, false);
+    if (faults_ != nullptr) {
+      DeviceFault earlier;
+      ASSIGN_OR_RETURN(DeviceFaultPool::Lease lease,
+                       faults_->Acquire(ctx, symbols, &earlier));
+      fault_lease.emplace(std::move(lease));
+      if (earlier.kernel >= 0) return DeviceFaultError(earlier, false);
+    }
   } else if (allocator == nullptr) {
     allocator = CachingHostAllocator::Default();
   }
@@ -364,6 +374,9 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     ASSIGN_OR_RETURN(const bool graphed, RunGraphed(ctx, inputs, symbols, sizes,
                                                     allocator, results));
     if (graphed) {
+      if (faults_ == nullptr) {
+        return synchronize ? transfer_->Synchronize(ctx) : absl::OkStatus();
+      }
       fault_lease->Unused();
       ASSIGN_OR_RETURN(const DeviceFault fault,
                        faults_->GraphReplayed(ctx, symbols, synchronize));
@@ -608,8 +621,12 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
     for (int s : step.release) slots[s] = kReleased;
   }
   if (transfer_ != nullptr && synchronize) {
-    ASSIGN_OR_RETURN(const DeviceFault fault, fault_lease->Settle());
-    if (fault.kernel >= 0) return DeviceFaultError(fault, true);
+    if (!fault_lease.has_value()) {
+      RETURN_IF_ERROR(transfer_->Synchronize(ctx));
+    } else {
+      ASSIGN_OR_RETURN(const DeviceFault fault, fault_lease->Settle());
+      if (fault.kernel >= 0) return DeviceFaultError(fault, true);
+    }
   }
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {
     results[k] = ViewOf(slots, sizes.outputs[k]);

@@ -220,8 +220,9 @@ class CompiledProgram {
   // cannot be recorded at all (empty if it can).
   std::unique_ptr<CudaGraphSet> graphs_;
   std::string graph_refusal_;
-  // Device programs: the fault words the calls launch with (the module is
-  // shared with every program of the same source; the words are not).
+  // Device programs with device-side checks: the fault words the calls
+  // launch with (the module is shared with every program of the same
+  // source; the words are not). Null for programs without checks.
   std::unique_ptr<DeviceFaultPool> faults_;
   std::vector<const KernelFn*> eager_;  // per step; null for kernels
   // Per step: the slot of each output of an eager node (-1: none).

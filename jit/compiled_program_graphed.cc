@@ -42,7 +42,10 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
   const Device device = transfer_->device();
   // Every replay's kernels write the entry's graph fault words (an address
   // baked into the graph; device_faults.h).
-  ASSIGN_OR_RETURN(const DeviceFaultWords* fault_words, faults_->GraphWords());
+  const DeviceFaultWords* fault_words = nullptr;
+  if (faults_ != nullptr) {
+    ASSIGN_OR_RETURN(fault_words, faults_->GraphWords());
+  }
   // Outputs get fresh memory (or their destination) on every call; every
   // other slot a kernel writes lives in the key's private pool, at the same
   // address on every replay (slots sharing a plan buffer share its region).

@@ -138,6 +138,9 @@ class DeviceTransfer {
   // Whether every run waits for its stream and reports device-side checks
   // itself (GJ_CUDA_LAUNCH_BLOCKING=1, as CUDA_LAUNCH_BLOCKING for PyTorch).
   virtual bool launch_blocking() const { return false; }
+  // Waits for ctx.stream (a synchronizing call of a program without
+  // device-side checks, which has no fault words to wait for).
+  virtual absl::Status Synchronize(const RunContext& ctx) const = 0;
 };
 
 class KernelBackend {

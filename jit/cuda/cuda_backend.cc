@@ -263,6 +263,13 @@ absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
   return pool->OnStream(ctx.stream);
 }
 
+absl::Status CudaKernelBackend::Synchronize(const RunContext& ctx) const {
+  ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+  RETURN_IF_CUDA_ERROR(device_->driver().cuStreamSynchronize(
+      static_cast<CUstream>(ctx.stream)));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(
     const Tensor& t, const RunContext& ctx) const {
   ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
@@ -296,6 +303,9 @@ absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(const Tensor&,
 }
 absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
     const RunContext&) const {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+absl::Status CudaKernelBackend::Synchronize(const RunContext&) const {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
 

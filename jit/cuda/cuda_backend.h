@@ -59,6 +59,7 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
   absl::StatusOr<std::shared_ptr<Allocator>> DefaultAllocator(
       const RunContext& ctx) const override;
   bool launch_blocking() const override;
+  absl::Status Synchronize(const RunContext& ctx) const override;
 
   // Modules NVRTC compiled and loaded, and compiles saved by identical source.
   int compiled() const;

@@ -659,7 +659,12 @@ CudaDriver* Build() {
     delete reinterpret_cast<EmuEvent*>(event);
     return CUDA_SUCCESS;
   };
-  d->cuEventRecord = [](CUevent, CUstream) -> CUresult { return CUDA_SUCCESS; };
+  d->cuEventRecord = [](CUevent event, CUstream) -> CUresult {
+    if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> lock(state().mu);
+    ++state().counters.event_records;
+    return CUDA_SUCCESS;
+  };
   d->cuEventSynchronize = [](CUevent) -> CUresult { return CUDA_SUCCESS; };
   d->cuEventQuery = [](CUevent) -> CUresult { return CUDA_SUCCESS; };
   d->cuEventElapsedTime = [](float* ms, CUevent, CUevent) -> CUresult {

@@ -57,6 +57,7 @@ class EmulatedCudaDriver {
     int64_t graph_launches = 0;          // cuGraphLaunch calls
     int64_t graph_kernel_runs = 0;       // kernel nodes those ran
     int64_t node_param_updates = 0;      // cuGraphExecKernelNodeSetParams calls
+    int64_t event_records = 0;           // cuEventRecord calls
   };
   static Counters counters();
   // The number of parameters kernel `function` (from this table's

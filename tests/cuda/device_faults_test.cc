@@ -144,5 +144,58 @@ TEST_F(DeviceFaultsTest, EarlierFaultNamesTheSizesOfItsCall) {
   EXPECT_EQ(Call(fn, 17, 16, true), "");
 }
 
+// Fault words cost an event per asynchronous call (the mark after its
+// launches), none per synchronizing one; a program without checks takes no
+// words and records no such event either way. (The caching allocator
+// records an event per free too, alike in both kinds of call: the tests
+// compare the two.)
+TEST_F(DeviceFaultsTest, OnlyProgramsWithChecksMarkTheirCalls) {
+  auto events = [] { return EmulatedCudaDriver::counters().event_records; };
+  gj_function* lookup = Load(kLookup);
+  ASSERT_EQ(Call(lookup, 10, 1, true), "");
+  int64_t before = events();
+  ASSERT_EQ(Call(lookup, 10, 1, false), "");
+  const int64_t lookup_async = events() - before;
+  before = events();
+  ASSERT_EQ(Call(lookup, 10, 1, true), "");
+  const int64_t lookup_sync = events() - before;
+  EXPECT_EQ(lookup_async - lookup_sync, 1);
+
+  gj_function* scale = Load(R"pb(
+    name: "scale"
+    placeholders {
+      name: "a"
+      meta { dtype: FLOAT32 sizes: 8 }
+    }
+    nodes {
+      name: "mul"
+      target: "aten.mul.Tensor"
+      args { ref: "a" }
+      args { f: 3 }
+    }
+    outputs { ref: "mul" }
+  )pb");
+  DeviceTensor<float> a({8}, F32(), kDLCUDA), out({8}, F32(), kDLCUDA);
+  Fill(a.values(), a.count, 5);
+  const DLTensor* in[] = {&a.dl};
+  const DLTensor* outs[] = {&out.dl};
+  gj_call_options sync;
+  gj_call_options_init(&sync);
+  sync.synchronize = 1;
+  ASSERT_GJ_OK(gj_function_call(scale, in, 1, outs, 1, &sync));
+  const int64_t launches = EmulatedCudaDriver::counters().launches;
+  before = events();
+  ASSERT_GJ_OK(gj_function_call(scale, in, 1, outs, 1, nullptr));
+  const int64_t scale_async = events() - before;
+  before = events();
+  ASSERT_GJ_OK(gj_function_call(scale, in, 1, outs, 1, &sync));
+  const int64_t scale_sync = events() - before;
+  EXPECT_EQ(scale_async, scale_sync);
+  EXPECT_EQ(EmulatedCudaDriver::counters().launches - launches, 2);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_FLOAT_EQ(out.values()[i], a.values()[i] * 3) << i;
+  }
+}
+
 }  // namespace
 }  // namespace guardjit
