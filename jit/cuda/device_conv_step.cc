@@ -144,7 +144,8 @@ struct OperandWalk {
 };
 
 absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
-                            int kernel, absl::Span<void* const> params,
+                            int kernel, const DeviceFaultWords* faults,
+                            absl::Span<void* const> params,
                             absl::Span<const Tensor> slots,
                             absl::Span<const int64_t> symbols, Device device,
                             const std::shared_ptr<Allocator>& allocator,
@@ -232,7 +233,7 @@ absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
   if (into_output) return 0;
   absl::InlinedVector<void*, 8> pointers(params.begin(), params.end());
   pointers[step.product_param] = product.data();
-  return module.Launch(kernel, pointers.data(), symbols, ctx);
+  return module.Launch(kernel, pointers.data(), symbols, faults, ctx);
 }
 
 }  // namespace
@@ -268,11 +269,12 @@ std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
 
 absl::StatusOr<int64_t> RunDeviceConvStep(
     const ConvStep& step, const Node& node, const KernelModule& module,
-    int kernel, absl::Span<void* const> params, absl::Span<const Tensor> slots,
-    absl::Span<const int64_t> symbols, Device device,
-    const std::shared_ptr<Allocator>& allocator, const RunContext& ctx) {
-  absl::StatusOr<int64_t> failed =
-      Run(step, module, kernel, params, slots, symbols, device, allocator, ctx);
+    int kernel, const DeviceFaultWords* faults, absl::Span<void* const> params,
+    absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
+    Device device, const std::shared_ptr<Allocator>& allocator,
+    const RunContext& ctx) {
+  absl::StatusOr<int64_t> failed = Run(step, module, kernel, faults, params,
+                                       slots, symbols, device, allocator, ctx);
   if (failed.ok()) return failed;
   return absl::Status(
       failed.status().code(),

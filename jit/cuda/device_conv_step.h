@@ -56,14 +56,16 @@ std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
 // weight, the column matrices the im2col kernel wrote, and the step's
 // outputs already allocated), `params` the epilogue kernel's buffer
 // pointers (the result's entry is replaced by the product buffer), `kernel`
-// its index in `module`. A weight whose strides cuBLASLt cannot read is
-// copied contiguous on the device first. Returns the epilogue kernel's
-// failed checks, as KernelModule::Launch does. Errors name `node`.
+// its index in `module`, launched with the call's fault words `faults`. A
+// weight whose strides cuBLASLt cannot read is copied contiguous on the
+// device first. Returns the epilogue kernel's failed checks, as
+// KernelModule::Launch does. Errors name `node`.
 absl::StatusOr<int64_t> RunDeviceConvStep(
     const ConvStep& step, const Node& node, const KernelModule& module,
-    int kernel, absl::Span<void* const> params, absl::Span<const Tensor> slots,
-    absl::Span<const int64_t> symbols, Device device,
-    const std::shared_ptr<Allocator>& allocator, const RunContext& ctx);
+    int kernel, const DeviceFaultWords* faults, absl::Span<void* const> params,
+    absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
+    Device device, const std::shared_ptr<Allocator>& allocator,
+    const RunContext& ctx);
 
 }  // namespace guardjit
 
