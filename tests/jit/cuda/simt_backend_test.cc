@@ -350,7 +350,8 @@ TEST(SimtBackendTest, VectorAndScalarPathsMatchEager) {
         std::memcpy(in, x.data(), bytes);
         void* buffers[] = {in, out};
         if (kernel.buffers[0].is_output) std::swap(buffers[0], buffers[1]);
-        auto launched = (*module)->Launch(0, buffers, {}, RunContext());
+        auto launched =
+            (*module)->Launch(0, buffers, {}, nullptr, RunContext());
         ASSERT_TRUE(launched.ok()) << launched.status();
         const Tensor actual =
             Tensor::Borrow(out, dtype, x.sizes(), x.strides());
