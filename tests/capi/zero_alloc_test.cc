@@ -3,10 +3,12 @@
 // counting operator new, active only inside the measured region on this
 // thread, replaces the global one in this test binary.
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capi_test_util.h"
@@ -251,6 +253,81 @@ TEST_P(ZeroAllocDynamicTest, AllocatesNothingOnAHitAtAnySeenSize) {
 
 INSTANTIATE_TEST_SUITE_P(OverRowsAndColumns, ZeroAllocDynamicTest,
                          testing::Values(1, 0));
+
+// 16 threads on one static and one dynamic function (each thread counts
+// its own allocations). The static hits allocate nothing. A dynamic entry
+// lends each concurrent call a workspace for its sizes from a pool that
+// grows to the most calls ever in flight at once and is then reused, so a
+// call that raises that peak allocates one workspace (a handful of
+// vectors) and every other hit nothing: over 16 x 300 hits the count is
+// bounded by the threads, not the calls. (The warm-up cannot force the
+// peak on 2 cores; the single-threaded tests above expect exactly zero.)
+TEST(ZeroAllocTest, SixteenThreadsOnOneFunction) {
+  if (!GJ_COUNTING_NEW) GTEST_SKIP() << "sanitizer build: new is theirs";
+  gjtest::ContextPtr context = gjtest::MakeContext();
+  GraphPtr two = gjtest::BuildGraph(
+      context.get(), "two", {"x", "y"},
+      [](gj_graph_builder* b) {
+        gj_arg mul[] = {gj_arg_ref("x"), gj_arg_ref("y")};
+        EXPECT_TRUE(
+            Ok(gj_graph_builder_add_node(b, "q", "aten.mul.Tensor", mul, 2)));
+      },
+      {"q"});
+  FunctionPtr f = gjtest::MakeFunction(context.get(), two.get());
+  GraphPtr softmax = SoftmaxGraph(context.get(), 1);
+  gj_function_options options;
+  gj_function_options_init(&options);
+  options.dynamic = GJ_DYNAMIC_DYNAMIC;
+  gj_function* raw = nullptr;
+  ASSERT_TRUE(
+      Ok(gj_function_create(context.get(), softmax.get(), &options, &raw)));
+  FunctionPtr g(raw);
+  constexpr int kThreads = 16;
+  std::atomic<int> ready{0};
+  std::atomic<int64_t> static_total{0}, total{0};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      HostTensor<float> x({32, 32},
+                          std::vector<float>(1024, static_cast<float>(t)));
+      HostTensor<float> y({32, 32}, std::vector<float>(1024, 2));
+      HostTensor<float> q({32, 32}, std::vector<float>(1024));
+      const DLTensor* in[] = {x.dl(), y.dl()};
+      const DLTensor* out[] = {q.dl()};
+      bool ok = true;
+      auto call_static = [&] {
+        gj_error* e = gj_function_call(f.get(), in, 2, out, 1, nullptr);
+        ok &= e == nullptr && q.buffer()[1023] == 2.0f * t;
+        gj_error_destroy(e);
+      };
+      auto call_dynamic = [&](int i) {
+        static constexpr int64_t kRows[] = {96, 8, 33};
+        CallSoftmax(g.get(), kRows[i % 3], 1, &ok);
+      };
+      for (int i = 0; i < 30; ++i) {  // the first calls compile
+        call_static();
+        call_dynamic(i);
+      }
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      static_total.fetch_add(AllocationsIn(300, call_static));
+      total.fetch_add(
+          AllocationsIn(300, [&, i = 0]() mutable { call_dynamic(i++); }));
+      if (!ok) failures.fetch_add(1);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(static_total.load(), 0);
+  constexpr int64_t kPerWorkspace = 12;
+  EXPECT_LE(total.load(), kThreads * kPerWorkspace);
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_TRUE(Ok(gj_function_get_stats(g.get(), &stats)));
+  EXPECT_EQ(stats.compiles, 1);
+  EXPECT_EQ(stats.cache_entries, 1);
+}
 
 TEST(ZeroAllocTest, TheCounterSeesAllocations) {
   if (!GJ_COUNTING_NEW) GTEST_SKIP() << "sanitizer build: new is theirs";
