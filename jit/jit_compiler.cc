@@ -20,7 +20,9 @@
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
 #include "jit/conv_epilogue.h"
+#include "jit/conv_step.h"
 #include "jit/gemm_epilogue.h"
+#include "jit/gemm_step.h"
 #include "jit/lowering.h"
 #include "jit/lowering_context.h"
 #include "runtime/cuda/cublaslt_api.h"
@@ -238,6 +240,38 @@ class JitExecutable : public Executable {
       absl::StrAppend(&text, ", ", n,
                       " calls in a layout it was not planned for ran on the "
                       "reference kernels");
+    }
+    // Matrix products and convolutions handed to BLAS or cuBLASLt, named
+    // by their node (the plan's text has the extents: GJ_LOGS=codegen).
+    std::vector<std::string> externs;
+    const bool device = backend_->transfer() != nullptr;
+    for (const PlanStep& s : program_->plan().steps) {
+      if (s.gemm == nullptr && s.conv == nullptr) continue;
+      const std::string name =
+          s.node >= 0 ? absl::StrCat("'", graph_->node(s.node).name, "' (",
+                                     graph_->node(s.node).target, ")")
+                      : (s.gemm != nullptr ? s.gemm->target : s.conv->target);
+      const char* library = device ? "cuBLASLt" : "BLAS";
+      if (s.gemm != nullptr) {
+        const bool fused = device && s.gemm->device_epilogue.has_value();
+        externs.push_back(absl::StrCat(name, " on ", library,
+                                       fused ? " with the epilogue inside it"
+                                             : " with an epilogue kernel"));
+      } else if (s.conv->device.has_value()) {
+        const ConvStep::Device& d = *s.conv->device;
+        externs.push_back(absl::StrCat(
+            name,
+            d.cols_slot >= 0 ? " as im2col and " : " reading its input on ",
+            library,
+            d.out_slot >= 0 ? " writing the output"
+                            : " with an epilogue kernel"));
+      } else {
+        externs.push_back(absl::StrCat(name, " as im2col and ", library,
+                                       " per image with an epilogue kernel"));
+      }
+    }
+    if (!externs.empty()) {
+      absl::StrAppend(&text, "; extern calls: ", absl::StrJoin(externs, ", "));
     }
     // Reductions split into partials (split_reduction.h).
     for (const PlanStep& s : program_->plan().steps) {

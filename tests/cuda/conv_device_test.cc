@@ -232,6 +232,11 @@ TEST_F(ConvDeviceTest, ConvBlockRunsAsIm2ColAndCublasLt) {
   EXPECT_NE(explain.substr(line, device - line).find(" 0 eager nodes"),
             std::string::npos)
       << explain;
+  // And which node ran as which extern call.
+  EXPECT_NE(explain.find("extern calls: 'conv' (aten.convolution.default) "
+                         "as im2col and cuBLASLt with an epilogue kernel"),
+            std::string::npos)
+      << explain;
 }
 
 TEST_F(ConvDeviceTest, DynamicBatchIsOneDeviceEntry) {

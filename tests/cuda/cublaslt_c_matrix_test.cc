@@ -93,6 +93,7 @@ class CublasLtCMatrixTest : public EmulatedFunctionTest {
     double beta = 0;
     int epilogue = 0;
     std::vector<std::string> plans;  // codegen logs naming the gemm
+    std::string explain;             // gj_function_explain of the device
   };
   // Runs `text` on the device and eagerly on CPU copies, checks the values
   // and returns what the device call did.
@@ -131,6 +132,11 @@ class CublasLtCMatrixTest : public EmulatedFunctionTest {
     o.beta = after.last_beta;
     o.epilogue = after.last_epilogue;
     o.plans = *logged;
+    char* explained = nullptr;
+    const Err explain_error{gj_function_explain(device, &explained)};
+    EXPECT_EQ(explain_error.e, nullptr) << explain_error.message();
+    o.explain = explained != nullptr ? explained : "";
+    gj_string_destroy(explained);
     EXPECT_EQ(got.size(), 1u);
     EXPECT_EQ(expected.size(), 1u);
     if (got.size() == 1 && expected.size() == 1) {
@@ -168,6 +174,10 @@ TEST_F(CublasLtCMatrixTest, FullMatrixBiasWithBetaAndAlphaIsCublasLtsC) {
   EXPECT_EQ(o.launches, 0) << "an epilogue kernel ran";
   EXPECT_TRUE(Logged(o.plans, "cuBLASLt's epilogue relu and C * 0.5"))
       << Joined(o.plans);
+  EXPECT_NE(o.explain.find("extern calls: 'addmm' (aten.addmm.default) on "
+                           "cuBLASLt with the epilogue inside it"),
+            std::string::npos)
+      << o.explain;
 }
 
 TEST_F(CublasLtCMatrixTest, FullMatrixBiasAtBetaOneIsCublasLtsC) {
@@ -196,6 +206,10 @@ TEST_F(CublasLtCMatrixTest, OtherBiasesKeepTheEpilogueKernel) {
   EXPECT_EQ(row.matmuls, 1);
   EXPECT_EQ(row.reading_c, 0);
   EXPECT_EQ(row.launches, 1);
+  EXPECT_NE(row.explain.find("'addmm' (aten.addmm.default) on cuBLASLt with "
+                             "an epilogue kernel"),
+            std::string::npos)
+      << row.explain;
   const Outcome transposed =
       Run(Addmm("sizes: 6 sizes: 5", kTransposedBias, 0.5, 2, false), {6, 5});
   EXPECT_EQ(transposed.matmuls, 1);

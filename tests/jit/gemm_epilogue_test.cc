@@ -361,7 +361,9 @@ TEST_P(GemmConformanceTest, DynamicEntriesBindGemmStepsPerCall) {
                                                    GemmTolerance(dtype, 24));
   ASSERT_NE(exe, nullptr);
   EXPECT_EQ(testing::WithoutBackend(exe->Describe()),
-            "jit: 1 fused kernels, 0 eager nodes, 1 size symbols");
+            "jit: 1 fused kernels, 0 eager nodes, 1 size symbols; extern "
+            "calls: 'v1' (aten.addmm.default) on BLAS with an epilogue "
+            "kernel");
 
   // Every extent symbolic: x [m, k] @ w [k, 5] + bias, relu, + res [m, 5].
   auto chain = Chain("mm_chain", {"x", "w", "bias", "res"},
