@@ -13,26 +13,12 @@
 
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
+#include "tests/cuda/emulated_test_util.h"
 #include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
 
 namespace guardjit {
 namespace {
-
-struct Err {
-  gj_error* e;
-  ~Err() { gj_error_destroy(e); }
-  gj_error_code code() const { return gj_error_get_code(e); }
-  std::string message() const {
-    return e == nullptr ? "" : gj_error_message(e);
-  }
-};
-
-#define ASSERT_GJ_OK(expr)                              \
-  do {                                                  \
-    Err gj_err_{(expr)};                                \
-    ASSERT_EQ(gj_err_.e, nullptr) << gj_err_.message(); \
-  } while (0)
 
 // A contiguous float32 tensor whose memory the emulated device owns (its
 // memory is host memory), or a CPU one.
