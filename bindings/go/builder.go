@@ -210,7 +210,8 @@ func (b *Builder) AddNode(name, target string, args ...Arg) error {
 			c.refs, c.len = a.strs(arg.refs), C.size_t(len(arg.refs))
 		}
 	}
-	return check(C.gj_graph_builder_add_node(b.ptr, a.str(name), a.str(target), cargs, C.size_t(len(args))))
+	// The _v form (0.9) reads elements this binding's gj_arg size apart.
+	return check(C.gj_graph_builder_add_node_v(b.ptr, a.str(name), a.str(target), cargs, C.size_t(len(args)), C.sizeof_gj_arg))
 }
 
 func (a *cArena) strs(ss []string) **C.char {

@@ -136,6 +136,56 @@ func (c *Context) MemoryStats() (MemoryStats, error) {
 	}, nil
 }
 
+// Device is a DLPack device: where DeviceMemoryStats reads memory.
+type Device struct {
+	Type int32 // kDLCPU (1) or kDLCUDA (2)
+	ID   int32
+}
+
+// CPU is the host; CUDA(i) is CUDA device ordinal i.
+func CPU() Device        { return Device{Type: C.kDLCPU, ID: 0} }
+func CUDA(id int) Device { return Device{Type: C.kDLCUDA, ID: int32(id)} }
+
+func (d Device) raw() C.DLDevice {
+	return C.DLDevice{device_type: C.DLDeviceType(d.Type), device_id: C.int32_t(d.ID)}
+}
+
+// DeviceMemoryStats reads one device's memory counters (C API 0.10): CPU()
+// is the context's host memory, as MemoryStats; CUDA(i) is device i's
+// stream-ordered caching allocator, shared by every context of the process
+// (SystemAllocations counts cuMemAlloc calls). CodeUnavailable naming the
+// device without a usable CUDA driver or device.
+func (c *Context) DeviceMemoryStats(d Device) (MemoryStats, error) {
+	if err := c.use(); err != nil {
+		return MemoryStats{}, err
+	}
+	defer c.release()
+	var s C.gj_memory_stats
+	C.gj_memory_stats_init_v(&s, C.sizeof_gj_memory_stats)
+	if err := check(C.gj_context_get_device_memory_stats(c.ptr, d.raw(), &s)); err != nil {
+		return MemoryStats{}, err
+	}
+	return MemoryStats{
+		BytesInUse:        int64(s.bytes_in_use),
+		BytesCached:       int64(s.bytes_cached),
+		PeakBytesInUse:    int64(s.peak_bytes_in_use),
+		SystemAllocations: int64(s.system_allocations),
+		CacheHits:         int64(s.cache_hits),
+		CompiledModules:   int64(s.compiled_modules),
+		CachedKernels:     int64(s.cached_kernels),
+	}, nil
+}
+
+// ReleaseCachedDeviceMemory returns one device's idle cached blocks to the
+// system (C API 0.10); blocks in use stay. Errors as DeviceMemoryStats.
+func (c *Context) ReleaseCachedDeviceMemory(d Device) error {
+	if err := c.use(); err != nil {
+		return err
+	}
+	defer c.release()
+	return check(C.gj_context_release_cached_device_memory(c.ptr, d.raw()))
+}
+
 // ReleaseCachedMemory returns every cached host block to the system.
 func (c *Context) ReleaseCachedMemory() error {
 	if err := c.use(); err != nil {

@@ -2,8 +2,10 @@ package guardjit_test
 
 import (
 	"context"
+	"errors"
 	"math/rand"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +77,45 @@ func TestMemoryReleased(t *testing.T) {
 	}
 	if ms, _ := c.MemoryStats(); ms.BytesCached != 0 {
 		t.Fatalf("cached bytes after release: %+v", ms)
+	}
+}
+
+// DeviceMemoryStats: the host's are MemoryStats; a CUDA device's are its
+// allocator's where a driver and device exist, else CodeUnavailable naming
+// the device; a negative ordinal is CodeInvalidArgument.
+func TestDeviceMemoryStats(t *testing.T) {
+	c := newContext(t)
+	f := loadFunction(t, c, "mlp.pbtxt")
+	x := gj.TensorOf(randFloats(rand.New(rand.NewSource(9)), 16*8), 16, 8)
+	lib, err := f.CallAlloc(context.Background(), []gj.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := c.DeviceMemoryStats(gj.CPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := c.MemoryStats(); ms != host || host.BytesInUse < 16*4*4 {
+		t.Fatalf("host device stats %+v, context stats %+v", host, ms)
+	}
+	lib[0].Close()
+	if err := c.ReleaseCachedDeviceMemory(gj.CPU()); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := c.DeviceMemoryStats(gj.CPU()); ms.BytesCached != 0 {
+		t.Fatalf("cached host bytes after release: %+v", ms)
+	}
+	if ms, err := c.DeviceMemoryStats(gj.CUDA(0)); err != nil {
+		var e *gj.Error
+		if !errors.As(err, &e) || e.Code() != gj.CodeUnavailable || !strings.Contains(e.Message(), "CUDA device 0") {
+			t.Fatalf("CUDA device 0: %v", err)
+		}
+	} else if ms.CompiledModules != 0 {
+		t.Fatalf("CUDA device 0: %+v", ms)
+	}
+	_, err = c.DeviceMemoryStats(gj.CUDA(-1))
+	var e *gj.Error
+	if !errors.As(err, &e) || e.Code() != gj.CodeInvalidArgument || !strings.Contains(e.Message(), "device id -1 is negative") {
+		t.Fatalf("CUDA device -1: %v", err)
 	}
 }

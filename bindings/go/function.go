@@ -192,6 +192,7 @@ func (c *Context) NewFunction(g *Graph, opts ...FunctionOption) (*Function, erro
 		}
 		o.mark_dynamic = marks
 		o.num_mark_dynamic = C.size_t(len(cfg.marks))
+		o.mark_dynamic_stride = C.sizeof_gj_dynamic_dim
 	}
 	f := &Function{ctx: c, inputs: g.inputs, outputs: g.outputs, frames: make(chan *frame, 2*runtime.GOMAXPROCS(0))}
 	if err := check(C.gj_function_create(c.ptr, g.ptr, &o, &f.ptr)); err != nil {

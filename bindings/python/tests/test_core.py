@@ -275,6 +275,31 @@ class FunctionTest(unittest.TestCase):
         context.release_cached_memory()
         self.assertEqual(context.memory_stats.bytes_cached, 0)
 
+    def test_device_memory_stats(self):
+        context = guardjit.Context(num_threads=1)
+        fn = guardjit.Function(guardjit.Graph.from_file(example("mlp.pbtxt"),
+                                                        context=context))
+        (out,) = fn(np.ones((16, 8), np.float32))
+        host = context.device_memory_stats("cpu")
+        self.assertEqual(host, context.memory_stats)
+        self.assertGreaterEqual(host.bytes_in_use, 16 * 4 * 4)
+        del out
+        context.release_cached_device_memory("cpu")
+        after = context.device_memory_stats("cpu")
+        self.assertEqual((after.bytes_in_use, after.bytes_cached), (0, 0))
+        # A CUDA device: its allocator's counters where a driver and device
+        # exist, else UNAVAILABLE naming the device.
+        try:
+            cuda = context.device_memory_stats("cuda:0")
+            self.assertEqual(cuda.compiled_modules, 0)
+        except guardjit.UnavailableError as e:
+            self.assertIn("CUDA device 0", str(e))
+        with self.assertRaises(guardjit.InvalidArgumentError) as cm:
+            context.device_memory_stats("cuda:-1")
+        self.assertIn("device id -1 is negative", str(cm.exception))
+        with self.assertRaises(ValueError):
+            context.device_memory_stats("tpu")
+
     def test_save_keeps_text(self):
         graph = guardjit.Graph.from_file(example("seed_mul.pbtxt"))
         with tempfile.TemporaryDirectory() as tmp:

@@ -109,6 +109,33 @@ class Context(_native.Context):
     def memory_stats(self) -> MemoryStats:
         return MemoryStats(**super().memory_stats())
 
+    def device_memory_stats(self, device="cpu") -> MemoryStats:
+        """One device's memory (C API 0.10): "cpu" is this context's host
+        memory (as `memory_stats`); "cuda" / "cuda:N" (or a torch.device) is
+        that CUDA device's stream-ordered caching allocator, shared by every
+        context of the process (system_allocations counts cuMemAlloc calls).
+        GuardjitError UNAVAILABLE naming the device without a usable CUDA
+        driver or device."""
+        return MemoryStats(**super().device_memory_stats(*_dl_device(device)))
+
+    def release_cached_device_memory(self, device="cpu") -> None:
+        """Returns one device's idle cached blocks to the system (C API
+        0.10); blocks in use stay."""
+        super().release_cached_device_memory(*_dl_device(device))
+
+
+_KDL_CPU, _KDL_CUDA = 1, 2
+
+
+def _dl_device(device) -> Tuple[int, int]:
+    """(DLDeviceType, ordinal) of "cpu", "cuda", "cuda:N" or a torch.device."""
+    text = str(device)
+    kind, _, index = text.partition(":")
+    types = {"cpu": _KDL_CPU, "cuda": _KDL_CUDA}
+    if kind not in types or (index and not index.lstrip("-").isdigit()):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', not {device!r}")
+    return types[kind], int(index) if index else 0
+
 
 _default_context = None
 _default_context_lock = threading.Lock()

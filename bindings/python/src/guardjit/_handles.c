@@ -74,11 +74,56 @@ static PyObject* context_release_cached_memory(ContextObject* self,
   Py_RETURN_NONE;
 }
 
+/* device_memory_stats(device_type, device_id) and
+ * release_cached_device_memory(device_type, device_id): C API 0.10. */
+static PyObject* context_device_memory_stats(ContextObject* self,
+                                             PyObject* args) {
+  int type, id;
+  if (!PyArg_ParseTuple(args, "ii", &type, &id)) return NULL;
+  DLDevice device;
+  device.device_type = (DLDeviceType)type;
+  device.device_id = id;
+  gj_memory_stats stats;
+  gj_memory_stats_init_v(&stats, sizeof stats);
+  gj_error* error =
+      gj_context_get_device_memory_stats(self->context, device, &stats);
+  if (error != NULL) return raise_gj_error(error);
+  return Py_BuildValue(
+      "{sLsLsLsLsLsLsL}", "bytes_in_use", (long long)stats.bytes_in_use,
+      "bytes_cached", (long long)stats.bytes_cached, "peak_bytes_in_use",
+      (long long)stats.peak_bytes_in_use, "system_allocations",
+      (long long)stats.system_allocations, "cache_hits",
+      (long long)stats.cache_hits, "compiled_modules",
+      (long long)stats.compiled_modules, "cached_kernels",
+      (long long)stats.cached_kernels);
+}
+
+static PyObject* context_release_cached_device_memory(ContextObject* self,
+                                                      PyObject* args) {
+  int type, id;
+  if (!PyArg_ParseTuple(args, "ii", &type, &id)) return NULL;
+  DLDevice device;
+  device.device_type = (DLDeviceType)type;
+  device.device_id = id;
+  gj_error* error;
+  Py_BEGIN_ALLOW_THREADS
+  error = gj_context_release_cached_device_memory(self->context, device);
+  Py_END_ALLOW_THREADS
+  if (error != NULL) return raise_gj_error(error);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef context_methods[] = {
     {"memory_stats", (PyCFunction)context_memory_stats, METH_NOARGS,
      "The context's memory counters as a dict (gj_memory_stats)."},
     {"release_cached_memory", (PyCFunction)context_release_cached_memory,
      METH_NOARGS, "Returns every cached host block to the system."},
+    {"device_memory_stats", (PyCFunction)context_device_memory_stats,
+     METH_VARARGS,
+     "(device_type, device_id): one device's memory counters as a dict."},
+    {"release_cached_device_memory",
+     (PyCFunction)context_release_cached_device_memory, METH_VARARGS,
+     "(device_type, device_id): returns the device's idle cached blocks."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -298,6 +343,7 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args,
     Py_DECREF(seq);
     options.mark_dynamic = dims;
     options.num_mark_dynamic = (size_t)num_dims;
+    options.mark_dynamic_stride = sizeof(gj_dynamic_dim);
   }
   FunctionObject* self = (FunctionObject*)type->tp_alloc(type, 0);
   if (self == NULL) {

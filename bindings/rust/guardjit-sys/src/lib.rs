@@ -90,7 +90,7 @@ pub struct DLManagedTensor {
 // guardjit.h
 
 pub const GJ_API_VERSION_MAJOR: u32 = 0;
-pub const GJ_API_VERSION_MINOR: u32 = 8;
+pub const GJ_API_VERSION_MINOR: u32 = 10;
 
 /// DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it).
 pub const GJ_DL_BOOL: u8 = 6;
@@ -270,6 +270,9 @@ pub struct gj_function_options {
     pub max_graphs_per_entry: i32,
     /// Since 0.8.
     pub compile: gj_compile_mode,
+    /// Since 0.9: the byte distance between `mark_dynamic` elements (the
+    /// caller's `size_of::<gj_dynamic_dim>()`); 0 = 24, the 0.3 size.
+    pub mark_dynamic_stride: usize,
 }
 
 #[repr(C)]
@@ -372,6 +375,18 @@ extern "C" {
         stats: *mut gj_memory_stats,
     ) -> *mut gj_error;
     pub fn gj_context_release_cached_memory(context: *mut gj_context) -> *mut gj_error;
+    /// Since 0.10: `{kDLCPU, 0}` is the context's host memory; `{kDLCUDA, i}`
+    /// device i's caching allocator (shared by every context).
+    pub fn gj_context_get_device_memory_stats(
+        context: *const gj_context,
+        device: DLDevice,
+        stats: *mut gj_memory_stats,
+    ) -> *mut gj_error;
+    /// Since 0.10.
+    pub fn gj_context_release_cached_device_memory(
+        context: *mut gj_context,
+        device: DLDevice,
+    ) -> *mut gj_error;
 
     // Graphs
     pub fn gj_graph_load_options_init(options: *mut gj_graph_load_options);
@@ -426,6 +441,16 @@ extern "C" {
         target: *const c_char,
         args: *const gj_arg,
         num_args: usize,
+    ) -> *mut gj_error;
+    /// Since 0.9: `args` elements are `arg_size` bytes apart (the caller's
+    /// `size_of::<gj_arg>()`).
+    pub fn gj_graph_builder_add_node_v(
+        builder: *mut gj_graph_builder,
+        name: *const c_char,
+        target: *const c_char,
+        args: *const gj_arg,
+        num_args: usize,
+        arg_size: usize,
     ) -> *mut gj_error;
     pub fn gj_graph_builder_set_outputs(
         builder: *mut gj_graph_builder,

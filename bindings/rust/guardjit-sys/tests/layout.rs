@@ -122,7 +122,7 @@ fn table() -> Table {
         gj_dynamic_dim { input, dim, min, max }
         gj_function_options {
             struct_size, name, recompile_limit, dynamic, mark_dynamic, num_mark_dynamic, fullgraph, mode,
-            max_graphs_per_entry, compile,
+            max_graphs_per_entry, compile, mark_dynamic_stride,
         }
         gj_call_options { struct_size, grad_mode, deterministic, requires_grad, cancel, timeout_us, stream, synchronize }
         gj_function_stats {

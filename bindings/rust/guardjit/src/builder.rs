@@ -233,14 +233,17 @@ impl GraphBuilder {
             .map(|a| storage.raw(a))
             .collect::<Result<Vec<_>>>()?;
         // SAFETY: as add_input; the args' pointers live in storage and in
-        // the caller's slices until after the call.
+        // the caller's slices until after the call. The `_v` form (0.9)
+        // reads elements this crate's `gj_arg` size apart, so a library
+        // whose `gj_arg` grew still reads these.
         unsafe {
-            check(sys::gj_graph_builder_add_node(
+            check(sys::gj_graph_builder_add_node_v(
                 self.raw.as_ptr(),
                 name.as_ptr(),
                 target.as_ptr(),
                 raw_args.as_ptr(),
                 raw_args.len(),
+                std::mem::size_of::<sys::gj_arg>(),
             ))
         }
     }

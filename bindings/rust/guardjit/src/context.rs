@@ -185,6 +185,72 @@ impl Context {
         // SAFETY: a live context; the call is thread-safe per the header.
         unsafe { check(sys::gj_context_release_cached_memory(self.as_ptr())) }
     }
+
+    /// The memory of one device (`gj_context_get_device_memory_stats`,
+    /// since 0.10): `Device::Cpu` is this context's host memory (as
+    /// [`Context::memory_stats`]); `Device::Cuda(i)` is device i's
+    /// stream-ordered caching allocator, shared by every context of the
+    /// process (`system_allocations` counts `cuMemAlloc` calls;
+    /// `compiled_modules` and `cached_kernels` are 0). `Unavailable` naming
+    /// the device without a usable CUDA driver or device.
+    pub fn device_memory_stats(&self, device: Device) -> Result<MemoryStats> {
+        let mut raw: sys::gj_memory_stats = versioned::init();
+        // SAFETY: as memory_stats; the device is passed by value.
+        unsafe {
+            check(sys::gj_context_get_device_memory_stats(
+                self.as_ptr(),
+                device.to_raw(),
+                &mut raw,
+            ))?
+        };
+        Ok(MemoryStats {
+            bytes_in_use: raw.bytes_in_use,
+            bytes_cached: raw.bytes_cached,
+            peak_bytes_in_use: raw.peak_bytes_in_use,
+            system_allocations: raw.system_allocations,
+            cache_hits: raw.cache_hits,
+            compiled_modules: raw.compiled_modules,
+            cached_kernels: raw.cached_kernels,
+        })
+    }
+
+    /// Returns one device's idle cached blocks to the system (since 0.10;
+    /// `Device::Cuda(i)`: `cuMemFree` of every idle block once the streams
+    /// that used them are done). Blocks in use stay. Errors as
+    /// [`Context::device_memory_stats`].
+    pub fn release_cached_device_memory(&self, device: Device) -> Result<()> {
+        // SAFETY: a live context; thread-safe per the header.
+        unsafe {
+            check(sys::gj_context_release_cached_device_memory(
+                self.as_ptr(),
+                device.to_raw(),
+            ))
+        }
+    }
+}
+
+/// A device, as DLPack names it: where memory stats are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    /// Host memory (`kDLCPU`, id 0).
+    Cpu,
+    /// CUDA device ordinal (`kDLCUDA`).
+    Cuda(i32),
+}
+
+impl Device {
+    fn to_raw(self) -> sys::DLDevice {
+        match self {
+            Device::Cpu => sys::DLDevice {
+                device_type: sys::kDLCPU,
+                device_id: 0,
+            },
+            Device::Cuda(id) => sys::DLDevice {
+                device_type: sys::kDLCUDA,
+                device_id: id,
+            },
+        }
+    }
 }
 
 impl fmt::Debug for Context {

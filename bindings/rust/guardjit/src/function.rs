@@ -388,6 +388,7 @@ impl Function {
         if !options.mark_dynamic.is_empty() {
             raw.mark_dynamic = options.mark_dynamic.as_ptr();
             raw.num_mark_dynamic = options.mark_dynamic.len();
+            raw.mark_dynamic_stride = std::mem::size_of::<sys::gj_dynamic_dim>();
         }
         raw.fullgraph = options.fullgraph.into();
         raw.mode = options.mode.to_raw();

@@ -60,7 +60,7 @@ mod tensor;
 mod versioned;
 
 pub use builder::{Arg, ArgValue, GraphBuilder};
-pub use context::{Backend, Context, ContextOptions, MemoryStats};
+pub use context::{Backend, Context, ContextOptions, Device, MemoryStats};
 pub use dtype::{DType, Element, BF16, F16};
 pub use error::{Error, ErrorCode, Result};
 pub use function::{

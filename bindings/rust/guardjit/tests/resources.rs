@@ -5,8 +5,8 @@ mod common;
 
 use common::{assert_close, data, example, mlp_reference};
 use guardjit::{
-    Context, ContextOptions, Function, Graph, GraphBuilder, MemoryStats, Result, Tensor,
-    TensorView, TensorViewMut,
+    Context, ContextOptions, Device, ErrorCode, Function, Graph, GraphBuilder, MemoryStats, Result,
+    Tensor, TensorView, TensorViewMut,
 };
 
 fn assert_send_sync<T: Send + Sync>() {}
@@ -58,6 +58,38 @@ fn outputs_and_intermediates_are_freed_after_many_calls() -> Result<()> {
     assert!(done.cache_hits >= 1900, "{done:?}");
     ctx.release_cached_memory()?;
     assert_eq!(ctx.memory_stats()?.bytes_cached, 0);
+    Ok(())
+}
+
+#[test]
+fn device_memory_stats_of_the_host_are_the_contexts() -> Result<()> {
+    let ctx = Context::with_options(&ContextOptions::new().num_threads(1))?;
+    let f = mlp(&ctx)?;
+    let x = data(16 * 8, 3);
+    let out = f.call_alloc(&[TensorView::new(&x, &[16, 8])?])?;
+    let host = ctx.device_memory_stats(Device::Cpu)?;
+    assert_eq!(host, ctx.memory_stats()?);
+    assert!(host.bytes_in_use >= 16 * 4 * 4, "{host:?}");
+    drop(out);
+    ctx.release_cached_device_memory(Device::Cpu)?;
+    let after = ctx.device_memory_stats(Device::Cpu)?;
+    assert_eq!(
+        (after.bytes_in_use, after.bytes_cached),
+        (0, 0),
+        "{after:?}"
+    );
+    // A CUDA device: its allocator's counters where a driver and device
+    // exist, else UNAVAILABLE naming the device; never another error.
+    match ctx.device_memory_stats(Device::Cuda(0)) {
+        Ok(s) => assert_eq!((s.compiled_modules, s.cached_kernels), (0, 0), "{s:?}"),
+        Err(e) => {
+            assert_eq!(e.code(), ErrorCode::Unavailable, "{e}");
+            assert!(e.message().contains("CUDA device 0"), "{e}");
+        }
+    }
+    let e = ctx.device_memory_stats(Device::Cuda(-1)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    assert!(e.message().contains("device id -1 is negative"), "{e}");
     Ok(())
 }
 

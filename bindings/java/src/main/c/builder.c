@@ -190,8 +190,10 @@ JNIEXPORT void JNICALL FN(builderAddNode)(
     }
     (*env)->DeleteLocalRef(env, list);
   }
-  check(env, gj_graph_builder_add_node(HANDLE(gj_graph_builder, builder),
-                                       cname, ctarget, args, (size_t)n));
+  /* The _v form (0.9) reads elements this binding's sizeof(gj_arg) apart. */
+  check(env, gj_graph_builder_add_node_v(HANDLE(gj_graph_builder, builder),
+                                         cname, ctarget, args, (size_t)n,
+                                         sizeof(gj_arg)));
 done:
   if (list_data != NULL) {
     for (k = 0; k < n; ++k) free(list_data[k]);

@@ -37,6 +37,16 @@ JNIEXPORT void JNICALL FN(contextReleaseCachedMemory)(JNIEnv* env, jclass cls,
   check(env, gj_context_release_cached_memory(HANDLE(gj_context, context)));
 }
 
+JNIEXPORT void JNICALL FN(contextReleaseCachedDeviceMemory)(
+    JNIEnv* env, jclass cls, jlong context, jint device_type, jint device_id) {
+  DLDevice device;
+  (void)cls;
+  device.device_type = (DLDeviceType)device_type;
+  device.device_id = device_id;
+  check(env, gj_context_release_cached_device_memory(
+                 HANDLE(gj_context, context), device));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Graphs                                                                    */
 
@@ -200,6 +210,7 @@ JNIEXPORT jlong JNICALL FN(functionCreate)(
     free(values);
     options.mark_dynamic = dims;
     options.num_mark_dynamic = count;
+    options.mark_dynamic_stride = sizeof(gj_dynamic_dim);
   }
   error = gj_function_create(HANDLE(gj_context, context),
                              HANDLE(gj_graph, graph), &options, &function);

@@ -27,6 +27,37 @@ JNIEXPORT jlongArray JNICALL FN(contextMemoryStats)(JNIEnv* env, jclass cls,
   return result;
 }
 
+/* gj_context_get_device_memory_stats (0.10) for {device_type, device_id},
+ * as contextMemoryStats. */
+JNIEXPORT jlongArray JNICALL FN(contextDeviceMemoryStats)(JNIEnv* env,
+                                                          jclass cls,
+                                                          jlong context,
+                                                          jint device_type,
+                                                          jint device_id) {
+  gj_memory_stats stats;
+  DLDevice device;
+  jlong values[7];
+  jlongArray result;
+  (void)cls;
+  device.device_type = (DLDeviceType)device_type;
+  device.device_id = device_id;
+  gj_memory_stats_init_v(&stats, sizeof stats);
+  if (check(env, gj_context_get_device_memory_stats(
+                     HANDLE(gj_context, context), device, &stats))) {
+    return NULL;
+  }
+  values[0] = stats.bytes_in_use;
+  values[1] = stats.bytes_cached;
+  values[2] = stats.peak_bytes_in_use;
+  values[3] = stats.system_allocations;
+  values[4] = stats.cache_hits;
+  values[5] = stats.compiled_modules;
+  values[6] = stats.cached_kernels;
+  result = (*env)->NewLongArray(env, 7);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 7, values);
+  return result;
+}
+
 /* [calls, hits, misses, compiles, recompiles, fallback_calls,
  * cache_entries, compile_ms_total bits, guard_ns_mean bits, graph_count,
  * graph_break_count, cuda_graphs_recorded, cuda_graph_replays,

@@ -47,6 +47,35 @@ public final class Context implements AutoCloseable {
     }
   }
 
+  /**
+   * One device's memory counters (C API 0.10). {@link Device#cpu()} is this context's host memory,
+   * as {@link #memoryStats()}; {@link Device#cuda(int)} is that CUDA device's stream-ordered caching
+   * allocator, shared by every context of the process ({@code systemAllocations} counts {@code
+   * cuMemAlloc} calls). {@link ErrorCode#UNAVAILABLE} naming the device without a usable CUDA driver
+   * or device. Thread-safe.
+   */
+  public MemoryStats deviceMemoryStats(Device device) {
+    long p = state.acquire();
+    try {
+      return MemoryStats.of(Native.contextDeviceMemoryStats(p, device.type(), device.id()));
+    } finally {
+      state.release();
+    }
+  }
+
+  /**
+   * Returns one device's idle cached blocks to the system (C API 0.10); blocks in use stay. Errors as
+   * {@link #deviceMemoryStats}. Thread-safe.
+   */
+  public void releaseCachedDeviceMemory(Device device) {
+    long p = state.acquire();
+    try {
+      Native.contextReleaseCachedDeviceMemory(p, device.type(), device.id());
+    } finally {
+      state.release();
+    }
+  }
+
   public boolean isClosed() {
     return state.isClosed();
   }

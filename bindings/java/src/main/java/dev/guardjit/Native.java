@@ -42,6 +42,10 @@ final class Native {
 
   static native void contextReleaseCachedMemory(long context);
 
+  static native long[] contextDeviceMemoryStats(long context, int deviceType, int deviceId);
+
+  static native void contextReleaseCachedDeviceMemory(long context, int deviceType, int deviceId);
+
   static native long graphFromFile(long context, String path, String externalDataDir);
 
   static native long graphFromBytes(

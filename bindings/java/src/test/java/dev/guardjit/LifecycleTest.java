@@ -102,6 +102,36 @@ class LifecycleTest {
   }
 
   @Test
+  void deviceMemoryStatsOfTheHostAreTheContexts() {
+    try (Context ctx = new Context();
+        Graph g = Graph.fromFile(ctx, example("mlp.pbtxt"));
+        Function fn = Function.create(ctx, g)) {
+      Tensor x = Tensor.of(TestSupport.randomFloats(16 * 8, 3), 16, 8);
+      try (Outputs out = fn.callAlloc(x)) {
+        MemoryStats host = ctx.deviceMemoryStats(Device.cpu());
+        assertEquals(ctx.memoryStats(), host);
+        assertTrue(host.bytesInUse() >= 16 * 4 * 4, host.toString());
+      }
+      ctx.releaseCachedDeviceMemory(Device.cpu());
+      MemoryStats after = ctx.deviceMemoryStats(Device.cpu());
+      assertEquals(0, after.bytesInUse() + after.bytesCached(), after.toString());
+      // A CUDA device: its allocator's counters where a driver and device exist, else UNAVAILABLE
+      // naming the device.
+      try {
+        MemoryStats cuda = ctx.deviceMemoryStats(Device.cuda(0));
+        assertEquals(0, cuda.compiledModules(), cuda.toString());
+      } catch (GuardjitException e) {
+        assertEquals(ErrorCode.UNAVAILABLE, e.code(), e.getMessage());
+        assertTrue(e.getMessage().contains("CUDA device 0"), e.getMessage());
+      }
+      GuardjitException negative =
+          assertThrows(GuardjitException.class, () -> ctx.deviceMemoryStats(Device.cuda(-1)));
+      assertEquals(ErrorCode.INVALID_ARGUMENT, negative.code());
+      assertTrue(negative.getMessage().contains("device id -1 is negative"), negative.getMessage());
+    }
+  }
+
+  @Test
   void libraryMemoryReturnsAfterManyCalls() {
     try (Context ctx = new Context();
         Graph g = Graph.fromFile(ctx, example("mlp.pbtxt"));
