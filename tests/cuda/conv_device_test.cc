@@ -13,9 +13,9 @@
 
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
-#include "tests/cuda/emulated_test_util.h"
 #include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
+#include "tests/cuda/emulated_test_util.h"
 
 namespace guardjit {
 namespace {
