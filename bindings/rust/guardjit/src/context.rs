@@ -229,27 +229,44 @@ impl Context {
     }
 }
 
-/// A device, as DLPack names it: where memory stats are read.
+/// A device, as DLPack names it: where a tensor's memory is, and where
+/// memory stats are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Device {
     /// Host memory (`kDLCPU`, id 0).
     Cpu,
     /// CUDA device ordinal (`kDLCUDA`).
     Cuda(i32),
+    /// Page-locked host memory registered with CUDA (`kDLCUDAHost`): read as
+    /// host memory beside CUDA tensors.
+    CudaHost,
 }
 
 impl Device {
-    fn to_raw(self) -> sys::DLDevice {
-        match self {
-            Device::Cpu => sys::DLDevice {
-                device_type: sys::kDLCPU,
-                device_id: 0,
-            },
-            Device::Cuda(id) => sys::DLDevice {
-                device_type: sys::kDLCUDA,
-                device_id: id,
-            },
+    pub(crate) fn to_raw(self) -> sys::DLDevice {
+        let (device_type, device_id) = match self {
+            Device::Cpu => (sys::kDLCPU, 0),
+            Device::Cuda(id) => (sys::kDLCUDA, id),
+            Device::CudaHost => (sys::kDLCUDAHost, 0),
+        };
+        sys::DLDevice {
+            device_type,
+            device_id,
         }
+    }
+
+    pub(crate) fn from_raw(d: sys::DLDevice) -> Option<Device> {
+        match d.device_type {
+            sys::kDLCPU => Some(Device::Cpu),
+            sys::kDLCUDA => Some(Device::Cuda(d.device_id)),
+            sys::kDLCUDAHost => Some(Device::CudaHost),
+            _ => None,
+        }
+    }
+
+    /// Whether the host can read this memory (CPU and pinned host memory).
+    pub fn is_host(self) -> bool {
+        !matches!(self, Device::Cuda(_))
     }
 }
 

@@ -2,6 +2,7 @@
 //! and caller-provided outputs, metadata-only specs, and owned
 //! library-allocated outputs.
 
+use crate::context::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use guardjit_sys as sys;
@@ -79,7 +80,60 @@ fn check_extent(what: &str, len: usize, shape: &[i64], strides: Option<&[i64]>) 
     Ok(())
 }
 
+/// The checks a view over memory the binding cannot see (another device's,
+/// or raw host memory) can make: the shape's element count, one
+/// non-negative stride per dim, a device with a valid ordinal, and data
+/// aligned to the dtype.
+fn check_raw_parts(
+    what: &str,
+    data: *const std::ffi::c_void,
+    device: Device,
+    dtype: DType,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<()> {
+    let n = numel(what, shape)?;
+    if let Some(strides) = strides {
+        if strides.len() != shape.len() {
+            return Err(Error::invalid_argument(format!(
+                "{what}: {} strides for {} dims",
+                strides.len(),
+                shape.len()
+            )));
+        }
+        if strides.iter().any(|&s| s < 0) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: negative stride in {strides:?} (not supported)"
+            )));
+        }
+    }
+    if let Device::Cuda(id) = device {
+        if id < 0 {
+            return Err(Error::invalid_argument(format!(
+                "{what}: CUDA device ordinal {id} is negative"
+            )));
+        }
+    }
+    if n > 0 && (data.is_null() || data as usize % dtype.size() != 0) {
+        return Err(Error::invalid_argument(format!(
+            "{what}: data {data:?} is NULL or not aligned to {dtype}'s {} bytes",
+            dtype.size()
+        )));
+    }
+    Ok(())
+}
+
 fn dl_tensor(
+    data: *mut std::ffi::c_void,
+    dtype: DType,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+) -> sys::DLTensor {
+    dl_tensor_on(CPU, data, dtype, shape, strides)
+}
+
+fn dl_tensor_on(
+    device: sys::DLDevice,
     data: *mut std::ffi::c_void,
     dtype: DType,
     shape: &[i64],
@@ -87,7 +141,7 @@ fn dl_tensor(
 ) -> sys::DLTensor {
     sys::DLTensor {
         data,
-        device: CPU,
+        device,
         ndim: shape.len() as i32, // checked by numel()
         dtype: dtype.to_dlpack(),
         // The library only reads shape and strides.
@@ -167,8 +221,47 @@ impl<'a> TensorView<'a> {
         })
     }
 
+    /// A view of memory this crate cannot borrow: CUDA device memory (from
+    /// a CUDA library: cudarc, a `CUdeviceptr`, another framework's tensor),
+    /// pinned host memory (`Device::CudaHost`), or raw host memory. A call
+    /// on CUDA tensors enqueues on its stream ([`CallOptions::stream`]) and
+    /// returns; see the header's rules for when the memory may be reused.
+    ///
+    /// # Safety
+    /// `data` points to memory on `device` that holds every element `shape`
+    /// and `strides` (in elements; `None` = contiguous) reach, of `dtype`,
+    /// and stays valid, and unwritten by anyone else, until the call has
+    /// read it (for CUDA: until the call's stream has run the call's work).
+    ///
+    /// [`CallOptions::stream`]: crate::CallOptions::stream
+    pub unsafe fn from_raw_parts(
+        data: *const std::ffi::c_void,
+        device: Device,
+        dtype: DType,
+        shape: &'a [i64],
+        strides: Option<&'a [i64]>,
+    ) -> Result<Self> {
+        check_raw_parts(
+            "TensorView::from_raw_parts",
+            data,
+            device,
+            dtype,
+            shape,
+            strides,
+        )?;
+        Ok(TensorView {
+            raw: dl_tensor_on(device.to_raw(), data.cast_mut(), dtype, shape, strides),
+            _borrow: PhantomData,
+        })
+    }
+
     pub fn dtype(&self) -> DType {
         DType::from_dlpack(self.raw.dtype).expect("views are made from Element types")
+    }
+
+    /// Where the data is: `Device::Cpu` for views of Rust slices.
+    pub fn device(&self) -> Device {
+        Device::from_raw(self.raw.device).expect("views are made on known devices")
     }
 
     pub fn shape(&self) -> &'a [i64] {
@@ -254,8 +347,42 @@ impl<'a> TensorViewMut<'a> {
         })
     }
 
+    /// A writable view of memory this crate cannot borrow (see
+    /// [`TensorView::from_raw_parts`]): a caller-provided output on a CUDA
+    /// device, in pinned host memory or in raw host memory.
+    ///
+    /// # Safety
+    /// As [`TensorView::from_raw_parts`], and nothing else reads or writes
+    /// the elements until the call has written them (for CUDA: until the
+    /// call's stream has run the call's work).
+    pub unsafe fn from_raw_parts(
+        data: *mut std::ffi::c_void,
+        device: Device,
+        dtype: DType,
+        shape: &'a [i64],
+        strides: Option<&'a [i64]>,
+    ) -> Result<Self> {
+        check_raw_parts(
+            "TensorViewMut::from_raw_parts",
+            data,
+            device,
+            dtype,
+            shape,
+            strides,
+        )?;
+        Ok(TensorViewMut {
+            raw: dl_tensor_on(device.to_raw(), data, dtype, shape, strides),
+            _borrow: PhantomData,
+        })
+    }
+
     pub fn dtype(&self) -> DType {
         self.view().dtype()
+    }
+
+    /// Where the data is.
+    pub fn device(&self) -> Device {
+        self.view().device()
     }
 
     pub fn shape(&self) -> &'a [i64] {
@@ -328,6 +455,15 @@ impl<'a> TensorSpec<'a> {
         })
     }
 
+    /// The same metadata on `device` (default `Device::Cpu`): what
+    /// [`Function::precompile`] compiles for.
+    ///
+    /// [`Function::precompile`]: crate::Function::precompile
+    pub fn on(mut self, device: Device) -> Self {
+        self.raw.device = device.to_raw();
+        self
+    }
+
     pub fn dtype(&self) -> DType {
         DType::from_dlpack(self.raw.dtype).expect("specs are made from DTypes")
     }
@@ -395,13 +531,17 @@ pub(crate) fn with_dl_array<T: AsDlTensor, R>(
 }
 
 /// A library-allocated output of
-/// [`Function::call_alloc`](crate::Function::call_alloc): a contiguous CPU
+/// [`Function::call_alloc`](crate::Function::call_alloc): a contiguous
 /// tensor with its own buffer, released (`gj_tensor_release`) on drop. It may
-/// outlive the context and function that made it.
+/// outlive the context and function that made it. A call on CUDA tensors
+/// returns CUDA tensors (the device's caching allocator's memory, ready when
+/// the call's stream reaches them): [`Tensor::data_ptr`] hands them to a CUDA
+/// library, and the slice accessors refuse them.
 pub struct Tensor {
     raw: NonNull<sys::DLManagedTensor>,
     dtype: DType,
     numel: usize,
+    device: Device,
 }
 
 // SAFETY: the tensor owns its buffer; the header: "handles may be used from
@@ -412,8 +552,8 @@ unsafe impl Sync for Tensor {}
 
 impl Tensor {
     /// Takes ownership of a DLManagedTensor from `gj_function_call_alloc`,
-    /// checking it is a contiguous CPU tensor of a guardjit dtype; releases
-    /// it if not.
+    /// checking it is a contiguous CPU, CUDA or pinned-host tensor of a
+    /// guardjit dtype; releases it if not.
     ///
     /// # Safety
     /// `raw` is a non-NULL DLManagedTensor the caller owns, released with
@@ -434,9 +574,16 @@ impl Tensor {
         let Some(dtype) = DType::from_dlpack(t.dtype) else {
             return refuse(format!("unsupported DLPack dtype {:?}", t.dtype));
         };
-        if t.device != CPU {
-            return refuse(format!("not a CPU tensor: {:?}", t.device));
-        }
+        let device = match Device::from_raw(t.device) {
+            Some(Device::Cpu) if t.device.device_id != 0 => None,
+            d => d,
+        };
+        let Some(device) = device else {
+            return refuse(format!(
+                "not a CPU, CUDA or CUDA host tensor: {:?}",
+                t.device
+            ));
+        };
         // SAFETY: a valid DLTensor's shape and strides.
         let (shape, strides) = unsafe { (raw_shape(t), raw_strides(t)) };
         let numel = match numel("Tensor::from_raw", shape) {
@@ -457,7 +604,12 @@ impl Tensor {
         if numel > 0 && (t.data as usize + t.byte_offset as usize) % dtype.size() != 0 {
             return refuse("misaligned data".to_string());
         }
-        Ok(Tensor { raw, dtype, numel })
+        Ok(Tensor {
+            raw,
+            dtype,
+            numel,
+            device,
+        })
     }
 
     /// Gives up ownership: the caller releases the tensor with
@@ -510,7 +662,26 @@ impl Tensor {
         unsafe { t.data.cast::<u8>().add(t.byte_offset as usize) }
     }
 
+    /// Where the data is.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The first element's address (on [`Tensor::device`]): for a CUDA
+    /// tensor, the `CUdeviceptr` to hand to a CUDA library. Valid until the
+    /// tensor is dropped.
+    pub fn data_ptr(&self) -> *mut std::ffi::c_void {
+        self.data().cast()
+    }
+
     fn check_dtype<T: Element>(&self, what: &str) -> Result<()> {
+        if !self.device.is_host() {
+            return Err(Error::invalid_argument(format!(
+                "Tensor::{what}: the tensor is in {:?} memory, which the host cannot read; \
+                 copy it with a CUDA library from data_ptr()",
+                self.device
+            )));
+        }
         if T::DTYPE != self.dtype {
             return Err(Error::invalid_argument(format!(
                 "Tensor::{what}: the tensor is {}, not {}",
@@ -541,7 +712,15 @@ impl Tensor {
     }
 
     /// The raw bytes, whatever the dtype.
+    ///
+    /// # Panics
+    /// On a CUDA tensor (its memory is not host memory).
     pub fn as_bytes(&self) -> &[u8] {
+        assert!(
+            self.device.is_host(),
+            "Tensor::as_bytes: the tensor is in {:?} memory",
+            self.device
+        );
         // SAFETY: as as_slice; any byte is a valid u8.
         unsafe { std::slice::from_raw_parts(self.data(), self.numel * self.dtype.size()) }
     }
@@ -570,8 +749,11 @@ impl Drop for Tensor {
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tensor")
-            .field("dtype", &self.dtype)
+        let mut d = f.debug_struct("Tensor");
+        if self.device != Device::Cpu {
+            d.field("device", &self.device);
+        }
+        d.field("dtype", &self.dtype)
             .field("shape", &self.shape())
             .finish()
     }

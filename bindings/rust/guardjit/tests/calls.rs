@@ -273,3 +273,140 @@ fn cpu_calls_ignore_the_stream_and_synchronize() -> Result<()> {
     assert_close(&into, &want, 0.0);
     Ok(())
 }
+
+/// CUDA tensors cross the binding as raw views (`from_raw_parts`) and reach
+/// the library: without a usable driver or device the call is UNAVAILABLE
+/// naming the input, and nothing is written; the views' own checks refuse
+/// bad metadata first.
+#[test]
+fn cuda_views_reach_the_library() -> Result<()> {
+    use guardjit::{Device, ErrorCode, TensorSpec};
+    let ctx = Context::new()?;
+    if ctx.device_memory_stats(Device::Cuda(0)).is_ok() {
+        eprintln!("a CUDA device is present: the no-driver path is not what runs here");
+        return Ok(());
+    }
+    let graph = Graph::from_file(&ctx, example("seed_mul.pbtxt"))?;
+    let mut f = Function::new(&graph)?;
+    let shape = [4i64, 8];
+    let (x, b) = (data(32, 1), data(32, 2));
+    let mut out = vec![7.0f32; 32];
+    // SAFETY: the library refuses the call before it touches the memory
+    // (no driver); the pointers are valid host memory either way.
+    let (xv, bv, ov) = unsafe {
+        (
+            TensorView::from_raw_parts(
+                x.as_ptr().cast(),
+                Device::Cuda(0),
+                DType::Float32,
+                &shape,
+                None,
+            )?,
+            TensorView::from_raw_parts(
+                b.as_ptr().cast(),
+                Device::Cuda(0),
+                DType::Float32,
+                &shape,
+                None,
+            )?,
+            TensorViewMut::from_raw_parts(
+                out.as_mut_ptr().cast(),
+                Device::Cuda(0),
+                DType::Float32,
+                &shape,
+                None,
+            )?,
+        )
+    };
+    assert_eq!(
+        (xv.device(), ov.device()),
+        (Device::Cuda(0), Device::Cuda(0))
+    );
+    let e = f.call(&[xv, bv], &mut [ov]).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Unavailable, "{e}");
+    assert!(
+        e.message().contains("'x'") || e.message().contains("input 0"),
+        "{e}"
+    );
+    assert!(out.iter().all(|&v| v == 7.0), "an output was written");
+    let e = f.call_alloc(&[xv, bv]).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Unavailable, "{e}");
+    let spec = TensorSpec::new(DType::Float32, &shape)?.on(Device::Cuda(0));
+    let e = f.precompile(&[spec, spec]).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Unavailable, "{e}");
+    // The binding's own checks.
+    let bad = |r: Result<TensorView<'_>>, want: &str| {
+        let e = r.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+        assert!(e.message().contains(want), "{e}");
+    };
+    let p = x.as_ptr().cast::<std::ffi::c_void>();
+    // SAFETY: each is refused before any memory is used.
+    unsafe {
+        bad(
+            TensorView::from_raw_parts(p, Device::Cuda(-1), DType::Float32, &shape, None),
+            "ordinal -1 is negative",
+        );
+        bad(
+            TensorView::from_raw_parts(p, Device::Cuda(0), DType::Float32, &shape, Some(&[8])),
+            "1 strides for 2 dims",
+        );
+        bad(
+            TensorView::from_raw_parts(p, Device::Cuda(0), DType::Float32, &shape, Some(&[-8, 1])),
+            "negative stride",
+        );
+        bad(
+            TensorView::from_raw_parts(
+                p.cast::<u8>().add(1).cast(),
+                Device::Cuda(0),
+                DType::Float32,
+                &shape,
+                None,
+            ),
+            "not aligned",
+        );
+        bad(
+            TensorView::from_raw_parts(
+                std::ptr::null(),
+                Device::Cuda(0),
+                DType::Float32,
+                &shape,
+                None,
+            ),
+            "NULL",
+        );
+    }
+    // A raw host view is an ordinary CPU input.
+    // SAFETY: x and b outlive the call; out is written by it alone.
+    let mut host_out = vec![0.0f32; 32];
+    unsafe {
+        f.call(
+            &[
+                TensorView::from_raw_parts(
+                    x.as_ptr().cast(),
+                    Device::Cpu,
+                    DType::Float32,
+                    &shape,
+                    None,
+                )?,
+                TensorView::from_raw_parts(
+                    b.as_ptr().cast(),
+                    Device::Cpu,
+                    DType::Float32,
+                    &shape,
+                    None,
+                )?,
+            ],
+            &mut [TensorViewMut::from_raw_parts(
+                host_out.as_mut_ptr().cast(),
+                Device::Cpu,
+                DType::Float32,
+                &shape,
+                None,
+            )?],
+        )?;
+    }
+    let want: Vec<f64> = x.iter().zip(&b).map(|(&x, &b)| f64::from(x * b)).collect();
+    assert_close(&host_out, &want, 0.0);
+    Ok(())
+}
