@@ -164,7 +164,13 @@ func (b *Builder) AddConstant(name string, value Tensor) error {
 		return err
 	}
 	defer fr.free()
-	if validShape(value.Shape) {
+	fr.tensors[0].device = value.Device.raw()
+	switch {
+	case value.DevicePtr != 0:
+		// Not Go memory (the library copies host memory and refuses a
+		// CUDA tensor, naming the constant).
+		*(*uintptr)(unsafe.Pointer(&fr.tensors[0].data)) = value.DevicePtr
+	case validShape(value.Shape):
 		fr.copyIn(0, value.Data)
 	}
 	return check(C.gj_graph_builder_add_constant(b.ptr, a.str(name), &fr.tensors[0]))

@@ -80,6 +80,12 @@ var (
 // allocates them and they are copied out: one copy per output). ctx may
 // cancel the call; see CallInto.
 func (f *Function) Call(ctx context.Context, inputs []Tensor, opts ...CallOption) ([]Tensor, error) {
+	for i := range inputs {
+		if !inputs[i].onHost() {
+			// Outputs would be device memory, which Call cannot copy.
+			return nil, newError(CodeInvalidArgument, "%s is on %s: Call copies outputs into Go memory; use CallAlloc or CallInto for CUDA tensors", tensorLabel("input", i, f.inputs), inputs[i].Device)
+		}
+	}
 	var outs []Tensor
 	err := f.run(ctx, inputs, nil, len(f.outputs), opts, func(fr *frame) {
 		outs = make([]Tensor, len(fr.managed))
@@ -228,6 +234,15 @@ func (f *Function) run(ctx context.Context, inputs, outputs []Tensor, nAlloc int
 		}
 		fr.setTensor(i, t.DType, t.Shape, &at)
 		switch {
+		case t.DevicePtr != 0:
+			// Memory that is not Go's: no pinning, no copies. The field is
+			// written as the integer it holds (checkTensor vetted it).
+			fr.tensors[i].device = t.Device.raw()
+			*(*uintptr)(unsafe.Pointer(&fr.tensors[i].data)) = t.DevicePtr
+		case t.Device != (Device{}) && t.Device.Type != C.kDLCPU:
+			// A device tensor with no elements (checkTensor allows a zero
+			// DevicePtr only then): NULL data on its device.
+			fr.tensors[i].device = t.Device.raw()
 		case len(t.Data) == 0 || !validShape(t.Shape):
 			// NULL data: an empty tensor, or a shape the library refuses
 			// before reading anything (its message names the tensor).
@@ -278,6 +293,27 @@ func checkTensor(kind string, i int, names []string, t *Tensor) error {
 		return newError(CodeInvalidArgument, "%s: unknown dtype %d", tensorLabel(kind, i, names), int32(t.DType))
 	}
 	n, ok := NumElements(t.Shape)
+	switch t.Device.Type {
+	case 0, C.kDLCPU, C.kDLCUDA, C.kDLCUDAHost:
+	default:
+		return newError(CodeInvalidArgument, "%s: unknown device type %d", tensorLabel(kind, i, names), t.Device.Type)
+	}
+	if t.Device.ID < 0 || (t.Device.Type != C.kDLCUDA && t.Device.ID != 0) {
+		return newError(CodeInvalidArgument, "%s: device %s has ordinal %d", tensorLabel(kind, i, names), t.Device, t.Device.ID)
+	}
+	if t.DevicePtr != 0 || (t.Device != Device{} && t.Device.Type != C.kDLCPU) {
+		// Memory Go does not own: the caller vouches for its extent.
+		if t.Data != nil {
+			return newError(CodeInvalidArgument, "%s: both Data and DevicePtr are set", tensorLabel(kind, i, names))
+		}
+		if t.DevicePtr%uintptr(t.DType.Size()) != 0 {
+			return newError(CodeInvalidArgument, "%s: DevicePtr %#x is not aligned to %s's %d bytes", tensorLabel(kind, i, names), t.DevicePtr, t.DType, t.DType.Size())
+		}
+		if ok && n > 0 && t.DevicePtr == 0 {
+			return newError(CodeInvalidArgument, "%s: %s%v on %s has no DevicePtr", tensorLabel(kind, i, names), t.DType, t.Shape, t.Device)
+		}
+		return nil
+	}
 	if !ok {
 		return nil
 	}
@@ -454,14 +490,33 @@ func (t *LibTensor) Shape() []int64 {
 	return shape
 }
 
+// Device is where the tensor's memory is: a call on CUDA tensors returns
+// CUDA tensors (the device's caching allocator's memory, ready when the
+// call's stream reaches them).
+func (t *LibTensor) Device() Device {
+	d := t.m.dl_tensor.device
+	return Device{Type: int32(d.device_type), ID: int32(d.device_id)}
+}
+
+// DevicePtr is the first element's address (a CUdeviceptr for a CUDA
+// tensor), valid until Close.
+func (t *LibTensor) DevicePtr() uintptr {
+	dl := &t.m.dl_tensor
+	return uintptr(dl.data) + uintptr(dl.byte_offset)
+}
+
 // View is the tensor over the library's memory, without copying: valid only
-// until Close. It may be passed as an input to another call.
+// until Close. It may be passed as an input to another call. A CUDA tensor's
+// view has nil Data and its DevicePtr.
 func (t *LibTensor) View() Tensor {
 	if t.m == nil {
 		panic("guardjit: LibTensor used after Close")
 	}
 	d := t.DType()
 	shape := t.Shape()
+	if dev := t.Device(); dev.Type == C.kDLCUDA {
+		return DeviceTensor(t.DevicePtr(), dev, d, shape...)
+	}
 	n, _ := NumElements(shape)
 	dl := &t.m.dl_tensor
 	var data []byte
@@ -473,9 +528,13 @@ func (t *LibTensor) View() Tensor {
 	return Tensor{DType: d, Shape: shape, Data: data}
 }
 
-// Copy is the tensor copied into Go memory.
+// Copy is the tensor copied into Go memory. It panics on a CUDA tensor
+// (copy that with a CUDA library from DevicePtr).
 func (t *LibTensor) Copy() Tensor {
 	v := t.View()
+	if !v.onHost() {
+		panic("guardjit: LibTensor.Copy of a " + v.Device.String() + " tensor")
+	}
 	c := NewTensor(v.DType, v.Shape...)
 	copy(c.Data, v.Data)
 	return c

@@ -6,6 +6,7 @@ package guardjit
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 )
@@ -136,18 +137,36 @@ func (c *Context) MemoryStats() (MemoryStats, error) {
 	}, nil
 }
 
-// Device is a DLPack device: where DeviceMemoryStats reads memory.
+// Device is a DLPack device: where a tensor's memory is, and where
+// DeviceMemoryStats reads memory. The zero value is the host.
 type Device struct {
-	Type int32 // kDLCPU (1) or kDLCUDA (2)
+	Type int32 // kDLCPU (1), kDLCUDA (2) or kDLCUDAHost (3); 0 = kDLCPU
 	ID   int32
 }
 
-// CPU is the host; CUDA(i) is CUDA device ordinal i.
+// CPU is the host; CUDA(i) is CUDA device ordinal i; CUDAHost is page-locked
+// host memory registered with CUDA (read as host memory beside CUDA tensors).
 func CPU() Device        { return Device{Type: C.kDLCPU, ID: 0} }
 func CUDA(id int) Device { return Device{Type: C.kDLCUDA, ID: int32(id)} }
+func CUDAHost() Device   { return Device{Type: C.kDLCUDAHost, ID: 0} }
 
 func (d Device) raw() C.DLDevice {
+	if d.Type == 0 {
+		d.Type = C.kDLCPU
+	}
 	return C.DLDevice{device_type: C.DLDeviceType(d.Type), device_id: C.int32_t(d.ID)}
+}
+
+func (d Device) String() string {
+	switch d.Type {
+	case 0, C.kDLCPU:
+		return "cpu"
+	case C.kDLCUDA:
+		return fmt.Sprintf("cuda:%d", d.ID)
+	case C.kDLCUDAHost:
+		return "cuda_host"
+	}
+	return fmt.Sprintf("device(%d, %d)", d.Type, d.ID)
 }
 
 // DeviceMemoryStats reads one device's memory counters (C API 0.10): CPU()

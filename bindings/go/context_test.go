@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	gj "guardjit.dev/guardjit"
 )
@@ -117,5 +118,84 @@ func TestDeviceMemoryStats(t *testing.T) {
 	var e *gj.Error
 	if !errors.As(err, &e) || e.Code() != gj.CodeInvalidArgument || !strings.Contains(e.Message(), "device id -1 is negative") {
 		t.Fatalf("CUDA device -1: %v", err)
+	}
+}
+
+// CUDA tensors cross as DeviceTensor (memory Go does not own) and reach the
+// library: without a usable driver or device a call is CodeUnavailable
+// naming the input and writes nothing; Call (which copies outputs into Go
+// memory) refuses them; the binding's own checks come first.
+func TestDeviceTensorsReachTheLibrary(t *testing.T) {
+	c := newContext(t)
+	if _, err := c.DeviceMemoryStats(gj.CUDA(0)); err == nil {
+		t.Skip("a CUDA device is present: the no-driver path is not what runs here")
+	}
+	f := loadFunction(t, c, "seed_mul.pbtxt")
+	x := gj.NewTensor(gj.Float32, 4, 8)
+	out := gj.NewTensor(gj.Float32, 4, 8)
+	for i := range out.Data {
+		out.Data[i] = 7
+	}
+	// Host addresses standing in for device memory: the library refuses the
+	// call before touching them.
+	xp := uintptr(unsafe.Pointer(&x.Data[0]))
+	op := uintptr(unsafe.Pointer(&out.Data[0]))
+	dx := gj.DeviceTensor(xp, gj.CUDA(0), gj.Float32, 4, 8)
+	dout := gj.DeviceTensor(op, gj.CUDA(0), gj.Float32, 4, 8)
+	code := func(err error) gj.Code {
+		var e *gj.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("not a guardjit error: %v", err)
+		}
+		return e.Code()
+	}
+	err := f.CallInto(context.Background(), []gj.Tensor{dx, dx}, []gj.Tensor{dout})
+	if code(err) != gj.CodeUnavailable || !strings.Contains(err.Error(), "'x'") && !strings.Contains(err.Error(), "input 0") {
+		t.Fatalf("CallInto on CUDA tensors: %v", err)
+	}
+	runtime.KeepAlive(x)
+	for _, b := range out.Data {
+		if b != 7 {
+			t.Fatal("an output was written")
+		}
+	}
+	if _, err := f.CallAlloc(context.Background(), []gj.Tensor{dx, dx}); code(err) != gj.CodeUnavailable {
+		t.Fatalf("CallAlloc on CUDA tensors: %v", err)
+	}
+	if _, err := f.Call(context.Background(), []gj.Tensor{dx, dx}); code(err) != gj.CodeInvalidArgument || !strings.Contains(err.Error(), "use CallAlloc or CallInto") {
+		t.Fatalf("Call on CUDA tensors: %v", err)
+	}
+	bad := []struct {
+		t    gj.Tensor
+		want string
+	}{
+		{gj.DeviceTensor(xp+1, gj.CUDA(0), gj.Float32, 4, 8), "not aligned"},
+		{gj.DeviceTensor(0, gj.CUDA(0), gj.Float32, 4, 8), "has no DevicePtr"},
+		{gj.DeviceTensor(xp, gj.CUDA(-1), gj.Float32, 4, 8), "ordinal -1"},
+		{gj.DeviceTensor(xp, gj.Device{Type: 9}, gj.Float32, 4, 8), "unknown device type 9"},
+		{gj.Tensor{DType: gj.Float32, Shape: []int64{4, 8}, Data: x.Data, Device: gj.CUDA(0), DevicePtr: xp}, "both Data and DevicePtr"},
+	}
+	for _, b := range bad {
+		err := f.CallInto(context.Background(), []gj.Tensor{b.t, dx}, []gj.Tensor{dout})
+		if code(err) != gj.CodeInvalidArgument || !strings.Contains(err.Error(), b.want) {
+			t.Fatalf("want %q, got %v", b.want, err)
+		}
+	}
+	// C host memory through DevicePtr on CPU() is an ordinary input.
+	lib, err := f.CallAlloc(context.Background(), []gj.Tensor{gj.TensorOf([]float32{1, 2}, 2), gj.TensorOf([]float32{3, 4}, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib[0].Close()
+	host := gj.DeviceTensor(lib[0].DevicePtr(), gj.CPU(), gj.Float32, 2)
+	res, err := f.Call(context.Background(), []gj.Tensor{host, host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := gj.Values[float32](res[0]); v[0] != 9 || v[1] != 64 {
+		t.Fatalf("(x*y)^2 through DevicePtr: %v", v)
+	}
+	if lib[0].Device() != gj.CPU() {
+		t.Fatalf("a CPU call's output is on %v", lib[0].Device())
 	}
 }

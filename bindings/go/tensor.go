@@ -110,11 +110,33 @@ type Spec struct {
 // Data, in the machine's byte order. Data may be Go memory (a Go slice) or a
 // view of C memory (LibTensor.View). Its start must be aligned to the element
 // size; NewTensor and TensorOf guarantee that.
+//
+// A tensor whose memory Go cannot hold (CUDA device memory, pinned host
+// memory from a CUDA library) has nil Data, its address in DevicePtr and its
+// device in Device (DeviceTensor makes one). The zero Device is the host.
 type Tensor struct {
 	DType DType
 	Shape []int64
 	Data  []byte
+	// Device is where the data is: the zero value and CPU() are host
+	// memory (Data); CUDA(i) and CUDAHost() need DevicePtr.
+	Device Device
+	// DevicePtr is the first element's address when Data is nil and the
+	// memory is not Go's: a CUdeviceptr for CUDA(i).
+	DevicePtr uintptr
 }
+
+// DeviceTensor is a tensor over memory Go does not own: CUDA device memory
+// (a CUdeviceptr from a CUDA library), pinned host memory (CUDAHost()), or C
+// host memory (CPU()). The caller keeps the memory valid, and unused by
+// others, until the call has run (for CUDA: until the call's stream has run
+// its work).
+func DeviceTensor(ptr uintptr, device Device, dtype DType, shape ...int64) Tensor {
+	return Tensor{DType: dtype, Shape: shape, Device: device, DevicePtr: ptr}
+}
+
+// onHost reports whether the host can read t's memory.
+func (t Tensor) onHost() bool { return t.Device.Type != C.kDLCUDA }
 
 // Spec is t's metadata.
 func (t Tensor) Spec() Spec { return Spec{t.DType, t.Shape} }
