@@ -99,9 +99,11 @@ JNIEXPORT void JNICALL FN(functionCall)(
 }
 
 /* Returns Object[1 + n]: [0] a long[] with per output [DLManagedTensor*,
- * dl_code, dl_bits, ndim, shape[ndim], strides[ndim]], then a direct
- * ByteBuffer over each output's bytes (null for an empty output). On a
- * failure after the call every output is released. */
+ * dl_code, dl_bits, ndim, device_type, device_id, data + byte_offset,
+ * shape[ndim], strides[ndim]], then a direct ByteBuffer over each host
+ * output's bytes (null for an empty output and for a CUDA output, whose
+ * memory the host cannot read). On a failure after the call every output is
+ * released. */
 JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
     JNIEnv* env, jclass cls, jlong function, jlongArray meta, jint num_inputs,
     jint num_outputs, jint grad_mode, jint deterministic, jlong timeout_us,
@@ -134,7 +136,7 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
   call_args_free(&args);
   if (check(env, error)) goto done_no_outputs;
 
-  for (i = 0; i < n; ++i) len += 4 + 2 * (size_t)outputs[i]->dl_tensor.ndim;
+  for (i = 0; i < n; ++i) len += 7 + 2 * (size_t)outputs[i]->dl_tensor.ndim;
   values = (jlong*)malloc((len > 0 ? len : 1) * sizeof(jlong));
   if (values == NULL) {
     throw_oom(env);
@@ -150,6 +152,9 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
     values[pos++] = t->dtype.code;
     values[pos++] = t->dtype.bits;
     values[pos++] = t->ndim;
+    values[pos++] = t->device.device_type;
+    values[pos++] = t->device.device_id;
+    values[pos++] = JLONG((char*)t->data + t->byte_offset);
     for (d = 0; d < t->ndim; ++d) {
       values[pos++] = t->shape[d];
       bytes *= t->shape[d];
@@ -166,7 +171,7 @@ JNIEXPORT jobjectArray JNICALL FN(functionCallAlloc)(
         values[pos++] = stride;
       }
     }
-    if (bytes > 0) {
+    if (bytes > 0 && t->device.device_type != kDLCUDA) {
       jobject view = (*env)->NewDirectByteBuffer(
           env, (char*)t->data + t->byte_offset, (jlong)bytes);
       if (view == NULL) goto fail;

@@ -43,11 +43,14 @@ int tensor_set_init(JNIEnv* env, tensor_set* set, jlongArray meta_array,
     if (pos + 6 > (size_t)meta_len) goto malformed;
     t->data = (void*)(intptr_t)set->meta[pos];
     t->byte_offset = (uint64_t)set->meta[pos + 1];
-    t->dtype.code = (uint8_t)set->meta[pos + 2];
+    /* code | device type << 8 | device id << 32 (Tensor.packMeta); type 0 is
+     * kDLCPU. */
+    t->dtype.code = (uint8_t)(set->meta[pos + 2] & 0xff);
     t->dtype.bits = (uint8_t)set->meta[pos + 3];
     t->dtype.lanes = 1;
-    t->device.device_type = kDLCPU;
-    t->device.device_id = 0;
+    t->device.device_type = (DLDeviceType)((set->meta[pos + 2] >> 8) & 0xffffff);
+    if (t->device.device_type == 0) t->device.device_type = kDLCPU;
+    t->device.device_id = (int32_t)(set->meta[pos + 2] >> 32);
     ndim = set->meta[pos + 4];
     if (ndim < 0 || ndim > INT_MAX ||
         pos + 6 + (size_t)ndim > (size_t)meta_len) {

@@ -178,18 +178,26 @@ public final class Function implements AutoCloseable {
     long[] pointers = new long[n];
     for (int i = 0, q = 0; i < n; ++i) {
       pointers[i] = info[q];
-      q += 4 + 2 * (int) info[q + 3];
+      q += 7 + 2 * (int) info[q + 3];
     }
     try {
       for (int i = 0; i < n; ++i) {
         DType dtype = DType.fromDLPack(info[pos + 1], info[pos + 2]);
         int ndim = (int) info[pos + 3];
-        long[] shape = java.util.Arrays.copyOfRange(info, pos + 4, pos + 4 + ndim);
-        long[] strides = java.util.Arrays.copyOfRange(info, pos + 4 + ndim, pos + 4 + 2 * ndim);
+        Device device = new Device((int) info[pos + 4], (int) info[pos + 5]);
+        long address = info[pos + 6];
+        long[] shape = java.util.Arrays.copyOfRange(info, pos + 7, pos + 7 + ndim);
+        long[] strides = java.util.Arrays.copyOfRange(info, pos + 7 + ndim, pos + 7 + 2 * ndim);
         tensors[i] =
             new ManagedTensor(
-                pointers[i], (java.nio.ByteBuffer) result[i + 1], dtype, shape, strides);
-        pos += 4 + 2 * ndim;
+                pointers[i],
+                (java.nio.ByteBuffer) result[i + 1],
+                dtype,
+                shape,
+                strides,
+                device,
+                address);
+        pos += 7 + 2 * ndim;
       }
     } catch (RuntimeException | Error e) {
       for (int i = 0; i < n; ++i) {

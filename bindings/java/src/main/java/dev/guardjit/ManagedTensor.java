@@ -22,9 +22,21 @@ public final class ManagedTensor implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private final Tensor view;
 
-  ManagedTensor(long pointer, ByteBuffer data, DType dtype, long[] shape, long[] strides) {
+  ManagedTensor(
+      long pointer,
+      ByteBuffer data,
+      DType dtype,
+      long[] shape,
+      long[] strides,
+      Device device,
+      long address) {
     this.state = new HandleState("ManagedTensor", pointer, Native::tensorRelease, null);
-    this.view = Tensor.ofManaged(data, state, dtype, shape, strides);
+    // A CUDA output (a call on CUDA tensors) is an address on its device: its bytes are not a
+    // Java buffer (buffer() and the copy methods throw IllegalStateException).
+    this.view =
+        device.type() == Device.KDL_CUDA
+            ? Tensor.ofManagedDevice(address, device, state, dtype, shape, strides)
+            : Tensor.ofManaged(data, state, dtype, shape, strides);
     // The Cleaner watches the buffer over the library's memory, not this object: every view
     // (tensor(), buffer() duplicates, their slices and asFloatBuffer() views) references it,
     // so the memory outlives whichever of them the caller keeps.
@@ -33,6 +45,20 @@ public final class ManagedTensor implements AutoCloseable {
 
   public DType dtype() {
     return view.dtype();
+  }
+
+  /** Where the output is: a call on CUDA tensors returns CUDA outputs. */
+  public Device device() {
+    return view.device();
+  }
+
+  /**
+   * The first element's address (a {@code CUdeviceptr} for a CUDA output, to hand to a CUDA
+   * library), valid until {@link #close()}.
+   */
+  public long address() {
+    checkOpen();
+    return view.address();
   }
 
   public long[] shape() {

@@ -37,6 +37,10 @@ public final class Tensor {
   private final long byteOffset;
   private final long numel;
   final long[] meta; // packed record for the JNI glue, with the buffer's address
+  private final Device device;
+  // Made from a raw address (ofPointer, or a CUDA output): `buffer` is an empty anchor, not the
+  // data, so nothing here reads the bytes.
+  private final boolean raw;
 
   private Tensor(
       ByteBuffer buffer,
@@ -46,6 +50,21 @@ public final class Tensor {
       long[] shape,
       long[] strides,
       long byteOffset) {
+    this(buffer, address, owner, dtype, shape, strides, byteOffset, Device.cpu(), false);
+  }
+
+  private Tensor(
+      ByteBuffer buffer,
+      long address,
+      HandleState owner,
+      DType dtype,
+      long[] shape,
+      long[] strides,
+      long byteOffset,
+      Device device,
+      boolean raw) {
+    this.device = Objects.requireNonNull(device, "device");
+    this.raw = raw;
     this.buffer = buffer;
     this.owner = owner;
     this.dtype = Objects.requireNonNull(dtype, "dtype");
@@ -67,8 +86,10 @@ public final class Tensor {
       n = Math.multiplyExact(n, s);
     }
     this.numel = n;
-    checkExtent();
-    this.meta = packMeta(dtype, this.shape, this.strides, byteOffset);
+    if (!raw) {
+      checkExtent();
+    }
+    this.meta = packMeta(dtype, this.shape, this.strides, byteOffset, device);
     this.meta[0] = address;
   }
 
@@ -165,11 +186,77 @@ public final class Tensor {
     return t;
   }
 
+  /**
+   * A tensor over memory Java does not hold: CUDA device memory (a {@code CUdeviceptr} from a
+   * CUDA library such as JCuda, or another framework's tensor), page-locked host memory ({@link
+   * Device#cudaHost()}) or native host memory ({@link Device#cpu()}). guardjit reads or writes
+   * it during a call; on CUDA a call enqueues on its stream and returns, and the memory must stay
+   * valid, and unused by others, until the stream has run the call. Its bytes cannot be read from
+   * Java ({@link #buffer()} and the copy methods throw {@link IllegalStateException}).
+   *
+   * @param address the first element's address (byte offset 0); 0 only for an empty tensor
+   * @param strides in elements (non-negative), or null for contiguous row-major
+   * @throws IllegalArgumentException on a negative size or stride, a misaligned or zero address,
+   *     or a negative CUDA ordinal
+   */
+  public static Tensor ofPointer(
+      long address, Device device, DType dtype, long[] shape, long[] strides) {
+    Objects.requireNonNull(device, "device");
+    Objects.requireNonNull(dtype, "dtype");
+    if (device.type() != Device.KDL_CPU
+        && device.type() != Device.KDL_CUDA
+        && device.type() != Device.KDL_CUDA_HOST) {
+      throw new IllegalArgumentException("unknown device type " + device.type());
+    }
+    if (device.id() < 0 || (device.type() != Device.KDL_CUDA && device.id() != 0)) {
+      throw new IllegalArgumentException("device " + device + " has ordinal " + device.id());
+    }
+    if (strides != null) {
+      for (long s : strides) {
+        if (s < 0) {
+          throw new IllegalArgumentException("negative stride in " + Arrays.toString(strides));
+        }
+      }
+    }
+    Tensor t =
+        new Tensor(
+            ByteBuffer.allocateDirect(0).order(NATIVE),
+            address,
+            null,
+            dtype,
+            shape,
+            strides,
+            0,
+            device,
+            true);
+    if (t.numel > 0 && (address == 0 || Long.remainderUnsigned(address, dtype.itemSize()) != 0)) {
+      throw new IllegalArgumentException(
+          "address 0x" + Long.toHexString(address) + " is zero or not aligned to " + dtype
+              + "'s " + dtype.itemSize() + " bytes");
+    }
+    return t;
+  }
+
   /** A view of a library-allocated output; its data lives until the output is closed. */
   static Tensor ofManaged(
       ByteBuffer view, HandleState owner, DType dtype, long[] shape, long[] strides) {
     ByteBuffer b = view != null ? view.order(NATIVE) : ByteBuffer.allocateDirect(0).order(NATIVE);
     return new Tensor(b, owner, dtype, shape, strides, 0);
+  }
+
+  /** A library-allocated output on a CUDA device: an address, no Java buffer. */
+  static Tensor ofManagedDevice(
+      long address, Device device, HandleState owner, DType dtype, long[] shape, long[] strides) {
+    return new Tensor(
+        ByteBuffer.allocateDirect(0).order(NATIVE),
+        address,
+        owner,
+        dtype,
+        shape,
+        strides,
+        0,
+        device,
+        true);
   }
 
   /**
@@ -178,7 +265,7 @@ public final class Tensor {
    * a view of a {@link ManagedTensor} is valid while it is open.
    */
   public Tensor view(long[] shape, long[] strides, long byteOffset) {
-    return new Tensor(buffer, meta[0], owner, dtype, shape, strides, byteOffset);
+    return new Tensor(buffer, meta[0], owner, dtype, shape, strides, byteOffset, device, raw);
   }
 
   /** This tensor with dims {@code d0} and {@code d1} swapped (a strided view, no copy). */
@@ -191,13 +278,27 @@ public final class Tensor {
     t = st[d0];
     st[d0] = st[d1];
     st[d1] = t;
-    return new Tensor(buffer, meta[0], owner, dtype, sh, st, byteOffset);
+    return new Tensor(buffer, meta[0], owner, dtype, sh, st, byteOffset, device, raw);
   }
 
   // ---------------------------------------------------------------- metadata
 
   public DType dtype() {
     return dtype;
+  }
+
+  /** Where the data is: {@link Device#cpu()} for buffers. */
+  public Device device() {
+    return device;
+  }
+
+  /**
+   * The base address the byte offset counts from: a direct buffer's, or the pointer of {@link
+   * #ofPointer} (a {@code CUdeviceptr} for a CUDA tensor, such as a CUDA output of {@link
+   * Function#callAlloc}, to hand to a CUDA library).
+   */
+  public long address() {
+    return meta[0];
   }
 
   public long[] shape() {
@@ -249,6 +350,7 @@ public final class Tensor {
    */
   public ByteBuffer buffer() {
     checkOwner();
+    requireBytes();
     return buffer.duplicate().order(NATIVE);
   }
 
@@ -257,6 +359,7 @@ public final class Tensor {
   /** The elements in row-major order, copied (FLOAT32 only). */
   public float[] toFloatArray() {
     requireDType(DType.FLOAT32);
+    requireBytes();
     float[] out = new float[toIntCount()];
     acquireOwner();
     try {
@@ -277,6 +380,7 @@ public final class Tensor {
   /** The elements in row-major order, copied (FLOAT64 only). */
   public double[] toDoubleArray() {
     requireDType(DType.FLOAT64);
+    requireBytes();
     double[] out = new double[toIntCount()];
     acquireOwner();
     try {
@@ -293,6 +397,7 @@ public final class Tensor {
   /** The elements in row-major order, copied (INT32 only). */
   public int[] toIntArray() {
     requireDType(DType.INT32);
+    requireBytes();
     int[] out = new int[toIntCount()];
     acquireOwner();
     try {
@@ -309,6 +414,7 @@ public final class Tensor {
   /** The elements in row-major order, copied (INT64 only). */
   public long[] toLongArray() {
     requireDType(DType.INT64);
+    requireBytes();
     long[] out = new long[toIntCount()];
     acquireOwner();
     try {
@@ -325,6 +431,7 @@ public final class Tensor {
   /** The elements in row-major order, copied (BOOL only). */
   public boolean[] toBooleanArray() {
     requireDType(DType.BOOL);
+    requireBytes();
     boolean[] out = new boolean[toIntCount()];
     acquireOwner();
     try {
@@ -340,6 +447,7 @@ public final class Tensor {
 
   /** The raw bytes of the elements in row-major order, copied (any dtype). */
   public byte[] toByteArray() {
+    requireBytes();
     int item = dtype.itemSize();
     byte[] out = new byte[Math.multiplyExact(toIntCount(), item)];
     acquireOwner();
@@ -357,7 +465,11 @@ public final class Tensor {
 
   @Override
   public String toString() {
-    return "Tensor[" + spec() + (owner != null ? ", library-owned" : "") + "]";
+    return "Tensor["
+        + spec()
+        + (device.type() != Device.KDL_CPU ? ", " + device : "")
+        + (owner != null ? ", library-owned" : "")
+        + "]";
   }
 
   // ---------------------------------------------------------------- internals
@@ -381,6 +493,13 @@ public final class Tensor {
   private void checkOwner() {
     if (owner != null && owner.isClosed()) {
       throw new IllegalStateException("ManagedTensor is closed");
+    }
+  }
+
+  private void requireBytes() {
+    if (raw) {
+      throw new IllegalStateException(
+          "tensor over a raw address on " + device + ": its bytes are not a Java buffer");
     }
   }
 
@@ -487,10 +606,22 @@ public final class Tensor {
    * record tensors.c (JNI) decodes into a DLTensor.
    */
   static long[] packMeta(DType dtype, long[] shape, long[] strides, long byteOffset) {
+    return packMeta(dtype, shape, strides, byteOffset, Device.cpu());
+  }
+
+  /**
+   * As above on {@code device}: the dl code slot carries the device as {@code code | type << 8 |
+   * id << 32}, type 0 meaning kDLCPU.
+   */
+  static long[] packMeta(
+      DType dtype, long[] shape, long[] strides, long byteOffset, Device device) {
     int n = shape.length;
     long[] m = new long[6 + n + (strides != null ? n : 0)];
     m[1] = byteOffset;
     m[2] = dtype.dlCode();
+    if (device.type() != Device.KDL_CPU) {
+      m[2] |= ((long) device.type() << 8) | ((long) device.id() << 32);
+    }
     m[3] = dtype.bits();
     m[4] = n;
     System.arraycopy(shape, 0, m, 5, n);
