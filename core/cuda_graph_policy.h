@@ -20,7 +20,7 @@ inline constexpr int kDefaultMaxGraphsPerEntry = 8;
 struct CudaGraphCounters {
   std::atomic<int64_t> recorded{0};         // graphs captured + instantiated
   std::atomic<int64_t> replays{0};          // cuGraphLaunch calls
-  std::atomic<int64_t> pointer_updates{0};  // kernel nodes patched
+  std::atomic<int64_t> pointer_updates{0};  // kernel and copy nodes patched
   std::atomic<int64_t> recaptures{0};       // captures of a key seen before
   std::atomic<int64_t> evictions{0};        // graphs dropped past the limit
   std::atomic<int64_t> pool_bytes{0};       // private pool memory held now
@@ -33,6 +33,12 @@ struct CudaGraphPolicy {
   // An entry whose private pool (its intermediates at one size key) would
   // be larger is refused: it runs plain launches.
   int64_t max_pool_bytes = int64_t{1} << 30;
+  // An extern call's operand (a cuBLASLt product's input or output) that is
+  // a call input or output and moves between replays is copied through the
+  // pool from then on when it has at most this many bytes; a larger one
+  // re-captures the graph when it moves (runtime/cuda/cuda_graph.h says
+  // why: a copy every replay against a re-capture per move).
+  int64_t max_staged_bytes = int64_t{1} << 20;
   // Where entries count what they did; may be null.
   CudaGraphCounters* counters = nullptr;
 };

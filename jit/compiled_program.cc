@@ -170,24 +170,25 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
                        ") has no lowering for the device; it runs its "
                        "reference kernel on host copies of its arguments"));
     }
-    // reduce-overhead mode records only programs whose every step is a
-    // kernel launch.
+    // reduce-overhead mode records programs whose steps are kernel launches
+    // and GEMM steps (cuBLASLt, captured as extern calls of the graph:
+    // compiled_program_graphed.cc). Conv steps are not recorded: their
+    // products and column matrices come from the call's allocator, which a
+    // capture cannot allocate from (see cuda_graph.h).
     for (const PlanStep& step : p.steps) {
-      if (step.is_kernel && step.gemm == nullptr && step.conv == nullptr) {
-        continue;
-      }
+      if (step.is_kernel && step.conv == nullptr) continue;
       const Node& node = program->graph_->node(step.node);
-      if (step.gemm != nullptr || step.conv != nullptr) {
+      if (step.conv != nullptr) {
         program->graph_refusal_ = absl::StrCat(
             "node '", node.name, "' (", node.target,
-            ") runs on cuBLASLt, which CUDA graphs do not record yet");
+            ") is a convolution (im2col and cuBLASLt with buffers from the "
+            "call's allocator), which CUDA graphs do not record yet");
         break;
       }
       program->graph_refusal_ = absl::StrCat(
           "node '", node.name, "' (", node.target,
           ") runs on the host (its reference kernel on host copies, which "
-          "waits for the stream; matmuls are such host steps until CUDA "
-          "plans get cuBLAS steps)");
+          "waits for the stream)");
       break;
     }
     if (program->graph_refusal_.empty() && program->kernels_.empty()) {
@@ -493,14 +494,12 @@ absl::Status CompiledProgram::RunInto(const RunContext& ctx,
             const int64_t failed,
             step.gemm != nullptr
                 ? RunDeviceGemmStep(*step.gemm, graph_->node(step.node),
-                                    *module_, module_index_[i], words,
-                                    pointers, slots, symbols, device, allocator,
-                                    ctx)
+                                    *module_, module_index_[i], words, pointers,
+                                    slots, symbols, device, allocator, ctx)
             : step.conv != nullptr
                 ? RunDeviceConvStep(*step.conv, graph_->node(step.node),
-                                    *module_, module_index_[i], words,
-                                    pointers, slots, symbols, device, allocator,
-                                    ctx)
+                                    *module_, module_index_[i], words, pointers,
+                                    slots, symbols, device, allocator, ctx)
                 : module_->Launch(module_index_[i], buffers, symbols, words,
                                   ctx));
         if (failed != 0) {

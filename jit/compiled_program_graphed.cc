@@ -1,16 +1,44 @@
 // CompiledProgram's reduce-overhead mode on a device: a call as one replay
-// of its size key's CUDA graph.
+// of its size key's CUDA graph. GEMM steps are extern calls of the graph
+// (cuBLASLt captured on the capture stream); their operands that are call
+// inputs or outputs are read and written in place or staged through the
+// key's pool, as runtime/cuda/cuda_graph.h's policy decides.
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
+#include "jit/cuda/device_gemm_step.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/tensor_copy.h"
 
 namespace guardjit {
+namespace {
+
+// One cuBLASLt product of a graphed call: what its extern op enqueues.
+struct GemmCall {
+  const CublasLtGemm* gemm = nullptr;
+  CublasLtGemmArgs args;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+absl::Status EnqueueGemm(const void* context, CUstream stream) {
+  const auto* call = static_cast<const GemmCall*>(context);
+  return call->gemm->RunWithWorkspace(call->args, stream, call->workspace,
+                                      call->workspace_bytes);
+}
+
+// A call re-builds its ops at most this many times in a row (each time an
+// extern operand becomes staged).
+constexpr int kMaxRestages = 8;
+
+}  // namespace
 
 std::string CompiledProgram::DescribeCudaGraphs() const {
   return graphs_ != nullptr ? graphs_->Describe() : std::string();
@@ -46,52 +74,45 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
   if (faults_ != nullptr) {
     ASSIGN_OR_RETURN(fault_words, faults_->GraphWords());
   }
-  // Outputs get fresh memory (or their destination) on every call; every
-  // other slot a kernel writes lives in the key's private pool, at the same
-  // address on every replay (slots sharing a plan buffer share its region).
+  const CublasLtGemm* gemm = nullptr;
+  // GEMM steps bound to the call's symbols (a static step as is).
+  absl::InlinedVector<const GemmStep*, 8> gemm_of(plan_.steps.size(), nullptr);
+  std::vector<GemmStep> bound;
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const GemmStep* step = plan_.steps[i].gemm.get();
+    if (step == nullptr) continue;
+    if (gemm == nullptr) {
+      ASSIGN_OR_RETURN(const CudaDevice* cuda, CudaDevice::Get(device.index));
+      ASSIGN_OR_RETURN(CublasLtGemm * g, CublasLtGemm::ForDevice(*cuda));
+      gemm = g;
+    }
+    if (step->symbolic.has_value()) {
+      if (bound.capacity() == 0) bound.reserve(plan_.steps.size());
+      ASSIGN_OR_RETURN(GemmStep b, step->Bind(symbols));
+      bound.push_back(std::move(b));
+      step = &bound.back();
+    }
+    gemm_of[i] = step;
+  }
+  // The destination an output slot is written into directly, or null.
+  auto destination = [&](int s) -> const Tensor* {
+    const Tensor* dest =
+        direct_output_[s] >= 0 ? ctx.destination(direct_output_[s]) : nullptr;
+    if (dest == nullptr || !dest->is_contiguous()) return nullptr;
+    const ByteRange range = MemoryRange(*dest);
+    for (const Tensor& in : inputs) {
+      if (range.Overlaps(MemoryRange(in))) return nullptr;
+    }
+    return dest;
+  };
   constexpr int64_t kAlign = 256;
   auto aligned = [](int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
   absl::InlinedVector<int, 16> output_of(plan_.slots.size(), -1);
   for (size_t k = plan_.outputs.size(); k-- > 0;) {
     output_of[plan_.outputs[k].slot] = static_cast<int>(k);
   }
-  absl::InlinedVector<int64_t, 16> pool_offset(plan_.slots.size(), -1);
-  absl::InlinedVector<int64_t, 8> buffer_offset(plan_.buffer_bytes.size(), -1);
-  int64_t pool_bytes = 0;
-  for (const PlanStep& step : plan_.steps) {
-    for (int s : step.kernel.allocate) {
-      if (output_of[s] >= 0) continue;
-      const int b = plan_.slot_buffer[s];
-      if (b >= 0) {
-        if (buffer_offset[b] < 0) {
-          buffer_offset[b] = pool_bytes;
-          pool_bytes += aligned(sizes.buffer_bytes[b]);
-        }
-        pool_offset[s] = buffer_offset[b];
-      } else {
-        pool_offset[s] = pool_bytes;
-        int64_t elements = 1;
-        for (int64_t d : sizes.slots[s]) elements *= d;
-        pool_bytes += aligned(elements * ItemSize(plan_.slots[s].dtype));
-      }
-    }
-  }
-  absl::StatusOr<CUdeviceptr> pool = lease->Pool(pool_bytes);
-  if (absl::IsResourceExhausted(pool.status())) {
-    graphs_->Refuse(std::string(pool.status().message()));
-    return false;
-  }
-  RETURN_IF_ERROR(pool.status());
-  absl::InlinedVector<Tensor, 16> slots(plan_.slots.size());
-  for (size_t s = 0; s < plan_.slots.size(); ++s) {
-    const Slot& slot = plan_.slots[s];
-    if (slot.source == Slot::Source::kInput) {
-      slots[s] = inputs[slot.input];
-    } else if (slot.source == Slot::Source::kConstant) {
-      slots[s] = device_constants_[s];
-    }
-  }
-  auto role = [&](int s) -> CudaGraphBuffer {
+  auto role = [&](int s, const absl::InlinedVector<int64_t, 16>& pool_offset)
+      -> CudaGraphBuffer {
     const Slot& slot = plan_.slots[s];
     if (slot.source == Slot::Source::kInput) {
       return {CudaGraphBuffer::Kind::kInput, slot.input};
@@ -103,51 +124,263 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       return {CudaGraphBuffer::Kind::kOutput, output_of[s]};
     return {CudaGraphBuffer::Kind::kPool, pool_offset[s]};
   };
-  absl::InlinedVector<CudaKernelLaunch, 8> launches;
-  absl::InlinedVector<void*, 16> pointers;
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep& step = plan_.steps[i];
-    for (int s : step.kernel.allocate) {
-      const Slot& slot = plan_.slots[s];
-      const Shape& shape = sizes.slots[s];
-      if (output_of[s] < 0) {
-        slots[s] =
-            Tensor::Borrow(reinterpret_cast<char*>(*pool) + pool_offset[s],
-                           slot.dtype, shape, ContiguousStrides(shape), device);
-        continue;
+  auto slot_bytes = [&](int s) -> int64_t {
+    if (plan_.slots[s].source == Slot::Source::kInput) {
+      const ByteRange r = MemoryRange(inputs[plan_.slots[s].input]);
+      return static_cast<int64_t>(r.end - r.begin);
+    }
+    int64_t elements = 1;
+    for (int64_t d : sizes.slots[s]) elements *= d;
+    return elements * ItemSize(plan_.slots[s].dtype);
+  };
+  // The slots an extern call reads or writes.
+  auto extern_slots = [&](const GemmStep& g) {
+    absl::InlinedVector<int, 5> out = {g.a.slot, g.b.slot};
+    if (g.device_epilogue.has_value()) {
+      if (g.device_epilogue->bias.has_value()) {
+        out.push_back(g.device_epilogue->bias->slot);
       }
-      const Tensor* dest =
-          direct_output_[s] >= 0 ? ctx.destination(direct_output_[s]) : nullptr;
-      if (dest != nullptr && dest->is_contiguous()) {
-        const ByteRange range = MemoryRange(*dest);
-        for (const Tensor& in : inputs) {
-          if (range.Overlaps(MemoryRange(in))) dest = nullptr;
+      if (g.device_epilogue->c.has_value()) {
+        out.push_back(g.device_epilogue->c->slot);
+      }
+      out.push_back(g.device_epilogue->out_slot);
+    }
+    return out;
+  };
+  for (int round = 0;; ++round) {
+    if (round == kMaxRestages) return false;
+    // Outputs get fresh memory (or their destination) on every call; every
+    // other slot a kernel writes lives in the key's private pool, at the
+    // same address on every replay (slots sharing a plan buffer share its
+    // region), as do cuBLASLt products an epilogue kernel reads and staged
+    // extern operands.
+    absl::InlinedVector<int64_t, 16> pool_offset(plan_.slots.size(), -1);
+    absl::InlinedVector<int64_t, 16> stage_offset(plan_.slots.size(), -1);
+    absl::InlinedVector<int64_t, 8> product_offset(plan_.steps.size(), -1);
+    absl::InlinedVector<int64_t, 8> buffer_offset(plan_.buffer_bytes.size(),
+                                                  -1);
+    int64_t pool_bytes = 0;
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const PlanStep& step = plan_.steps[i];
+      for (int s : step.kernel.allocate) {
+        if (output_of[s] >= 0) continue;
+        const int b = plan_.slot_buffer[s];
+        if (b >= 0) {
+          if (buffer_offset[b] < 0) {
+            buffer_offset[b] = pool_bytes;
+            pool_bytes += aligned(sizes.buffer_bytes[b]);
+          }
+          pool_offset[s] = buffer_offset[b];
+        } else {
+          pool_offset[s] = pool_bytes;
+          pool_bytes += aligned(slot_bytes(s));
         }
       }
-      if (dest != nullptr && dest->is_contiguous()) {
-        slots[s] = Tensor::Borrow(dest->data(), slot.dtype, shape,
-                                  dest->strides(), device);
-      } else {
-        ASSIGN_OR_RETURN(slots[s],
-                         Tensor::Empty(slot.dtype, shape, allocator, device));
+      const GemmStep* g = gemm_of[i];
+      if (g == nullptr) continue;
+      if (!g->device_epilogue.has_value()) {
+        product_offset[i] = pool_bytes;
+        pool_bytes += aligned(g->batch * g->m * g->n * ItemSize(g->dtype));
+      }
+      for (int s : extern_slots(*g)) {
+        const CudaGraphBuffer r = role(s, pool_offset);
+        if (r.kind != CudaGraphBuffer::Kind::kInput &&
+            r.kind != CudaGraphBuffer::Kind::kOutput) {
+          continue;
+        }
+        // An output in fresh memory moves on every call (the caller holds
+        // the last one): staged from the start when small.
+        if (r.kind == CudaGraphBuffer::Kind::kOutput &&
+            destination(s) == nullptr &&
+            slot_bytes(s) <= lease->max_staged_bytes()) {
+          lease->Stage(r, absl::StrCat("output ", r.index, " of node '",
+                                       graph_->node(plan_.steps[i].node).name,
+                                       "' (fresh memory on every call)"));
+        }
+        if (stage_offset[s] < 0 && lease->Staged(r)) {
+          stage_offset[s] = pool_bytes;
+          pool_bytes += aligned(slot_bytes(s));
+        }
       }
     }
-    pointers.clear();
-    for (int s : step.kernel.buffer_slots) pointers.push_back(slots[s].data());
-    CudaKernelLaunch& launch = launches.emplace_back();
-    RETURN_IF_ERROR(module_->DescribeLaunch(module_index_[i], pointers.data(),
-                                            symbols, fault_words, &launch));
-    for (size_t b = 0; b < step.kernel.buffer_slots.size(); ++b) {
-      launch.buffers[b] = role(step.kernel.buffer_slots[b]);
+    absl::StatusOr<CUdeviceptr> pool = lease->Pool(pool_bytes);
+    if (absl::IsResourceExhausted(pool.status())) {
+      graphs_->Refuse(std::string(pool.status().message()));
+      return false;
     }
+    RETURN_IF_ERROR(pool.status());
+    char* const base = reinterpret_cast<char*>(*pool);
+    absl::InlinedVector<Tensor, 16> slots(plan_.slots.size());
+    for (size_t s = 0; s < plan_.slots.size(); ++s) {
+      const Slot& slot = plan_.slots[s];
+      if (slot.source == Slot::Source::kInput) {
+        slots[s] = inputs[slot.input];
+      } else if (slot.source == Slot::Source::kConstant) {
+        slots[s] = device_constants_[s];
+      }
+    }
+    // Where a slot's memory starts (an input's lowest byte).
+    auto begin_of = [&](int s) -> const char* {
+      return reinterpret_cast<const char*>(MemoryRange(slots[s]).begin);
+    };
+    // Whether a staged slot's pool region holds its value now (an extern
+    // wrote it there, or it was copied in).
+    absl::InlinedVector<bool, 16> stage_holds(plan_.slots.size(), false);
+    absl::InlinedVector<CudaGraphOp, 8> ops;
+    absl::InlinedVector<GemmCall, 4> calls;
+    calls.reserve(plan_.steps.size());
+    absl::InlinedVector<size_t, 4> extern_ops;
+    absl::InlinedVector<void*, 16> pointers;
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const PlanStep& step = plan_.steps[i];
+      for (int s : step.kernel.allocate) {
+        const Slot& slot = plan_.slots[s];
+        const Shape& shape = sizes.slots[s];
+        stage_holds[s] = false;
+        if (output_of[s] < 0) {
+          slots[s] = Tensor::Borrow(base + pool_offset[s], slot.dtype, shape,
+                                    ContiguousStrides(shape), device);
+          continue;
+        }
+        if (const Tensor* dest = destination(s)) {
+          slots[s] = Tensor::Borrow(dest->data(), slot.dtype, shape,
+                                    dest->strides(), device);
+        } else {
+          ASSIGN_OR_RETURN(slots[s],
+                           Tensor::Empty(slot.dtype, shape, allocator, device));
+        }
+      }
+      const GemmStep* g = gemm_of[i];
+      const std::string& node_name = graph_->node(step.node).name;
+      void* product = nullptr;
+      if (g != nullptr) {
+        // Staged inputs the product reads: copied into the pool first.
+        const absl::InlinedVector<int, 5> touched = extern_slots(*g);
+        const int written =
+            g->device_epilogue.has_value() ? g->device_epilogue->out_slot : -1;
+        for (int s : touched) {
+          if (s == written || stage_offset[s] < 0 || stage_holds[s]) continue;
+          CudaGraphOp& copy = ops.emplace_back();
+          copy.kind = CudaGraphOp::Kind::kCopy;
+          copy.copy.src = reinterpret_cast<CUdeviceptr>(begin_of(s));
+          copy.copy.dst = reinterpret_cast<CUdeviceptr>(base + stage_offset[s]);
+          copy.copy.bytes = slot_bytes(s);
+          copy.copy.src_buffer = role(s, pool_offset);
+          copy.copy.dst_buffer = {CudaGraphBuffer::Kind::kPool,
+                                  stage_offset[s]};
+          stage_holds[s] = true;
+        }
+        auto where = [&](int s, const void* address) -> const void* {
+          if (stage_offset[s] < 0) return address;
+          return base + stage_offset[s] +
+                 (static_cast<const char*>(address) - begin_of(s));
+        };
+        product = g->device_epilogue.has_value()
+                      ? const_cast<void*>(where(written, slots[written].data()))
+                      : base + product_offset[i];
+        absl::StatusOr<CublasLtGemmArgs> args =
+            GraphedGemmArgs(*g, slots, product, where);
+        if (absl::IsFailedPrecondition(args.status())) {
+          graphs_->Refuse(absl::StrCat("node '", node_name, "' (",
+                                       graph_->node(step.node).target,
+                                       "): ", args.status().message()));
+          return false;
+        }
+        RETURN_IF_ERROR(args.status());
+        GemmCall& call = calls.emplace_back();
+        call.gemm = gemm;
+        call.args = *args;
+        CudaGraphOp& op = ops.emplace_back();
+        op.kind = CudaGraphOp::Kind::kExtern;
+        op.call.node = &node_name;
+        op.call.enqueue = &EnqueueGemm;
+        op.call.context = &call;
+        static const char* const kNames[] = {"A", "B", "bias", "C", "D"};
+        absl::InlinedVector<const char*, 5> names = {kNames[0], kNames[1]};
+        if (g->device_epilogue.has_value()) {
+          if (g->device_epilogue->bias.has_value()) names.push_back(kNames[2]);
+          if (g->device_epilogue->c.has_value()) names.push_back(kNames[3]);
+          names.push_back(kNames[4]);
+        }
+        for (size_t k = 0; k < touched.size(); ++k) {
+          const int s = touched[k];
+          CudaGraphOperand& o = op.call.operands.emplace_back();
+          o.name = names[k];
+          o.bytes = slot_bytes(s);
+          if (stage_offset[s] >= 0) {
+            o.buffer = {CudaGraphBuffer::Kind::kPool, stage_offset[s]};
+            o.address = reinterpret_cast<uint64_t>(base + stage_offset[s]);
+          } else {
+            o.buffer = role(s, pool_offset);
+            o.address = reinterpret_cast<uint64_t>(begin_of(s));
+          }
+        }
+        extern_ops.push_back(ops.size() - 1);
+        if (written >= 0 && stage_offset[written] >= 0) {
+          // The product out of the pool into the output.
+          stage_holds[written] = true;
+          CudaGraphOp& copy = ops.emplace_back();
+          copy.kind = CudaGraphOp::Kind::kCopy;
+          copy.copy.src =
+              reinterpret_cast<CUdeviceptr>(base + stage_offset[written]);
+          copy.copy.dst = reinterpret_cast<CUdeviceptr>(slots[written].data());
+          copy.copy.bytes = slot_bytes(written);
+          copy.copy.src_buffer = {CudaGraphBuffer::Kind::kPool,
+                                  stage_offset[written]};
+          copy.copy.dst_buffer = role(written, pool_offset);
+        }
+        // cuBLASLt computes the whole epilogue: no kernel.
+        if (g->device_epilogue.has_value()) continue;
+      }
+      pointers.clear();
+      for (int s : step.kernel.buffer_slots)
+        pointers.push_back(slots[s].data());
+      if (g != nullptr) pointers[g->product_param] = product;
+      CudaGraphOp& op = ops.emplace_back();
+      op.kind = CudaGraphOp::Kind::kKernel;
+      CudaKernelLaunch& launch = op.launch;
+      RETURN_IF_ERROR(module_->DescribeLaunch(module_index_[i], pointers.data(),
+                                              symbols, fault_words, &launch));
+      for (size_t b = 0; b < step.kernel.buffer_slots.size(); ++b) {
+        launch.buffers[b] = role(step.kernel.buffer_slots[b], pool_offset);
+      }
+      if (g != nullptr) {
+        launch.buffers[g->product_param] = {CudaGraphBuffer::Kind::kPool,
+                                            product_offset[i]};
+      }
+    }
+    // cuBLASLt's workspace: the key's own, given explicitly (nothing is
+    // allocated while the stream is captured).
+    if (!calls.empty()) {
+      size_t workspace_bytes = 0;
+      for (const GemmCall& call : calls) {
+        ASSIGN_OR_RETURN(const size_t bytes, gemm->WorkspaceBytes(call.args));
+        workspace_bytes = std::max(workspace_bytes, bytes);
+      }
+      CUdeviceptr workspace = 0;
+      if (workspace_bytes > 0) {
+        ASSIGN_OR_RETURN(
+            workspace, lease->Workspace(static_cast<int64_t>(workspace_bytes)));
+      }
+      for (size_t e = 0; e < calls.size(); ++e) {
+        calls[e].workspace = reinterpret_cast<void*>(workspace);
+        calls[e].workspace_bytes = workspace_bytes;
+        CudaGraphOperand& o = ops[extern_ops[e]].call.operands.emplace_back();
+        o.name = "workspace";
+        o.buffer = {CudaGraphBuffer::Kind::kValue, 0};
+        o.address = workspace;
+        o.bytes = static_cast<int64_t>(workspace_bytes);
+      }
+    }
+    ASSIGN_OR_RETURN(const CudaGraphSet::Lease::Outcome outcome,
+                     lease->Replay(ops, static_cast<CUstream>(ctx.stream)));
+    if (outcome == CudaGraphSet::Lease::Outcome::kRestage) continue;
+    if (outcome != CudaGraphSet::Lease::Outcome::kReplayed) return false;
+    for (size_t k = 0; k < sizes.outputs.size(); ++k) {
+      results[k] = ViewOf(slots, sizes.outputs[k]);
+    }
+    return true;
   }
-  ASSIGN_OR_RETURN(const bool replayed,
-                   lease->Replay(launches, static_cast<CUstream>(ctx.stream)));
-  if (!replayed) return false;
-  for (size_t k = 0; k < sizes.outputs.size(); ++k) {
-    results[k] = ViewOf(slots, sizes.outputs[k]);
-  }
-  return true;
 }
 
 }  // namespace guardjit

@@ -116,6 +116,57 @@ absl::StatusOr<int64_t> Run(const GemmStep& unbound, const KernelModule& module,
 
 }  // namespace
 
+absl::StatusOr<CublasLtGemmArgs> GraphedGemmArgs(
+    const GemmStep& step, absl::Span<const Tensor> slots, const void* product,
+    absl::FunctionRef<const void*(int slot, const void* address)> where) {
+  auto matrix = [&](const FixedRef& ref,
+                    const char* name) -> absl::StatusOr<GemmMatrix> {
+    const Tensor view =
+        slots[ref.slot].AsStrided(ref.sizes, ref.strides, ref.offset);
+    const int d = view.dim();
+    if (!CublasLtGemm::ReadsInPlace(view.size(d - 2), view.size(d - 1),
+                                    view.stride(d - 2), view.stride(d - 1))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cuBLASLt reads its operand ", name,
+          " through a contiguous copy from the call's allocator, which a CUDA "
+          "graph does not record"));
+    }
+    return GemmMatrix{where(ref.slot, view.data()), view.stride(d - 2),
+                      view.stride(d - 1),
+                      d == 3 && view.size(0) > 1 ? view.stride(0) : 0};
+  };
+  CublasLtGemmArgs args;
+  args.dtype = step.dtype;
+  args.batch = step.batch;
+  args.m = step.m;
+  args.n = step.n;
+  args.k = step.k;
+  ASSIGN_OR_RETURN(args.a, matrix(step.a, "A"));
+  ASSIGN_OR_RETURN(args.b, matrix(step.b, "B"));
+  args.alpha = step.alpha;
+  if (step.device_epilogue.has_value()) {
+    const GemmStep::DeviceEpilogue& epilogue = *step.device_epilogue;
+    args.activation = ActivationOf(epilogue.activation);
+    if (epilogue.bias.has_value()) {
+      const FixedRef& bias = *epilogue.bias;
+      args.bias =
+          where(bias.slot, static_cast<const char*>(slots[bias.slot].data()) +
+                               bias.offset * ItemSize(step.dtype));
+    }
+    if (epilogue.c.has_value()) {
+      const FixedRef& c = *epilogue.c;
+      args.beta = epilogue.beta;
+      args.c = GemmMatrix{
+          where(c.slot, static_cast<const char*>(slots[c.slot].data()) +
+                            c.offset * ItemSize(step.dtype)),
+          c.strides[0], c.strides[1], 0};
+    }
+  }
+  // The product: contiguous [B,] M, N.
+  args.d = GemmMatrix{product, step.n, 1, step.batched ? step.m * step.n : 0};
+  return args;
+}
+
 absl::StatusOr<int64_t> RunDeviceGemmStep(
     const GemmStep& step, const Node& node, const KernelModule& module,
     int kernel, const DeviceFaultWords* faults, absl::Span<void* const> params,

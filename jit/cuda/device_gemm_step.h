@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/allocator.h"
@@ -23,6 +24,7 @@
 #include "core/tensor.h"
 #include "jit/gemm_step.h"
 #include "jit/kernel_backend.h"
+#include "runtime/cuda/cublaslt_gemm.h"
 
 namespace guardjit {
 
@@ -40,6 +42,19 @@ absl::StatusOr<int64_t> RunDeviceGemmStep(
     absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
     Device device, const std::shared_ptr<Allocator>& allocator,
     const RunContext& ctx);
+
+// reduce-overhead mode (runtime/cuda/cuda_graph.h): the cuBLASLt arguments
+// of `step` (already bound to the call's symbols) over `slots`, the product
+// written at `product` (the step's output slot for a device epilogue, else
+// the buffer the epilogue kernel reads), each operand's address first
+// passed through `where(slot, address)` (an operand staged through the
+// graph's pool is read or written there). FAILED_PRECONDITION, naming the
+// operand, when cuBLASLt cannot read an operand's strides (the plain path
+// copies it contiguous from the call's allocator, which a captured graph
+// cannot do).
+absl::StatusOr<CublasLtGemmArgs> GraphedGemmArgs(
+    const GemmStep& step, absl::Span<const Tensor> slots, const void* product,
+    absl::FunctionRef<const void*(int slot, const void* address)> where);
 
 }  // namespace guardjit
 

@@ -228,8 +228,8 @@ absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
   return problems_.try_emplace(key, std::move(problem)).first->second;
 }
 
-absl::Status CublasLtGemm::Run(const CublasLtGemmArgs& args, void* stream,
-                               Allocator& workspace) const {
+absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::ProblemFor(
+    const CublasLtGemmArgs& args) const {
   const std::optional<ColumnMajor> a =
       AsColumnMajor(args.m, args.k, args.a.row_stride, args.a.col_stride);
   const std::optional<ColumnMajor> b =
@@ -268,7 +268,18 @@ absl::Status CublasLtGemm::Run(const CublasLtGemmArgs& args, void* stream,
   }
   key[21] = static_cast<int64_t>(args.activation);
   key[22] = args.bias != nullptr;
-  ASSIGN_OR_RETURN(std::shared_ptr<Problem> problem, Prepare(key, args));
+  return Prepare(key, args);
+}
+
+absl::StatusOr<size_t> CublasLtGemm::WorkspaceBytes(
+    const CublasLtGemmArgs& args) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Problem> problem, ProblemFor(args));
+  return problem->workspace_bytes;
+}
+
+absl::Status CublasLtGemm::Run(const CublasLtGemmArgs& args, void* stream,
+                               Allocator& workspace) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Problem> problem, ProblemFor(args));
   ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
   void* space = nullptr;
   if (problem->workspace_bytes > 0) {
@@ -279,32 +290,54 @@ absl::Status CublasLtGemm::Run(const CublasLtGemmArgs& args, void* stream,
                        problem->workspace_bytes, " bytes"));
     }
   }
-  absl::Status status = [&]() -> absl::Status {
-    const double alpha64 = args.alpha, beta64 = args.beta;
-    const float alpha32 = static_cast<float>(args.alpha),
-                beta32 = static_cast<float>(args.beta);
-    const bool doubles = args.dtype == DType::kFloat64;
-    const void* alpha = doubles ? static_cast<const void*>(&alpha64)
-                                : static_cast<const void*>(&alpha32);
-    const void* beta = doubles ? static_cast<const void*>(&beta64)
-                               : static_cast<const void*>(&beta32);
-    std::lock_guard<std::mutex> lock(problem->mu);
-    if (problem->bias) {
-      RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatmulDescSetAttribute(
-          problem->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias,
-          sizeof(args.bias)));
-    }
-    RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatmul(
-        handle_, problem->desc, alpha, args.b.data, problem->layouts[0],
-        args.a.data, problem->layouts[1], beta, c_data, problem->layouts[2],
-        const_cast<void*>(args.d.data), problem->layouts[3], &problem->algo,
-        space, problem->workspace_bytes, static_cast<cudaStream_t>(stream)));
-    return absl::OkStatus();
-  }();
+  absl::Status status = Enqueue(*problem, args, stream, space);
   // Stream-ordered: the stream's next use of the block comes after the
   // matmul.
   if (space != nullptr) workspace.Free(space, problem->workspace_bytes);
   return status;
+}
+
+absl::Status CublasLtGemm::RunWithWorkspace(const CublasLtGemmArgs& args,
+                                            void* stream, void* workspace,
+                                            size_t workspace_bytes) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Problem> problem, ProblemFor(args));
+  if (problem->workspace_bytes > workspace_bytes ||
+      (problem->workspace_bytes > 0 && workspace == nullptr)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cuBLASLt's algorithm needs a workspace of ", problem->workspace_bytes,
+        " bytes; it was given ", workspace_bytes));
+  }
+  ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
+  return Enqueue(*problem, args, stream,
+                 problem->workspace_bytes > 0 ? workspace : nullptr);
+}
+
+absl::Status CublasLtGemm::Enqueue(Problem& problem_ref,
+                                   const CublasLtGemmArgs& args, void* stream,
+                                   void* space) const {
+  Problem* problem = &problem_ref;
+  const bool with_c = args.beta != 0;
+  const void* c_data = with_c ? args.c.data : args.d.data;
+  const double alpha64 = args.alpha, beta64 = args.beta;
+  const float alpha32 = static_cast<float>(args.alpha),
+              beta32 = static_cast<float>(args.beta);
+  const bool doubles = args.dtype == DType::kFloat64;
+  const void* alpha = doubles ? static_cast<const void*>(&alpha64)
+                              : static_cast<const void*>(&alpha32);
+  const void* beta = doubles ? static_cast<const void*>(&beta64)
+                             : static_cast<const void*>(&beta32);
+  std::lock_guard<std::mutex> lock(problem->mu);
+  if (problem->bias) {
+    RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatmulDescSetAttribute(
+        problem->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias,
+        sizeof(args.bias)));
+  }
+  RETURN_IF_CUBLASLT_ERROR(api_->cublasLtMatmul(
+      handle_, problem->desc, alpha, args.b.data, problem->layouts[0],
+      args.a.data, problem->layouts[1], beta, c_data, problem->layouts[2],
+      const_cast<void*>(args.d.data), problem->layouts[3], &problem->algo,
+      space, problem->workspace_bytes, static_cast<cudaStream_t>(stream)));
+  return absl::OkStatus();
 }
 
 #else  // !GUARDJIT_HAVE_CUDA_HEADERS
@@ -326,6 +359,16 @@ absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
 
 absl::Status CublasLtGemm::Run(const CublasLtGemmArgs&, void*,
                                Allocator&) const {
+  return absl::UnavailableError("cuBLASLt is not available");
+}
+
+absl::StatusOr<size_t> CublasLtGemm::WorkspaceBytes(
+    const CublasLtGemmArgs&) const {
+  return absl::UnavailableError("cuBLASLt is not available");
+}
+
+absl::Status CublasLtGemm::RunWithWorkspace(const CublasLtGemmArgs&, void*,
+                                            void*, size_t) const {
   return absl::UnavailableError("cuBLASLt is not available");
 }
 

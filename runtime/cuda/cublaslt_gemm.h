@@ -18,7 +18,8 @@
 // pointer alignment): a call whose problem was seen before creates no
 // descriptor and asks no heuristic. The workspace the algorithm asks for
 // comes from the call's allocator (stream-ordered: it is released when Run
-// returns, and reused by the stream's next work after the matmul).
+// returns, and reused by the stream's next work after the matmul), or, for
+// a captured graph, from the caller (RunWithWorkspace).
 
 #include <array>
 #include <cstdint>
@@ -82,6 +83,15 @@ class CublasLtGemm {
   absl::Status Run(const CublasLtGemmArgs& args, void* stream,
                    Allocator& workspace) const;
 
+  // For a stream being captured into a CUDA graph (runtime/cuda/
+  // cuda_graph.h), where nothing may be allocated and the workspace's
+  // address is baked into the graph: the workspace `args`' algorithm needs
+  // (preparing the problem if new), and Run with the caller's `workspace`
+  // of `workspace_bytes` (FAILED_PRECONDITION if smaller than that).
+  absl::StatusOr<size_t> WorkspaceBytes(const CublasLtGemmArgs& args) const;
+  absl::Status RunWithWorkspace(const CublasLtGemmArgs& args, void* stream,
+                                void* workspace, size_t workspace_bytes) const;
+
   // Problems whose descriptors and algorithm are cached (for tests).
   int64_t cached_problems() const;
 
@@ -94,6 +104,12 @@ class CublasLtGemm {
       : api_(api), device_(device), handle_(handle) {}
   absl::StatusOr<std::shared_ptr<Problem>> Prepare(
       const Key& key, const CublasLtGemmArgs& args) const;
+  // The problem of `args` (its key, then Prepare).
+  absl::StatusOr<std::shared_ptr<Problem>> ProblemFor(
+      const CublasLtGemmArgs& args) const;
+  // cublasLtMatmul of `args` on `stream` with `space` as its workspace.
+  absl::Status Enqueue(Problem& problem, const CublasLtGemmArgs& args,
+                       void* stream, void* space) const;
 
   const CublasLtApi* api_;
   const CudaDevice* device_;

@@ -96,6 +96,8 @@ namespace guardjit {
   X(cuGraphNodeGetType)             \
   X(cuGraphKernelNodeGetParams)     \
   X(cuGraphExecKernelNodeSetParams) \
+  X(cuGraphMemcpyNodeGetParams)     \
+  X(cuGraphExecMemcpyNodeSetParams) \
   X(cuGraphExecUpdate)              \
   X(cuGraphExecDestroy)             \
   X(cuGraphDestroy)                 \

@@ -18,10 +18,22 @@ struct CudaGraphSet::Record {
   int64_t pool_bytes = 0;
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  // Per captured launch: its kernel node and the launch as the exec holds
-  // it now (parameters patched in place).
+  // Per captured op: its node (null for extern calls: theirs are not ours)
+  // and the op as the exec holds it now (parameters patched in place; an
+  // extern call's enqueue and context are not kept).
   std::vector<CUgraphNode> nodes;
-  std::vector<CudaKernelLaunch> launches;
+  std::vector<CudaGraphOp> ops;
+  int externs = 0;  // extern calls in the captured graph
+  // cuBLASLt's workspace (its own allocation, kept like the pool).
+  CUdeviceptr workspace = 0;
+  int64_t workspace_bytes = 0;
+  // Inputs and outputs whose extern operands are staged through the pool
+  // (sticky), each with what it is ("input 0 of node 'fc1'").
+  struct Staging {
+    CudaGraphBuffer buffer;
+    std::string what;
+  };
+  std::vector<Staging> staged;
   bool refused = false;
 };
 
@@ -29,6 +41,25 @@ namespace {
 
 std::string KeyText(const std::vector<int64_t>& key) {
   return absl::StrCat("[", absl::StrJoin(key, ", "), "]");
+}
+
+bool SameBuffer(const CudaGraphBuffer& a, const CudaGraphBuffer& b) {
+  return a.kind == b.kind && a.index == b.index;
+}
+
+const char* KindName(CudaGraphBuffer::Kind kind) {
+  switch (kind) {
+    case CudaGraphBuffer::Kind::kInput:
+      return "input";
+    case CudaGraphBuffer::Kind::kOutput:
+      return "output";
+    case CudaGraphBuffer::Kind::kPool:
+      return "pool region";
+    case CudaGraphBuffer::Kind::kConstant:
+      return "constant";
+    default:
+      return "value";
+  }
 }
 
 std::string Bytes(int64_t bytes) {
@@ -75,6 +106,26 @@ std::string CudaGraphSet::Describe() const {
           totals_.pointer_updates, " node pointer updates, ",
           totals_.recaptures, " re-captures, ", totals_.evictions,
           " evictions, private pool ", Bytes(totals_.pool_bytes));
+      int externs = 0;
+      std::vector<std::string> staged;
+      for (const auto& r : records_) {
+        externs = std::max(externs, r->externs);
+        for (const Record::Staging& st : r->staged) {
+          if (std::find(staged.begin(), staged.end(), st.what) ==
+              staged.end()) {
+            staged.push_back(st.what);
+          }
+        }
+      }
+      if (externs > 0 || !staged.empty()) {
+        absl::StrAppend(&text, "; ", externs, " cuBLASLt step",
+                        externs == 1 ? "" : "s", " captured, ", staged.size(),
+                        staged.size() == 1 ? " operand" : " operands",
+                        " staged through the pool");
+        if (!staged.empty()) {
+          absl::StrAppend(&text, " (", absl::StrJoin(staged, ", "), ")");
+        }
+      }
     }
   }
   std::lock_guard<std::mutex> lock(refusal_mu_);
@@ -123,7 +174,15 @@ void CudaGraphSet::Release(Record& r) {
   r.exec = nullptr;
   r.graph = nullptr;
   r.nodes.clear();
-  r.launches.clear();
+  r.ops.clear();
+  r.externs = 0;
+  if (r.workspace != 0) {
+    (void)driver.cuMemFree(r.workspace);
+    totals_.pool_bytes -= r.workspace_bytes;
+    Count(&CudaGraphCounters::pool_bytes, -r.workspace_bytes);
+  }
+  r.workspace = 0;
+  r.workspace_bytes = 0;
   if (r.pool != 0) {
     // cuMemFree waits for the device work that may still read it.
     (void)driver.cuMemFree(r.pool);
@@ -193,8 +252,55 @@ absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Pool(int64_t bytes) {
   return r.pool;
 }
 
-absl::Status CudaGraphSet::Capture(
-    Record& r, absl::Span<const CudaKernelLaunch> launches) {
+absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Workspace(int64_t bytes) {
+  Record& r = *record_;
+  if (r.workspace != 0 && r.workspace_bytes >= bytes) return r.workspace;
+  const CudaDriver& driver = set_->device_->driver();
+  if (r.workspace != 0) {
+    // The graph holds the old address: it is captured again.
+    if (r.exec != nullptr) (void)driver.cuGraphExecDestroy(r.exec);
+    if (r.graph != nullptr) (void)driver.cuGraphDestroy(r.graph);
+    r.exec = nullptr;
+    r.graph = nullptr;
+    r.ops.clear();
+    r.nodes.clear();
+    (void)driver.cuMemFree(r.workspace);
+    set_->totals_.pool_bytes -= r.workspace_bytes;
+    set_->Count(&CudaGraphCounters::pool_bytes, -r.workspace_bytes);
+    r.workspace = 0;
+    r.workspace_bytes = 0;
+  }
+  RETURN_IF_CUDA_ERROR(driver.cuMemAlloc(
+      &r.workspace, static_cast<size_t>(std::max<int64_t>(bytes, 1))));
+  r.workspace_bytes = bytes;
+  set_->totals_.pool_bytes += bytes;
+  set_->Count(&CudaGraphCounters::pool_bytes, bytes);
+  return r.workspace;
+}
+
+bool CudaGraphSet::Lease::Staged(CudaGraphBuffer buffer) const {
+  for (const Record::Staging& st : record_->staged) {
+    if (SameBuffer(st.buffer, buffer)) return true;
+  }
+  return false;
+}
+
+void CudaGraphSet::Lease::Stage(CudaGraphBuffer buffer, std::string why) {
+  if (Staged(buffer)) return;
+  if (LogEnabled(LogTopic::kCudaGraphs)) {
+    Log(LogTopic::kCudaGraphs,
+        absl::StrCat("size key ", KeyText(record_->key), ": staging ", why,
+                     " through the private pool"));
+  }
+  record_->staged.push_back({buffer, std::move(why)});
+}
+
+int64_t CudaGraphSet::Lease::max_staged_bytes() const {
+  return set_->policy_->max_staged_bytes;
+}
+
+absl::Status CudaGraphSet::Capture(Record& r,
+                                   absl::Span<const CudaGraphOp> ops) {
   const CudaDriver& driver = device_->driver();
   if (capture_stream_ == nullptr) {
     RETURN_IF_CUDA_ERROR(
@@ -203,76 +309,187 @@ absl::Status CudaGraphSet::Capture(
   RETURN_IF_CUDA_ERROR(driver.cuStreamBeginCapture(
       capture_stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   absl::Status launched;
-  for (const CudaKernelLaunch& launch : launches) {
-    launched = LaunchKernel(driver, launch, capture_stream_);
+  int externs = 0;
+  size_t ours = 0;
+  for (const CudaGraphOp& op : ops) {
+    switch (op.kind) {
+      case CudaGraphOp::Kind::kKernel:
+        launched = LaunchKernel(driver, op.launch, capture_stream_);
+        ++ours;
+        break;
+      case CudaGraphOp::Kind::kCopy:
+        launched =
+            CudaStatus(driver.cuMemcpyDtoDAsync(
+                           op.copy.dst, op.copy.src,
+                           static_cast<size_t>(op.copy.bytes), capture_stream_),
+                       "cuMemcpyDtoDAsync");
+        ++ours;
+        break;
+      case CudaGraphOp::Kind::kExtern:
+        launched = op.call.enqueue(op.call.context, capture_stream_);
+        ++externs;
+        break;
+    }
     if (!launched.ok()) break;
   }
   CUgraph graph = nullptr;
   const CUresult ended = driver.cuStreamEndCapture(capture_stream_, &graph);
+  if (graph != nullptr) r.graph = graph;
   RETURN_IF_ERROR(launched);
   RETURN_IF_CUDA_ERROR(ended);
-  r.graph = graph;
-  // The captured nodes, matched to the launches that made them (a chain
-  // captured from one stream; cuGraphGetNodes promises no order).
+  // The captured nodes, matched to the ops that made them (a chain captured
+  // from one stream; cuGraphGetNodes promises no order). Each of our
+  // launches and copies must match exactly one node; nodes matching none
+  // are the extern calls' (cuBLASLt's kernels, and the memsets it may
+  // make), tolerated only when the ops have extern calls.
   size_t count = 0;
   RETURN_IF_CUDA_ERROR(driver.cuGraphGetNodes(graph, nullptr, &count));
   std::vector<CUgraphNode> nodes(count);
   RETURN_IF_CUDA_ERROR(driver.cuGraphGetNodes(graph, nodes.data(), &count));
-  if (count != launches.size()) {
-    return absl::InternalError(absl::StrCat("the captured graph has ", count,
-                                            " nodes for ", launches.size(),
-                                            " launches"));
+  if (count < ours || (externs == 0 && count != ours)) {
+    return absl::InternalError(absl::StrCat(
+        "the captured graph has ", count, " nodes for ", ours,
+        " launches and copies", externs > 0 ? " and extern calls" : ""));
   }
-  r.nodes.assign(launches.size(), nullptr);
+  r.nodes.assign(ops.size(), nullptr);
   for (CUgraphNode node : nodes) {
     CUgraphNodeType type;
     RETURN_IF_CUDA_ERROR(driver.cuGraphNodeGetType(node, &type));
-    if (type != CU_GRAPH_NODE_TYPE_KERNEL) {
-      return absl::InternalError(
-          absl::StrCat("the captured graph has a node of type ", type,
-                       " where only kernels were launched"));
-    }
-    CUDA_KERNEL_NODE_PARAMS p{};
-    RETURN_IF_CUDA_ERROR(driver.cuGraphKernelNodeGetParams(node, &p));
     bool matched = false;
-    for (size_t i = 0; i < launches.size() && !matched; ++i) {
-      const CudaKernelLaunch& l = launches[i];
-      if (r.nodes[i] != nullptr || p.func != l.function ||
-          p.gridDimX != l.grid_x || p.blockDimX != l.block_x) {
-        continue;
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
+      CUDA_KERNEL_NODE_PARAMS p{};
+      RETURN_IF_CUDA_ERROR(driver.cuGraphKernelNodeGetParams(node, &p));
+      for (size_t i = 0; i < ops.size() && !matched; ++i) {
+        if (ops[i].kind != CudaGraphOp::Kind::kKernel) continue;
+        const CudaKernelLaunch& l = ops[i].launch;
+        if (r.nodes[i] != nullptr || p.func != l.function ||
+            p.gridDimX != l.grid_x || p.blockDimX != l.block_x) {
+          continue;
+        }
+        bool same = p.kernelParams != nullptr || l.params.empty();
+        for (size_t k = 0; same && k < l.params.size(); ++k) {
+          same =
+              *static_cast<const uint64_t*>(p.kernelParams[k]) == l.params[k];
+        }
+        if (same) {
+          r.nodes[i] = node;
+          matched = true;
+        }
       }
-      bool same = p.kernelParams != nullptr || l.params.empty();
-      for (size_t k = 0; same && k < l.params.size(); ++k) {
-        same = *static_cast<const uint64_t*>(p.kernelParams[k]) == l.params[k];
+    } else if (type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+      CUDA_MEMCPY3D p{};
+      RETURN_IF_CUDA_ERROR(driver.cuGraphMemcpyNodeGetParams(node, &p));
+      for (size_t i = 0; i < ops.size() && !matched; ++i) {
+        if (ops[i].kind != CudaGraphOp::Kind::kCopy) continue;
+        const CudaGraphCopy& c = ops[i].copy;
+        if (r.nodes[i] == nullptr && p.srcDevice == c.src &&
+            p.dstDevice == c.dst &&
+            p.WidthInBytes == static_cast<size_t>(c.bytes)) {
+          r.nodes[i] = node;
+          matched = true;
+        }
       }
-      if (same) {
-        r.nodes[i] = node;
-        matched = true;
-      }
+    } else if (type != CU_GRAPH_NODE_TYPE_MEMSET || externs == 0) {
+      return absl::InternalError(absl::StrCat(
+          "the captured graph has a node of type ", type,
+          externs > 0 ? " where kernels, copies and cuBLASLt ran"
+                      : " where only kernels and copies were enqueued"));
     }
-    if (!matched) {
+    if (!matched && externs == 0) {
       return absl::InternalError(
-          "a captured kernel node matches none of the launches");
+          "a captured node matches none of the launches and copies");
+    }
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != CudaGraphOp::Kind::kExtern && r.nodes[i] == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          ops[i].kind == CudaGraphOp::Kind::kKernel ? "launch " : "copy ", i,
+          " matches no captured node"));
     }
   }
   RETURN_IF_CUDA_ERROR(driver.cuGraphInstantiate(&r.exec, graph, 0));
-  r.launches.assign(launches.begin(), launches.end());
+  r.ops.assign(ops.begin(), ops.end());
+  for (CudaGraphOp& op : r.ops) {
+    op.call.enqueue = nullptr;
+    op.call.context = nullptr;
+  }
+  r.externs = externs;
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
-    absl::Span<const CudaKernelLaunch> launches, CUstream stream) {
+namespace {
+
+bool Patchable(const CudaGraphBuffer& b) {
+  return b.kind == CudaGraphBuffer::Kind::kInput ||
+         b.kind == CudaGraphBuffer::Kind::kOutput;
+}
+
+}  // namespace
+
+absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
+    absl::Span<const CudaGraphOp> ops, CUstream stream) {
   CudaGraphSet& set = *set_;
   Record& r = *record_;
-  if (r.refused) return false;
+  if (r.refused) return Outcome::kPlainLaunches;
   const CudaDriver& driver = set.device_->driver();
   // Patches for the nodes whose buffer pointers moved; anything else that
-  // moved needs a new capture.
-  bool recapture = r.exec == nullptr || r.launches.size() != launches.size();
+  // moved needs a new capture (why, for the log).
+  bool recapture = r.exec == nullptr || r.ops.size() != ops.size();
+  std::string why;
   absl::InlinedVector<size_t, 8> patch;
-  for (size_t i = 0; i < launches.size() && !recapture; ++i) {
-    const CudaKernelLaunch& now = launches[i];
-    const CudaKernelLaunch& was = r.launches[i];
+  for (size_t i = 0; i < ops.size() && !recapture; ++i) {
+    const CudaGraphOp& op = ops[i];
+    const CudaGraphOp& held = r.ops[i];
+    if (op.kind != held.kind) {
+      recapture = true;
+      break;
+    }
+    if (op.kind == CudaGraphOp::Kind::kCopy) {
+      const CudaGraphCopy& now = op.copy;
+      const CudaGraphCopy& was = held.copy;
+      if (now.bytes != was.bytes ||
+          (now.src != was.src && !Patchable(now.src_buffer)) ||
+          (now.dst != was.dst && !Patchable(now.dst_buffer))) {
+        recapture = true;
+        break;
+      }
+      if (now.src != was.src || now.dst != was.dst) patch.push_back(i);
+      continue;
+    }
+    if (op.kind == CudaGraphOp::Kind::kExtern) {
+      const CudaExternCall& now = op.call;
+      const CudaExternCall& was = held.call;
+      if (now.operands.size() != was.operands.size()) {
+        recapture = true;
+        break;
+      }
+      for (size_t k = 0; k < now.operands.size() && !recapture; ++k) {
+        const CudaGraphOperand& o = now.operands[k];
+        if (o.address == was.operands[k].address &&
+            o.bytes == was.operands[k].bytes) {
+          continue;
+        }
+        const std::string what = absl::StrCat(
+            KindName(o.buffer.kind), " ", o.buffer.index, " of node '",
+            now.node != nullptr ? *now.node : std::string("?"), "'");
+        if (Patchable(o.buffer) && o.bytes <= set.policy_->max_staged_bytes &&
+            !Staged(o.buffer)) {
+          Stage(o.buffer, what);
+          return Outcome::kRestage;
+        }
+        recapture = true;
+        why = absl::StrCat(
+            "cuBLASLt operand ", o.name, " (", what, ", ", Bytes(o.bytes), ")",
+            Patchable(o.buffer)
+                ? absl::StrCat(" moved; it is over max_staged_bytes (",
+                               Bytes(set.policy_->max_staged_bytes),
+                               "), so it stays direct")
+                : " moved");
+      }
+      continue;
+    }
+    const CudaKernelLaunch& now = op.launch;
+    const CudaKernelLaunch& was = held.launch;
     if (now.function != was.function || now.grid_x != was.grid_x ||
         now.block_x != was.block_x || now.shared_bytes != was.shared_bytes ||
         now.params.size() != was.params.size()) {
@@ -282,9 +499,7 @@ absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
     bool moved = false;
     for (size_t k = 0; k < now.params.size(); ++k) {
       if (now.params[k] == was.params[k]) continue;
-      const CudaGraphBuffer::Kind kind = now.buffers[k].kind;
-      if (kind != CudaGraphBuffer::Kind::kInput &&
-          kind != CudaGraphBuffer::Kind::kOutput) {
+      if (!Patchable(now.buffers[k])) {
         recapture = true;
         break;
       }
@@ -293,30 +508,46 @@ absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
     if (moved) patch.push_back(i);
   }
   if (!recapture && !patch.empty()) {
+    CUcontext context = nullptr;
     for (size_t i : patch) {
-      CudaKernelLaunch& held = r.launches[i];
-      held.params = launches[i].params;
-      absl::InlinedVector<void*, 12> params;
-      for (uint64_t& v : held.params) params.push_back(&v);
-      CUDA_KERNEL_NODE_PARAMS p{};
-      p.func = held.function;
-      p.gridDimX = held.grid_x;
-      p.gridDimY = 1;
-      p.gridDimZ = 1;
-      p.blockDimX = held.block_x;
-      p.blockDimY = 1;
-      p.blockDimZ = 1;
-      p.sharedMemBytes = held.shared_bytes;
-      p.kernelParams = params.data();
-      const CUresult patched =
-          driver.cuGraphExecKernelNodeSetParams(r.exec, r.nodes[i], &p);
-      if (patched != CUDA_SUCCESS) {
-        if (LogEnabled(LogTopic::kCudaGraphs)) {
-          Log(LogTopic::kCudaGraphs,
-              absl::StrCat("re-capturing size key ", KeyText(r.key), ": ",
-                           CudaStatus(patched, "cuGraphExecKernelNodeSetParams")
-                               .message()));
+      CudaGraphOp& held = r.ops[i];
+      CUresult patched;
+      const char* call;
+      if (held.kind == CudaGraphOp::Kind::kCopy) {
+        held.copy = ops[i].copy;
+        if (context == nullptr) {
+          ASSIGN_OR_RETURN(context, set.device_->PrimaryContext());
         }
+        CUDA_MEMCPY3D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.srcDevice = held.copy.src;
+        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = held.copy.dst;
+        m.WidthInBytes = static_cast<size_t>(held.copy.bytes);
+        m.Height = 1;
+        m.Depth = 1;
+        patched = driver.cuGraphExecMemcpyNodeSetParams(r.exec, r.nodes[i], &m,
+                                                        context);
+        call = "cuGraphExecMemcpyNodeSetParams";
+      } else {
+        held.launch.params = ops[i].launch.params;
+        absl::InlinedVector<void*, 12> params;
+        for (uint64_t& v : held.launch.params) params.push_back(&v);
+        CUDA_KERNEL_NODE_PARAMS p{};
+        p.func = held.launch.function;
+        p.gridDimX = held.launch.grid_x;
+        p.gridDimY = 1;
+        p.gridDimZ = 1;
+        p.blockDimX = held.launch.block_x;
+        p.blockDimY = 1;
+        p.blockDimZ = 1;
+        p.sharedMemBytes = held.launch.shared_bytes;
+        p.kernelParams = params.data();
+        patched = driver.cuGraphExecKernelNodeSetParams(r.exec, r.nodes[i], &p);
+        call = "cuGraphExecKernelNodeSetParams";
+      }
+      if (patched != CUDA_SUCCESS) {
+        why = std::string(CudaStatus(patched, call).message());
         recapture = true;
         break;
       }
@@ -328,21 +559,28 @@ absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
     const bool seen = r.exec != nullptr ||
                       std::find(set.keys_seen_.begin(), set.keys_seen_.end(),
                                 r.key) != set.keys_seen_.end();
+    if (seen && !why.empty() && LogEnabled(LogTopic::kCudaGraphs)) {
+      Log(LogTopic::kCudaGraphs,
+          absl::StrCat("re-capturing size key ", KeyText(r.key), ": ", why));
+    }
     const CudaDriver& d = driver;
     if (r.exec != nullptr) (void)d.cuGraphExecDestroy(r.exec);
     if (r.graph != nullptr) (void)d.cuGraphDestroy(r.graph);
     r.exec = nullptr;
     r.graph = nullptr;
-    const absl::Status captured = set.Capture(r, launches);
+    r.ops.clear();
+    r.nodes.clear();
+    const absl::Status captured = set.Capture(r, ops);
     if (!captured.ok()) {
       if (r.exec != nullptr) (void)d.cuGraphExecDestroy(r.exec);
       if (r.graph != nullptr) (void)d.cuGraphDestroy(r.graph);
       r.exec = nullptr;
       r.graph = nullptr;
+      r.ops.clear();
       r.refused = true;
       set.Refuse(absl::StrCat("size key ", KeyText(r.key),
                               " could not be captured: ", captured.message()));
-      return false;
+      return Outcome::kPlainLaunches;
     }
     ++set.totals_.recorded;
     set.Count(&CudaGraphCounters::recorded, 1);
@@ -355,14 +593,14 @@ absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
     if (LogEnabled(LogTopic::kCudaGraphs)) {
       Log(LogTopic::kCudaGraphs,
           absl::StrCat(seen ? "re-recorded" : "recorded", " a CUDA graph of ",
-                       launches.size(), " kernels for size key ",
-                       KeyText(r.key)));
+                       ops.size(), " ops (", r.externs,
+                       " cuBLASLt calls) for size key ", KeyText(r.key)));
     }
   }
   RETURN_IF_CUDA_ERROR(driver.cuGraphLaunch(r.exec, stream));
   ++set.totals_.replays;
   set.Count(&CudaGraphCounters::replays, 1);
-  return true;
+  return Outcome::kReplayed;
 }
 
 #else  // !GUARDJIT_HAVE_CUDA_HEADERS
@@ -382,12 +620,17 @@ bool CudaGraphSet::Lease::FirstCall() { return true; }
 absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Pool(int64_t) {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
-absl::StatusOr<bool> CudaGraphSet::Lease::Replay(
-    absl::Span<const CudaKernelLaunch>, CUstream) {
-  return false;
+absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Workspace(int64_t) {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
-absl::Status CudaGraphSet::Capture(Record&,
-                                   absl::Span<const CudaKernelLaunch>) {
+bool CudaGraphSet::Lease::Staged(CudaGraphBuffer) const { return false; }
+void CudaGraphSet::Lease::Stage(CudaGraphBuffer, std::string) {}
+int64_t CudaGraphSet::Lease::max_staged_bytes() const { return 0; }
+absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
+    absl::Span<const CudaGraphOp>, CUstream) {
+  return Outcome::kPlainLaunches;
+}
+absl::Status CudaGraphSet::Capture(Record&, absl::Span<const CudaGraphOp>) {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
 

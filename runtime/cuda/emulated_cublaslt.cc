@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/half.h"
+#include "runtime/cuda/emulated_driver.h"
 
 namespace guardjit {
 
@@ -420,34 +421,51 @@ CublasLtApi* Build() {
       beta_v = f;
     }
     if (beta_v != 0 && c == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
-    const bool ta = op.transa != CUBLAS_OP_N, tb = op.transb != CUBLAS_OP_N;
-    for (int32_t batch = 0; batch < p.batch; ++batch) {
-      const int64_t oa = batch * la.batch_stride, ob = batch * lb.batch_stride,
-                    oc = batch * lc.batch_stride, od = batch * ld.batch_stride;
-      for (int64_t j = 0; j < p.n; ++j) {
-        for (int64_t i = 0; i < p.m; ++i) {
-          double acc = 0;
-          for (int64_t kk = 0; kk < p.k; ++kk) {
-            const int64_t ia = ta ? kk + i * la.ld : i + kk * la.ld;
-            const int64_t ib = tb ? j + kk * lb.ld : kk + j * lb.ld;
-            acc += Load(a, la.type, oa + ia) * Load(b, lb.type, ob + ib);
+    // The product, with the descriptor's state as it is now (a captured
+    // matmul keeps the bias pointer and epilogue it was enqueued with).
+    auto run = [op, la, lb, lc, ld, p, alpha_v, beta_v, a, b, c, d, stream] {
+      const bool ta = op.transa != CUBLAS_OP_N, tb = op.transb != CUBLAS_OP_N;
+      const bool has_bias = (op.epilogue & CUBLASLT_EPILOGUE_BIAS) != 0;
+      for (int32_t batch = 0; batch < p.batch; ++batch) {
+        const int64_t oa = batch * la.batch_stride,
+                      ob = batch * lb.batch_stride,
+                      oc = batch * lc.batch_stride,
+                      od = batch * ld.batch_stride;
+        for (int64_t j = 0; j < p.n; ++j) {
+          for (int64_t i = 0; i < p.m; ++i) {
+            double acc = 0;
+            for (int64_t kk = 0; kk < p.k; ++kk) {
+              const int64_t ia = ta ? kk + i * la.ld : i + kk * la.ld;
+              const int64_t ib = tb ? j + kk * lb.ld : kk + j * lb.ld;
+              acc += Load(a, la.type, oa + ia) * Load(b, lb.type, ob + ib);
+            }
+            double v = alpha_v * acc;
+            if (beta_v != 0) v += beta_v * Load(c, lc.type, oc + i + j * lc.ld);
+            if (has_bias) v += Load(op.bias, ld.type, i);
+            if ((op.epilogue & CUBLASLT_EPILOGUE_RELU) != 0) {
+              v = std::max(v, 0.0);
+            }
+            if ((op.epilogue & CUBLASLT_EPILOGUE_GELU) != 0) v = Gelu(v);
+            Store(d, ld.type, od + i + j * ld.ld, v);
           }
-          double v = alpha_v * acc;
-          if (beta_v != 0) v += beta_v * Load(c, lc.type, oc + i + j * lc.ld);
-          if (has_bias) v += Load(op.bias, ld.type, i);
-          if ((op.epilogue & CUBLASLT_EPILOGUE_RELU) != 0) v = std::max(v, 0.0);
-          if ((op.epilogue & CUBLASLT_EPILOGUE_GELU) != 0) v = Gelu(v);
-          Store(d, ld.type, od + i + j * ld.ld, v);
         }
       }
+      Count([&](auto& counters) {
+        ++counters.matmuls;
+        if (beta_v != 0) ++counters.matmuls_reading_c;
+        counters.last_beta = beta_v;
+        counters.last_epilogue = static_cast<int>(op.epilogue);
+        counters.last_stream = stream;
+      });
+    };
+    // On a capturing stream the matmul becomes a node of the graph (as a
+    // real cuBLASLt's kernels do), run by each launch of it.
+    if (EmulatedCudaDriver::CaptureForeignWork(
+            reinterpret_cast<CUstream>(stream), run)) {
+      Count([](auto& counters) { ++counters.captured_matmuls; });
+    } else {
+      run();
     }
-    Count([&](auto& counters) {
-      ++counters.matmuls;
-      if (beta_v != 0) ++counters.matmuls_reading_c;
-      counters.last_beta = beta_v;
-      counters.last_epilogue = static_cast<int>(op.epilogue);
-      counters.last_stream = stream;
-    });
     return CUBLAS_STATUS_SUCCESS;
   };
   return api;

@@ -44,7 +44,9 @@ class EmulatedCublasLt {
     int64_t matmul_descs = 0;       // cublasLtMatmulDescCreate calls
     int64_t layouts = 0;            // cublasLtMatrixLayoutCreate calls
     int64_t heuristic_queries = 0;  // cublasLtMatmulAlgoGetHeuristic calls
-    int64_t matmuls = 0;            // cublasLtMatmul calls that ran
+    int64_t matmuls = 0;            // matmuls that ran (graph launches too)
+    int64_t captured_matmuls = 0;   // cublasLtMatmul calls on a capturing
+                                    // stream (recorded, not run)
     int64_t matmuls_reading_c = 0;  // those with beta != 0 (C read)
     double last_beta = 0;           // beta of the last matmul
     int last_epilogue = 0;          // cublasLtEpilogue_t of the last matmul

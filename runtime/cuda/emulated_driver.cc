@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,16 +39,25 @@ struct EmuEvent {
   unsigned int flags = 0;
 };
 
-// A kernel node: the launch with its own copy of the parameter values (8
-// bytes each: the emulator copies arity x 8 bytes, which covers guardjit's
-// kernels, whose parameters are pointers and int64 sizes).
+// A graph node: a kernel launch with its own copy of the parameter values
+// (8 bytes each: the emulator copies arity x 8 bytes, which covers
+// guardjit's kernels, whose parameters are pointers and int64 sizes), a
+// device-to-device copy, or a foreign kernel: work a library enqueued on a
+// capturing stream (the emulated cuBLASLt's matmul, EmulatedCudaDriver::
+// CaptureForeignWork), reported as a kernel node whose function is none of
+// the loaded modules' and whose parameters cannot be read or patched.
 struct EmuKernelNode {
+  enum class Kind { kKernel, kMemcpy, kForeign };
+  Kind kind = Kind::kKernel;
   EmuFunction* function = nullptr;
   SimtDim3 grid;
   SimtDim3 block;
   unsigned int shared_bytes = 0;
   std::vector<uint64_t> values;
-  std::vector<void*> params;  // &values[i], what GetParams hands out
+  std::vector<void*> params;     // &values[i], what GetParams hands out
+  CUdeviceptr dst = 0, src = 0;  // kMemcpy
+  size_t bytes = 0;              // kMemcpy
+  std::function<void()> work;    // kForeign
 
   void SetValues(void* const* kernel_params, int arity) {
     values.assign(static_cast<size_t>(std::max(arity, 0)), 0);
@@ -58,6 +68,11 @@ struct EmuKernelNode {
     }
   }
 };
+// What cuGraphKernelNodeGetParams reports as a foreign node's function.
+CUfunction ForeignFunction() {
+  static int foreign;
+  return reinterpret_cast<CUfunction>(&foreign);
+}
 struct EmuGraph {
   std::vector<std::unique_ptr<EmuKernelNode>> nodes;  // in capture order
 };
@@ -485,7 +500,22 @@ CudaDriver* Build() {
   };
   d->cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                             CUstream stream) -> CUresult {
-    if (Capturing(stream)) return NotCaptured("cuMemcpyDtoDAsync");
+    {
+      // Recorded as a memcpy node, not run.
+      std::lock_guard<std::mutex> lock(state().mu);
+      auto capture = state().capturing.find(stream);
+      if (capture != state().capturing.end()) {
+        if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+        auto node = std::make_unique<EmuKernelNode>();
+        node->kind = EmuKernelNode::Kind::kMemcpy;
+        node->dst = dst;
+        node->src = src;
+        node->bytes = bytes;
+        capture->second->nodes.push_back(std::move(node));
+        ++state().counters.captured_copies;
+        return CUDA_SUCCESS;
+      }
+    }
     return Copy(Ptr(dst), Ptr(src), bytes);
   };
   d->cuMemsetD8 = [](CUdeviceptr dst, unsigned char value,
@@ -560,14 +590,26 @@ CudaDriver* Build() {
   d->cuGraphNodeGetType = [](CUgraphNode node,
                              CUgraphNodeType* type) -> CUresult {
     if (node == nullptr || type == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    *type = reinterpret_cast<EmuKernelNode*>(node)->kind ==
+                    EmuKernelNode::Kind::kMemcpy
+                ? CU_GRAPH_NODE_TYPE_MEMCPY
+                : CU_GRAPH_NODE_TYPE_KERNEL;
     return CUDA_SUCCESS;
   };
   d->cuGraphKernelNodeGetParams = [](CUgraphNode node,
                                      CUDA_KERNEL_NODE_PARAMS* p) -> CUresult {
     auto* n = reinterpret_cast<EmuKernelNode*>(node);
-    if (n == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (n == nullptr || p == nullptr ||
+        n->kind == EmuKernelNode::Kind::kMemcpy) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     *p = CUDA_KERNEL_NODE_PARAMS{};
+    if (n->kind == EmuKernelNode::Kind::kForeign) {
+      p->func = ForeignFunction();
+      p->gridDimX = p->gridDimY = p->gridDimZ = 1;
+      p->blockDimX = p->blockDimY = p->blockDimZ = 1;
+      return CUDA_SUCCESS;
+    }
     p->func = reinterpret_cast<CUfunction>(n->function);
     p->gridDimX = n->grid.x;
     p->gridDimY = n->grid.y;
@@ -605,6 +647,7 @@ CudaDriver* Build() {
     auto it = e->index.find(reinterpret_cast<const EmuKernelNode*>(node));
     if (it == e->index.end()) return CUDA_ERROR_INVALID_VALUE;
     EmuKernelNode& n = e->nodes[it->second];
+    if (n.kind != EmuKernelNode::Kind::kKernel) return CUDA_ERROR_INVALID_VALUE;
     // A device allows no other function in an instantiated node's context.
     if (reinterpret_cast<EmuFunction*>(p->func) != n.function) {
       return CUDA_ERROR_INVALID_VALUE;
@@ -621,6 +664,45 @@ CudaDriver* Build() {
     ++state().counters.node_param_updates;
     return CUDA_SUCCESS;
   };
+  d->cuGraphMemcpyNodeGetParams = [](CUgraphNode node,
+                                     CUDA_MEMCPY3D* p) -> CUresult {
+    auto* n = reinterpret_cast<EmuKernelNode*>(node);
+    if (n == nullptr || p == nullptr ||
+        n->kind != EmuKernelNode::Kind::kMemcpy) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    *p = CUDA_MEMCPY3D{};
+    p->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->srcDevice = n->src;
+    p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p->dstDevice = n->dst;
+    p->WidthInBytes = n->bytes;
+    p->Height = 1;
+    p->Depth = 1;
+    return CUDA_SUCCESS;
+  };
+  d->cuGraphExecMemcpyNodeSetParams = [](CUgraphExec exec, CUgraphNode node,
+                                         const CUDA_MEMCPY3D* p,
+                                         CUcontext) -> CUresult {
+    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
+    if (e == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto it = e->index.find(reinterpret_cast<const EmuKernelNode*>(node));
+    if (it == e->index.end()) return CUDA_ERROR_INVALID_VALUE;
+    EmuKernelNode& n = e->nodes[it->second];
+    // One-dimensional device-to-device copies of the captured extent, as a
+    // device requires of an instantiated memcpy node.
+    if (n.kind != EmuKernelNode::Kind::kMemcpy ||
+        p->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+        p->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+        p->WidthInBytes != n.bytes || p->Height > 1 || p->Depth > 1) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    n.src = p->srcDevice;
+    n.dst = p->dstDevice;
+    std::lock_guard<std::mutex> lock(state().mu);
+    ++state().counters.node_param_updates;
+    return CUDA_SUCCESS;
+  };
   d->cuGraphLaunch = [](CUgraphExec exec, CUstream stream) -> CUresult {
     auto* e = reinterpret_cast<EmuGraphExec*>(exec);
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -633,6 +715,17 @@ CudaDriver* Build() {
     // The nodes in capture order (a chain), each with its current values:
     // a pointer never patched still reads the buffer it was captured with.
     for (const EmuKernelNode& n : e->nodes) {
+      if (n.kind == EmuKernelNode::Kind::kMemcpy) {
+        const CUresult copied = Copy(Ptr(n.dst), Ptr(n.src), n.bytes);
+        if (copied != CUDA_SUCCESS) return copied;
+        continue;
+      }
+      if (n.kind == EmuKernelNode::Kind::kForeign) {
+        n.work();
+        std::lock_guard<std::mutex> lock(state().mu);
+        ++state().counters.graph_foreign_runs;
+        continue;
+      }
       const absl::Status launched = n.function->module->simt->Launch(
           n.function->name, n.grid, n.block, n.params.data());
       if (!launched.ok()) {
@@ -686,6 +779,19 @@ EmulatedCudaDriver::Counters EmulatedCudaDriver::counters() {
   return state().counters;
 }
 
+bool EmulatedCudaDriver::CaptureForeignWork(CUstream stream,
+                                            std::function<void()> work) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  auto capture = state().capturing.find(stream);
+  if (capture == state().capturing.end()) return false;
+  auto node = std::make_unique<EmuKernelNode>();
+  node->kind = EmuKernelNode::Kind::kForeign;
+  node->work = std::move(work);
+  capture->second->nodes.push_back(std::move(node));
+  ++state().counters.captured_foreign;
+  return true;
+}
+
 int EmulatedCudaDriver::Arity(CUfunction function) {
   auto* fn = reinterpret_cast<EmuFunction*>(function);
   return fn == nullptr ? -1 : fn->module->simt->Arity(fn->name);
@@ -701,6 +807,10 @@ absl::StatusOr<const CudaDriver*> EmulatedCudaDriver::Get() {
 EmulatedCudaDriver::Counters EmulatedCudaDriver::counters() { return {}; }
 
 int EmulatedCudaDriver::Arity(CUfunction) { return -1; }
+
+bool EmulatedCudaDriver::CaptureForeignWork(CUstream, std::function<void()>) {
+  return false;
+}
 
 #endif  // GUARDJIT_HAVE_CUDA_HEADERS
 

@@ -79,6 +79,29 @@ CudaDriver* Build() {
     if (g_drop_patches.load()) return CUDA_SUCCESS;
     return g_inner->cuGraphExecKernelNodeSetParams(exec, node, p);
   };
+  // Copies only while captured (a memcpy node of the graph): plain calls'
+  // copies are not graph bookkeeping.
+  d->cuMemcpyDtoDAsync = [](CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                            CUstream stream) -> CUresult {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (stream != nullptr) (void)g_inner->cuStreamIsCapturing(stream, &status);
+    if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+      Record(
+          {"cuMemcpyDtoDAsync", stream, nullptr, nullptr, {dst, src, bytes}});
+    }
+    return g_inner->cuMemcpyDtoDAsync(dst, src, bytes, stream);
+  };
+  d->cuGraphExecMemcpyNodeSetParams = [](CUgraphExec exec, CUgraphNode node,
+                                         const CUDA_MEMCPY3D* p,
+                                         CUcontext context) -> CUresult {
+    Record({"cuGraphExecMemcpyNodeSetParams",
+            nullptr,
+            nullptr,
+            node,
+            {p->dstDevice, p->srcDevice, p->WidthInBytes}});
+    if (g_drop_patches.load()) return CUDA_SUCCESS;
+    return g_inner->cuGraphExecMemcpyNodeSetParams(exec, node, p, context);
+  };
   d->cuGraphExecDestroy = [](CUgraphExec exec) -> CUresult {
     Record({"cuGraphExecDestroy", nullptr, nullptr, nullptr, {}});
     return g_inner->cuGraphExecDestroy(exec);

@@ -19,13 +19,15 @@ namespace guardjit {
 struct RecordedCall {
   // "cuLaunchKernel", "cuStreamBeginCapture", "cuStreamEndCapture",
   // "cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecKernelNodeSetParams",
-  // "cuGraphExecDestroy", "cuGraphDestroy".
+  // "cuGraphExecMemcpyNodeSetParams", "cuGraphExecDestroy", "cuGraphDestroy",
+  // and "cuMemcpyDtoDAsync" on a capturing stream (a memcpy node; copies
+  // outside captures are not recorded).
   std::string name;
   CUstream stream = nullptr;      // launches, captures, graph launches
   CUfunction function = nullptr;  // launches and node patches
   CUgraphNode node = nullptr;     // node patches
   // Launches and node patches: every parameter's value (8 bytes each, as
-  // guardjit's kernels take them).
+  // guardjit's kernels take them); copies and copy patches: dst, src, bytes.
   std::vector<uint64_t> params;
 };
 
