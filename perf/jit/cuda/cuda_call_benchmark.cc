@@ -12,6 +12,12 @@
 //   BM_CudaGraphReplayVsLaunches  a ~20-kernel entry on [1, 256] replayed
 //       as a CUDA graph (reduce-overhead mode) vs plain launches, end to end
 //       per call and host time per replay; speedup target >= 3, host <= 5 us
+//   BM_CudaGraphMlpReplayVsLaunches  issue #15's MLP case: 10 linear layers
+//       (addmm + relu, the weights call inputs) at batch 1, width 256: the
+//       products run on cuBLASLt and are captured into the graph; the same
+//       counters (speedup target >= 3, host <= 5 us) and patch_us per
+//       changed input (x moves on every other call: staged through the
+//       graph's pool, a memcpy node patch per move)
 //   BM_CudaMatmulBiasRelu    mm 4096^3 + bias + relu (addmm + relu, fused
 //       into cuBLASLt's RELU_BIAS epilogue) vs the same cuBLASLt call made
 //       directly: vs_cublaslt (target >= 0.90)
@@ -356,6 +362,143 @@ void BM_CudaGraphReplayVsLaunches(benchmark::State& state) {
   state.counters["rounds"] = static_cast<double>(rounds);  // ~1 kernel each
 }
 BENCHMARK(BM_CudaGraphReplayVsLaunches)->UseRealTime();
+
+// An MLP of `layers` nn.Linear layers of `width` at `batch`, as torch.compile
+// lowers them for inference (addmm(b, h, permute(w)), relu between them);
+// the weights and biases are inputs: x, w0, b0, w1, b1, ...
+std::string LinearChain(int layers, int64_t batch, int64_t width) {
+  auto tensor = [](const std::string& name, std::vector<int64_t> sizes) {
+    std::string meta;
+    for (int64_t v : sizes) absl::StrAppend(&meta, " sizes: ", v);
+    return absl::StrCat("placeholders { name: \"", name,
+                        "\" meta { dtype: FLOAT32", meta, " } }\n");
+  };
+  std::string text = "name: \"linear_chain\"\n" + tensor("x", {batch, width});
+  for (int i = 0; i < layers; ++i) {
+    text += tensor(absl::StrCat("w", i), {width, width});
+    text += tensor(absl::StrCat("b", i), {width});
+  }
+  std::string h = "x";
+  for (int i = 0; i < layers; ++i) {
+    absl::StrAppend(&text, "nodes { name: \"t", i,
+                    "\" target: \"aten.permute.default\" args { ref: \"w", i,
+                    "\" } args { list { items { i: 1 } items { i: 0 } } } }\n");
+    absl::StrAppend(&text, "nodes { name: \"fc", i,
+                    "\" target: \"aten.addmm.default\" args { ref: \"b", i,
+                    "\" } args { ref: \"", h, "\" } args { ref: \"t", i,
+                    "\" } }\n");
+    h = absl::StrCat("fc", i);
+    if (i + 1 < layers) {
+      absl::StrAppend(&text, "nodes { name: \"relu", i,
+                      "\" target: \"aten.relu.default\" args { ref: \"", h,
+                      "\" } }\n");
+      h = absl::StrCat("relu", i);
+    }
+  }
+  absl::StrAppend(&text, "outputs { ref: \"", h, "\" }\n");
+  return text;
+}
+
+// Microseconds per call of `f` on `inputs` into `out`; with `moved_x`, odd
+// calls read x from there instead (a new address every other call).
+double MicrosPerCallOf(const Device& d, Function& f,
+                       std::vector<const DLTensor*> inputs,
+                       const DLTensor* moved_x, const DLTensor* out, int calls,
+                       bool sync) {
+  const DLTensor* x = inputs[0];
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) {
+    inputs[0] = moved_x != nullptr && i % 2 == 1 ? moved_x : x;
+    const DLTensor* y[] = {out};
+    gj_error_destroy(
+        gj_function_call(f.fn, inputs.data(), inputs.size(), y, 1, nullptr));
+    if (sync) (void)d.driver->cuStreamSynchronize(nullptr);
+  }
+  (void)d.driver->cuStreamSynchronize(nullptr);
+  const std::chrono::duration<double, std::micro> took =
+      std::chrono::steady_clock::now() - start;
+  return took.count() / calls;
+}
+
+// Issue #15's benchmark case: an MLP of 10 layers at batch 1 (each layer one
+// cuBLASLt product with its bias and relu inside it), replayed as a CUDA
+// graph vs plain launches. Counters as BM_CudaGraphReplayVsLaunches's, with
+//   patch_us      extra host time per replay whose input x moved (x is
+//                 staged through the graph's pool: one memcpy node patch)
+//   recaptures    re-captures over the run (1: x becoming staged)
+void BM_CudaGraphMlpReplayVsLaunches(benchmark::State& state) {
+  const Device& d = GetDevice();
+  if (d.device == nullptr) return state.SkipWithError(d.error.c_str());
+  const int layers = 10;
+  const int64_t width = Size(256, 16);
+  const std::string text = LinearChain(layers, 1, width);
+  Function plain(text), graphs(text, GJ_MODE_REDUCE_OVERHEAD);
+  if (plain.fn == nullptr || graphs.fn == nullptr) {
+    return state.SkipWithError("the MLP did not compile");
+  }
+  const size_t row = static_cast<size_t>(width) * 4;
+  std::vector<int64_t> row_shape = {1, width}, bias_shape = {width},
+                       weight_shape = {width, width};
+  DeviceBuffer x(*d.driver, row), x2(*d.driver, row), y(*d.driver, row);
+  std::vector<std::unique_ptr<DeviceBuffer>> params;
+  std::vector<DLTensor> param_tensors;
+  param_tensors.reserve(2 * layers);
+  for (int i = 0; i < layers; ++i) {
+    params.push_back(std::make_unique<DeviceBuffer>(*d.driver, row * width));
+    param_tensors.push_back(Cuda(*params.back(), weight_shape));
+    params.push_back(std::make_unique<DeviceBuffer>(*d.driver, row));
+    param_tensors.push_back(Cuda(*params.back(), bias_shape));
+  }
+  DLTensor tx = Cuda(x, row_shape), tx2 = Cuda(x2, row_shape),
+           ty = Cuda(y, row_shape);
+  std::vector<const DLTensor*> inputs = {&tx};
+  for (const DLTensor& t : param_tensors) inputs.push_back(&t);
+  const int calls = static_cast<int>(Size(2000, 8));
+  // Warm-up, capture, and x staged (its first move re-captures once).
+  MicrosPerCallOf(d, plain, inputs, nullptr, &ty, 2, true);
+  MicrosPerCallOf(d, graphs, inputs, &tx2, &ty, 4, true);
+  const double plain_us =
+      MicrosPerCallOf(d, plain, inputs, nullptr, &ty, calls, true);
+  const double host_us =
+      MicrosPerCallOf(d, graphs, inputs, nullptr, &ty, calls, false);
+  const double moving_us =
+      MicrosPerCallOf(d, graphs, inputs, &tx2, &ty, calls, false);
+  const DLTensor* out[] = {&ty};
+  double replay_total_us = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    gj_error* e = gj_function_call(graphs.fn, inputs.data(), inputs.size(), out,
+                                   1, nullptr);
+    if (e != nullptr) {
+      state.SkipWithError(gj_error_message(e));
+      gj_error_destroy(e);
+      break;
+    }
+    (void)d.driver->cuStreamSynchronize(nullptr);
+    const std::chrono::duration<double, std::micro> took =
+        std::chrono::steady_clock::now() - start;
+    replay_total_us += took.count();
+  }
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  gj_error_destroy(gj_function_get_stats(graphs.fn, &stats));
+  if (stats.cuda_graph_replays == 0) {
+    state.SkipWithError("reduce-overhead mode recorded no graph");
+  }
+  const double replay_us =
+      replay_total_us /
+      static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.counters["plain_us"] = plain_us;
+  state.counters["replay_us"] = replay_us;
+  state.counters["speedup"] = plain_us / replay_us;
+  state.counters["replay_host_us"] = host_us;
+  // Half the calls of the moving run moved x.
+  state.counters["patch_us"] = 2 * (moving_us - host_us);
+  state.counters["recaptures"] =
+      static_cast<double>(stats.cuda_graph_recaptures);
+  state.counters["layers"] = layers;
+}
+BENCHMARK(BM_CudaGraphMlpReplayVsLaunches)->UseRealTime();
 
 // Median milliseconds of `runs` calls of `enqueue` on the legacy default
 // stream, timed with events.
