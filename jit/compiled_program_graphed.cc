@@ -190,7 +190,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
         }
         // An output in fresh memory moves on every call (the caller holds
         // the last one): staged from the start when small.
-        if (r.kind == CudaGraphBuffer::Kind::kOutput &&
+        if (r.kind == CudaGraphBuffer::Kind::kOutput && !lease->Staged(r) &&
             destination(s) == nullptr &&
             slot_bytes(s) <= lease->max_staged_bytes()) {
           lease->Stage(r, absl::StrCat("output ", r.index, " of node '",
@@ -226,10 +226,12 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     // Whether a staged slot's pool region holds its value now (an extern
     // wrote it there, or it was copied in).
     absl::InlinedVector<bool, 16> stage_holds(plan_.slots.size(), false);
-    absl::InlinedVector<CudaGraphOp, 8> ops;
-    absl::InlinedVector<GemmCall, 4> calls;
+    // Inline capacities cover a 10-layer MLP's ops: a replay allocates
+    // nothing here.
+    absl::InlinedVector<CudaGraphOp, 16> ops;
+    absl::InlinedVector<GemmCall, 16> calls;
     calls.reserve(plan_.steps.size());
-    absl::InlinedVector<size_t, 4> extern_ops;
+    absl::InlinedVector<size_t, 16> extern_ops;
     absl::InlinedVector<void*, 16> pointers;
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       const PlanStep& step = plan_.steps[i];

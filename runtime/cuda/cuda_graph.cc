@@ -389,7 +389,9 @@ absl::Status CudaGraphSet::Capture(Record& r,
           matched = true;
         }
       }
-    } else if (type != CU_GRAPH_NODE_TYPE_MEMSET || externs == 0) {
+    } else if ((type != CU_GRAPH_NODE_TYPE_MEMSET &&
+                type != CU_GRAPH_NODE_TYPE_EMPTY) ||
+               externs == 0) {
       return absl::InternalError(absl::StrCat(
           "the captured graph has a node of type ", type,
           externs > 0 ? " where kernels, copies and cuBLASLt ran"
