@@ -68,11 +68,11 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       graphs_->TryAcquire(symbols, *ctx.cuda_graphs);
   if (!lease.has_value() || lease->FirstCall()) return false;
   const Device device = transfer_->device();
-  // Every replay's kernels write the entry's graph fault words (an address
-  // baked into the graph; device_faults.h).
+  // Every replay's kernels write the fault words of the key's graph (an
+  // address baked into the graph; device_faults.h).
   const DeviceFaultWords* fault_words = nullptr;
   if (faults_ != nullptr) {
-    ASSIGN_OR_RETURN(fault_words, faults_->GraphWords());
+    ASSIGN_OR_RETURN(fault_words, faults_->GraphWords(symbols));
   }
   const CublasLtGemm* gemm = nullptr;
   // GEMM steps bound to the call's symbols (a static step as is).

@@ -83,11 +83,12 @@ absl::StatusOr<DeviceFaultPool::Lease> DeviceFaultPool::Acquire(
       pending_[i] = std::move(pending_.back());
       pending_.pop_back();
     }
-    if (graph_pending_ && earlier->kernel < 0) {
-      ASSIGN_OR_RETURN(const bool done, graph_->words->Done());
+    for (GraphSet& g : graphs_) {
+      if (!g.pending || earlier->kernel >= 0) continue;
+      ASSIGN_OR_RETURN(const bool done, g.set->words->Done());
       if (done) {
-        graph_pending_ = false;
-        *earlier = FaultOf(graph_->words->Take(), graph_->symbols);
+        g.pending = false;
+        *earlier = FaultOf(g.set->words->Take(), g.set->symbols);
       }
     }
     if (!clean_.empty()) {
@@ -105,17 +106,45 @@ absl::StatusOr<DeviceFaultPool::Lease> DeviceFaultPool::Acquire(
   return Lease(this, std::move(set), &ctx, symbols);
 }
 
-absl::StatusOr<const DeviceFaultWords*> DeviceFaultPool::GraphWords() {
+DeviceFaultPool::GraphSet* DeviceFaultPool::FindGraphSet(
+    absl::Span<const int64_t> key) {
+  for (GraphSet& g : graphs_) {
+    if (absl::MakeConstSpan(g.key) == key) return &g;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<const DeviceFaultWords*> DeviceFaultPool::GraphWords(
+    absl::Span<const int64_t> symbols) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (graph_ == nullptr) {
-    auto set = std::make_unique<Set>();
-    ASSIGN_OR_RETURN(set->words, module_->NewFaultWords());
-    if (set->words == nullptr) {
+  if (GraphSet* g = FindGraphSet(symbols)) {
+    g->last_use = ++clock_;
+    g->replaying = true;
+    return g->set->words.get();
+  }
+  GraphSet* reuse = nullptr;
+  if (graphs_.size() >= kMaxGraphSets) {
+    for (GraphSet& g : graphs_) {
+      if (!g.pending && !g.replaying &&
+          (reuse == nullptr || g.last_use < reuse->last_use)) {
+        reuse = &g;
+      }
+    }
+  }
+  if (reuse == nullptr) {
+    GraphSet g;
+    g.set = std::make_unique<Set>();
+    ASSIGN_OR_RETURN(g.set->words, module_->NewFaultWords());
+    if (g.set->words == nullptr) {
       return absl::InternalError("the module makes no fault words");
     }
-    graph_ = std::move(set);
+    graphs_.push_back(std::move(g));
+    reuse = &graphs_.back();
   }
-  return graph_->words.get();
+  reuse->key.assign(symbols.begin(), symbols.end());
+  reuse->last_use = ++clock_;
+  reuse->replaying = true;
+  return reuse->set->words.get();
 }
 
 absl::StatusOr<DeviceFault> DeviceFaultPool::GraphReplayed(
@@ -124,19 +153,23 @@ absl::StatusOr<DeviceFault> DeviceFaultPool::GraphReplayed(
   DeviceFaultWords* words;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (graph_ == nullptr) return DeviceFault();
-    words = graph_->words.get();
+    GraphSet* g = FindGraphSet(symbols);
+    if (g == nullptr) return DeviceFault();
+    g->replaying = false;
+    words = g->set->words.get();
   }
   if (synchronize) {
     RETURN_IF_ERROR(words->Wait(ctx));
     std::lock_guard<std::mutex> lock(mu_);
-    graph_pending_ = false;
+    if (GraphSet* g = FindGraphSet(symbols)) g->pending = false;
     return FaultOf(words->Take(), symbols);
   }
   RETURN_IF_ERROR(words->MarkEnd(ctx));
   std::lock_guard<std::mutex> lock(mu_);
-  graph_->symbols.assign(symbols.begin(), symbols.end());
-  graph_pending_ = true;
+  if (GraphSet* g = FindGraphSet(symbols)) {
+    g->set->symbols.assign(symbols.begin(), symbols.end());
+    g->pending = true;
+  }
   return DeviceFault();
 }
 

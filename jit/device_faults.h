@@ -18,11 +18,16 @@
 //     the call that made it; sets still in flight stay pending and are
 //     never lent, so no later call's check reads another call's words.
 // reduce-overhead mode's CUDA graphs bake each kernel's word address into
-// the graph, so graph replays share one more set (GraphWords): a replay
-// that synchronizes reads it after its stream is done, and any other call
-// reports what a finished replay left there. Two replays of one entry in
-// flight at once on different streams therefore report each other's
-// failures (still the same function).
+// the graph, so each size key's graph has a set of its own (GraphWords): a
+// replay that synchronizes reads it after its stream is done, and any other
+// call reports what a finished replay left there. Replays of different keys
+// in flight at once on different streams keep their failures apart; two
+// replays of the same key in flight at once (one graph, one word address)
+// still share a set and may report each other's failures (still the same
+// function and sizes). Past kMaxGraphSets keys, a new key takes over the
+// least recently replayed key's set that nothing has pending (that key's
+// graph, if still kept, is re-captured with a new set when it replays:
+// the word address is one of its launch values).
 // As many sets exist as calls were in flight at once (plus the graphs'):
 // a set is a few words of pinned host memory and an event, and an
 // asynchronous call costs one cuEventRecord. Programs whose kernels have no
@@ -96,12 +101,16 @@ class DeviceFaultPool {
                                 absl::Span<const int64_t> symbols,
                                 DeviceFault* earlier);
 
-  // The graph replays' set (made on first use). Only the caller holding the
-  // entry's graph lease launches with it.
-  absl::StatusOr<const DeviceFaultWords*> GraphWords();
-  // After a replay with GraphWords: `synchronize`: waits for ctx.stream and
-  // takes the replay's failed check; else marks the replay's end on
-  // ctx.stream for a later call to read (kernel -1 returned).
+  // Fault-word sets kept for graph size keys before one is taken over.
+  static constexpr size_t kMaxGraphSets = 16;
+  // The set of size key `symbols`' graph (made on first use). Only the
+  // caller holding the entry's graph lease launches with it.
+  absl::StatusOr<const DeviceFaultWords*> GraphWords(
+      absl::Span<const int64_t> symbols);
+  // After a replay of key `symbols`' graph with its GraphWords:
+  // `synchronize`: waits for ctx.stream and takes the replay's failed
+  // check; else marks the replay's end on ctx.stream for a later call to
+  // read (kernel -1 returned).
   absl::StatusOr<DeviceFault> GraphReplayed(const RunContext& ctx,
                                             absl::Span<const int64_t> symbols,
                                             bool synchronize);
@@ -113,8 +122,19 @@ class DeviceFaultPool {
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Set>> clean_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Set>> pending_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<Set> graph_ ABSL_GUARDED_BY(mu_);
-  bool graph_pending_ ABSL_GUARDED_BY(mu_) = false;
+  // One set per graph size key (Set::symbols: the key's, kept when the
+  // replay goes pending).
+  struct GraphSet {
+    std::vector<int64_t> key;
+    std::unique_ptr<Set> set;
+    bool pending = false;
+    bool replaying = false;  // GraphWords lent it; GraphReplayed not yet
+    uint64_t last_use = 0;
+  };
+  GraphSet* FindGraphSet(absl::Span<const int64_t> key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<GraphSet> graphs_ ABSL_GUARDED_BY(mu_);
+  uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace guardjit

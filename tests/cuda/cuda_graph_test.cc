@@ -678,6 +678,70 @@ TEST_F(CudaGraphTest, ReplayedIndexCheckIsReportedByItsFunction) {
   EXPECT_EQ(s.cuda_graph_recaptures, 0) << Explain(fn);
 }
 
+// Each size key's graph writes fault words of its own (device_faults.h):
+// replays of different keys in flight at once on different streams cannot
+// report each other's failures. The words' address is the captured kernel's
+// last launch value.
+TEST_F(CudaGraphTest, EachSizeKeysGraphHasItsOwnFaultWords) {
+  const std::string lookup = R"pb(
+    name: "lookup"
+    placeholders {
+      name: "w"
+      meta { dtype: FLOAT32 sizes: 10 sizes: 4 }
+    }
+    placeholders {
+      name: "idx"
+      meta { dtype: INT64 sizes: 5 }
+    }
+    nodes {
+      name: "emb"
+      target: "aten.embedding.default"
+      args { ref: "w" }
+      args { ref: "idx" }
+    }
+    outputs { ref: "emb" }
+  )pb";
+  gj_function* fn = Load(lookup, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_DYNAMIC);
+  DeviceTensor w({10, 4}), out({6, 4});
+  w.Fill(3);
+  std::vector<int64_t> idx_values = {0, 2, 4, 6, 8, 1};
+  std::vector<int64_t> idx_shape = {5};
+  DLTensor idx{};
+  idx.data = idx_values.data();
+  idx.device = {kDLCUDA, 0};
+  idx.ndim = 1;
+  idx.dtype = {kDLInt, 64, 1};
+  idx.shape = idx_shape.data();
+  auto captured_words = [&](int64_t n) {
+    idx_shape[0] = n;
+    out.shape[0] = n;
+    std::vector<uint64_t> words;
+    for (int call = 0; call < 2; ++call) {  // warm-up, then the capture
+      const DLTensor* in[] = {&w.dl, &idx};
+      const DLTensor* outs[] = {&out.dl};
+      RecordingCudaDriver::Take();
+      Err e{gj_function_call(fn, in, 2, outs, 1, nullptr)};
+      EXPECT_EQ(e.e, nullptr) << e.message();
+    }
+    // A kernel with index checks takes its fault word's address last
+    // (CudaBackend's DescribeLaunch).
+    for (const RecordedCall& c : RecordingCudaDriver::Take()) {
+      if (c.name == "cuLaunchKernel" && !c.params.empty()) {
+        words.push_back(c.params.back());
+      }
+    }
+    return words;
+  };
+  const std::vector<uint64_t> five = captured_words(5);
+  const std::vector<uint64_t> six = captured_words(6);
+  ASSERT_FALSE(five.empty());
+  ASSERT_FALSE(six.empty());
+  for (uint64_t v : five) {
+    EXPECT_EQ(std::count(six.begin(), six.end(), v), 0) << v;
+  }
+  EXPECT_EQ(Stats(fn).cuda_graphs_recorded, 2);
+}
+
 TEST_F(CudaGraphTest, OptionsAreChecked) {
   gj_graph* graph = nullptr;
   ASSERT_GJ_OK(
