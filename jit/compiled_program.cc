@@ -181,8 +181,9 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
       if (step.conv != nullptr) {
         program->graph_refusal_ = absl::StrCat(
             "node '", node.name, "' (", node.target,
-            ") is a convolution (im2col and cuBLASLt with buffers from the "
-            "call's allocator), which CUDA graphs do not record yet");
+            ") runs on cuBLASLt as a convolution (im2col and products with "
+            "buffers from the call's allocator), which CUDA graphs do not "
+            "record yet");
         break;
       }
       program->graph_refusal_ = absl::StrCat(

@@ -532,7 +532,8 @@ TEST_F(CudaGraphTest, EntryWithAConvStepIsRefusedWithAReason) {
   EXPECT_EQ(s.cuda_graph_replays, 0);
   const std::string explain = Explain(fn);
   EXPECT_NE(explain.find("cuda graphs refused: node 'conv' "
-                         "(aten.convolution.default) is a convolution"),
+                         "(aten.convolution.default) runs on cuBLASLt as a "
+                         "convolution"),
             std::string::npos)
       << explain;
   ASSERT_EQ(logged->size(), 1u);  // once per reason
