@@ -354,6 +354,45 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
                         "'fc1')"));
 }
 
+// A product whose epilogue cuBLASLt cannot compute (sigmoid): cuBLASLt
+// writes the product into the key's pool and the epilogue kernel, a node of
+// ours, reads it there and writes the output (patched when it moves).
+TEST_F(CudaGraphExternTest, EpilogueKernelReadsTheProductFromThePool) {
+  std::string text = Mlp({16, 8}, 2);
+  text.replace(text.find("outputs"), std::string::npos,
+               "nodes { name: \"act\" target: \"aten.sigmoid.default\" "
+               "args { ref: \"fc0\" } }\noutputs { ref: \"act\" }\n");
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
+  DeviceTensor x({2, 16}), x2({2, 16}), w({8, 16}), b({8}), y({2, 8}),
+      y2({2, 8});
+  x.Fill(1);
+  x2.Fill(2);
+  w.Fill(3, 0.3f);
+  b.Fill(4);
+  std::vector<const DeviceTensor*> in = {&x, &w, &b};
+  const std::vector<RecordedCall> warm = CallAndCheck(fn, in, y, "warm-up");
+  ASSERT_THAT(RecordingCudaDriver::Names(warm), ElementsAre("cuLaunchKernel"))
+      << "the epilogue kernel";
+  const std::vector<RecordedCall> capture = CallAndCheck(fn, in, y, "capture");
+  EXPECT_EQ(RecordingCudaDriver::Names(capture),
+            Concat({{"cuStreamBeginCapture", "cuLaunchKernel"},
+                    kInstantiateAndLaunch}));
+  in[0] = &x2;
+  const std::vector<RecordedCall> x_moved =
+      CallAndCheck(fn, in, y2, "x and y moved");
+  // x staged (one re-capture, a copy before the product), y patched in the
+  // epilogue kernel's node from then on.
+  EXPECT_EQ(RecordingCudaDriver::Names(x_moved),
+            Concat({kRecapture,
+                    {"cuMemcpyDtoDAsync", "cuLaunchKernel"},
+                    kInstantiateAndLaunch}));
+  EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "y back")),
+              ElementsAre("cuGraphExecKernelNodeSetParams", "cuGraphLaunch"));
+  EXPECT_THAT(Explain(fn),
+              HasSubstr("1 cuBLASLt step captured, 1 operand staged through "
+                        "the pool (input 0 of node 'fc0')"));
+}
+
 // The re-capture for a large operand is logged, naming node and operand.
 TEST_F(CudaGraphExternTest, LargeOperandMoveIsLoggedWithNodeAndOperand) {
   static std::vector<std::string>* logged = new std::vector<std::string>;
