@@ -438,6 +438,7 @@ absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
   // moved needs a new capture (why, for the log).
   bool recapture = r.exec == nullptr || r.ops.size() != ops.size();
   std::string why;
+  bool restage = false;
   absl::InlinedVector<size_t, 8> patch;
   for (size_t i = 0; i < ops.size() && !recapture; ++i) {
     const CudaGraphOp& op = ops[i];
@@ -476,8 +477,10 @@ absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
             now.node != nullptr ? *now.node : std::string("?"), "'");
         if (Patchable(o.buffer) && o.bytes <= set.policy_->max_staged_bytes &&
             !Staged(o.buffer)) {
+          // Every such operand of this call at once: one re-capture.
           Stage(o.buffer, what);
-          return Outcome::kRestage;
+          restage = true;
+          continue;
         }
         recapture = true;
         why = absl::StrCat(
@@ -509,6 +512,7 @@ absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
     }
     if (moved) patch.push_back(i);
   }
+  if (restage) return Outcome::kRestage;
   if (!recapture && !patch.empty()) {
     CUcontext context = nullptr;
     for (size_t i : patch) {

@@ -342,15 +342,35 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].params[0], y.address());  // dst
 
+  // 11: two small operands moved at once (b0 and w1): both staged, one
+  // re-capture; the copies in op order (x and b0 before fc0, w1 before fc1,
+  // y after it).
+  DeviceTensor b0b({kHidden}), w1b({kOut, kHidden});
+  b0b.Fill(12);
+  w1b.Fill(13, 0.05f);
+  in[2] = &b0b;
+  in[3] = &w1b;
+  const std::vector<RecordedCall> both =
+      CallAndCheck(fn, in, y, "b0 and w1 moved");
+  EXPECT_EQ(RecordingCudaDriver::Names(both),
+            Concat({kRecapture,
+                    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync",
+                     "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync"},
+                    kInstantiateAndLaunch}));
+  ASSERT_EQ(both.size(), 10u);
+  EXPECT_EQ(both[4].params[1], b0b.address());
+  EXPECT_EQ(both[5].params[1], w1b.address());
+
   const gj_function_stats s = Stats(fn);
-  EXPECT_EQ(s.cuda_graphs_recorded, 4);
-  EXPECT_EQ(s.cuda_graph_recaptures, 3);
-  EXPECT_EQ(s.cuda_graph_replays, 9);
+  EXPECT_EQ(s.cuda_graphs_recorded, 5);
+  EXPECT_EQ(s.cuda_graph_recaptures, 4);
+  EXPECT_EQ(s.cuda_graph_replays, 10);
   EXPECT_EQ(s.cuda_graph_pointer_updates, 3);
   const std::string explain = Explain(fn);
   EXPECT_THAT(explain,
-              HasSubstr("2 cuBLASLt steps captured, 2 operands staged through "
+              HasSubstr("2 cuBLASLt steps captured, 4 operands staged through "
                         "the pool (input 0 of node 'fc0', output 0 of node "
+                        "'fc1', input 2 of node 'fc0', input 3 of node "
                         "'fc1')"));
 }
 
