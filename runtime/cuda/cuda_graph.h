@@ -9,7 +9,12 @@
 // A call's work is a sequence of ops (CudaGraphOp): our own kernel launches,
 // device-to-device copies (memcpy nodes) and extern calls (cuBLASLt
 // products: opaque, captured by running them on the capture stream; the
-// nodes they leave in the graph are not ours to read or patch).
+// nodes they leave in the graph are not ours to read or patch). After a
+// capture each of our launches and copies must match exactly one node (by
+// function, grid and parameter values; by source, destination and size);
+// nodes matching none (kernels of other functions, memsets, empty nodes)
+// are tolerated only when the ops have extern calls, and any other node
+// type refuses the key.
 //
 // No copy-in for our kernels. PyTorch's cudagraph trees copy every input
 // into a static placeholder before each replay (a device-to-device copy per
