@@ -1,6 +1,8 @@
 #ifndef GUARDJIT_CORE_COMPILER_H_
 #define GUARDJIT_CORE_COMPILER_H_
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,20 @@ struct Specialization {
   // (static strides, or for symbolic sizes the same dim order).
   std::vector<Shape> example_sizes;
   std::vector<Shape> example_strides;
+  // Per symbol, the largest value a call the entry's guards accept can give
+  // it: the mark_dynamic max, or what the entry's shape guards imply
+  // (INT64_MAX: unbounded; empty: all unbounded). A backend may rely on
+  // these (the CUDA backend's 32-bit index math) without guarding them.
+  std::vector<int64_t> symbol_max;
+  // Whether the backend may also rely on bounds it picks itself from the
+  // call that made the entry (Executable::chosen_bounds), which the caller
+  // then adds to the entry's guards (Function does; it clears this when the
+  // call missed an entry by exceeding such a bound, so that entry's
+  // successor serves every size). Off by default: an executable compiled
+  // for a caller that guards nothing relies on nothing it was not told.
+  bool may_choose_bounds = false;
+
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
   bool dynamic() const { return !symbols.empty(); }
 };

@@ -13,6 +13,13 @@
 
 namespace guardjit {
 
+// A bound a compiled executable relies on: symbol `symbol` (in the order of
+// Specialization::symbols) is at most `max`.
+struct SymbolBound {
+  int symbol = 0;
+  int64_t max = 0;
+};
+
 // What a compile produces for one cache entry (an eager plan, JIT kernels, a
 // CUDA graph). Implemented outside core (runtime/, jit/).
 class Executable {
@@ -53,6 +60,17 @@ class Executable {
       absl::Span<const Tensor> inputs) const {
     return Run(RunContext(), inputs);
   }
+  // Bounds on the entry's symbols that the code relies on beyond
+  // Specialization::symbol_max, picked by the compiler from the call that
+  // made the entry (only with Specialization::may_choose_bounds; each at
+  // least that call's value). The entry must guard every one (Function adds
+  // "symbol <= max" to its guards), since a call beyond one would run code
+  // that is wrong for it. Default: none.
+  virtual absl::Span<const SymbolBound> chosen_bounds() const { return {}; }
+  // Why the chosen bounds exist, completing "x.size()[0] = 3000000 exceeds
+  // 1048576, the bound under which ...": "the entry's CUDA kernels index in
+  // 32 bits". Empty when there are none.
+  virtual std::string chosen_bounds_purpose() const { return ""; }
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
   // The memory its kernels read and write: inputs on another device must be

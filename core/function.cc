@@ -29,6 +29,41 @@ std::vector<std::string> InputNames(const Graph& graph) {
   return names;
 }
 
+// Adds the bounds `executable` relies on (Executable::chosen_bounds) to
+// `guards`; an executable that chose bounds it was not allowed to, or
+// bounds the call that made it exceeds, is an internal error.
+absl::Status AddChosenBounds(const Executable& executable,
+                             const Specialization& spec,
+                             const CallSignature& call,
+                             SymbolicGuards& guards) {
+  const absl::Span<const SymbolBound> chosen = executable.chosen_bounds();
+  if (chosen.empty()) return absl::OkStatus();
+  if (!spec.may_choose_bounds || guards.empty()) {
+    return absl::InternalError(
+        "the compiler relied on bounds of its own choosing where the "
+        "specialization allows none");
+  }
+  for (const SymbolBound& b : chosen) {
+    if (b.symbol < 0 || b.symbol >= guards.num_symbols() ||
+        b.symbol >= static_cast<int>(spec.symbols.size())) {
+      return absl::InternalError(
+          absl::StrCat("the compiler chose a bound for symbol ", b.symbol,
+                       " of an entry with ", guards.num_symbols()));
+    }
+    const SymbolSource& source = spec.symbols[b.symbol];
+    const int64_t value = call.inputs[source.input].sizes[source.dim];
+    if (value > b.max) {
+      return absl::InternalError(absl::StrCat(
+          "the compiler chose the bound ", guards.symbol_names[b.symbol],
+          " <= ", b.max, ", which the call that made the entry exceeds (",
+          value, ")"));
+    }
+    guards.chosen_bounds.push_back({b.symbol, b.max});
+  }
+  guards.chosen_bounds_purpose = executable.chosen_bounds_purpose();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Function>> Function::Create(
@@ -311,9 +346,15 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> failures;
+  // A call beyond a bound an entry's compiler chose gets an entry that
+  // chooses none, so it serves every larger size (one recompile, not one
+  // per bound).
+  bool exceeds_chosen_bound = false;
   for (CacheEntry* e : EntriesMostRecentFirst()) {
-    if (auto why = e->guards.FailureReason(call)) {
+    bool chosen_bound = false;
+    if (auto why = e->guards.FailureReason(call, &chosen_bound)) {
       failures.push_back(absl::StrCat("0/", e->id, ": ", *why));
+      exceeds_chosen_bound |= chosen_bound;
     }
   }
   std::string reason =
@@ -352,41 +393,43 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
       std::lock_guard<std::mutex> in_flight(async_->mu);
       ++async_->in_flight;
     }
-    options_.compile_queue->Schedule(
-        [this, state = async_, owned = std::make_shared<OwnedCall>(call),
-         dynamic = std::move(dynamic), key, reason, pending]() mutable {
-          bool cancelled;
-          {
-            std::lock_guard<std::mutex> in_flight(state->mu);
-            cancelled = state->cancelled;
-          }
-          if (!cancelled) {
-            auto built = Build(owned->signature(), std::move(dynamic), key,
-                               reason, pending, /*background=*/true);
-            if (!built.ok()) {
-              Log(LogTopic::kWarnings,
-                  absl::StrCat("function '", options_.name,
-                               "': the background compile failed (",
-                               built.status().message(),
-                               "); calls with these guards run eagerly"));
-            }
-          }
-          {
-            std::lock_guard<std::mutex> in_flight(state->mu);
-            --state->in_flight;
-          }
-          state->cv.notify_all();
-        });
+    options_.compile_queue->Schedule([this, state = async_,
+                                      owned = std::make_shared<OwnedCall>(call),
+                                      dynamic = std::move(dynamic), key, reason,
+                                      pending, exceeds_chosen_bound]() mutable {
+      bool cancelled;
+      {
+        std::lock_guard<std::mutex> in_flight(state->mu);
+        cancelled = state->cancelled;
+      }
+      if (!cancelled) {
+        auto built = Build(owned->signature(), std::move(dynamic), key, reason,
+                           pending, /*background=*/true, !exceeds_chosen_bound);
+        if (!built.ok()) {
+          Log(LogTopic::kWarnings,
+              absl::StrCat("function '", options_.name,
+                           "': the background compile failed (",
+                           built.status().message(),
+                           "); calls with these guards run eagerly"));
+        }
+      }
+      {
+        std::lock_guard<std::mutex> in_flight(state->mu);
+        --state->in_flight;
+      }
+      state->cv.notify_all();
+    });
     return fallback_.get();
   }
   lock.unlock();
-  return Build(call, std::move(dynamic), key, reason, pending);
+  return Build(call, std::move(dynamic), key, reason, pending,
+               /*background=*/false, !exceeds_chosen_bound);
 }
 
 absl::StatusOr<const Executable*> Function::Build(
     const CallSignature& call, std::vector<DynamicDim> dynamic,
     const std::string& key, const std::string& reason,
-    std::shared_ptr<Pending> pending, bool background) {
+    std::shared_ptr<Pending> pending, bool background, bool may_choose_bounds) {
   // Whatever happens below, waiters on this key wake up and look again.
   auto finish = [&](std::unique_ptr<CacheEntry> entry) -> CacheEntry* {
     std::lock_guard<std::mutex> relock(mu_);
@@ -419,9 +462,12 @@ absl::StatusOr<const Executable*> Function::Build(
   Specialization spec;
   spec.inputs = symbolic.metas;
   spec.meta = std::move(specialized.meta);
-  for (const SymbolInfo& s : env.symbols()) {
-    spec.symbols.push_back({s.input, s.dim});
+  for (int s = 0; s < env.num_symbols(); ++s) {
+    const SymbolInfo& info = env.symbols()[s];
+    spec.symbols.push_back({info.input, info.dim});
+    spec.symbol_max.push_back(env.ImpliedRange(s).second);
   }
+  spec.may_choose_bounds = may_choose_bounds && spec.dynamic();
   for (const InputView& v : call.inputs) {
     spec.example_sizes.emplace_back(v.sizes, v.sizes + v.rank);
     spec.example_strides.emplace_back(v.strides, v.strides + v.rank);
@@ -453,6 +499,14 @@ absl::StatusOr<const Executable*> Function::Build(
   if (!compiled.ok()) {
     finish(nullptr);
     return WithSymbolSources(compiled.status(), env);
+  }
+  // Bounds the compiler relied on beyond the specialization's ranges
+  // become guards of the entry.
+  if (absl::Status bounds =
+          AddChosenBounds(**compiled, spec, call, symbolic.symbolic);
+      !bounds.ok()) {
+    finish(nullptr);
+    return bounds;
   }
   auto entry = std::make_unique<CacheEntry>(
       -1, MakeGuardTree(call, std::move(symbolic), env), *std::move(compiled));

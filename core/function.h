@@ -137,13 +137,16 @@ class Function {
   // under `key`) and publishes it. Holds no lock while compiling.
   // `background`: a failure makes `key` eager in the same critical section
   // that retires the pending compile, so no call sees the key neither
-  // pending nor eager and compiles it again.
+  // pending nor eager and compiles it again. `may_choose_bounds`: the
+  // compiler may rely on bounds it picks from `call`
+  // (Executable::chosen_bounds), which become guards of the entry.
   absl::StatusOr<const Executable*> Build(const CallSignature& call,
                                           std::vector<DynamicDim> dynamic,
                                           const std::string& key,
                                           const std::string& reason,
                                           std::shared_ptr<Pending> pending,
-                                          bool background = false);
+                                          bool background = false,
+                                          bool may_choose_bounds = true);
   // What a background compile reads of a call, owned past the call.
   struct OwnedCall {
     explicit OwnedCall(const CallSignature& call);

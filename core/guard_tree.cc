@@ -113,8 +113,8 @@ std::string GuardTree::Expr(const SymExpr& e) const {
 }
 
 bool GuardTree::CheckSymbolic(const CallSignature& call,
-                              absl::Span<int64_t> values,
-                              std::string* reason) const {
+                              absl::Span<int64_t> values, std::string* reason,
+                              bool* chosen_bound) const {
   // Bindings are ordered so that each symbol's first one binds it.
   uint64_t bound_small = 0;  // bit per symbol below 64
   std::vector<bool> bound_large;
@@ -175,11 +175,24 @@ bool GuardTree::CheckSymbolic(const CallSignature& call,
       return false;
     }
   }
+  for (const SymbolicGuards::ChosenBound& b : symbolic_.chosen_bounds) {
+    if (values[b.symbol] > b.max) {
+      if (reason != nullptr) {
+        *reason = absl::StrCat(symbolic_.symbol_names[b.symbol], " = ",
+                               values[b.symbol], " exceeds ", b.max,
+                               ", the bound under which ",
+                               symbolic_.chosen_bounds_purpose);
+      }
+      if (chosen_bound != nullptr) *chosen_bound = true;
+      return false;
+    }
+  }
   return true;
 }
 
-std::optional<std::string> GuardTree::FailureReason(
-    const CallSignature& call) const {
+std::optional<std::string> GuardTree::FailureReason(const CallSignature& call,
+                                                    bool* chosen_bound) const {
+  if (chosen_bound != nullptr) *chosen_bound = false;
   if (call.ambient.grad_mode != ambient_.grad_mode) {
     return absl::StrCat("GLOBAL_STATE changed: grad_mode. expected ",
                         PyBool(ambient_.grad_mode), ", actual ",
@@ -252,7 +265,9 @@ std::optional<std::string> GuardTree::FailureReason(
   if (!symbolic_.empty()) {
     std::vector<int64_t> values(symbolic_.num_symbols());
     std::string reason;
-    if (!CheckSymbolic(call, absl::MakeSpan(values), &reason)) return reason;
+    if (!CheckSymbolic(call, absl::MakeSpan(values), &reason, chosen_bound)) {
+      return reason;
+    }
   }
   return std::nullopt;
 }
@@ -263,7 +278,8 @@ int GuardTree::num_guards() const {
   int n = 2 + 2 * static_cast<int>(tensors_.size());
   n += static_cast<int>(symbolic_.dims.size()) - symbolic_.num_symbols();
   n += static_cast<int>(symbolic_.strides.size() +
-                        symbolic_.shape_guards.size());
+                        symbolic_.shape_guards.size() +
+                        symbolic_.chosen_bounds.size());
   return n;
 }
 
@@ -315,6 +331,13 @@ std::string GuardTree::Dump() const {
   for (const ShapeGuard& g : symbolic_.shape_guards) {
     absl::StrAppend(&out, "| +- LAMBDA_GUARD: ", Expr(g.lhs), " ",
                     SymRelName(g.rel), " ", Expr(g.rhs), "\n");
+  }
+  // Bounds the compiler chose (Executable::chosen_bounds), with why.
+  for (const SymbolicGuards::ChosenBound& b : symbolic_.chosen_bounds) {
+    absl::StrAppend(&out,
+                    "| +- LAMBDA_GUARD: ", symbolic_.symbol_names[b.symbol],
+                    " <= ", b.max, "  # the bound under which ",
+                    symbolic_.chosen_bounds_purpose, "\n");
   }
   return out;
 }

@@ -44,10 +44,20 @@ struct SymbolicGuards {
     int16_t dim;
     SymExpr expr;
   };
+  // A bound the entry's compiled code relies on (Executable::chosen_bounds):
+  // symbol <= max, checked after every other guard.
+  struct ChosenBound {
+    int32_t symbol;
+    int64_t max;
+  };
   std::vector<std::string> symbol_names;  // sources: "x.size()[0]"
   std::vector<DimBinding> dims;
   std::vector<StrideCheck> strides;
   std::vector<ShapeGuard> shape_guards;
+  std::vector<ChosenBound> chosen_bounds;
+  // What the chosen bounds buy ("the entry's CUDA kernels index in 32
+  // bits"), for failure reasons and dumps.
+  std::string chosen_bounds_purpose;
 
   int num_symbols() const { return static_cast<int>(symbol_names.size()); }
   bool empty() const { return dims.empty(); }
@@ -75,8 +85,12 @@ class GuardTree {
       absl::Span<int64_t> bound = absl::Span<int64_t>()) const;
 
   // The first failing guard in Dynamo's words ("tensor 'x' size mismatch at
-  // index 0. expected 3, actual 2"), or nullopt if every guard passes.
-  std::optional<std::string> FailureReason(const CallSignature& call) const;
+  // index 0. expected 3, actual 2"), or nullopt if every guard passes. With
+  // `chosen_bound`, sets it to whether that guard is a chosen bound (every
+  // other guard passed: "x.size()[0] = 3000000 exceeds 1048576, the bound
+  // under which the entry's CUDA kernels index in 32 bits").
+  std::optional<std::string> FailureReason(const CallSignature& call,
+                                           bool* chosen_bound = nullptr) const;
 
   // TREE_GUARD_MANAGER-style dump.
   std::string Dump() const;
@@ -112,7 +126,7 @@ class GuardTree {
   // symbolic strides and shape guards; the first failure's text if
   // `reason`, else just false.
   bool CheckSymbolic(const CallSignature& call, absl::Span<int64_t> values,
-                     std::string* reason) const;
+                     std::string* reason, bool* chosen_bound = nullptr) const;
   std::string Expr(const SymExpr& e) const;
 
   std::vector<uint64_t> input_keys_;

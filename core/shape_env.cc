@@ -127,6 +127,10 @@ bool ShapeEnv::IsPinned(int s) const {
   return it != replacements_.end() && it->second.is_constant();
 }
 
+std::pair<int64_t, int64_t> ShapeEnv::ImpliedRange(int s) const {
+  return Simplify(SymExpr::Symbol(s)).Bounds([&](int t) { return ranges_[t]; });
+}
+
 void ShapeEnv::RefineRange(SymRel rel, const SymExpr& lhs, const SymExpr& rhs) {
   if (rel != SymRel::kLe && rel != SymRel::kLt) return;
   // rel is diff <= 0 or diff < 0, i.e. c*s + k <= 0 with k integral.

@@ -63,6 +63,11 @@ class ShapeEnv {
   // by a constant).
   bool IsPinned(int s) const;
 
+  // The values symbol `s` can take in a call that passes AllGuards(): its
+  // declared range narrowed by the guards on it, or for a replaced symbol
+  // the range of what replaced it (kSymMax: unbounded above).
+  std::pair<int64_t, int64_t> ImpliedRange(int s) const;
+
   const std::vector<ShapeGuard>& guards() const { return guards_; }
   // Range guards of every symbol ("2 <= s0", "s0 <= 64"), then the recorded
   // guards, all simplified; what a cache entry checks.

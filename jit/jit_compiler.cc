@@ -21,6 +21,8 @@
 #include "jit/compiled_program.h"
 #include "jit/conv_epilogue.h"
 #include "jit/conv_step.h"
+#include "jit/cuda/cuda_backend.h"
+#include "jit/cuda/cuda_index_range.h"
 #include "jit/gemm_epilogue.h"
 #include "jit/gemm_step.h"
 #include "jit/lowering.h"
@@ -151,12 +153,79 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   return plan;
 }
 
+// The size bounds a device entry's kernels were rendered with
+// (cuda_index_range.h): what Describe says, and the bounds the executable
+// chose itself, which its entry guards.
+struct EntryIndexBounds {
+  // "32-bit index math in 2 of 3 kernels (x.size()[0] <= 1048576)"; empty
+  // where no bound is known or chosen.
+  std::string description;
+  std::vector<SymbolBound> chosen;
+  // Per chosen bound, its symbol's source ("x.size()[0]").
+  std::vector<std::string> chosen_sources;
+};
+
+constexpr char kIndexBoundsPurpose[] =
+    "the entry's CUDA kernels index in 32 bits";
+
+// "x.size()[0]": where a call supplies symbol `s`.
+std::string SymbolSourceName(const Graph& graph, const SymbolSource& s) {
+  return absl::StrCat(graph.node(graph.inputs()[s.input]).name, ".size()[",
+                      s.dim, "]");
+}
+
+// A dynamic device entry's size bounds: the specialization's known ones,
+// and, where it allows, bounds chosen from the call that made the entry
+// under which more kernels narrow to 32-bit index math.
+EntryIndexBounds PlanIndexBounds(const Graph& graph, const Specialization& spec,
+                                 const Plan& plan, IndexBounds& bounds) {
+  const int n = static_cast<int>(spec.symbols.size());
+  std::vector<int64_t> known(n, -1);
+  for (int i = 0; i < n && i < static_cast<int>(spec.symbol_max.size()); ++i) {
+    if (spec.symbol_max[i] != Specialization::kUnbounded) {
+      known[i] = spec.symbol_max[i];
+    }
+  }
+  std::vector<int64_t> hints;
+  if (spec.may_choose_bounds &&
+      spec.example_sizes.size() == spec.inputs.size()) {
+    for (const SymbolSource& s : spec.symbols) {
+      hints.push_back(spec.example_sizes[s.input][s.dim]);
+    }
+  }
+  std::vector<const Kernel*> kernels;
+  for (const PlanStep& step : plan.steps) {
+    if (step.is_kernel) kernels.push_back(&step.kernel.kernel);
+  }
+  bounds = ChooseIndexBounds(kernels, known, hints);
+  EntryIndexBounds out;
+  for (int i : bounds.chosen) {
+    out.chosen.push_back({i, bounds.size_bounds[i]});
+    out.chosen_sources.push_back(SymbolSourceName(graph, spec.symbols[i]));
+  }
+  std::vector<std::string> used;
+  for (int i = 0; i < n; ++i) {
+    if (bounds.size_bounds[i] < 0) continue;
+    used.push_back(absl::StrCat(SymbolSourceName(graph, spec.symbols[i]),
+                                " <= ", bounds.size_bounds[i]));
+  }
+  if (!used.empty()) {
+    int narrow = 0;
+    for (bool b : bounds.index32) narrow += b;
+    out.description =
+        absl::StrCat("32-bit index math in ", narrow, " of ", kernels.size(),
+                     " kernels (", absl::StrJoin(used, ", "), ")");
+  }
+  return out;
+}
+
 class JitExecutable : public Executable {
  public:
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec, std::shared_ptr<ThreadPool> pool,
                 std::shared_ptr<KernelBackend> backend, Layout layout,
-                std::unique_ptr<CompiledProgram> program)
+                std::unique_ptr<CompiledProgram> program,
+                EntryIndexBounds index_bounds)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         inputs_(spec.inputs),
@@ -164,7 +233,15 @@ class JitExecutable : public Executable {
         pool_(std::move(pool)),
         backend_(std::move(backend)),
         layout_(std::move(layout)),
-        program_(std::move(program)) {}
+        program_(std::move(program)),
+        index_bounds_(std::move(index_bounds)) {}
+
+  absl::Span<const SymbolBound> chosen_bounds() const override {
+    return index_bounds_.chosen;
+  }
+  std::string chosen_bounds_purpose() const override {
+    return index_bounds_.chosen.empty() ? "" : kIndexBoundsPurpose;
+  }
 
   using Executable::Run;
   absl::StatusOr<std::vector<Tensor>> Run(
@@ -184,6 +261,7 @@ class JitExecutable : public Executable {
     absl::InlinedVector<int64_t, 4> read;
     ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
                      Symbols(inputs, bound, read));
+    RETURN_IF_ERROR(CheckChosenBounds(values));
     if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->Run(ctx, inputs, values);
     }
@@ -199,6 +277,7 @@ class JitExecutable : public Executable {
     absl::InlinedVector<int64_t, 4> read;
     ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
                      Symbols(inputs, bound, read));
+    RETURN_IF_ERROR(CheckChosenBounds(values));
     if (Matches(layout_, inputs, values)) [[likely]] {
       return program_->RunInto(ctx, inputs, values, results);
     }
@@ -215,6 +294,9 @@ class JitExecutable : public Executable {
                                     " fused kernels, ", eager, " eager nodes");
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
+    }
+    if (!index_bounds_.description.empty()) {
+      absl::StrAppend(&text, ", ", index_bounds_.description);
     }
     // Intermediates between steps: one arena per concurrent call (host), or
     // per-call device buffers.
@@ -295,6 +377,23 @@ class JitExecutable : public Executable {
     return absl::Span<const int64_t>(read);
   }
 
+  // A call beyond a bound the kernels rely on would index past 32 bits:
+  // the entry's guards keep such calls out, so only a caller of the
+  // executable itself gets this error.
+  absl::Status CheckChosenBounds(absl::Span<const int64_t> values) const {
+    for (size_t i = 0; i < index_bounds_.chosen.size(); ++i) {
+      const SymbolBound& b = index_bounds_.chosen[i];
+      if (values[b.symbol] <= b.max) [[likely]] {
+        continue;
+      }
+      return absl::FailedPreconditionError(absl::StrCat(
+          index_bounds_.chosen_sources[i], " = ", values[b.symbol], " exceeds ",
+          b.max, ", the bound under which ", kIndexBoundsPurpose,
+          " (the guards of the entry that runs this executable check it)"));
+    }
+    return absl::OkStatus();
+  }
+
   static bool Matches(const Layout& layout, absl::Span<const Tensor> inputs,
                       absl::Span<const int64_t> symbols) {
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -344,6 +443,7 @@ class JitExecutable : public Executable {
   std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
   std::unique_ptr<CompiledProgram> program_;
+  const EntryIndexBounds index_bounds_;
   mutable std::atomic<int64_t> unplanned_calls_{0};
   mutable std::mutex mu_;
   mutable std::unique_ptr<Executable> unplanned_ ABSL_GUARDED_BY(mu_);
@@ -479,13 +579,35 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     }
     return EagerCompiler().Compile(std::move(graph), spec);
   }
+  // A dynamic entry's device kernels are rendered with its size bounds
+  // (32-bit index math where they prove it): the program compiles through
+  // the backend bound to them, which the executable keeps.
+  std::shared_ptr<KernelBackend> backend = backend_;
+  EntryIndexBounds index_bounds;
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
     absl::StatusOr<Plan> plan =
         PlanGraph(*graph, metas, layout, num_symbols, *backend_);
     if (!plan.ok()) {
       return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
     }
-    return CompiledProgram::Create(graph, metas, *std::move(plan), *backend_,
+    if (auto cuda = std::dynamic_pointer_cast<CudaKernelBackend>(backend_);
+        cuda != nullptr && num_symbols > 0) {
+      IndexBounds bounds;
+      index_bounds = PlanIndexBounds(*graph, spec, *plan, bounds);
+      backend = CudaKernelBackend::WithSizeBounds(
+          std::move(cuda), std::move(bounds.size_bounds));
+      if (!index_bounds.description.empty() && LogEnabled(LogTopic::kCodegen)) {
+        Log(LogTopic::kCodegen,
+            absl::StrCat("graph '", graph->name(),
+                         "': ", index_bounds.description,
+                         index_bounds.chosen.empty()
+                             ? ""
+                             : absl::StrCat("; the entry guards ",
+                                            index_bounds.chosen.size(),
+                                            " bounds chosen for it")));
+      }
+    }
+    return CompiledProgram::Create(graph, metas, *std::move(plan), *backend,
                                    pool_, num_symbols);
   }();
   // A kernel compile forbidden by the ASSERT_COMPILE switch is the call's
@@ -507,8 +629,8 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     return EagerCompiler().Compile(std::move(graph), spec);
   }
   return std::make_unique<JitExecutable>(
-      std::move(graph), std::move(metas), spec, pool_, backend_,
-      std::move(layout), *std::move(program));
+      std::move(graph), std::move(metas), spec, pool_, std::move(backend),
+      std::move(layout), *std::move(program), std::move(index_bounds));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

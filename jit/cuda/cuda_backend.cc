@@ -7,12 +7,77 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/cuda_transfer.h"
 
 namespace guardjit {
+namespace {
+
+// GJ_LOGS=codegen: a device module's kernels, the width of each one's index
+// math and the size bounds that decided it, then its CUDA C.
+[[maybe_unused]] void LogModule(const std::string& backend,
+                                const CudaModuleSource& source,
+                                absl::Span<const std::string> labels,
+                                absl::Span<const int64_t> size_bounds) {
+  std::vector<std::string> bounds;
+  for (size_t i = 0; i < size_bounds.size(); ++i) {
+    if (size_bounds[i] >= 0) {
+      bounds.push_back(absl::StrCat("s", i, " <= ", size_bounds[i]));
+    }
+  }
+  std::string text =
+      absl::StrCat(backend, ": module of ", source.kernels.size(), " kernels");
+  if (!bounds.empty()) {
+    absl::StrAppend(&text, ", size bounds ", absl::StrJoin(bounds, ", "));
+  }
+  absl::StrAppend(&text, "\n");
+  for (size_t k = 0; k < source.kernels.size(); ++k) {
+    absl::StrAppend(&text, "  ", source.kernels[k].name, " ",
+                    k < labels.size() ? labels[k] : "", ": ",
+                    source.kernels[k].index32 ? "32" : "64",
+                    "-bit index math\n");
+  }
+  absl::StrAppend(&text, source.source);
+  Log(LogTopic::kCodegen, text);
+}
+
+// CudaKernelBackend with one entry's size bounds (WithSizeBounds).
+class SizeBoundedCudaBackend : public KernelBackend {
+ public:
+  SizeBoundedCudaBackend(std::shared_ptr<CudaKernelBackend> backend,
+                         std::vector<int64_t> size_bounds)
+      : backend_(std::move(backend)), size_bounds_(std::move(size_bounds)) {}
+
+  std::string name() const override { return backend_->name(); }
+  absl::StatusOr<std::shared_ptr<const KernelModule>> Compile(
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels) override {
+    return backend_->CompileBounded(kernels, labels, size_bounds_);
+  }
+  const DeviceTransfer* transfer() const override {
+    return backend_->transfer();
+  }
+  bool host_code() const override { return backend_->host_code(); }
+  KernelCacheStats cache_stats() const override {
+    return backend_->cache_stats();
+  }
+
+ private:
+  const std::shared_ptr<CudaKernelBackend> backend_;
+  const std::vector<int64_t> size_bounds_;
+};
+
+}  // namespace
+
+std::shared_ptr<KernelBackend> CudaKernelBackend::WithSizeBounds(
+    std::shared_ptr<CudaKernelBackend> self, std::vector<int64_t> size_bounds) {
+  return std::make_shared<SizeBoundedCudaBackend>(std::move(self),
+                                                  std::move(size_bounds));
+}
 
 #ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
@@ -130,10 +195,9 @@ class CudaDeviceModule : public KernelModule {
 
   absl::StatusOr<std::unique_ptr<DeviceFaultWords>> NewFaultWords()
       const override {
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<CudaFaultWords> words,
-        CudaFaultWords::Create(device_,
-                               static_cast<int>(source_.kernels.size())));
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaFaultWords> words,
+                     CudaFaultWords::Create(
+                         device_, static_cast<int>(source_.kernels.size())));
     return std::unique_ptr<DeviceFaultWords>(std::move(words));
   }
 
@@ -220,9 +284,20 @@ std::string CudaKernelBackend::name() const {
 absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
     absl::Span<const Kernel* const> kernels,
     absl::Span<const std::string> labels) {
+  return CompileBounded(kernels, labels, {});
+}
+
+absl::StatusOr<std::shared_ptr<const KernelModule>>
+CudaKernelBackend::CompileBounded(absl::Span<const Kernel* const> kernels,
+                                  absl::Span<const std::string> labels,
+                                  absl::Span<const int64_t> size_bounds) {
   CudaCodegenOptions codegen;
   codegen.block_threads = options_.block_threads;
+  codegen.size_bounds.assign(size_bounds.begin(), size_bounds.end());
   ASSIGN_OR_RETURN(CudaModuleSource source, RenderCudaModule(kernels, codegen));
+  if (LogEnabled(LogTopic::kCodegen)) {
+    LogModule(name(), source, labels, size_bounds);
+  }
   const KernelCacheKey key = KernelCacheKey::Make(
       "cuda", device_->properties().arch.ToString(),
       absl::StrCat("block_threads=", options_.block_threads,
@@ -265,8 +340,8 @@ absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
 
 absl::Status CudaKernelBackend::Synchronize(const RunContext& ctx) const {
   ASSIGN_OR_RETURN(CudaContextScope scope, device_->MakeCurrent());
-  RETURN_IF_CUDA_ERROR(device_->driver().cuStreamSynchronize(
-      static_cast<CUstream>(ctx.stream)));
+  RETURN_IF_CUDA_ERROR(
+      device_->driver().cuStreamSynchronize(static_cast<CUstream>(ctx.stream)));
   return absl::OkStatus();
 }
 
@@ -291,6 +366,12 @@ absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
 std::string CudaKernelBackend::name() const { return "cuda"; }
 absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
     absl::Span<const Kernel* const>, absl::Span<const std::string>) {
+  return absl::UnavailableError("guardjit was built without the CUDA headers");
+}
+absl::StatusOr<std::shared_ptr<const KernelModule>>
+CudaKernelBackend::CompileBounded(absl::Span<const Kernel* const>,
+                                  absl::Span<const std::string>,
+                                  absl::Span<const int64_t>) {
   return absl::UnavailableError("guardjit was built without the CUDA headers");
 }
 absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor&,

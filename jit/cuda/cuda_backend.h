@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/cuda/cuda_codegen.h"
 #include "jit/cuda/nvrtc_compiler.h"
@@ -48,6 +49,22 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
       absl::Span<const std::string> labels) override;
   KernelCacheStats cache_stats() const override { return cache_.stats(); }
   const DeviceTransfer* transfer() const override { return this; }
+
+  // Compile with the entry's symbols bounded (CudaCodegenOptions::
+  // size_bounds; -1 or missing: unbounded): kernels whose index math the
+  // bounds prove within 32 bits compute it in int. The caller guarantees
+  // every call stays within them (the entry's guards).
+  absl::StatusOr<std::shared_ptr<const KernelModule>> CompileBounded(
+      absl::Span<const Kernel* const> kernels,
+      absl::Span<const std::string> labels,
+      absl::Span<const int64_t> size_bounds);
+  // `self` (this backend) as a KernelBackend whose Compile is
+  // CompileBounded(..., size_bounds); everything else is `self`'s. For one
+  // entry's program (CompiledProgram compiles through a KernelBackend); it
+  // keeps `self` alive.
+  static std::shared_ptr<KernelBackend> WithSizeBounds(
+      std::shared_ptr<CudaKernelBackend> self,
+      std::vector<int64_t> size_bounds);
 
   Device device() const override {
     return Device{DeviceType::kCUDA, options_.device};

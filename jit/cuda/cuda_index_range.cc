@@ -155,4 +155,100 @@ bool IndexMathFits32Bits(const Kernel& kernel,
   return true;
 }
 
+namespace {
+
+// Whether every kernel of `which` narrows under `bounds`.
+bool AllFit(absl::Span<const Kernel* const> kernels,
+            const std::vector<int>& which, const std::vector<int64_t>& bounds) {
+  for (int k : which) {
+    if (!IndexMathFits32Bits(*kernels[k], bounds)) return false;
+  }
+  return true;
+}
+
+// The smallest power of two >= v (v >= 0).
+int64_t CeilPow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v && p <= kIndex32Limit) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+IndexBounds ChooseIndexBounds(absl::Span<const Kernel* const> kernels,
+                              absl::Span<const int64_t> known,
+                              absl::Span<const int64_t> hints) {
+  IndexBounds out;
+  size_t n = known.size();
+  for (const Kernel* k : kernels) {
+    n = std::max(n, static_cast<size_t>(k->num_size_params));
+  }
+  out.size_bounds.assign(n, -1);
+  for (size_t i = 0; i < known.size(); ++i) {
+    out.size_bounds[i] = known[i] < 0 ? -1 : known[i];
+  }
+  auto index32 = [&](const std::vector<int64_t>& bounds) {
+    std::vector<bool> fits;
+    for (const Kernel* k : kernels) {
+      fits.push_back(IndexMathFits32Bits(*k, bounds));
+    }
+    return fits;
+  };
+  const std::vector<bool> base = index32(out.size_bounds);
+  out.index32 = base;
+  // Unbounded symbols with a hint are the candidates.
+  std::vector<int> free;
+  std::vector<int64_t> at_hints = out.size_bounds;
+  for (size_t i = 0; i < n && i < hints.size(); ++i) {
+    if (out.size_bounds[i] >= 0 || hints[i] < 0) continue;
+    free.push_back(static_cast<int>(i));
+    at_hints[i] = hints[i];
+  }
+  if (free.empty()) return out;
+  // The kernels that narrow at the hints and not without them.
+  std::vector<int> gain;
+  const std::vector<bool> hinted = index32(at_hints);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (hinted[k] && !base[k]) gain.push_back(static_cast<int>(k));
+  }
+  if (gain.empty()) return out;
+  std::vector<int64_t> bounds = at_hints;
+  // Powers of two at least the hints, then doubled together while every
+  // gaining kernel still narrows, then one symbol at a time.
+  std::vector<int64_t> trial = bounds;
+  for (int i : free) trial[i] = CeilPow2(bounds[i]);
+  if (AllFit(kernels, gain, trial)) bounds = trial;
+  auto doubled = [&](int i) {
+    return bounds[i] > kIndex32Limit ? bounds[i] : bounds[i] * 2;
+  };
+  for (;;) {
+    trial = bounds;
+    for (int i : free) trial[i] = doubled(i);
+    if (trial == bounds || !AllFit(kernels, gain, trial)) break;
+    bounds = trial;
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i : free) {
+      trial = bounds;
+      trial[i] = doubled(i);
+      if (trial[i] == bounds[i] || !AllFit(kernels, gain, trial)) continue;
+      bounds = trial;
+      grew = true;
+    }
+  }
+  // A symbol the gaining kernels do not need bounded stays unbounded.
+  for (int i : free) {
+    trial = bounds;
+    trial[i] = -1;
+    if (AllFit(kernels, gain, trial)) bounds = trial;
+  }
+  for (int i : free) {
+    if (bounds[i] >= 0) out.chosen.push_back(i);
+  }
+  out.size_bounds = std::move(bounds);
+  out.index32 = index32(out.size_bounds);
+  return out;
+}
+
 }  // namespace guardjit

@@ -8,6 +8,7 @@
 // arithmetic in `int` when this holds, `long long` otherwise.
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "jit/loop_ir.h"
@@ -27,6 +28,32 @@ inline constexpr int64_t kIndex32Limit = (int64_t{1} << 31) - 2048;
 // index's whole valid range [0, bound).
 bool IndexMathFits32Bits(const Kernel& kernel,
                          absl::Span<const int64_t> size_bounds);
+
+// The size bounds a dynamic entry's kernels are rendered with, as Inductor
+// picks them for dynamic shapes: where the known bounds (mark_dynamic
+// ranges, what the guards imply) leave a kernel's index math 64-bit but the
+// values of the call that made the entry (the hints) would let it narrow,
+// each unbounded symbol gets a bound of its own: the largest powers of two
+// (at least the hint, raised uniformly first, then one symbol at a time)
+// under which every kernel that narrows at the hints still narrows. A
+// symbol no such kernel needs stays unbounded. The entry must guard the
+// chosen bounds (Executable::chosen_bounds); without a kernel that gains,
+// none is chosen.
+struct IndexBounds {
+  // Per symbol: what the kernels are rendered with (-1: unbounded), the
+  // known bound or the chosen one.
+  std::vector<int64_t> size_bounds;
+  // The symbols whose bound was chosen here (in increasing order).
+  std::vector<int> chosen;
+  // Per kernel: whether its index math is 32-bit under size_bounds.
+  std::vector<bool> index32;
+};
+// `known[i]`: the largest value symbol i can take (negative: unbounded);
+// `hints[i]`: its value in the call that made the entry (empty: choose
+// nothing, only render with `known`).
+IndexBounds ChooseIndexBounds(absl::Span<const Kernel* const> kernels,
+                              absl::Span<const int64_t> known,
+                              absl::Span<const int64_t> hints);
 
 }  // namespace guardjit
 
