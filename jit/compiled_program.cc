@@ -170,22 +170,14 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Create(
                        ") has no lowering for the device; it runs its "
                        "reference kernel on host copies of its arguments"));
     }
-    // reduce-overhead mode records programs whose steps are kernel launches
-    // and GEMM steps (cuBLASLt, captured as extern calls of the graph:
-    // compiled_program_graphed.cc). Conv steps are not recorded: their
-    // products and column matrices come from the call's allocator, which a
-    // capture cannot allocate from (see cuda_graph.h).
+    // reduce-overhead mode records programs whose steps are kernel launches,
+    // GEMM steps and conv steps (cuBLASLt, captured as extern calls of the
+    // graph; a convolution's im2col kernel is a kernel step of ours and its
+    // column matrices and product live in the key's pool:
+    // compiled_program_graphed.cc).
     for (const PlanStep& step : p.steps) {
-      if (step.is_kernel && step.conv == nullptr) continue;
+      if (step.is_kernel) continue;
       const Node& node = program->graph_->node(step.node);
-      if (step.conv != nullptr) {
-        program->graph_refusal_ = absl::StrCat(
-            "node '", node.name, "' (", node.target,
-            ") runs on cuBLASLt as a convolution (im2col and products with "
-            "buffers from the call's allocator), which CUDA graphs do not "
-            "record yet");
-        break;
-      }
       program->graph_refusal_ = absl::StrCat(
           "node '", node.name, "' (", node.target,
           ") runs on the host (its reference kernel on host copies, which "

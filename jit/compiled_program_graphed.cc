@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "jit/compiled_program.h"
+#include "jit/cuda/device_conv_step.h"
 #include "jit/cuda/device_gemm_step.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_device.h"
@@ -20,19 +21,34 @@
 namespace guardjit {
 namespace {
 
-// One cuBLASLt product of a graphed call: what its extern op enqueues.
+// The cuBLASLt products of one GEMM or conv step of a graphed call: what
+// its extern op enqueues (a GEMM step's one product; a convolution's one
+// strided-batched product per group or per image).
 struct GemmCall {
   const CublasLtGemm* gemm = nullptr;
-  CublasLtGemmArgs args;
+  absl::InlinedVector<CublasLtGemmArgs, 2> args;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
 };
 
 absl::Status EnqueueGemm(const void* context, CUstream stream) {
   const auto* call = static_cast<const GemmCall*>(context);
-  return call->gemm->RunWithWorkspace(call->args, stream, call->workspace,
-                                      call->workspace_bytes);
+  for (const CublasLtGemmArgs& args : call->args) {
+    RETURN_IF_ERROR(call->gemm->RunWithWorkspace(args, stream, call->workspace,
+                                                 call->workspace_bytes));
+  }
+  return absl::OkStatus();
 }
+
+// What an extern step (GEMM or conv) of a graphed call reads and writes.
+struct ExternSlots {
+  absl::InlinedVector<int, 5> slots;  // operands, in `names` order
+  absl::InlinedVector<const char*, 5> names;
+  int written = -1;  // the output slot cuBLASLt writes, or -1
+  // Bytes of the product in the key's pool an epilogue kernel reads (when
+  // `written` is -1).
+  int64_t product_bytes = 0;
+};
 
 // A call re-builds its ops at most this many times in a row (each time an
 // extern operand becomes staged).
@@ -78,14 +94,29 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
   // GEMM steps bound to the call's symbols (a static step as is).
   absl::InlinedVector<const GemmStep*, 8> gemm_of(plan_.steps.size(), nullptr);
   std::vector<GemmStep> bound;
+  // Conv steps bound to the call's symbols (a static step as is).
+  absl::InlinedVector<const ConvStep*, 8> conv_of(plan_.steps.size(), nullptr);
+  std::vector<ConvStep> bound_convs;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    if (const ConvStep* conv = plan_.steps[i].conv.get()) {
+      if (conv->symbolic.has_value()) {
+        if (bound_convs.capacity() == 0) {
+          bound_convs.reserve(plan_.steps.size());
+        }
+        ASSIGN_OR_RETURN(ConvStep b, conv->Bind(symbols));
+        bound_convs.push_back(std::move(b));
+        conv = &bound_convs.back();
+      }
+      conv_of[i] = conv;
+    }
     const GemmStep* step = plan_.steps[i].gemm.get();
-    if (step == nullptr) continue;
+    if (step == nullptr && conv_of[i] == nullptr) continue;
     if (gemm == nullptr) {
       ASSIGN_OR_RETURN(const CudaDevice* cuda, CudaDevice::Get(device.index));
       ASSIGN_OR_RETURN(CublasLtGemm * g, CublasLtGemm::ForDevice(*cuda));
       gemm = g;
     }
+    if (step == nullptr) continue;
     if (step->symbolic.has_value()) {
       if (bound.capacity() == 0) bound.reserve(plan_.steps.size());
       ASSIGN_OR_RETURN(GemmStep b, step->Bind(symbols));
@@ -133,19 +164,45 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     for (int64_t d : sizes.slots[s]) elements *= d;
     return elements * ItemSize(plan_.slots[s].dtype);
   };
-  // The slots an extern call reads or writes.
-  auto extern_slots = [&](const GemmStep& g) {
-    absl::InlinedVector<int, 5> out = {g.a.slot, g.b.slot};
-    if (g.device_epilogue.has_value()) {
-      if (g.device_epilogue->bias.has_value()) {
-        out.push_back(g.device_epilogue->bias->slot);
+  // The slots extern step i reads or writes (none: not an extern step).
+  auto extern_slots = [&](size_t i) {
+    ExternSlots e;
+    if (const GemmStep* g = gemm_of[i]) {
+      e.slots = {g->a.slot, g->b.slot};
+      e.names = {"A", "B"};
+      if (g->device_epilogue.has_value()) {
+        if (g->device_epilogue->bias.has_value()) {
+          e.slots.push_back(g->device_epilogue->bias->slot);
+          e.names.push_back("bias");
+        }
+        if (g->device_epilogue->c.has_value()) {
+          e.slots.push_back(g->device_epilogue->c->slot);
+          e.names.push_back("C");
+        }
+        e.written = g->device_epilogue->out_slot;
+        e.slots.push_back(e.written);
+        e.names.push_back("D");
+      } else {
+        e.product_bytes = g->batch * g->m * g->n * ItemSize(g->dtype);
       }
-      if (g.device_epilogue->c.has_value()) {
-        out.push_back(g.device_epilogue->c->slot);
+    } else if (const ConvStep* c = conv_of[i]) {
+      // The weight, the column matrices (in the pool: the im2col kernel's)
+      // or the input a pointwise convolution reads in place, and the output
+      // when cuBLASLt writes it (the epilogue only stores the result).
+      e.slots = {c->weight.slot, c->device->cols_slot >= 0
+                                     ? c->device->cols_slot
+                                     : c->input.slot};
+      e.names = {"A", "B"};
+      e.product_bytes = c->batch * c->groups * c->out_channels * c->cols() *
+                        ItemSize(c->dtype);
+      const int out = c->device->out_slot;
+      if (out >= 0 && slot_bytes(out) == e.product_bytes) {
+        e.written = out;
+        e.slots.push_back(out);
+        e.names.push_back("D");
       }
-      out.push_back(g.device_epilogue->out_slot);
     }
-    return out;
+    return e;
   };
   for (int round = 0;; ++round) {
     if (round == kMaxRestages) return false;
@@ -176,13 +233,13 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
           pool_bytes += aligned(slot_bytes(s));
         }
       }
-      const GemmStep* g = gemm_of[i];
-      if (g == nullptr) continue;
-      if (!g->device_epilogue.has_value()) {
+      if (gemm_of[i] == nullptr && conv_of[i] == nullptr) continue;
+      const ExternSlots e = extern_slots(i);
+      if (e.written < 0) {
         product_offset[i] = pool_bytes;
-        pool_bytes += aligned(g->batch * g->m * g->n * ItemSize(g->dtype));
+        pool_bytes += aligned(e.product_bytes);
       }
-      for (int s : extern_slots(*g)) {
+      for (int s : e.slots) {
         const CudaGraphBuffer r = role(s, pool_offset);
         if (r.kind != CudaGraphBuffer::Kind::kInput &&
             r.kind != CudaGraphBuffer::Kind::kOutput) {
@@ -253,13 +310,14 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
         }
       }
       const GemmStep* g = gemm_of[i];
-      const std::string& node_name = graph_->node(step.node).name;
+      const ConvStep* conv = conv_of[i];
       void* product = nullptr;
-      if (g != nullptr) {
-        // Staged inputs the product reads: copied into the pool first.
-        const absl::InlinedVector<int, 5> touched = extern_slots(*g);
-        const int written =
-            g->device_epilogue.has_value() ? g->device_epilogue->out_slot : -1;
+      if (g != nullptr || conv != nullptr) {
+        const std::string& node_name = graph_->node(step.node).name;
+        // Staged inputs the products read: copied into the pool first.
+        const ExternSlots e = extern_slots(i);
+        const absl::InlinedVector<int, 5>& touched = e.slots;
+        const int written = e.written;
         for (int s : touched) {
           if (s == written || stage_offset[s] < 0 || stage_holds[s]) continue;
           CudaGraphOp& copy = ops.emplace_back();
@@ -277,11 +335,22 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
           return base + stage_offset[s] +
                  (static_cast<const char*>(address) - begin_of(s));
         };
-        product = g->device_epilogue.has_value()
+        product = written >= 0
                       ? const_cast<void*>(where(written, slots[written].data()))
                       : base + product_offset[i];
-        absl::StatusOr<CublasLtGemmArgs> args =
-            GraphedGemmArgs(*g, slots, product, where);
+        absl::StatusOr<absl::InlinedVector<CublasLtGemmArgs, 4>> args;
+        if (g != nullptr) {
+          absl::StatusOr<CublasLtGemmArgs> one =
+              GraphedGemmArgs(*g, slots, product, where);
+          if (one.ok()) {
+            args.emplace();
+            args->push_back(*one);
+          } else {
+            args = one.status();
+          }
+        } else {
+          args = GraphedConvArgs(*conv, slots, product, where);
+        }
         if (absl::IsFailedPrecondition(args.status())) {
           graphs_->Refuse(absl::StrCat("node '", node_name, "' (",
                                        graph_->node(step.node).target,
@@ -291,23 +360,16 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
         RETURN_IF_ERROR(args.status());
         GemmCall& call = calls.emplace_back();
         call.gemm = gemm;
-        call.args = *args;
+        call.args.assign(args->begin(), args->end());
         CudaGraphOp& op = ops.emplace_back();
         op.kind = CudaGraphOp::Kind::kExtern;
         op.call.node = &node_name;
         op.call.enqueue = &EnqueueGemm;
         op.call.context = &call;
-        static const char* const kNames[] = {"A", "B", "bias", "C", "D"};
-        absl::InlinedVector<const char*, 5> names = {kNames[0], kNames[1]};
-        if (g->device_epilogue.has_value()) {
-          if (g->device_epilogue->bias.has_value()) names.push_back(kNames[2]);
-          if (g->device_epilogue->c.has_value()) names.push_back(kNames[3]);
-          names.push_back(kNames[4]);
-        }
         for (size_t k = 0; k < touched.size(); ++k) {
           const int s = touched[k];
           CudaGraphOperand& o = op.call.operands.emplace_back();
-          o.name = names[k];
+          o.name = e.names[k];
           o.bytes = slot_bytes(s);
           if (stage_offset[s] >= 0) {
             o.buffer = {CudaGraphBuffer::Kind::kPool, stage_offset[s]};
@@ -331,13 +393,17 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
                                   stage_offset[written]};
           copy.copy.dst_buffer = role(written, pool_offset);
         }
-        // cuBLASLt computes the whole epilogue: no kernel.
-        if (g->device_epilogue.has_value()) continue;
+        // cuBLASLt computes the whole epilogue (or the convolution's
+        // epilogue only stores its result): no kernel.
+        if (written >= 0) continue;
       }
       pointers.clear();
       for (int s : step.kernel.buffer_slots)
         pointers.push_back(slots[s].data());
-      if (g != nullptr) pointers[g->product_param] = product;
+      const int product_param = g != nullptr      ? g->product_param
+                                : conv != nullptr ? conv->product_param
+                                                  : -1;
+      if (product_param >= 0) pointers[product_param] = product;
       CudaGraphOp& op = ops.emplace_back();
       op.kind = CudaGraphOp::Kind::kKernel;
       CudaKernelLaunch& launch = op.launch;
@@ -346,9 +412,9 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       for (size_t b = 0; b < step.kernel.buffer_slots.size(); ++b) {
         launch.buffers[b] = role(step.kernel.buffer_slots[b], pool_offset);
       }
-      if (g != nullptr) {
-        launch.buffers[g->product_param] = {CudaGraphBuffer::Kind::kPool,
-                                            product_offset[i]};
+      if (product_param >= 0) {
+        launch.buffers[product_param] = {CudaGraphBuffer::Kind::kPool,
+                                         product_offset[i]};
       }
     }
     // cuBLASLt's workspace: the key's own, given explicitly (nothing is
@@ -356,8 +422,10 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     if (!calls.empty()) {
       size_t workspace_bytes = 0;
       for (const GemmCall& call : calls) {
-        ASSIGN_OR_RETURN(const size_t bytes, gemm->WorkspaceBytes(call.args));
-        workspace_bytes = std::max(workspace_bytes, bytes);
+        for (const CublasLtGemmArgs& args : call.args) {
+          ASSIGN_OR_RETURN(const size_t bytes, gemm->WorkspaceBytes(args));
+          workspace_bytes = std::max(workspace_bytes, bytes);
+        }
       }
       CUdeviceptr workspace = 0;
       if (workspace_bytes > 0) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "jit/extern_epilogue.h"
@@ -143,6 +144,39 @@ struct OperandWalk {
   int64_t row_stride, col_stride;
 };
 
+// The cuBLASLt products of `step` (bound) over weight walk `a`, column
+// walk `b` and product walk `d`: strided-batched over the longer of images
+// and groups, one call per index of the other.
+absl::InlinedVector<CublasLtGemmArgs, 4> ProductArgs(const ConvStep& step,
+                                                     const OperandWalk& a,
+                                                     const OperandWalk& b,
+                                                     const OperandWalk& d) {
+  const int64_t item = ItemSize(step.dtype);
+  const bool over_images = step.batch >= step.groups;
+  const int64_t calls = over_images ? step.groups : step.batch;
+  const int64_t batch = over_images ? step.batch : step.groups;
+  const auto matrix = [&](const OperandWalk& o, int64_t i) {
+    const int64_t n = over_images ? 0 : i, g = over_images ? i : 0;
+    const int64_t batch_stride =
+        batch == 1 ? 0 : (over_images ? o.per_image : o.per_group);
+    return GemmMatrix{o.base + (n * o.per_image + g * o.per_group) * item,
+                      o.row_stride, o.col_stride, batch_stride};
+  };
+  absl::InlinedVector<CublasLtGemmArgs, 4> out;
+  for (int64_t i = 0; i < calls; ++i) {
+    CublasLtGemmArgs& args = out.emplace_back();
+    args.dtype = step.dtype;
+    args.batch = batch;
+    args.m = step.out_channels;
+    args.n = step.cols();
+    args.k = step.rows();
+    args.a = matrix(a, i);
+    args.b = matrix(b, i);
+    args.d = matrix(d, i);
+  }
+  return out;
+}
+
 absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
                             int kernel, const DeviceFaultWords* faults,
                             absl::Span<void* const> params,
@@ -206,28 +240,7 @@ absl::StatusOr<int64_t> Run(const ConvStep& unbound, const KernelModule& module,
                       groups * out_channels * cols, out_channels * cols, cols,
                       1};
 
-  // Strided-batched over the longer of images and groups, a loop over the
-  // other.
-  const bool over_images = step.batch >= groups;
-  const int64_t calls = over_images ? groups : step.batch;
-  const int64_t batch = over_images ? step.batch : groups;
-  const auto matrix = [&](const OperandWalk& o, int64_t i) {
-    const int64_t n = over_images ? 0 : i, g = over_images ? i : 0;
-    const int64_t batch_stride =
-        batch == 1 ? 0 : (over_images ? o.per_image : o.per_group);
-    return GemmMatrix{o.base + (n * o.per_image + g * o.per_group) * item,
-                      o.row_stride, o.col_stride, batch_stride};
-  };
-  for (int64_t i = 0; i < calls; ++i) {
-    CublasLtGemmArgs args;
-    args.dtype = step.dtype;
-    args.batch = batch;
-    args.m = out_channels;
-    args.n = cols;
-    args.k = rows;
-    args.a = matrix(a, i);
-    args.b = matrix(b, i);
-    args.d = matrix(d, i);
+  for (const CublasLtGemmArgs& args : ProductArgs(step, a, b, d)) {
     RETURN_IF_ERROR(gemm->Run(args, ctx.stream, *allocator));
   }
   if (into_output) return 0;
@@ -265,6 +278,52 @@ std::optional<PlanStep> PlanDeviceConv(ConvStep& conv,
   step.node = -1;
   step.kernel = Im2ColKernel(conv, cols_slot, label);
   return step;
+}
+
+absl::StatusOr<absl::InlinedVector<CublasLtGemmArgs, 4>> GraphedConvArgs(
+    const ConvStep& step, absl::Span<const Tensor> slots, const void* product,
+    absl::FunctionRef<const void*(int slot, const void* address)> where) {
+  if (!step.device.has_value()) {
+    return absl::InternalError("a host conv step in a device program");
+  }
+  const int64_t item = ItemSize(step.dtype);
+  const int64_t rows = step.rows(), cols = step.cols();
+  const int64_t out_channels = step.out_channels, groups = step.groups;
+  const FixedRef& w = step.weight;
+  const std::optional<int64_t> unit = FlatStride(w.sizes, w.strides, 1);
+  if (!unit.has_value() ||
+      !CublasLtGemm::ReadsInPlace(out_channels, rows, w.strides[0], *unit)) {
+    return absl::FailedPreconditionError(
+        "cuBLASLt reads its operand A (the weight) through a contiguous copy "
+        "from the call's allocator, which a CUDA graph does not record");
+  }
+  const char* weight = static_cast<const char*>(
+      where(w.slot,
+            static_cast<const char*>(slots[w.slot].data()) + w.offset * item));
+  const OperandWalk a{weight, 0, out_channels * w.strides[0], w.strides[0],
+                      *unit};
+  OperandWalk b;
+  if (step.device->cols_slot >= 0) {
+    const int s = step.device->cols_slot;
+    b = {static_cast<const char*>(where(s, slots[s].data())),
+         groups * rows * cols, rows * cols, cols, 1};
+  } else {
+    const FixedRef& x = step.input;
+    const std::optional<int64_t> x_unit = FlatStride(x.sizes, x.strides, 2);
+    if (!ReadsInputInPlace(step, x) || !x_unit.has_value()) {
+      return absl::FailedPreconditionError(
+          "cuBLASLt cannot read operand B (the input of a pointwise "
+          "convolution) in place at this call's strides");
+    }
+    b = {static_cast<const char*>(where(
+             x.slot,
+             static_cast<const char*>(slots[x.slot].data()) + x.offset * item)),
+         x.strides[0], step.in_channels * x.strides[1], x.strides[1], *x_unit};
+  }
+  const OperandWalk d{static_cast<const char*>(product),
+                      groups * out_channels * cols, out_channels * cols, cols,
+                      1};
+  return ProductArgs(step, a, b, d);
 }
 
 absl::StatusOr<int64_t> RunDeviceConvStep(

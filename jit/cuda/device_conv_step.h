@@ -28,6 +28,8 @@
 #include <optional>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/allocator.h"
@@ -38,6 +40,7 @@
 #include "jit/conv_step.h"
 #include "jit/fusion.h"
 #include "jit/kernel_backend.h"
+#include "runtime/cuda/cublaslt_gemm.h"
 
 namespace guardjit {
 
@@ -66,6 +69,20 @@ absl::StatusOr<int64_t> RunDeviceConvStep(
     absl::Span<const Tensor> slots, absl::Span<const int64_t> symbols,
     Device device, const std::shared_ptr<Allocator>& allocator,
     const RunContext& ctx);
+
+// reduce-overhead mode (runtime/cuda/cuda_graph.h): the cuBLASLt products
+// of `step` (already bound to the call's symbols) over `slots` (the weight,
+// the column matrices in the key's pool or the input read in place),
+// writing the whole contiguous result at `product` (the step's output slot
+// when cuBLASLt writes it, else the buffer the epilogue kernel reads), each
+// operand's address first passed through `where(slot, address)` (an operand
+// staged through the graph's pool is read there). FAILED_PRECONDITION,
+// naming the operand, when cuBLASLt cannot read the weight's strides (the
+// plain path copies it contiguous from the call's allocator, which a
+// captured graph cannot do) or a pointwise convolution's input in place.
+absl::StatusOr<absl::InlinedVector<CublasLtGemmArgs, 4>> GraphedConvArgs(
+    const ConvStep& step, absl::Span<const Tensor> slots, const void* product,
+    absl::FunctionRef<const void*(int slot, const void* address)> where);
 
 }  // namespace guardjit
 

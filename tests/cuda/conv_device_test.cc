@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
 #include "runtime/cuda/emulated_cublaslt.h"
@@ -265,28 +267,99 @@ TEST_F(ConvDeviceTest, CublasLtErrorNamesTheNode) {
   ASSERT_GJ_OK(gj_function_call(fn_, in, 4, outs, 1, nullptr));
 }
 
-// reduce-overhead mode: the recording would not capture the cuBLASLt
-// products, so the entry is refused, with the node named, and runs its
-// steps.
-TEST_F(ConvDeviceTest, CudaGraphsRefuseTheEntry) {
+// reduce-overhead mode: the conv block is recorded (the im2col and epilogue
+// kernels as kernel nodes, the column matrices and the product in the key's
+// pool, the cuBLASLt product captured as an extern call reading the weight
+// where the caller keeps it) and its replays compute what plain launches
+// and the CPU do: a dynamic batch (three sizes, one graph each), x and r new
+// tensors (new addresses) on every call, the output into a caller buffer or
+// into fresh memory, the weight changed in place and then moved.
+TEST_F(ConvDeviceTest, CudaGraphsRecordTheConvBlock) {
   gj_function_options options;
   gj_function_options_init(&options);
   options.mode = GJ_MODE_REDUCE_OVERHEAD;
   ASSERT_GJ_OK(gj_function_create(ctx_, graph_, &options, &fn_));
-  for (int i = 0; i < 3; ++i) ExpectDeviceMatchesCpu(2, 40 + i);
+  gj_function* plain = nullptr;
+  gj_function_options_init(&options);
+  ASSERT_GJ_OK(gj_function_create(ctx_, graph_, &options, &plain));
+  auto w =
+      std::make_unique<Floats>(std::vector<int64_t>{4, 3, 3, 3}, kDLCUDA, 1);
+  Floats b({4}, kDLCUDA, 2);
+  const std::vector<int64_t> batches = {2, 3, 5};
+  constexpr int kRounds = 5;
+  uint32_t seed = 10;
+  const EmulatedCublasLt::Counters before = EmulatedCublasLt::counters();
+  for (int round = 0; round < kRounds; ++round) {
+    for (int64_t batch : batches) {
+      const std::string what = absl::StrCat("round ", round, ", batch ", batch);
+      // The weight: changed in place on round 2, moved on round 3.
+      if (round == 2 && batch == batches.front()) {
+        for (float& v : w->values) v *= -0.5f;
+      }
+      if (round == 3 && batch == batches.front()) {
+        w = std::make_unique<Floats>(std::vector<int64_t>{4, 3, 3, 3}, kDLCUDA,
+                                     seed++);
+      }
+      Floats x({batch, 3, 8, 8}, kDLCUDA, seed++),
+          r({batch, 4, 8, 8}, kDLCUDA, seed++);
+      const DLTensor* in[] = {&x.dl, &w->dl, &b.dl, &r.dl};
+      // The CPU on views of the same memory, and plain launches.
+      std::vector<DLTensor> cpu;
+      for (const DLTensor* t : in) {
+        cpu.push_back(*t);
+        cpu.back().device = {kDLCPU, 0};
+      }
+      const DLTensor* cpu_in[] = {&cpu[0], &cpu[1], &cpu[2], &cpu[3]};
+      Floats cpu_out({batch, 4, 8, 8}, kDLCPU, 0),
+          plain_out({batch, 4, 8, 8}, kDLCUDA, 0);
+      const DLTensor* cpu_outs[] = {&cpu_out.dl};
+      ASSERT_GJ_OK(gj_function_call(fn_, cpu_in, 4, cpu_outs, 1, nullptr));
+      const DLTensor* plain_outs[] = {&plain_out.dl};
+      ASSERT_GJ_OK(gj_function_call(plain, in, 4, plain_outs, 1, nullptr));
+      // Odd rounds into a caller buffer, even ones into fresh memory.
+      std::vector<float> got;
+      if (round % 2 == 1) {
+        Floats out({batch, 4, 8, 8}, kDLCUDA, 0);
+        const DLTensor* outs[] = {&out.dl};
+        ASSERT_GJ_OK(gj_function_call(fn_, in, 4, outs, 1, nullptr));
+        got = out.values;
+      } else {
+        DLManagedTensor* out = nullptr;
+        ASSERT_GJ_OK(gj_function_call_alloc(fn_, in, 4, nullptr, &out, 1));
+        const float* p = static_cast<const float*>(out->dl_tensor.data);
+        got.assign(p, p + cpu_out.values.size());
+        gj_tensor_release(out);
+      }
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(plain_out.values[i], cpu_out.values[i], 1e-4)
+            << what << " (plain launches), element " << i;
+        ASSERT_NEAR(got[i], plain_out.values[i], 1e-4)
+            << what << " (graph replay), element " << i;
+      }
+    }
+  }
   gj_function_stats stats;
   gj_function_stats_init(&stats);
   ASSERT_GJ_OK(gj_function_get_stats(fn_, &stats));
-  EXPECT_EQ(stats.cuda_graphs_recorded, 0);
-  EXPECT_EQ(stats.cuda_graph_replays, 0);
   char* text = nullptr;
   ASSERT_GJ_OK(gj_function_explain(fn_, &text));
   const std::string explain = text;
   gj_string_destroy(text);
-  EXPECT_NE(explain.find("cuda graphs refused: node 'conv' "
-                         "(aten.convolution.default) runs on cuBLASLt"),
-            std::string::npos)
+  // Each size key: a warm-up call, then replays (the first batch also warms
+  // up the static entry the function starts with).
+  const int64_t calls = kRounds * static_cast<int64_t>(batches.size());
+  const int64_t warm_ups = static_cast<int64_t>(batches.size()) + 1;
+  EXPECT_EQ(stats.cuda_graph_replays, calls - warm_ups) << explain;
+  EXPECT_GE(stats.cuda_graphs_recorded, 3) << explain;
+  // Replays ran the captured products: no plain cuBLASLt call past the
+  // warm-ups (the plain function's one per call aside).
+  EXPECT_GE(
+      EmulatedCublasLt::counters().captured_matmuls - before.captured_matmuls,
+      3);
+  EXPECT_EQ(explain.find("cuda graphs refused"), std::string::npos) << explain;
+  EXPECT_NE(explain.find("1 cuBLASLt step captured"), std::string::npos)
       << explain;
+  gj_function_destroy(plain);
 }
 
 }  // namespace
