@@ -445,6 +445,174 @@ TEST_F(CudaGraphExternTest, LargeOperandMoveIsLoggedWithNodeAndOperand) {
   EXPECT_TRUE(found) << ::testing::PrintToString(*logged);
 }
 
+// A 2-D convolution node: conv(x, w, bias or none) at stride 1, `padding`,
+// dilation 1, groups 1.
+std::string ConvNode(const std::string& bias, int64_t padding) {
+  const std::string pad = absl::StrCat("args { list { items { i: ", padding,
+                                       " } items { i: ", padding, " } } }\n");
+  const std::string ones = "args { list { items { i: 1 } items { i: 1 } } }\n";
+  return absl::StrCat(
+      "nodes { name: \"conv\" target: \"aten.convolution.default\"\n"
+      "args { ref: \"x\" } args { ref: \"w\" } ",
+      bias.empty() ? "args { none {} }\n"
+                   : absl::StrCat("args { ref: \"", bias, "\" }\n"),
+      ones, pad, ones,
+      "args { b: false } args { list { items { i: 0 } items { i: 0 } } } "
+      "args { i: 1 } }\n");
+}
+
+std::string Placeholder(const std::string& name, std::vector<int64_t> sizes) {
+  std::string meta;
+  for (int64_t s : sizes) absl::StrAppend(&meta, " sizes: ", s);
+  return absl::StrCat("placeholders { name: \"", name,
+                      "\" meta { dtype: FLOAT32", meta, " } }\n");
+}
+
+// conv(x, w, b, padding 1) + r, relu (the ResNet block's tail): an im2col
+// kernel of ours reads x, one cuBLASLt product reads w (a call input, read
+// where the caller keeps it) and the column matrices (the key's pool) into
+// the pool, and the epilogue kernel (bias, residual, relu) reads the
+// product there and writes y. x, r and y moving are node patches of our
+// kernels, no re-capture; w (432 bytes) moving stages it once.
+TEST_F(CudaGraphExternTest, ConvBlockCallSequence) {
+  const std::string text = absl::StrCat(
+      "name: \"conv_block\"\n", Placeholder("x", {2, 3, 8, 8}),
+      Placeholder("w", {4, 3, 3, 3}), Placeholder("b", {4}),
+      Placeholder("r", {2, 4, 8, 8}), ConvNode("b", 1),
+      "nodes { name: \"sum\" target: \"aten.add.Tensor\" args { ref: "
+      "\"conv\" } args { ref: \"r\" } }\n"
+      "nodes { name: \"act\" target: \"aten.relu.default\" args { ref: "
+      "\"sum\" } }\noutputs { ref: \"act\" }\n");
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
+  DeviceTensor x({2, 3, 8, 8}), x2({2, 3, 8, 8}), w({4, 3, 3, 3}),
+      w2({4, 3, 3, 3}), b({4}), r({2, 4, 8, 8}), r2({2, 4, 8, 8}),
+      y({2, 4, 8, 8}), y2({2, 4, 8, 8});
+  x.Fill(1);
+  x2.Fill(2);
+  w.Fill(3, 0.5f);
+  w2.Fill(4, 0.5f);
+  b.Fill(5);
+  r.Fill(6);
+  r2.Fill(7);
+  std::vector<const DeviceTensor*> in = {&x, &w, &b, &r};
+  auto counters = [] { return EmulatedCublasLt::counters(); };
+
+  // 1: warm-up: plain launches of the im2col and epilogue kernels, the
+  // product on cuBLASLt between them.
+  EmulatedCublasLt::Counters before = counters();
+  const std::vector<RecordedCall> warm = CallAndCheck(fn, in, y, "warm-up");
+  ASSERT_THAT(RecordingCudaDriver::Names(warm),
+              ElementsAre("cuLaunchKernel", "cuLaunchKernel"));
+  const CUfunction im2col = warm[0].function;
+  EXPECT_EQ(counters().matmuls - before.matmuls, 1);
+
+  // 2: capture: both kernels and the product (a node of the graph, run by
+  // the launch).
+  before = counters();
+  x.Fill(8);
+  EXPECT_EQ(
+      RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "capture")),
+      Concat({{"cuStreamBeginCapture", "cuLaunchKernel", "cuLaunchKernel"},
+              kInstantiateAndLaunch}));
+  EXPECT_EQ(counters().captured_matmuls - before.captured_matmuls, 1);
+
+  // 3: same addresses, new values (w changed in place): one launch.
+  x.Fill(9);
+  w.Fill(10, 0.5f);
+  EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "replay")),
+              ElementsAre("cuGraphLaunch"));
+
+  // 4: x moved: only the im2col kernel reads it: its node is patched, no
+  // re-capture, nothing staged.
+  in[0] = &x2;
+  const std::vector<RecordedCall> x_moved = CallAndCheck(fn, in, y, "x moved");
+  ASSERT_THAT(RecordingCudaDriver::Names(x_moved),
+              ElementsAre("cuGraphExecKernelNodeSetParams", "cuGraphLaunch"));
+  EXPECT_EQ(x_moved[0].function, im2col);
+  EXPECT_THAT(x_moved[0].params, ::testing::Contains(x2.address()));
+
+  // 5: r and y moved: both in the epilogue kernel's node: one patch.
+  in[3] = &r2;
+  const std::vector<RecordedCall> ry_moved =
+      CallAndCheck(fn, in, y2, "r and y moved");
+  ASSERT_THAT(RecordingCudaDriver::Names(ry_moved),
+              ElementsAre("cuGraphExecKernelNodeSetParams", "cuGraphLaunch"));
+  EXPECT_NE(ry_moved[0].function, im2col);
+  EXPECT_THAT(ry_moved[0].params, ::testing::Contains(r2.address()));
+  EXPECT_THAT(ry_moved[0].params, ::testing::Contains(y2.address()));
+  EXPECT_EQ(Stats(fn).cuda_graph_recaptures, 0);
+
+  // 6: w moved: cuBLASLt reads it, and it is small: staged through the
+  // pool from now on (one re-capture, a copy before the product); 7: then
+  // a copy-node patch.
+  in[1] = &w2;
+  const std::vector<RecordedCall> w_moved =
+      CallAndCheck(fn, in, y2, "w moved (staged)");
+  EXPECT_EQ(RecordingCudaDriver::Names(w_moved),
+            Concat({kRecapture,
+                    {"cuLaunchKernel", "cuMemcpyDtoDAsync", "cuLaunchKernel"},
+                    kInstantiateAndLaunch}));
+  ASSERT_EQ(w_moved.size(), 9u);
+  EXPECT_EQ(w_moved[4].params[1], w2.address());  // src
+  EXPECT_EQ(w_moved[4].params[2], w2.values.size() * sizeof(float));
+  in[1] = &w;
+  const std::vector<RecordedCall> w_back =
+      CallAndCheck(fn, in, y2, "w moved back (patched)");
+  ASSERT_THAT(RecordingCudaDriver::Names(w_back),
+              ElementsAre("cuGraphExecMemcpyNodeSetParams", "cuGraphLaunch"));
+  EXPECT_EQ(w_back[0].params[1], w.address());
+
+  const gj_function_stats s = Stats(fn);
+  EXPECT_EQ(s.cuda_graphs_recorded, 2);
+  EXPECT_EQ(s.cuda_graph_recaptures, 1);
+  EXPECT_EQ(s.cuda_graph_replays, 6);
+  EXPECT_EQ(s.cuda_graph_pointer_updates, 3);
+  EXPECT_THAT(Explain(fn),
+              HasSubstr("1 cuBLASLt step captured, 1 operand staged through "
+                        "the pool (input 1 of node 'conv')"));
+}
+
+// A pointwise convolution (1x1, no bias): cuBLASLt reads x in place and
+// writes y itself (no kernel of ours at all), so both follow the extern
+// operand policy: direct first, staged once they move.
+TEST_F(CudaGraphExternTest, PointwiseConvReadsTheInputInPlace) {
+  const std::string text =
+      absl::StrCat("name: \"pointwise\"\n", Placeholder("x", {2, 4, 5, 5}),
+                   Placeholder("w", {6, 4, 1, 1}), ConvNode("", 0),
+                   "outputs { ref: \"conv\" }\n");
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
+  DeviceTensor x({2, 4, 5, 5}), x2({2, 4, 5, 5}), w({6, 4, 1, 1}),
+      y({2, 6, 5, 5}), y2({2, 6, 5, 5});
+  x.Fill(1);
+  x2.Fill(2);
+  w.Fill(3);
+  std::vector<const DeviceTensor*> in = {&x, &w};
+  EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "warm-up")),
+              ElementsAre());
+  EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "capture")),
+            Concat({{"cuStreamBeginCapture"}, kInstantiateAndLaunch}));
+  // x moved: staged (a copy before the product), then patched.
+  in[0] = &x2;
+  const std::vector<RecordedCall> staged =
+      CallAndCheck(fn, in, y, "x moved (staged)");
+  EXPECT_EQ(RecordingCudaDriver::Names(staged),
+            Concat({kRecapture, {"cuMemcpyDtoDAsync"}, kInstantiateAndLaunch}));
+  ASSERT_EQ(staged.size(), 7u);
+  EXPECT_EQ(staged[3].params[1], x2.address());
+  in[0] = &x;
+  EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "x back")),
+              ElementsAre("cuGraphExecMemcpyNodeSetParams", "cuGraphLaunch"));
+  // y moved: the product goes to the pool and is copied out.
+  EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y2, "y moved")),
+            Concat({kRecapture,
+                    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync"},
+                    kInstantiateAndLaunch}));
+  EXPECT_THAT(Explain(fn),
+              HasSubstr("1 cuBLASLt step captured, 2 operands staged through "
+                        "the pool (input 0 of node 'conv', output 0 of node "
+                        "'conv')"));
+}
+
 // Replays against plain launches (default mode) and the CPU, for a static
 // MLP and a dynamic one over several batch sizes: inputs at new addresses
 // on every call, outputs into caller buffers and into fresh memory,
