@@ -9,7 +9,11 @@
 // A call's work is a sequence of ops (CudaGraphOp): our own kernel launches,
 // device-to-device copies (memcpy nodes) and extern calls (cuBLASLt
 // products: opaque, captured by running them on the capture stream; the
-// nodes they leave in the graph are not ours to read or patch). After a
+// nodes they leave in the graph are not ours to read or patch). A GEMM step
+// is one extern call; a convolution is its im2col kernel (ours: the column
+// matrices go to the key's pool), one extern call running its
+// strided-batched products (into the pool, or into the output when the
+// epilogue would only store them) and its epilogue kernel. After a
 // capture each of our launches and copies must match exactly one node (by
 // function, grid and parameter values; by source, destination and size);
 // nodes matching none (kernels of other functions, memsets, empty nodes)
