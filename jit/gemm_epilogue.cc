@@ -45,7 +45,9 @@ struct Match {
   std::shared_ptr<GemmStep> gemm;
   int out_slot = -1;
   std::vector<IndexExpr> out_sizes;
-  std::optional<FixedRef> bias;  // addmm with beta != 0
+  // addmm with beta != 0: fixed, or over the entry's symbols in a dynamic
+  // entry (its symbolic extents are the product's own: see MatchProduct).
+  std::optional<TensorRef> bias;
   double beta = 1;
 };
 
@@ -111,11 +113,22 @@ std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
     match.beta = ScalarArg(node.args[3]);
     if (!std::isfinite(match.beta)) return std::nullopt;
     if (FitsNonZero(out.dtype, match.beta)) {
-      // The bias is indexed by constants in the epilogue.
-      std::optional<TensorRef> bias = ref_of(0);
-      if (bias.has_value()) match.bias = FixedRefOf(*bias);
+      match.bias = ref_of(0);
       if (!match.bias.has_value() || match.bias->sizes.size() > 2) {
         return std::nullopt;
+      }
+      // With every size symbolic (GJ_DYNAMIC_DYNAMIC) the bias's extents
+      // are symbols too. The epilogue indexes a dim that is not a constant
+      // 1 by the product's loop over the dim it lines up with, which is
+      // right only when the extents are the same expression (the shape
+      // guards unify b.size(0) with the weight's): otherwise the bias stays
+      // with the eager kernel, which broadcasts at run time.
+      const size_t bias_rank = match.bias->sizes.size();
+      for (size_t d = 0; d < bias_rank; ++d) {
+        const IndexExpr& size = match.bias->sizes[d];
+        if (!size.is_const() && !(size == out.sizes[rank - bias_rank + d])) {
+          return std::nullopt;
+        }
       }
     } else if (match.beta != 0) {
       return std::nullopt;  // rounds to 0 or overflows: the eager kernel's
@@ -130,16 +143,15 @@ std::optional<Match> MatchProduct(const Graph& graph, const Plan& plan,
 // Adds beta * bias (broadcast over the [M, N] product) to every load of the
 // product in `epilogue`.
 void AddBias(const Match& match, Epilogue& epilogue) {
-  const FixedRef& bias = *match.bias;
+  const TensorRef& bias = *match.bias;
   const DType dtype = match.gemm->dtype;
   const int param =
       AddParam(epilogue.step.kernel, bias.slot, dtype, /*output=*/false);
   const int rank = static_cast<int>(bias.sizes.size());
-  IndexExpr index = IndexExpr::Const(bias.offset);
+  IndexExpr index = bias.offset;
   for (int d = 0; d < rank; ++d) {
-    if (bias.sizes[d] != 1) {
-      index = index +
-              IndexExpr::Var(2 - rank + d) * IndexExpr::Const(bias.strides[d]);
+    if (!bias.sizes[d].is_const(1)) {
+      index = index + IndexExpr::Var(2 - rank + d) * bias.strides[d];
     }
   }
   ValueExpr term = ValueExpr::Load(param, dtype, index);
@@ -203,22 +215,32 @@ std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
     return std::nullopt;
   }
   if (match.bias.has_value()) {
-    const FixedRef& bias = *match.bias;
-    const int rank = static_cast<int>(bias.sizes.size());
+    const TensorRef& symbolic_bias = *match.bias;
+    const std::optional<FixedRef> fixed = FixedRefOf(symbolic_bias);
+    const int rank = static_cast<int>(symbolic_bias.sizes.size());
     const IndexExpr n =
         gemm.symbolic ? gemm.symbolic->n : IndexExpr::Const(gemm.n);
-    const bool row = (rank == 1 || (rank == 2 && bias.sizes[0] == 1)) &&
-                     n.is_const() && bias.sizes.back() == n.value() &&
-                     (n.value() == 1 || bias.strides.back() == 1);
+    // n contiguous values: a dynamic entry's bias of n (the same
+    // expression) values at unit stride too, bound per call (Bind).
+    const bool row =
+        (rank == 1 || (rank == 2 && symbolic_bias.sizes[0].is_const(1))) &&
+        symbolic_bias.sizes.back() == n &&
+        (n.is_const(1) || symbolic_bias.strides.back().is_const(1)) &&
+        (fixed.has_value() || gemm.symbolic.has_value());
     // Else the whole [M, N] bias as cuBLASLt's C, at any beta: its rows
     // where cuBLASLt reads them in place (unit column stride).
-    const bool matrix = !gemm.batched && !gemm.symbolic && rank == 2 &&
-                        bias.sizes[0] == gemm.m && bias.sizes[1] == gemm.n &&
-                        (bias.strides[1] == 1 || gemm.n == 1) &&
-                        (bias.strides[0] >= gemm.n || gemm.m == 1);
+    const bool matrix = fixed.has_value() && !gemm.batched && !gemm.symbolic &&
+                        rank == 2 && fixed->sizes[0] == gemm.m &&
+                        fixed->sizes[1] == gemm.n &&
+                        (fixed->strides[1] == 1 || gemm.n == 1) &&
+                        (fixed->strides[0] >= gemm.n || gemm.m == 1);
     if (match.beta == 1 && !gemm.batched && row) {
-      result.bias = bias;
+      // A symbolic one: its slot now, its offset and extent per call
+      // (GemmStep::Symbolic::bias).
+      result.bias =
+          fixed.has_value() ? *fixed : FixedRef{symbolic_bias.slot, {}, {}, 0};
     } else if (matrix) {
+      const FixedRef& bias = *fixed;
       result.c = bias;
       result.c->strides = {gemm.m == 1 ? gemm.n : bias.strides[0], 1};
       result.beta = match.beta;
@@ -259,8 +281,14 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
       continue;
     }
     match->gemm->product_param = epilogue->product_param;
-    if (device)
-      match->gemm->device_epilogue = DeviceEpilogueOf(*match, *epilogue);
+    if (device) {
+      GemmStep& gemm = *match->gemm;
+      gemm.device_epilogue = DeviceEpilogueOf(*match, *epilogue);
+      if (gemm.symbolic.has_value() && gemm.device_epilogue.has_value() &&
+          gemm.device_epilogue->bias.has_value()) {
+        gemm.symbolic->bias = *match->bias;
+      }
+    }
     if (match->bias.has_value()) AddBias(*match, *epilogue);
     NameParams(epilogue->step.kernel.kernel);
     epilogue->step.gemm = std::move(match->gemm);

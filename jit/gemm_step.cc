@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
-#include "runtime/blas_panels.h"
 #include "jit/lowering.h"
+#include "runtime/blas_panels.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/tensor_copy.h"
 #include "runtime/thread_pool.h"
@@ -103,6 +103,9 @@ absl::StatusOr<GemmStep> GemmStep::Bind(
   }
   bound.a = BindRef(symbolic->a, symbols);
   bound.b = BindRef(symbolic->b, symbols);
+  if (symbolic->bias.has_value() && bound.device_epilogue.has_value()) {
+    bound.device_epilogue->bias = BindRef(*symbolic->bias, symbols);
+  }
   return bound;
 }
 

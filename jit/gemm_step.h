@@ -45,6 +45,9 @@ struct GemmStep {
   struct Symbolic {
     IndexExpr batch, m, n, k;
     TensorRef a, b;
+    // device_epilogue->bias over the symbols (a GJ_DYNAMIC_DYNAMIC entry's
+    // addmm bias, whose extent is a symbol), which Bind evaluates.
+    std::optional<TensorRef> bias;
   };
   std::optional<Symbolic> symbolic;
 
@@ -57,10 +60,12 @@ struct GemmStep {
   struct DeviceEpilogue {
     enum class Activation { kNone, kRelu, kGeluTanh };
     Activation activation = Activation::kNone;
-    std::optional<FixedRef> bias;  // n contiguous values (addmm's, beta 1)
-    std::optional<FixedRef> c;     // [M, N], row stride >= N, column stride 1
-    double beta = 0;               // C's scale (with c)
-    int out_slot = -1;             // written as the contiguous [B,] M, N tensor
+    // n contiguous values (addmm's, beta 1); in a dynamic step only its
+    // slot until Bind fills it from Symbolic::bias.
+    std::optional<FixedRef> bias;
+    std::optional<FixedRef> c;  // [M, N], row stride >= N, column stride 1
+    double beta = 0;            // C's scale (with c)
+    int out_slot = -1;          // written as the contiguous [B,] M, N tensor
   };
   std::optional<DeviceEpilogue> device_epilogue;
 

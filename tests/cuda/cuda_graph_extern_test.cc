@@ -33,6 +33,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Err {
   gj_error* e;
@@ -619,7 +620,8 @@ TEST_F(CudaGraphExternTest, PointwiseConvReadsTheInputInPlace) {
 // weights changed in place and weights moved.
 void RunMlpAgainstPlainAndCpu(CudaGraphExternTest& test, gj_function* graphed,
                               gj_function* plain,
-                              const std::vector<int64_t>& batches) {
+                              const std::vector<int64_t>& batches,
+                              bool starts_dynamic = false) {
   const std::vector<int64_t> dims = {24, 32, 32, 6};
   const size_t layers = dims.size() - 1;
   std::vector<std::unique_ptr<DeviceTensor>> weights;
@@ -658,11 +660,11 @@ void RunMlpAgainstPlainAndCpu(CudaGraphExternTest& test, gj_function* graphed,
     }
   }
   const gj_function_stats s = test.Stats(graphed);
-  // Each size key: a warm-up call, then replays (a dynamic function's first
-  // batch also warms up the static entry it starts with).
+  // Each size key: a warm-up call, then replays (an automatically dynamic
+  // function's first batch also warms up the static entry it starts with).
   const int64_t calls = static_cast<int64_t>(6 * batches.size());
-  const int64_t warm_ups =
-      static_cast<int64_t>(batches.size()) + (batches.size() > 1 ? 1 : 0);
+  const int64_t warm_ups = static_cast<int64_t>(batches.size()) +
+                           (batches.size() > 1 && !starts_dynamic ? 1 : 0);
   EXPECT_EQ(s.cuda_graph_replays, calls - warm_ups) << test.Explain(graphed);
   EXPECT_GE(s.cuda_graphs_recorded, static_cast<int64_t>(batches.size()));
   EXPECT_THAT(test.Explain(graphed), HasSubstr("3 cuBLASLt steps captured"));
@@ -677,12 +679,58 @@ TEST_F(CudaGraphExternTest, StaticMlpMatchesPlainLaunchesAndCpu) {
 
 TEST_F(CudaGraphExternTest, DynamicMlpMatchesPlainLaunchesAndCpu) {
   const std::string text = Mlp({24, 32, 32, 6}, 5);
-  // The batch becomes symbolic when it changes (with every size symbolic
-  // from the start, the planner keeps addmm on the host: no GEMM step).
+  // The batch becomes symbolic when it changes (FullyDynamicMlpRunsOnCublasLt
+  // has every size symbolic from the start).
   gj_function* graphed = Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_AUTO);
   gj_function* plain = Load(text, GJ_MODE_DEFAULT, GJ_DYNAMIC_AUTO);
   RunMlpAgainstPlainAndCpu(*this, graphed, plain, {5, 3, 7});
   EXPECT_THAT(Explain(graphed), HasSubstr("(3 kept: size keys [7], [3], [5])"));
+}
+
+// With every size symbolic from the first call (GJ_DYNAMIC_DYNAMIC, the
+// weights' and biases' extents too), addmm is still a cuBLASLt GEMM step
+// whose bias binds per call (cuBLASLt's bias vector), not its reference
+// kernel on host copies; it matches the CPU at several batch sizes, on
+// plain launches and on graph replays.
+TEST_F(CudaGraphExternTest, FullyDynamicMlpRunsOnCublasLt) {
+  const std::string text = Mlp({24, 32, 32, 6}, 5);
+  static std::vector<std::string>* logged = new std::vector<std::string>;
+  logged->clear();
+  gj_set_log_callback(
+      [](void*, const char* topic, const char* message) {
+        if (std::string(topic) == "codegen") logged->push_back(message);
+      },
+      nullptr);
+  gj_set_log_topics("codegen");
+  gj_function* graphed =
+      Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_DYNAMIC);
+  gj_function* plain = Load(text, GJ_MODE_DEFAULT, GJ_DYNAMIC_DYNAMIC);
+  const EmulatedCublasLt::Counters before = EmulatedCublasLt::counters();
+  RunMlpAgainstPlainAndCpu(*this, graphed, plain, {5, 3, 7},
+                           /*starts_dynamic=*/true);
+  gj_set_log_callback(nullptr, nullptr);
+  gj_set_log_topics("");
+  for (const std::string& m : *logged) {
+    EXPECT_EQ(m.find("host copies"), std::string::npos) << m;
+  }
+  // Plain launches: 3 products per call, 18 calls.
+  EXPECT_GE(EmulatedCublasLt::counters().matmuls - before.matmuls, 3 * 18);
+  for (gj_function* fn : {graphed, plain}) {
+    const std::string explain = Explain(fn);
+    const size_t entry = explain.find("kernels on cuda");
+    ASSERT_NE(entry, std::string::npos);
+    const size_t begin = explain.rfind('\n', entry) + 1;
+    const std::string line =
+        explain.substr(begin, explain.find('\n', entry) - begin);
+    EXPECT_THAT(line, HasSubstr(" 0 eager nodes"));
+    EXPECT_THAT(line, HasSubstr("extern calls: 'fc0' (aten.addmm.default) "
+                                "on cuBLASLt"));
+    EXPECT_THAT(line, Not(HasSubstr("cuda graphs refused")));
+  }
+  // The CUDA entry was dynamic from its first call: one compile each (the
+  // graphed function's CPU entry, for the references, aside).
+  EXPECT_EQ(Stats(plain).compiles, 1);
+  EXPECT_EQ(Stats(graphed).compiles, 2);
 }
 
 }  // namespace
