@@ -1,8 +1,14 @@
 // CompiledProgram's reduce-overhead mode on a device: a call as one replay
 // of its size key's CUDA graph. GEMM steps are extern calls of the graph
-// (cuBLASLt captured on the capture stream); their operands that are call
-// inputs or outputs are read and written in place or staged through the
-// key's pool, as runtime/cuda/cuda_graph.h's policy decides.
+// (cuBLASLt captured on the capture stream); so are conv steps (all of a
+// convolution's strided-batched products in one extern op), whose im2col
+// kernel step is a kernel of ours writing the column matrices into the
+// key's pool, and whose product goes to the pool too unless cuBLASLt writes
+// the output itself (an epilogue that only stores it). Extern operands that
+// are call inputs or outputs (A, B, bias, C, D: for a convolution the
+// weight, a pointwise convolution's input read in place, the output) are
+// read and written in place or staged through the key's pool, as
+// runtime/cuda/cuda_graph.h's policy decides.
 
 #include <optional>
 #include <string>
