@@ -10,10 +10,12 @@
 // read and written in place or staged through the key's pool, as
 // runtime/cuda/cuda_graph.h's policy decides.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -94,8 +96,18 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
   // address baked into the graph; device_faults.h).
   const DeviceFaultWords* fault_words = nullptr;
   if (faults_ != nullptr) {
-    ASSIGN_OR_RETURN(fault_words, faults_->GraphWords(symbols));
+    ASSIGN_OR_RETURN(
+        fault_words,
+        faults_->GraphWords(
+            symbols, static_cast<size_t>(
+                         std::max(0, ctx.cuda_graphs->max_graphs_per_entry))));
   }
+  // A call that ends without a replay gives the words back; a replay hands
+  // them to GraphReplayed (RunInto).
+  bool replayed = false;
+  absl::Cleanup give_back_words = [&] {
+    if (fault_words != nullptr && !replayed) faults_->GraphUnused(symbols);
+  };
   const CublasLtGemm* gemm = nullptr;
   // GEMM steps bound to the call's symbols (a static step as is).
   absl::InlinedVector<const GemmStep*, 8> gemm_of(plan_.steps.size(), nullptr);
@@ -435,8 +447,15 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       }
       CUdeviceptr workspace = 0;
       if (workspace_bytes > 0) {
-        ASSIGN_OR_RETURN(
-            workspace, lease->Workspace(static_cast<int64_t>(workspace_bytes)));
+        absl::StatusOr<CUdeviceptr> space =
+            lease->Workspace(static_cast<int64_t>(workspace_bytes));
+        // Out of device memory refuses the key, as for its pool.
+        if (absl::IsResourceExhausted(space.status())) {
+          graphs_->Refuse(std::string(space.status().message()));
+          return false;
+        }
+        RETURN_IF_ERROR(space.status());
+        workspace = *space;
       }
       for (size_t e = 0; e < calls.size(); ++e) {
         calls[e].workspace = reinterpret_cast<void*>(workspace);
@@ -455,6 +474,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     for (size_t k = 0; k < sizes.outputs.size(); ++k) {
       results[k] = ViewOf(slots, sizes.outputs[k]);
     }
+    replayed = true;
     return true;
   }
 }

@@ -1,5 +1,6 @@
 #include "jit/device_faults.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -115,17 +116,17 @@ DeviceFaultPool::GraphSet* DeviceFaultPool::FindGraphSet(
 }
 
 absl::StatusOr<const DeviceFaultWords*> DeviceFaultPool::GraphWords(
-    absl::Span<const int64_t> symbols) {
+    absl::Span<const int64_t> symbols, size_t graphs_kept) {
   std::lock_guard<std::mutex> lock(mu_);
   if (GraphSet* g = FindGraphSet(symbols)) {
     g->last_use = ++clock_;
-    g->replaying = true;
+    ++g->replaying;
     return g->set->words.get();
   }
   GraphSet* reuse = nullptr;
-  if (graphs_.size() >= kMaxGraphSets) {
+  if (graphs_.size() >= std::max(kMinGraphSets, graphs_kept)) {
     for (GraphSet& g : graphs_) {
-      if (!g.pending && !g.replaying &&
+      if (!g.pending && g.replaying == 0 &&
           (reuse == nullptr || g.last_use < reuse->last_use)) {
         reuse = &g;
       }
@@ -143,8 +144,14 @@ absl::StatusOr<const DeviceFaultWords*> DeviceFaultPool::GraphWords(
   }
   reuse->key.assign(symbols.begin(), symbols.end());
   reuse->last_use = ++clock_;
-  reuse->replaying = true;
+  reuse->replaying = 1;
   return reuse->set->words.get();
+}
+
+void DeviceFaultPool::GraphUnused(absl::Span<const int64_t> symbols) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GraphSet* g = FindGraphSet(symbols);
+  if (g != nullptr && g->replaying > 0) --g->replaying;
 }
 
 absl::StatusOr<DeviceFault> DeviceFaultPool::GraphReplayed(
@@ -155,21 +162,27 @@ absl::StatusOr<DeviceFault> DeviceFaultPool::GraphReplayed(
     std::lock_guard<std::mutex> lock(mu_);
     GraphSet* g = FindGraphSet(symbols);
     if (g == nullptr) return DeviceFault();
-    g->replaying = false;
     words = g->set->words.get();
   }
+  // The set stays lent (never taken over for another key) until, in one
+  // locked section, it is pending or its failure is taken: between the two
+  // it would look idle while the replay is still in flight.
+  const absl::Status status =
+      synchronize ? words->Wait(ctx) : words->MarkEnd(ctx);
+  std::lock_guard<std::mutex> lock(mu_);
+  GraphSet* g = FindGraphSet(symbols);
+  if (g == nullptr) {
+    RETURN_IF_ERROR(status);
+    return DeviceFault();
+  }
+  if (g->replaying > 0) --g->replaying;
+  RETURN_IF_ERROR(status);
   if (synchronize) {
-    RETURN_IF_ERROR(words->Wait(ctx));
-    std::lock_guard<std::mutex> lock(mu_);
-    if (GraphSet* g = FindGraphSet(symbols)) g->pending = false;
+    g->pending = false;
     return FaultOf(words->Take(), symbols);
   }
-  RETURN_IF_ERROR(words->MarkEnd(ctx));
-  std::lock_guard<std::mutex> lock(mu_);
-  if (GraphSet* g = FindGraphSet(symbols)) {
-    g->set->symbols.assign(symbols.begin(), symbols.end());
-    g->pending = true;
-  }
+  g->set->symbols.assign(symbols.begin(), symbols.end());
+  g->pending = true;
   return DeviceFault();
 }
 

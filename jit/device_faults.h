@@ -24,8 +24,9 @@
 // in flight at once on different streams keep their failures apart; two
 // replays of the same key in flight at once (one graph, one word address)
 // still share a set and may report each other's failures (still the same
-// function and sizes). Past kMaxGraphSets keys, a new key takes over the
-// least recently replayed key's set that nothing has pending (that key's
+// function and sizes). Past max(kMinGraphSets, the graphs an entry keeps)
+// keys, a new key takes over the least recently replayed key's set that no
+// call holds and nothing has pending (that key's
 // graph, if still kept, is re-captured with a new set when it replays:
 // the word address is one of its launch values).
 // As many sets exist as calls were in flight at once (plus the graphs'):
@@ -101,12 +102,19 @@ class DeviceFaultPool {
                                 absl::Span<const int64_t> symbols,
                                 DeviceFault* earlier);
 
-  // Fault-word sets kept for graph size keys before one is taken over.
-  static constexpr size_t kMaxGraphSets = 16;
-  // The set of size key `symbols`' graph (made on first use). Only the
-  // caller holding the entry's graph lease launches with it.
+  // Fault-word sets kept for graph size keys before an idle one is taken
+  // over: at least this many, and at least one per graph the entry keeps
+  // (a taken-over set moves its words, which re-captures its key's graph).
+  static constexpr size_t kMinGraphSets = 16;
+  // The set of size key `symbols`' graph (made on first use), of at most
+  // max(kMinGraphSets, `graphs_kept`) sets. Only the caller holding the
+  // entry's graph lease launches with it.
   absl::StatusOr<const DeviceFaultWords*> GraphWords(
-      absl::Span<const int64_t> symbols);
+      absl::Span<const int64_t> symbols, size_t graphs_kept);
+  // Gives back GraphWords' set of key `symbols` when the call did not
+  // replay (a refusal, a failed capture, an error): a set lent and never
+  // given back could not be taken over by another key.
+  void GraphUnused(absl::Span<const int64_t> symbols);
   // After a replay of key `symbols`' graph with its GraphWords:
   // `synchronize`: waits for ctx.stream and takes the replay's failed
   // check; else marks the replay's end on ctx.stream for a later call to
@@ -128,7 +136,9 @@ class DeviceFaultPool {
     std::vector<int64_t> key;
     std::unique_ptr<Set> set;
     bool pending = false;
-    bool replaying = false;  // GraphWords lent it; GraphReplayed not yet
+    // Calls GraphWords lent it to that have not given it back yet
+    // (GraphReplayed, GraphUnused); only an idle set is taken over.
+    int replaying = 0;
     uint64_t last_use = 0;
   };
   GraphSet* FindGraphSet(absl::Span<const int64_t> key)
