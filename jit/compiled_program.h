@@ -186,9 +186,9 @@ class CompiledProgram {
   // Fills direct_output_.
   void PlanDirectOutputs();
   // reduce-overhead mode (ctx.cuda_graphs set): the call as one replay of
-  // the size key's CUDA graph (recorded on its second call; GEMM steps are
-  // cuBLASLt calls captured into it, their call-input and -output operands
-  // read in place or staged through the key's pool), outputs into
+  // the size key's CUDA graph (recorded on its second call; GEMM and conv
+  // steps are cuBLASLt calls captured into it, their call-input and -output
+  // operands read in place or staged through the key's pool), outputs into
   // `results`. False when the call must run plain launches instead: the
   // key's first call (warm-up), a refused entry or key, a call with stop
   // conditions (a graph cannot stop between kernels), or another call

@@ -520,10 +520,12 @@ absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
       CUresult patched;
       const char* call;
       if (held.kind == CudaGraphOp::Kind::kCopy) {
-        held.copy = ops[i].copy;
+        // The context first: an error here must leave the held copy as the
+        // node has it, so the next call still sees the move.
         if (context == nullptr) {
           ASSIGN_OR_RETURN(context, set.device_->PrimaryContext());
         }
+        held.copy = ops[i].copy;
         CUDA_MEMCPY3D m{};
         m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
         m.srcDevice = held.copy.src;

@@ -16,9 +16,9 @@
 // epilogue would only store them) and its epilogue kernel. After a
 // capture each of our launches and copies must match exactly one node (by
 // function, grid and parameter values; by source, destination and size);
-// nodes matching none (kernels of other functions, memsets, empty nodes)
-// are tolerated only when the ops have extern calls, and any other node
-// type refuses the key.
+// nodes matching none (kernels of other functions, copies, memsets, empty
+// nodes: cuBLASLt's own work) are tolerated only when the ops have extern
+// calls, and any other node type refuses the key.
 //
 // No copy-in for our kernels. PyTorch's cudagraph trees copy every input
 // into a static placeholder before each replay (a device-to-device copy per

@@ -52,15 +52,21 @@ typedef struct gj_dynamic_dim {
  * (cuGraphExecKernelNodeSetParams, counted in
  * gj_function_stats.cuda_graph_pointer_updates): inputs are read where the
  * host keeps them and outputs written into its destinations. Calls that
- * reuse their tensors replay with no host work beyond the launch.
+ * reuse their tensors replay with no host work beyond the launch. Matrix
+ * products and convolutions run on cuBLASLt, whose captured nodes are not
+ * patchable: an operand of theirs that is a call input or output is read in
+ * place until it moves, then (up to 1 MiB) copied through the key's pool by
+ * a memcpy node of the graph, patched on later moves and counted the same
+ * way; a larger one that moves re-captures the key.
  *
  * Refusals never fail a call: the entry (or key) runs plain launches and
  * says why in explain() and under GJ_LOGS=cudagraphs ("skipping cudagraphs
  * due to ..."): a CPU tensor among the inputs (a scalar uploaded per call),
  * a node that runs on the host (its reference kernel on host copies, which
- * waits for the stream), a matrix product (it runs on cuBLASLt, which the
- * recording does not capture yet), intermediates over the
- * private pool's cap (1 GiB per key), a capture the driver rejects. A call
+ * waits for the stream), a cuBLASLt operand it would read through a
+ * contiguous copy (a channels-last convolution weight), intermediates over
+ * the private pool's cap (1 GiB per key) or device memory running out, a
+ * capture the driver rejects. A call
  * with a cancel flag or a timeout runs plain launches (a graph cannot stop
  * between kernels), as does a call made while another call replays the
  * same entry. Past max_graphs_per_entry keys the least recently used
@@ -293,8 +299,8 @@ typedef struct gj_function_stats {
   int64_t graph_break_count;
   /* Since 0.8, reduce-overhead mode (gj_function_mode), over all entries:
    * CUDA graphs captured and instantiated (re-captures included), replays
-   * (cuGraphLaunch calls), kernel nodes patched with a call's new input or
-   * output addresses, re-captures (a key recorded again after an eviction or
+   * (cuGraphLaunch calls), kernel and memcpy nodes patched with a call's new
+   * input or output addresses, re-captures (a key recorded again after an eviction or
    * a change its node parameters could not express), graphs evicted past
    * max_graphs_per_entry, and the device bytes the entries' private pools
    * hold now. */
