@@ -195,6 +195,18 @@ func TestDeviceTensorsReachTheLibrary(t *testing.T) {
 	if v, _ := gj.Values[float32](res[0]); v[0] != 9 || v[1] != 64 {
 		t.Fatalf("(x*y)^2 through DevicePtr: %v", v)
 	}
+	// Beside Go memory: a Go slice after a DevicePtr tensor is bound without
+	// clearing the DevicePtr (in both orders, and into a Go output).
+	half := gj.TensorOf([]float32{2, 0.5}, 2)
+	for _, in := range [][]gj.Tensor{{host, half}, {half, host}} {
+		out := gj.TensorOf([]float32{0, 0}, 2)
+		if err := f.CallInto(context.Background(), in, []gj.Tensor{out}); err != nil {
+			t.Fatalf("DevicePtr beside Go memory: %v", err)
+		}
+		if v, _ := gj.Values[float32](out); v[0] != 6 || v[1] != 4 {
+			t.Fatalf("x*y of a DevicePtr tensor and a Go slice: %v", v)
+		}
+	}
 	if lib[0].Device() != gj.CPU() {
 		t.Fatalf("a CPU call's output is on %v", lib[0].Device())
 	}

@@ -8,7 +8,11 @@ static void bind(DLTensor* t, size_t n, void* p0, void* p1, void* p2, void* p3,
                  void* p4, void* p5, void* p6, void* p7) {
   void* p[GJGO_DIRECT] = {p0, p1, p2, p3, p4, p5, p6, p7};
   size_t i;
-  for (i = 0; i < n && i < GJGO_DIRECT; ++i) t[i].data = p[i];
+  /* NULL: not Go memory (a DevicePtr tensor, set by the caller, or an empty
+   * one); only Go slices are bound here. */
+  for (i = 0; i < n && i < GJGO_DIRECT; ++i) {
+    if (p[i] != NULL) t[i].data = p[i];
+  }
 }
 
 static void unbind(DLTensor* t, size_t n) {
