@@ -41,6 +41,9 @@ public final class Tensor {
   // Made from a raw address (ofPointer, or a CUDA output): `buffer` is an empty anchor, not the
   // data, so nothing here reads the bytes.
   private final boolean raw;
+  // The bytes from the base address a view may span (checkExtent): the buffer's capacity, a
+  // library-allocated CUDA output's size, or -1 for memory the caller vouches for (ofPointer).
+  private final long extent;
 
   private Tensor(
       ByteBuffer buffer,
@@ -50,7 +53,17 @@ public final class Tensor {
       long[] shape,
       long[] strides,
       long byteOffset) {
-    this(buffer, address, owner, dtype, shape, strides, byteOffset, Device.cpu(), false);
+    this(
+        buffer,
+        address,
+        owner,
+        dtype,
+        shape,
+        strides,
+        byteOffset,
+        Device.cpu(),
+        false,
+        buffer.capacity());
   }
 
   private Tensor(
@@ -62,9 +75,11 @@ public final class Tensor {
       long[] strides,
       long byteOffset,
       Device device,
-      boolean raw) {
+      boolean raw,
+      long extent) {
     this.device = Objects.requireNonNull(device, "device");
     this.raw = raw;
+    this.extent = extent;
     this.buffer = buffer;
     this.owner = owner;
     this.dtype = Objects.requireNonNull(dtype, "dtype");
@@ -86,7 +101,7 @@ public final class Tensor {
       n = Math.multiplyExact(n, s);
     }
     this.numel = n;
-    if (!raw) {
+    if (extent >= 0) {
       checkExtent();
     }
     this.meta = packMeta(dtype, this.shape, this.strides, byteOffset, device);
@@ -228,7 +243,8 @@ public final class Tensor {
             strides,
             0,
             device,
-            true);
+            true,
+            -1);
     if (t.numel > 0 && (address == 0 || Long.remainderUnsigned(address, dtype.itemSize()) != 0)) {
       throw new IllegalArgumentException(
           "address 0x" + Long.toHexString(address) + " is zero or not aligned to " + dtype
@@ -244,7 +260,10 @@ public final class Tensor {
     return new Tensor(b, owner, dtype, shape, strides, 0);
   }
 
-  /** A library-allocated output on a CUDA device: an address, no Java buffer. */
+  /**
+   * A library-allocated output on a CUDA device: an address, no Java buffer. Views of it are
+   * checked against the bytes it spans, as views of host outputs are against their buffer.
+   */
   static Tensor ofManagedDevice(
       long address, Device device, HandleState owner, DType dtype, long[] shape, long[] strides) {
     return new Tensor(
@@ -256,7 +275,26 @@ public final class Tensor {
         strides,
         0,
         device,
-        true);
+        true,
+        spanBytes(dtype, shape, strides));
+  }
+
+  // The bytes from the base address that a tensor of this layout spans (0 for no elements).
+  private static long spanBytes(DType dtype, long[] shape, long[] strides) {
+    long end = 1;
+    for (int d = 0; d < shape.length; ++d) {
+      if (shape[d] == 0) {
+        return 0;
+      }
+      long stride = strides != null ? strides[d] : 1;
+      if (strides == null) {
+        for (int e = d + 1; e < shape.length; ++e) {
+          stride = Math.multiplyExact(stride, shape[e]);
+        }
+      }
+      end = Math.addExact(end, Math.multiplyExact(shape[d] - 1, stride));
+    }
+    return Math.multiplyExact(end, dtype.itemSize());
   }
 
   /**
@@ -265,7 +303,8 @@ public final class Tensor {
    * a view of a {@link ManagedTensor} is valid while it is open.
    */
   public Tensor view(long[] shape, long[] strides, long byteOffset) {
-    return new Tensor(buffer, meta[0], owner, dtype, shape, strides, byteOffset, device, raw);
+    return new Tensor(
+        buffer, meta[0], owner, dtype, shape, strides, byteOffset, device, raw, extent);
   }
 
   /** This tensor with dims {@code d0} and {@code d1} swapped (a strided view, no copy). */
@@ -278,7 +317,7 @@ public final class Tensor {
     t = st[d0];
     st[d0] = st[d1];
     st[d1] = t;
-    return new Tensor(buffer, meta[0], owner, dtype, sh, st, byteOffset, device, raw);
+    return new Tensor(buffer, meta[0], owner, dtype, sh, st, byteOffset, device, raw, extent);
   }
 
   // ---------------------------------------------------------------- metadata
@@ -558,11 +597,11 @@ public final class Tensor {
     }
     long first = Math.addExact(byteOffset, Math.multiplyExact(lo, item));
     long end = Math.addExact(byteOffset, Math.addExact(Math.multiplyExact(hi, item), item));
-    if (first < 0 || end > buffer.capacity()) {
+    if (first < 0 || end > extent) {
       throw new IllegalArgumentException(
           "tensor " + dtype + Arrays.toString(shape) + " with strides " + Arrays.toString(st)
               + " and byteOffset " + byteOffset + " spans bytes [" + first + ", " + end
-              + ") of a buffer of " + buffer.capacity());
+              + ") of " + (raw ? "device memory" : "a buffer") + " of " + extent);
     }
   }
 

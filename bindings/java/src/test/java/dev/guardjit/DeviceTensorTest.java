@@ -94,4 +94,23 @@ class DeviceTensorTest {
       }
     }
   }
+
+  @Test
+  void viewsOfALibraryCudaOutputStayInsideIt() {
+    // A CUDA output as callAlloc hands it out (float32[4, 8] at a device address): views are
+    // checked against its 128 bytes, as views of a host output are against its buffer.
+    Tensor out =
+        Tensor.ofManagedDevice(
+            1 << 20, Device.cuda(0), null, DType.FLOAT32, new long[] {4, 8}, null);
+    assertEquals(8, out.view(new long[] {8}, null, 96).numel());
+    assertEquals(4, out.transpose(0, 1).shape()[1]);
+    assertThrows(IllegalArgumentException.class, () -> out.view(new long[] {1 << 20}, null, 0));
+    assertThrows(IllegalArgumentException.class, () -> out.view(new long[] {8}, null, 100));
+    assertThrows(
+        IllegalArgumentException.class, () -> out.view(new long[] {4, 8}, new long[] {9, 1}, 0));
+    // Memory the caller vouches for (ofPointer) has no known size.
+    Tensor lent =
+        Tensor.ofPointer(1 << 20, Device.cuda(0), DType.FLOAT32, new long[] {4, 8}, null);
+    assertEquals(1 << 20, lent.view(new long[] {1 << 20}, null, 0).numel());
+  }
 }
