@@ -33,9 +33,11 @@ bool IndexMathFits32Bits(const Kernel& kernel,
 // picks them for dynamic shapes: where the known bounds (mark_dynamic
 // ranges, what the guards imply) leave a kernel's index math 64-bit but the
 // values of the call that made the entry (the hints) would let it narrow,
-// each unbounded symbol gets a bound of its own: the largest powers of two
-// (at least the hint, raised uniformly first, then one symbol at a time)
-// under which every kernel that narrows at the hints still narrows. A
+// each unbounded symbol gets a bound of its own: the hint rounded up to a
+// power of two where that still fits (else the hint itself), then doubled,
+// all symbols together first and then one at a time, while every kernel
+// that narrows at the hints still narrows (so a bound is a power of two or
+// the hint times a power of two). A
 // symbol no such kernel needs stays unbounded. The entry must guard the
 // chosen bounds (Executable::chosen_bounds); without a kernel that gains,
 // none is chosen.

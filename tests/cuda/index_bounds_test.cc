@@ -234,7 +234,6 @@ TEST_F(IndexBoundsTest, MarkDynamicRangesBoundWithoutAGuard) {
       {0, 0, 2, 4096}, {0, 1, 2, 4096}, {1, 0, 2, 4096}, {1, 1, 2, 4096}};
   gj_function_options options;
   gj_function_options_init(&options);
-  options.dynamic = GJ_DYNAMIC_STATIC;
   options.mark_dynamic = dims;
   options.num_mark_dynamic = 4;
   options.dynamic = GJ_DYNAMIC_AUTO;
@@ -249,7 +248,14 @@ TEST_F(IndexBoundsTest, MarkDynamicRangesBoundWithoutAGuard) {
   const std::string guards = Guards(fn);
   EXPECT_NE(guards.find("a.size()[0] <= 4096"), std::string::npos) << guards;
   EXPECT_EQ(guards.find("the bound under which"), std::string::npos) << guards;
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_GJ_OK(gj_function_get_stats(fn, &stats));
+  const int64_t compiles = stats.compiles;
+  // Sizes anywhere in the ranges: the same entries, no recompile.
   for (int64_t cols : {2, 17, 300, 4096}) CallAndCompare(fn, 4, cols);
+  ASSERT_GJ_OK(gj_function_get_stats(fn, &stats));
+  EXPECT_EQ(stats.compiles, compiles);
 }
 
 TEST_F(IndexBoundsTest, CpuEntriesChooseNoBounds) {
