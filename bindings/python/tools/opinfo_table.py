@@ -11,8 +11,9 @@ from opinfo import COMMAND, _bounded, environment, per_overload
 # (overload -> text): a difference guardjit means to keep, or a bug found
 # here and reported. Listed or not, a failure still counts against the pass
 # counts: the column explains the number, it does not hide it. "wrong64"
-# samples (guardjit matches torch's own op computed in float64) are
-# explained in the column without an entry here.
+# samples (guardjit matches torch's own op computed in float64, or is as
+# close to it as torch's own kernel) are explained in the column without an
+# entry here.
 DOCUMENTED = {
     "aten._native_batch_norm_legit.default":
         "difference: training=True updates running_mean/running_var in place; guardjit "
@@ -109,9 +110,10 @@ def write_table(results, path, registry=None, env=None):
         "lowering declines (rounding division, integer pow/fmod/remainder) or the op has "
         "none (`guardjit ops --json`), or needed no kernel (views); *wrong* samples gave other values, shapes or dtypes "
         "than torch (in brackets: of those, the ones that match torch's own op computed in "
-        "float64 and rounded), *error* samples made guardjit raise; *first failure* is "
-        "`OpInfo dtype #sample (the call's arguments): status: reason` (`wrong64`: wrong, "
-        "but equal to torch's op in float64).",
+        "float64 and rounded, or are as close to it as torch's own kernel), *error* samples "
+        "made guardjit raise; *first failure* is `OpInfo dtype #sample (the call's "
+        "arguments): status: reason` (`wrong64`: wrong, but equal to torch's op in float64 "
+        "or as close to it as torch).",
         "",
         "| overload | OpInfos | eager | JIT | JIT fused | wrong e/j [float64] "
         "| error e/j | skipped | first failure | difference or bug |",
