@@ -23,7 +23,6 @@
 #include "core/logging.h"
 #include "gtest/gtest.h"
 #include "jit/conv_step.h"
-#include "runtime/cuda/emulated_driver.h"
 #include "runtime/tensor_copy.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -37,7 +36,7 @@ using testing::PlanOfInputs;
 using testing::RandomTensor;
 
 bool OnDevice() {
-  return std::string(testing::SharedJitBackend()) == "cuda:sm_90";
+  return absl::StartsWith(testing::SharedJitBackend(), "cuda:");
 }
 bool OnCpu() { return *testing::SharedJitBackend() == '\0'; }
 
@@ -232,11 +231,9 @@ void ExpectConvPlan(const std::shared_ptr<const Graph>& graph,
   }
 }
 
-// Kernels launched on the device so far (the emulated driver's count in
-// jit_cuda_device_tests).
-int64_t Launches() {
-  return OnDevice() ? EmulatedCudaDriver::counters().launches : 0;
-}
+// Kernels launched on the device so far (counted in front of the driver in
+// jit_cuda_device_tests, emulated or real).
+int64_t Launches() { return testing::DeviceLaunches(); }
 
 // Compiles and runs `c` with `epilogue` against eager, checking the plan
 // and, on the device, the cuBLASLt products the call made.

@@ -222,7 +222,7 @@ TEST(IndexingConformanceTest, OutOfRangeIndicesFailNamingTheNode) {
     auto exe = SharedJit().Compile(graph, spec);
     ASSERT_TRUE(exe.ok()) << exe.status();
     EXPECT_EQ(EagerSteps(graph, good), 0);
-    ASSERT_TRUE((*exe)->Run(good).ok());
+    ASSERT_TRUE(testing::RunOnSharedJit(**exe, good).ok());
     struct Bad {
       int input;
       int64_t position;
@@ -248,14 +248,14 @@ TEST(IndexingConformanceTest, OutOfRangeIndicesFailNamingTheNode) {
       values[bad.position] = bad.value;
       inputs[bad.input] =
           MakeTensor(good[bad.input].dtype(), good[bad.input].sizes(), values);
-      auto actual = (*exe)->Run(inputs);
+      auto actual = testing::RunOnSharedJit(**exe, inputs);
       auto expected = (*eager)->Run(inputs);
       ASSERT_FALSE(expected.ok());
       ASSERT_FALSE(actual.ok());
       EXPECT_EQ(actual.status().code(), expected.status().code());
       EXPECT_THAT(actual.status().message(), HasSubstr(bad.message));
       // The program stays usable.
-      ASSERT_TRUE((*exe)->Run(good).ok());
+      ASSERT_TRUE(testing::RunOnSharedJit(**exe, good).ok());
     }
   }
 }

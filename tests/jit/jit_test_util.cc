@@ -1,5 +1,7 @@
 #include "tests/jit/jit_test_util.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -13,15 +15,95 @@
 #include "core/compiler.h"
 #include "core/shape_env.h"
 #include "core/specializer.h"
+#include "core/status_macros.h"
 #include "gtest/gtest.h"
 #include "jit/cuda/cuda_backend.h"
 #include "jit/cuda/simt_backend.h"
+#include "runtime/cuda/cublaslt_api.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
 #include "runtime/eager_interpreter.h"
 #include "tests/test_util.h"
 
 namespace guardjit::testing {
+
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+namespace {
+
+// jit_cuda_device_tests on a real GPU (GJ_CUDA_REAL_DEVICE=1): libcuda and
+// libcublasLt instead of the emulated device; without a usable device every
+// test is skipped (DeviceEnvironment below).
+bool RealDeviceRequested() {
+  const char* real = std::getenv("GJ_CUDA_REAL_DEVICE");
+  return real != nullptr && std::string(real) == "1";
+}
+
+#ifdef GUARDJIT_HAVE_CUDA_HEADERS
+// A trampoline in front of one entry of a driver or cuBLASLt table that
+// counts its calls and forwards them: the launch and matmul counts the
+// conformance suites check, the same on the emulated device and on a GPU.
+template <int kTag, typename Fn>
+struct Counted;
+template <int kTag, typename R, typename... A>
+struct Counted<kTag, R (*)(A...)> {
+  static inline R (*real)(A...) = nullptr;
+  static inline std::atomic<int64_t> calls{0};
+  static R Call(A... args) {
+    calls.fetch_add(1, std::memory_order_relaxed);
+    return real(args...);
+  }
+};
+using CountedLaunch = Counted<0, decltype(CudaDriver::cuLaunchKernel)>;
+using CountedMatmul = Counted<1, decltype(CublasLtApi::cublasLtMatmul)>;
+
+// Installs copies of `driver` and `cublaslt` whose launch and matmul entries
+// count; the copies live for the process, as installed tables must.
+void InstallCountingTables(const CudaDriver& driver,
+                           const CublasLtApi& cublaslt) {
+  auto* counting_driver = new CudaDriver(driver);
+  CountedLaunch::real = driver.cuLaunchKernel;
+  counting_driver->cuLaunchKernel = &CountedLaunch::Call;
+  CudaDriver::InstallForTesting(counting_driver);
+  auto* counting_cublaslt = new CublasLtApi(cublaslt);
+  CountedMatmul::real = cublaslt.cublasLtMatmul;
+  counting_cublaslt->cublasLtMatmul = &CountedMatmul::Call;
+  CublasLtApi::InstallForTesting(counting_cublaslt);
+}
+#endif  // GUARDJIT_HAVE_CUDA_HEADERS
+
+// Why there is no usable GPU for GJ_CUDA_REAL_DEVICE=1, or "" when there is.
+std::string RealDeviceMissing() {
+  absl::StatusOr<const CudaDriver*> driver = CudaDriver::Get();
+  if (!driver.ok()) return driver.status().ToString();
+  absl::StatusOr<const CublasLtApi*> cublaslt = CublasLtApi::Get();
+  if (!cublaslt.ok()) return cublaslt.status().ToString();
+  return "";
+}
+
+// Skips every test of the binary when GJ_CUDA_REAL_DEVICE=1 finds no GPU,
+// naming why, as the GPU tests do (GTEST_SKIP without a device).
+class DeviceEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!RealDeviceRequested()) return;
+    const std::string missing = RealDeviceMissing();
+    if (!missing.empty()) {
+      GTEST_SKIP() << "GJ_CUDA_REAL_DEVICE=1 and no usable GPU: " << missing;
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kDeviceEnvironment =
+    ::testing::AddGlobalTestEnvironment(new DeviceEnvironment);
+
+// The shared JIT's CUDA backend, for the copies between host and device.
+std::shared_ptr<CudaKernelBackend>& SharedCudaBackend() {
+  static auto* backend = new std::shared_ptr<CudaKernelBackend>();
+  return *backend;
+}
+
+}  // namespace
+#endif  // GJ_CONFORMANCE_ON_CUDA_EMULATED
 
 JitCompiler& SharedJit() {
   // Strict: a JIT failure fails the test instead of running eager.
@@ -40,19 +122,28 @@ JitCompiler& SharedJit() {
     // The conformance suites on the CUDA device path (tests/CMakeLists.txt:
     // jit_cuda_device_tests): NVRTC for the device's arch, module loads,
     // launches, device memory, constants and host-copy steps, through the
-    // driver table, on the emulated device (runtime/cuda/emulated_driver.h).
+    // driver table, on the emulated device (runtime/cuda/emulated_driver.h)
+    // or, with GJ_CUDA_REAL_DEVICE=1, on GPU 0 through libcuda.
     // GJ_CUDA_LAUNCH_BLOCKING=1 reports a failed index check in the call
     // that made it, as the CPU does (set here, before any device program
     // reads it: ctest's ENVIRONMENT property lost it behind a ';').
     setenv("GJ_CUDA_LAUNCH_BLOCKING", "1", 1);
-    CudaDriver::InstallForTesting(EmulatedCudaDriver::Get().value());
-    // Matrix products run on cuBLASLt: the emulated one, over the emulated
-    // device's memory (runtime/cuda/emulated_cublaslt.h).
-    CublasLtApi::InstallForTesting(EmulatedCublasLt::Get().value());
     CudaKernelBackend::Options cuda;
-    cuda.block_threads = 64;
-    cuda.max_blocks = 4;
-    options.kernel_backend = CudaKernelBackend::Create(cuda).value();
+    if (RealDeviceRequested()) {
+      // DeviceEnvironment skipped every test if these fail.
+      InstallCountingTables(*CudaDriver::Get().value(),
+                            *CublasLtApi::Get().value());
+    } else {
+      // Matrix products run on cuBLASLt: the emulated one, over the
+      // emulated device's memory (runtime/cuda/emulated_cublaslt.h).
+      InstallCountingTables(*EmulatedCudaDriver::Get().value(),
+                            *EmulatedCublasLt::Get().value());
+      // Small launches: the emulator runs every thread of a block.
+      cuda.block_threads = 64;
+      cuda.max_blocks = 4;
+    }
+    SharedCudaBackend() = CudaKernelBackend::Create(cuda).value();
+    options.kernel_backend = SharedCudaBackend();
 #endif
     return JitCompiler::Create(options).value().release();
   }();
@@ -63,7 +154,12 @@ const char* SharedJitBackend() {
 #ifdef GJ_CONFORMANCE_ON_SIMT
   return "cuda-simt";
 #elif defined(GJ_CONFORMANCE_ON_CUDA_EMULATED)
-  return "cuda:sm_90";
+  // "cuda:sm_90" on the emulated device; the GPU's arch on a real one.
+  static const std::string* name = [] {
+    SharedJit();
+    return new std::string(SharedCudaBackend()->name());
+  }();
+  return name->c_str();
 #else
   return "";
 #endif
@@ -71,19 +167,113 @@ const char* SharedJitBackend() {
 
 Tensor OnSharedJitDevice(const Tensor& t) {
 #ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
-  return Tensor::Borrow(t.data(), t.dtype(), t.sizes(), t.strides(),
-                        Device{DeviceType::kCUDA, 0});
+  SharedJit();
+  absl::StatusOr<Tensor> copy = SharedCudaBackend()->ToDevice(t, RunContext());
+  EXPECT_TRUE(copy.ok()) << copy.status();
+  return copy.ok() ? *std::move(copy) : t;
 #else
   return t;
 #endif
 }
 
 int64_t CublasLtMatmuls() {
-#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
-  return EmulatedCublasLt::counters().matmuls;
+#if defined(GJ_CONFORMANCE_ON_CUDA_EMULATED) && \
+    defined(GUARDJIT_HAVE_CUDA_HEADERS)
+  return CountedMatmul::calls.load();
 #else
   return 0;
 #endif
+}
+
+int64_t DeviceLaunches() {
+#if defined(GJ_CONFORMANCE_ON_CUDA_EMULATED) && \
+    defined(GUARDJIT_HAVE_CUDA_HEADERS)
+  return CountedLaunch::calls.load();
+#else
+  return 0;
+#endif
+}
+
+DeviceInputs::DeviceInputs(const std::vector<Tensor>& host) {
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+  SharedJit();
+  const CudaKernelBackend& backend = *SharedCudaBackend();
+  // Inputs whose bytes overlap share one device buffer, so aliasing and
+  // views of one another survive the copy; 0-dim tensors stay on the host
+  // (CPU scalars beside device inputs, as in PyTorch).
+  struct Group {
+    ByteRange range;
+    std::vector<size_t> members;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const ByteRange range = MemoryRange(host[i]);
+    if (host[i].dim() == 0 || range.begin == range.end) continue;
+    Group merged{range, {i}};
+    for (auto it = groups.begin(); it != groups.end();) {
+      if (it->range.Overlaps(merged.range)) {
+        merged.range.begin = std::min(merged.range.begin, it->range.begin);
+        merged.range.end = std::max(merged.range.end, it->range.end);
+        merged.members.insert(merged.members.end(), it->members.begin(),
+                              it->members.end());
+        it = groups.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    groups.push_back(std::move(merged));
+  }
+  tensors = host;
+  for (const Group& g : groups) {
+    const int64_t bytes = static_cast<int64_t>(g.range.end - g.range.begin);
+    const Tensor span = Tensor::Borrow(reinterpret_cast<void*>(g.range.begin),
+                                       DType::kUInt8, {bytes}, {1});
+    absl::StatusOr<Tensor> buffer = backend.ToDevice(span, RunContext());
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    if (!buffer.ok()) continue;
+    for (size_t i : g.members) {
+      const uintptr_t offset =
+          reinterpret_cast<uintptr_t>(host[i].data()) - g.range.begin;
+      tensors[i] = Tensor::Borrow(static_cast<char*>(buffer->data()) + offset,
+                                  host[i].dtype(), host[i].sizes(),
+                                  host[i].strides(), backend.device());
+    }
+    buffers_.push_back(*std::move(buffer));
+  }
+  // Empty tensors: a device address of their own that nothing reads.
+  for (size_t i = 0; i < host.size(); ++i) {
+    if (host[i].dim() == 0 || host[i].numel() != 0) continue;
+    const int64_t one = 1;
+    absl::StatusOr<Tensor> buffer = backend.ToDevice(
+        Tensor::Borrow(const_cast<int64_t*>(&one), DType::kInt64, {1}, {1}),
+        RunContext());
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    if (!buffer.ok()) continue;
+    tensors[i] =
+        Tensor::Borrow(buffer->data(), host[i].dtype(), host[i].sizes(),
+                       host[i].strides(), backend.device());
+    buffers_.push_back(*std::move(buffer));
+  }
+#else
+  tensors = host;
+#endif
+}
+
+absl::StatusOr<std::vector<Tensor>> ToHost(std::vector<Tensor> outputs) {
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+  for (Tensor& t : outputs) {
+    if (t.device().is_cpu()) continue;
+    ASSIGN_OR_RETURN(t, SharedCudaBackend()->ToHost(t, RunContext()));
+  }
+#endif
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Tensor>> RunOnSharedJit(
+    const Executable& executable, const std::vector<Tensor>& inputs) {
+  const DeviceInputs staged(inputs);
+  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable.Run(staged.tensors));
+  return ToHost(std::move(outputs));
 }
 
 std::string WithoutBackend(const std::string& description) {
@@ -250,7 +440,7 @@ std::unique_ptr<Executable> ExpectDynamicJitMatchesEager(
     // Only calls the entry serves are meaningful.
     EXPECT_EQ(entry.guards->FailureReason({views, AmbientState()}),
               std::nullopt);
-    auto actual = (*executable)->Run(calls[c]);
+    auto actual = RunOnSharedJit(**executable, calls[c]);
     auto expected = (*eager)->Run(calls[c]);
     EXPECT_TRUE(expected.ok()) << expected.status();
     EXPECT_TRUE(actual.ok()) << actual.status();
@@ -289,7 +479,7 @@ void ExpectJitMatchesEager(std::shared_ptr<const Graph> graph,
   // The compiled path, not an eager plan standing in for it (unless the
   // graph is one the JIT leaves to the eager plan by design).
   if (!JitCompiler::EagerOnlyReason(*graph)) ExpectCompiledByJit(**executable);
-  auto actual = (*executable)->Run(inputs);
+  auto actual = RunOnSharedJit(**executable, inputs);
   auto expected = (*eager)->Run(inputs);
   if (!expected.ok()) {
     // What eager mode rejects (a view of memory it cannot view) the compiled

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/compiler.h"
 #include "core/graph.h"
 #include "core/graph_builder.h"
@@ -23,16 +24,38 @@ namespace guardjit::testing {
 JitCompiler& SharedJit();
 
 // The kernel backend the shared JIT runs kernels on: "" for the CPU,
-// "cuda-simt" in jit_cuda_simt_tests.
+// "cuda-simt" in jit_cuda_simt_tests, the device's target ("cuda:sm_90")
+// in jit_cuda_device_tests.
 const char* SharedJitBackend();
-// `t` as the shared JIT's device sees it: a view of the same memory labelled
-// with the device in jit_cuda_device_tests (the emulated device's memory is
-// host memory), so the program reads it in place instead of uploading a
-// copy; `t` itself elsewhere.
+// A copy of `t` in the shared JIT's device memory, with t's strides, in
+// jit_cuda_device_tests (the emulated device's, or the GPU's with
+// GJ_CUDA_REAL_DEVICE=1); `t` itself elsewhere.
 Tensor OnSharedJitDevice(const Tensor& t);
-// cublasLtMatmul calls made so far on the shared JIT's device (the emulated
-// cuBLASLt's count in jit_cuda_device_tests; 0 elsewhere).
+// cublasLtMatmul calls and kernel launches made so far through the shared
+// JIT's device (counted in front of the emulated device or libcuda in
+// jit_cuda_device_tests; 0 elsewhere).
 int64_t CublasLtMatmuls();
+int64_t DeviceLaunches();
+
+// Inputs where the shared JIT's kernels read them: in jit_cuda_device_tests
+// copies in device memory (inputs whose bytes overlap share one buffer, so
+// views of one another stay views; 0-dim tensors stay CPU scalars), kept
+// alive as long as this object; elsewhere the host tensors themselves.
+class DeviceInputs {
+ public:
+  explicit DeviceInputs(const std::vector<Tensor>& host);
+  std::vector<Tensor> tensors;
+
+ private:
+  std::vector<Tensor> buffers_;
+};
+// Host copies of a run's device outputs (CPU outputs as they are).
+absl::StatusOr<std::vector<Tensor>> ToHost(std::vector<Tensor> outputs);
+// Runs `executable` (the shared JIT's) on DeviceInputs(inputs) and returns
+// its outputs in host memory: what tests that read results call, so the
+// device suites run on a real GPU, whose memory the host cannot read.
+absl::StatusOr<std::vector<Tensor>> RunOnSharedJit(
+    const Executable& executable, const std::vector<Tensor>& inputs);
 // An executable's Describe() without ", kernels on <backend>".
 std::string WithoutBackend(const std::string& description);
 // Expects `executable` to be the shared JIT's compiled program, its kernels

@@ -422,7 +422,7 @@ TEST(ReductionConformanceTest, SumsOverBillionsOfElementsKeepTheirMass) {
     spec.inputs.push_back(TensorMeta::Of(x));
     auto executable = testing::SharedJit().Compile(graph, spec);
     ASSERT_TRUE(executable.ok()) << executable.status();
-    auto out = (*executable)->Run({x});
+    auto out = testing::RunOnSharedJit(**executable, {x});
     ASSERT_TRUE(out.ok()) << out.status();
     const std::vector<double> values = testing::ToDoubles((*out)[0]);
     ASSERT_FALSE(values.empty());
@@ -651,7 +651,7 @@ TEST(ReductionConformanceTest, SplitFloat32SumIsAtLeastAsAccurate) {
       if (!exe.ok()) return 0.0;
       EXPECT_EQ((*exe)->Describe().find("split into") != std::string::npos,
                 split);
-      auto out = (*exe)->Run({x});
+      auto out = testing::RunOnSharedJit(**exe, {x});
       EXPECT_TRUE(out.ok()) << out.status();
       return out.ok() ? testing::ToDoubles((*out)[0])[0] : 0.0;
     };

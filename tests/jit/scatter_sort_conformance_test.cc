@@ -462,7 +462,7 @@ TEST(ScatterSortConformanceTest, OutOfRangeIndicesFailNamingTheNode) {
     for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
     auto exe = SharedJit().Compile(graph, spec);
     ASSERT_TRUE(exe.ok()) << exe.status();
-    auto result = (*exe)->Run(inputs);
+    auto result = testing::RunOnSharedJit(**exe, inputs);
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(result.status().message()), HasSubstr("node 'op'"));

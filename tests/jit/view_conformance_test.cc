@@ -159,8 +159,9 @@ TEST(ViewConformanceTest, SplitWithSizesPiecesAreViews) {
         auto out = (*exe)->Run({on_device});
         ASSERT_TRUE(out.ok()) << out.status();
         const int dim = c.dim < 0 ? static_cast<int>(c.dim) + 3 : c.dim;
-        EXPECT_EQ((*out)[1].data(), static_cast<const float*>(x.data()) +
-                                        c.sizes[0] * x.stride(dim));
+        EXPECT_EQ((*out)[1].data(),
+                  static_cast<const float*>(on_device.data()) +
+                      c.sizes[0] * on_device.stride(dim));
       }
     }
   }
