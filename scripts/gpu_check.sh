@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The GPU checks of the CUDA backend and of reduce-overhead mode as one
+# prepared run, for a session lent a GPU machine (the developers' machines
+# and CI have none; ../shared/DESIGN.md, "GPU runs"). Two steps:
+#
+#   bash scripts/gpu_check.sh pack [BUILD]
+#       Here. Builds the GPU test and benchmark binaries in BUILD (default
+#       build, the release tree scripts/test.sh makes), stripped, with the
+#       shared libraries they load that a bare CUDA machine lacks (absl,
+#       protobuf, OpenBLAS, ...; not libc, libstdc++ or libcuda, and not the
+#       CUDA libraries guardjit dlopens), runs them once here with no GPU,
+#       where every GPU test must report a skip, and packs them into
+#       .gpu/bundle.tar.xz (git-ignored). Each binary links LLVM statically
+#       (about 60 MB apiece, 200 MB together); xz with a dictionary larger
+#       than one binary stores the shared part once: about 28 MB, inside the
+#       device tool's 64 MiB carry with the tree (about 3 minutes here).
+#   bash scripts/gpu_check.sh run [OUT]
+#       On the GPU machine, from the repository root, .gpu carried (the
+#       device tool's run with carry [".gpu"] and a timeout_s near 540):
+#       unpacks the bundle into /tmp/gjgpu, runs nvidia-smi, then each step
+#       under its own time limit, its log in OUT
+#       (default $OUT, else /tmp/gpu_check):
+#         conformance.log  the JIT conformance suites on GPU 0 against eager
+#                          (jit_cuda_device_tests with GJ_CUDA_REAL_DEVICE=1,
+#                          in parallel shards)
+#         replay.log       reduce-overhead replays vs plain launches and the
+#                          CPU (device_replay_tests, GJ_CUDA_REAL_DEVICE=1)
+#         runtime.log      driver, device, cuBLASLt and NVRTC unit tests
+#         bench.json/.log  cuda_call_benchmark (issue #14's and #15's ratios)
+#         nvrtc.json/.log  nvrtc_compiler_benchmark (cold compile latency)
+#       and summary.txt, one line per step with its exit status.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bundle=.gpu
+staging=/tmp/gjgpu
+tests=(jit_cuda_device_tests device_replay_tests runtime_tests)
+benchmarks=(cuda_call_benchmark nvrtc_compiler_benchmark)
+
+pack() {
+  local build=${1:-build}
+  set -e
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null
+  fi
+  cmake --build "$build" -j "$(nproc)" --target "${tests[@]}" "${benchmarks[@]}"
+  rm -rf "$staging" "$bundle"
+  mkdir -p "$staging/bin" "$staging/lib" "$bundle"
+  local b
+  for b in "${tests[@]}"; do cp "$build/tests/$b" "$staging/bin/"; done
+  for b in "${benchmarks[@]}"; do cp "$build/perf/$b" "$staging/bin/"; done
+  strip --strip-all "$staging"/bin/*
+  # Shared libraries from Debian's -dev packages the binaries link; the
+  # system's own (libc, libm, libstdc++, libgcc, ld.so, libz) are on any
+  # x86-64 Linux, and the CUDA libraries are dlopened there from the CUDA
+  # install.
+  ldd "$staging"/bin/* | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|\
+      libdl.so*|librt.so*|libz.so*|libcuda.so*) ;;
+      *) cp -L "$lib" "$staging/lib/" ;;
+    esac
+  done
+  strip --strip-unneeded "$staging"/lib/* 2>/dev/null || true
+  # Here there is no GPU: every binary must load from the bundle alone, and
+  # every GPU test skip, naming why.
+  local out
+  for b in jit_cuda_device_tests device_replay_tests; do
+    out=$(GJ_CUDA_REAL_DEVICE=1 LD_LIBRARY_PATH="$staging/lib" \
+          "$staging/bin/$b" 2>&1) || { echo "$out" >&2; exit 1; }
+    grep -q "no usable GPU" <<<"$out" || { echo "$out" >&2; exit 1; }
+  done
+  tar -C "$staging" -cf - bin lib |
+    xz -6 -T1 --lzma2=preset=6,dict=256MiB >"$bundle/bundle.tar.xz"
+  local mib
+  mib=$(( $(stat -c %s "$bundle/bundle.tar.xz") / 1048576 ))
+  echo "gpu_check: $bundle/bundle.tar.xz is ${mib} MiB" \
+    "($(du -sm "$staging" | cut -f1) MiB unpacked, $(ls "$staging/lib" | wc -l) shared libraries)"
+  if [ "$mib" -gt 56 ]; then
+    echo "gpu_check: over 56 MiB; the device tool carries 64 MiB with the tree" >&2
+    exit 1
+  fi
+  echo "gpu_check: packed; on the GPU machine: bash scripts/gpu_check.sh run"
+}
+
+# One step: NAME LIMIT_SECONDS COMMAND...; its output to OUT/NAME.log and a
+# line in summary.txt.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-12s rc=%-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" \
+    "$(tail -n 3 "$out/$name.log" | tr '\n' ' ' | cut -c1-160)" |
+    tee -a "$out/summary.txt"
+}
+
+# The conformance binary in parallel shards (gtest sharding), each its own
+# process and NVRTC compiles; the shards' logs concatenated.
+conformance() {
+  local shards=8 i pids=()
+  for ((i = 0; i < shards; i++)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GJ_CUDA_REAL_DEVICE=1 \
+      "$staging/bin/jit_cuda_device_tests" --gtest_brief=1 \
+      >"$out/conformance.$i" 2>&1 &
+    pids+=($!)
+  done
+  local rc=0
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || rc=1; done
+  for ((i = 0; i < shards; i++)); do
+    echo "== shard $i"; cat "$out/conformance.$i"; rm -f "$out/conformance.$i"
+  done
+  return $rc
+}
+
+run() {
+  out=${1:-${OUT:-/tmp/gpu_check}}
+  mkdir -p "$out"
+  : >"$out/summary.txt"
+  [ -f "$bundle/bundle.tar.xz" ] || { echo "no $bundle/bundle.tar.xz: pack it here first, carry $bundle" >&2; exit 2; }
+  rm -rf "$staging" && mkdir -p "$staging"
+  if command -v xz >/dev/null; then
+    tar -C "$staging" -xJf "$bundle/bundle.tar.xz"
+  else
+    python3 -c 'import lzma, sys, tarfile; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' \
+      "$bundle/bundle.tar.xz" "$staging"
+  fi
+  export LD_LIBRARY_PATH="$staging/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # libcublasLt and libnvrtc from the CUDA install, where guardjit's dlopen
+  # looks (the loader path, then /usr/local/cuda).
+  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+  step device 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  step conformance 240 bash "$0" shards "$out"
+  step replay 60 env GJ_CUDA_REAL_DEVICE=1 "$staging/bin/device_replay_tests"
+  step runtime 60 "$staging/bin/runtime_tests" --gtest_filter='Cuda*:Cublas*:Nvrtc*'
+  step bench 150 "$staging/bin/cuda_call_benchmark" --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json"
+  step nvrtc 60 "$staging/bin/nvrtc_compiler_benchmark" \
+    --benchmark_out="$out/nvrtc.json"
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  run) shift; run "$@" ;;
+  shards) out=$2; conformance ;;  # run's conformance step, under timeout
+  *) echo "usage: bash scripts/gpu_check.sh pack [BUILD] | run [OUT]" >&2; exit 2 ;;
+esac
