@@ -70,6 +70,12 @@ void InstallCountingTables(const CudaDriver& driver,
   counting_cublaslt->cublasLtMatmul = &CountedMatmul::Call;
   CublasLtApi::InstallForTesting(counting_cublaslt);
 }
+#else   // !GUARDJIT_HAVE_CUDA_HEADERS: empty tables, nothing to count
+void InstallCountingTables(const CudaDriver& driver,
+                           const CublasLtApi& cublaslt) {
+  CudaDriver::InstallForTesting(&driver);
+  CublasLtApi::InstallForTesting(&cublaslt);
+}
 #endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 // Why there is no usable GPU for GJ_CUDA_REAL_DEVICE=1, or "" when there is.
