@@ -2,12 +2,13 @@
 # Installs every Debian package guardjit needs to build and test. Idempotent.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache lld
   llvm-19-dev libzstd-dev zlib1g-dev
   libabsl-dev libprotobuf-dev protobuf-compiler
   libdlpack-dev libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev  # libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
+  abigail-tools                # abidw/abidiff: tests/abi/abi_check.sh
   golang-go                    # bindings/go (cgo)
   openjdk-17-jdk-headless junit5  # bindings/java (JNI, JUnit 5 console launcher)
 )

@@ -20,6 +20,7 @@
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/emulated_cublaslt.h"
 #include "runtime/cuda/emulated_driver.h"
+#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {
 namespace {

@@ -20,6 +20,7 @@
 #include "jit/gemm_step.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
+#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {
 namespace {

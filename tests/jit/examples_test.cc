@@ -12,6 +12,7 @@
 #include "runtime/eager_interpreter.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
+#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {
 namespace {

@@ -13,6 +13,7 @@
 #include "core/half.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {
 namespace {
