@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -23,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/status_macros.h"
 #include "runtime/cuda/simt_crew.h"
+#include "runtime/cuda/simt_module_cache.h"
 
 namespace guardjit {
 namespace {
@@ -196,18 +198,37 @@ absl::StatusOr<std::unique_ptr<SimtModule>> SimtModule::Compile(
   const std::string header = dir + "/gj_simt_emulation.h";
   const std::string source = dir + "/module.cc";
   const std::string library = dir + "/module.so";
-  RETURN_IF_ERROR(WriteFile(header, SimtEmulationHeader()));
-  RETURN_IF_ERROR(WriteFile(
-      source, absl::StrCat("#include \"gj_simt_emulation.h\"\n"
-                           "#line 1 \"kernel.cu\"\n",
-                           cuda_source, "\n", SimtEntryPoints(names))));
+  const std::string module_source = absl::StrCat(
+      "#include \"gj_simt_emulation.h\"\n"
+      "#line 1 \"kernel.cu\"\n",
+      cuda_source, "\n", SimtEntryPoints(names));
   std::vector<std::string> args = {HostCompiler(options)};
   args.insert(args.end(), std::begin(kDefaultFlags), std::end(kDefaultFlags));
   args.insert(args.end(), options.extra_flags.begin(),
               options.extra_flags.end());
-  args.insert(args.end(), {"-x", "c++", source, "-o", library});
+  // The module cache's key: everything the shared object depends on
+  // (simt_module_cache.h). No cache where the compiler's identity is
+  // unknown.
+  const std::optional<SimtModuleCache> cache =
+      SimtModuleCache::Open(options.cache_dir);
+  std::string key;
+  if (cache.has_value()) {
+    const std::string compiler = SimtModuleCache::CompilerIdentity(args[0]);
+    if (!compiler.empty()) {
+      key = absl::StrCat(
+          "guardjit SIMT module\ncompiler: ", compiler,
+          "\nflags: ", absl::StrJoin(args.begin() + 1, args.end(), " "),
+          "\nheader:\n", SimtEmulationHeader(), "\nsource:\n", module_source);
+    }
+  }
   const std::string log = dir + "/compiler.log";
-  RETURN_IF_ERROR(RunCompiler(args, log, dir));
+  if (key.empty() || !cache->Fetch(key, library)) {
+    RETURN_IF_ERROR(WriteFile(header, SimtEmulationHeader()));
+    RETURN_IF_ERROR(WriteFile(source, module_source));
+    args.insert(args.end(), {"-x", "c++", source, "-o", library});
+    RETURN_IF_ERROR(RunCompiler(args, log, dir));
+    if (!key.empty()) cache->Store(key, library);
+  }
 
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

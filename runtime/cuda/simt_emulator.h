@@ -40,6 +40,10 @@ struct SimtOptions {
   // After the defaults (-std=c++17 -O1 -fno-math-errno -w), so an -O here
   // wins.
   std::vector<std::string> extra_flags;
+  // A directory of compiled modules shared by processes
+  // (runtime/cuda/simt_module_cache.h); empty: $GJ_SIMT_CACHE_DIR, and none
+  // when that is unset.
+  std::string cache_dir;
 };
 
 // CUDA C source compiled for the host against the emulation header.
