@@ -1,17 +1,27 @@
 # Sanitizer and fuzzing modes, included from the top-level CMakeLists.txt.
 # At most one of them per build directory:
 #
-#   GUARDJIT_SANITIZE=ON  ASan + UBSan on everything (scripts/test.sh: build-asan).
+#   GUARDJIT_SANITIZE=ON  ASan + UBSan on everything, g++ or clang.
 #   GUARDJIT_TSAN=ON      ThreadSanitizer on everything: the library, its tests
 #                         and the tools (scripts/test.sh: build-tsan). g++ or
 #                         clang. Debian's absl, protobuf, OpenBLAS, LLVM and
 #                         libstdc++ stay uninstrumented; tests/tsan.supp lists
 #                         the reports that come from that.
-#   GUARDJIT_FUZZ=ON      the libFuzzer targets of tests/fuzz (scripts/fuzz.sh:
-#                         build-fuzz). clang only (clang++-19 matches the
-#                         LLVM 19 the library links): the library is compiled
-#                         with -fsanitize=fuzzer-no-link,address,undefined, the
-#                         targets linked with -fsanitize=fuzzer,address,undefined.
+#   GUARDJIT_FUZZ=ON      ASan + UBSan on everything plus libFuzzer's coverage
+#                         instrumentation, and the libFuzzer targets of
+#                         tests/fuzz. clang only (clang++-19 matches the LLVM
+#                         19 the library links): the library and the tests are
+#                         compiled with -fsanitize=fuzzer-no-link,address,
+#                         undefined, the fuzz targets linked with
+#                         -fsanitize=fuzzer,address,undefined, the tests with
+#                         -fsanitize=address,undefined (the sanitizer runtime
+#                         carries no-op coverage callbacks). scripts/test.sh's
+#                         build-asan is such a tree: the ASan + UBSan tests and
+#                         the fuzz targets share one instrumented library
+#                         instead of compiling it twice.
+#
+# GJ_SANITIZED is set in any of them (the tests leave out what cannot run
+# instrumented).
 
 if(GUARDJIT_FUZZ AND GUARDJIT_TSAN)
   message(FATAL_ERROR "GUARDJIT_FUZZ and GUARDJIT_TSAN exclude each other")
@@ -52,4 +62,10 @@ elseif(GUARDJIT_TSAN)
     # define the macro.)
     add_compile_options(-U__SANITIZE_THREAD__)
   endif()
+endif()
+
+if(GUARDJIT_SANITIZE OR GUARDJIT_TSAN OR GUARDJIT_FUZZ)
+  set(GJ_SANITIZED ON)
+else()
+  set(GJ_SANITIZED OFF)
 endif()

@@ -13,7 +13,8 @@
 # printed when GJ_FUZZ_KEEP=1 (merge the useful ones with libFuzzer's
 # -merge=1 into tests/fuzz/corpus/<target>).
 #
-# Environment: GJ_FUZZ_BUILD_DIR (build-fuzz), GJ_FUZZ_JOBS (nproc): targets
+# Environment: GJ_FUZZ_BUILD_DIR (build-fuzz; a tree configured with
+# GUARDJIT_FUZZ=ON is reused as it is), GJ_FUZZ_JOBS (nproc): targets
 # run at once, GJ_FUZZ_KEEP=1: keep the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,11 +39,15 @@ done
 # -O1: libFuzzer's usual level (fast enough to run, quick to compile); line
 # tables only (reports keep file:line, the build is about a tenth faster than
 # with -g); no NDEBUG, so assertions stay on.
-cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DGUARDJIT_FUZZ=ON -DGUARDJIT_BUILD_TESTS=OFF -DGUARDJIT_BUILD_PERF=OFF >/dev/null
+# A tree already configured with GUARDJIT_FUZZ=ON (scripts/test.sh's
+# build-asan, which also builds the tests in it) is used as it is.
+if ! grep -q '^GUARDJIT_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null; then
+  cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DGUARDJIT_FUZZ=ON -DGUARDJIT_BUILD_TESTS=OFF -DGUARDJIT_BUILD_PERF=OFF >/dev/null
+fi
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/guardjit-fuzz.XXXXXX")

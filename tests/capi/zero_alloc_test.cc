@@ -14,6 +14,7 @@
 #include "capi_test_util.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
+#include "tests/sanitizers.h"
 
 namespace {
 thread_local bool counting = false;
@@ -22,7 +23,7 @@ thread_local int64_t allocations = 0;
 
 // Sanitizers replace operator new themselves (and pair every variant with
 // their delete): the count runs in the uninstrumented build only.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if GJ_UNDER_SANITIZER
 #define GJ_COUNTING_NEW 0
 #else
 #define GJ_COUNTING_NEW 1

@@ -13,6 +13,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/core/toy_ops.h"
+#include "tests/sanitizers.h"
 
 namespace guardjit {
 namespace {
@@ -91,7 +92,7 @@ TEST(GraphLoaderTest, MalformedInputsAreInvalidArgument) {
 // have (musl's default is 128 KiB); sanitizers' frames are several times
 // larger, so they get more.
 void OnSmallStack(const std::function<void()>& body) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if GJ_UNDER_SANITIZER
   constexpr size_t kStack = 2 << 20;
 #else
   constexpr size_t kStack = 256 << 10;

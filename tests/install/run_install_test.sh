@@ -4,13 +4,16 @@
 # pkg-config (shared library). Also checks that the shared library exports
 # nothing but gj_* symbols.
 #
-#   run_install_test.sh BUILD_DIR [EXTRA_FLAGS]
+#   run_install_test.sh BUILD_DIR [EXTRA_FLAGS [C_COMPILER]]
 #
 # EXTRA_FLAGS go to the consumers' compile and link lines (the sanitizer
-# flags when the library was built with them).
+# flags when the library was built with them); C_COMPILER (default cc)
+# builds the consumers: a sanitized library needs the sanitizer runtime of
+# the compiler that built it (clang's ASan tree, scripts/test.sh).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 extra=${2:-}
+cc=${3:-cc}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -22,7 +25,7 @@ libdir=$(dirname "$(dirname "$pc")")
 echo "installed into $prefix (libdir ${libdir#"$prefix"/})"
 
 echo "== CMake consumer, static library"
-cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/cmake.log" 2>&1 ||
   { cat "$work/cmake.log"; exit 1; }
@@ -38,7 +41,7 @@ fi
 echo "== pkg-config consumer, shared library"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046,SC2086
-cc -std=c99 $extra -o "$work/consumer_shared" "$here/consumer.c" \
+"$cc" -std=c99 $extra -o "$work/consumer_shared" "$here/consumer.c" \
   $(pkg-config --cflags --libs guardjit)
 LD_LIBRARY_PATH=$libdir "$work/consumer_shared"
 LD_LIBRARY_PATH=$libdir ldd "$work/consumer_shared" >"$work/ldd_shared.txt"
