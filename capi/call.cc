@@ -391,7 +391,9 @@ absl::Status CallAlloc(gj_function* function, const DLTensor* const* inputs,
 
 extern "C" {
 
-void gj_call_options_init(gj_call_options* options) {
+// The defaults of every field this library knows; gj_call_options_init_v and
+// the legacy gj_call_options_init symbol (legacy_init.cc) copy what fits.
+static void CallOptionsDefaults(gj_call_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_call_options);
   options->grad_mode = 1;
@@ -404,7 +406,7 @@ void gj_call_options_init(gj_call_options* options) {
 }
 
 void gj_call_options_init_v(gj_call_options* options, size_t struct_size) {
-  guardjit::capi::InitSized(options, struct_size, &gj_call_options_init);
+  guardjit::capi::InitSized(options, struct_size, &CallOptionsDefaults);
 }
 
 gj_error* gj_function_call(gj_function* function, const DLTensor* const* inputs,

@@ -121,7 +121,10 @@ absl::Status CompileReport(const gj_graph* graph, const DLTensor* const* inputs,
 
 extern "C" {
 
-void gj_compile_report_options_init(gj_compile_report_options* options) {
+// The defaults of every field this library knows;
+// gj_compile_report_options_init_v and the legacy
+// gj_compile_report_options_init symbol (legacy_init.cc) copy what fits.
+static void CompileReportOptionsDefaults(gj_compile_report_options* options) {
   if (options == nullptr) return;
   *options = gj_compile_report_options{};
   options->struct_size = sizeof(gj_compile_report_options);
@@ -130,17 +133,19 @@ void gj_compile_report_options_init(gj_compile_report_options* options) {
 void gj_compile_report_options_init_v(gj_compile_report_options* options,
                                       size_t struct_size) {
   guardjit::capi::InitSized(options, struct_size,
-                            &gj_compile_report_options_init);
+                            &CompileReportOptionsDefaults);
 }
 
-void gj_compile_check_init(gj_compile_check* check) {
+// The defaults of every field this library knows; gj_compile_check_init_v and
+// the legacy gj_compile_check_init symbol (legacy_init.cc) copy what fits.
+static void CompileCheckDefaults(gj_compile_check* check) {
   if (check == nullptr) return;
   *check = gj_compile_check{};
   check->struct_size = sizeof(gj_compile_check);
 }
 
 void gj_compile_check_init_v(gj_compile_check* check, size_t struct_size) {
-  guardjit::capi::InitSized(check, struct_size, &gj_compile_check_init);
+  guardjit::capi::InitSized(check, struct_size, &CompileCheckDefaults);
 }
 
 gj_error* gj_graph_compile_report(const gj_graph* graph,

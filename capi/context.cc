@@ -18,7 +18,9 @@
 
 extern "C" {
 
-void gj_context_options_init(gj_context_options* options) {
+// The defaults of every field this library knows; gj_context_options_init_v and
+// the legacy gj_context_options_init symbol (legacy_init.cc) copy what fits.
+static void ContextOptionsDefaults(gj_context_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_context_options);
   options->num_threads = 0;
@@ -31,7 +33,7 @@ void gj_context_options_init(gj_context_options* options) {
 
 void gj_context_options_init_v(gj_context_options* options,
                                size_t struct_size) {
-  guardjit::capi::InitSized(options, struct_size, &gj_context_options_init);
+  guardjit::capi::InitSized(options, struct_size, &ContextOptionsDefaults);
 }
 
 gj_error* gj_context_create(const gj_context_options* options,
@@ -112,14 +114,16 @@ gj_error* gj_context_create(const gj_context_options* options,
 
 void gj_context_destroy(gj_context* context) { delete context; }
 
-void gj_memory_stats_init(gj_memory_stats* stats) {
+// The defaults of every field this library knows; gj_memory_stats_init_v and
+// the legacy gj_memory_stats_init symbol (legacy_init.cc) copy what fits.
+static void MemoryStatsDefaults(gj_memory_stats* stats) {
   if (stats == nullptr) return;
   *stats = gj_memory_stats{};
   stats->struct_size = sizeof(gj_memory_stats);
 }
 
 void gj_memory_stats_init_v(gj_memory_stats* stats, size_t struct_size) {
-  guardjit::capi::InitSized(stats, struct_size, &gj_memory_stats_init);
+  guardjit::capi::InitSized(stats, struct_size, &MemoryStatsDefaults);
 }
 
 }  // extern "C"

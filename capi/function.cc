@@ -197,7 +197,10 @@ absl::StatusOr<std::unique_ptr<guardjit::Function>> CreateFunction(
 
 extern "C" {
 
-void gj_function_options_init(gj_function_options* options) {
+// The defaults of every field this library knows; gj_function_options_init_v
+// and the legacy gj_function_options_init symbol (legacy_init.cc) copy what
+// fits.
+static void FunctionOptionsDefaults(gj_function_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_function_options);
   options->name = nullptr;
@@ -214,7 +217,7 @@ void gj_function_options_init(gj_function_options* options) {
 
 void gj_function_options_init_v(gj_function_options* options,
                                 size_t struct_size) {
-  guardjit::capi::InitSized(options, struct_size, &gj_function_options_init);
+  guardjit::capi::InitSized(options, struct_size, &FunctionOptionsDefaults);
 }
 
 gj_error* gj_function_create(gj_context* context, const gj_graph* graph,

@@ -68,7 +68,10 @@ gj_graph::gj_graph(std::shared_ptr<const guardjit::Graph> g)
 
 extern "C" {
 
-void gj_graph_load_options_init(gj_graph_load_options* options) {
+// The defaults of every field this library knows; gj_graph_load_options_init_v
+// and the legacy gj_graph_load_options_init symbol (legacy_init.cc) copy what
+// fits.
+static void GraphLoadOptionsDefaults(gj_graph_load_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_graph_load_options);
   options->external_data_dir = nullptr;
@@ -76,7 +79,7 @@ void gj_graph_load_options_init(gj_graph_load_options* options) {
 
 void gj_graph_load_options_init_v(gj_graph_load_options* options,
                                   size_t struct_size) {
-  guardjit::capi::InitSized(options, struct_size, &gj_graph_load_options_init);
+  guardjit::capi::InitSized(options, struct_size, &GraphLoadOptionsDefaults);
 }
 
 gj_error* gj_graph_from_proto(gj_context* context, const void* data,

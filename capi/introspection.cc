@@ -30,14 +30,16 @@ gj_error* TextOf(const gj_function* function, char** out_text,
 
 extern "C" {
 
-void gj_function_stats_init(gj_function_stats* stats) {
+// The defaults of every field this library knows; gj_function_stats_init_v and
+// the legacy gj_function_stats_init symbol (legacy_init.cc) copy what fits.
+static void FunctionStatsDefaults(gj_function_stats* stats) {
   if (stats == nullptr) return;
   *stats = gj_function_stats{};
   stats->struct_size = sizeof(gj_function_stats);
 }
 
 void gj_function_stats_init_v(gj_function_stats* stats, size_t struct_size) {
-  guardjit::capi::InitSized(stats, struct_size, &gj_function_stats_init);
+  guardjit::capi::InitSized(stats, struct_size, &FunctionStatsDefaults);
 }
 
 gj_error* gj_function_get_stats(const gj_function* function,

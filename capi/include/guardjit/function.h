@@ -128,9 +128,9 @@ typedef struct gj_function_options {
   size_t mark_dynamic_stride;
 } gj_function_options;
 
-GJ_EXPORT void gj_function_options_init(gj_function_options* options);
 GJ_EXPORT void gj_function_options_init_v(gj_function_options* options,
                                           size_t struct_size);
+GJ_INIT_FUNCTION(gj_function_options, gj_function_options_init)
 GJ_EXPORT gj_error* gj_function_create(gj_context* context,
                                        const gj_graph* graph,
                                        const gj_function_options* options,
@@ -164,9 +164,9 @@ typedef struct gj_call_options {
   int32_t synchronize;
 } gj_call_options;
 
-GJ_EXPORT void gj_call_options_init(gj_call_options* options);
 GJ_EXPORT void gj_call_options_init_v(gj_call_options* options,
                                       size_t struct_size);
+GJ_INIT_FUNCTION(gj_call_options, gj_call_options_init)
 
 /* Runs the function into caller-provided outputs: each DLTensor must have the
  * output's dtype and shape (strides may be NULL for contiguous, or any
@@ -315,9 +315,9 @@ typedef struct gj_function_stats {
   int64_t eager_while_compiling;
 } gj_function_stats;
 
-GJ_EXPORT void gj_function_stats_init(gj_function_stats* stats);
 GJ_EXPORT void gj_function_stats_init_v(gj_function_stats* stats,
                                         size_t struct_size);
+GJ_INIT_FUNCTION(gj_function_stats, gj_function_stats_init)
 /* Fills the fields that fit in stats->struct_size (call _init first). */
 GJ_EXPORT gj_error* gj_function_get_stats(const gj_function* function,
                                           gj_function_stats* stats);
@@ -357,10 +357,9 @@ typedef struct gj_compile_report_options {
   uint64_t seed;
 } gj_compile_report_options;
 
-GJ_EXPORT void gj_compile_report_options_init(
-    gj_compile_report_options* options);
 GJ_EXPORT void gj_compile_report_options_init_v(
     gj_compile_report_options* options, size_t struct_size);
+GJ_INIT_FUNCTION(gj_compile_report_options, gj_compile_report_options_init)
 
 /* The comparison gj_graph_compile_report made with options->emulate. */
 typedef struct gj_compile_check {
@@ -381,9 +380,9 @@ typedef struct gj_compile_check {
   int32_t within_tolerance;
 } gj_compile_check;
 
-GJ_EXPORT void gj_compile_check_init(gj_compile_check* check);
 GJ_EXPORT void gj_compile_check_init_v(gj_compile_check* check,
                                        size_t struct_size);
+GJ_INIT_FUNCTION(gj_compile_check, gj_compile_check_init)
 
 /* What guardjit compiles `graph` into for a target, as text for people
  * (`guardjit compile`): the graph specialized for the inputs' dtypes and

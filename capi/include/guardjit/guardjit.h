@@ -16,10 +16,10 @@
  * - Options structs start with `size_t struct_size`; call the matching
  *   *_init() to fill defaults. Fields are only ever appended, so a host built
  *   against an older header keeps working (the library reads only the fields
- *   that fit in struct_size). *_init() fills the struct as the LOADED library
- *   defines it; a host that may run against a newer library than its header
- *   (a language binding, a plugin) calls *_init_v(&s, sizeof s) instead
- *   (since 0.7), which fills only the bytes it is given. Passing NULL
+ *   that fit in struct_size). *_init() is inline: it calls
+ *   *_init_v(&s, sizeof s) (since 0.7), which fills exactly the bytes the
+ *   host's header defines, so a host may run against a newer library than
+ *   its header (GJ_INIT_FUNCTION below). Passing NULL
  *   options means defaults; a struct_size below sizeof(size_t) is an
  *   uninitialized struct and fails with INVALID_ARGUMENT.
  * - Tensors are borrowed DLTensor (dlpack.h) for the duration of a call
@@ -61,6 +61,25 @@ extern "C" {
 #define GJ_EXPORT __attribute__((visibility("default")))
 #else
 #define GJ_EXPORT
+#endif
+
+/* gj_*_init(&s): the defaults of a struct as THIS header lays it out. Each
+ * is an inline call of the exported gj_*_init_v(&s, sizeof s) (since the
+ * header after 0.10), so the library writes exactly the host's sizeof
+ * whichever version is loaded. The library still exports gj_*_init symbols
+ * for hosts built against earlier headers, whose _init was a library call:
+ * those fill only the struct's first release (its sizeof in the version
+ * that introduced it, capi/CHANGELOG.md), which every such host's struct
+ * holds; a field appended later keeps the library's default unless the host
+ * sets struct_size over it. (Before, they filled the loaded library's
+ * sizeof and wrote past an older host's struct.) FFI hosts that bind symbols
+ * by name call gj_*_init_v(&s, sizeof s). GJ_LEGACY_INIT_SYMBOLS is for the
+ * library's capi/legacy_init.cc, which defines those exported symbols. */
+#ifdef GJ_LEGACY_INIT_SYMBOLS
+#define GJ_INIT_FUNCTION(type, name) GJ_EXPORT void name(type* s);
+#else
+#define GJ_INIT_FUNCTION(type, name) \
+  static inline void name(type* s) { name##_v(s, sizeof *s); }
 #endif
 
 /* DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it). Each
@@ -152,9 +171,9 @@ typedef struct gj_context_options {
   int64_t max_cached_bytes;
 } gj_context_options;
 
-GJ_EXPORT void gj_context_options_init(gj_context_options* options);
 GJ_EXPORT void gj_context_options_init_v(gj_context_options* options,
                                          size_t struct_size);
+GJ_INIT_FUNCTION(gj_context_options, gj_context_options_init)
 GJ_EXPORT gj_error* gj_context_create(const gj_context_options* options,
                                       gj_context** out_context);
 /* Every graph and function made from the context must be destroyed first.
@@ -176,9 +195,9 @@ typedef struct gj_memory_stats {
   int64_t cached_kernels;     /* compiled kernels kept for reuse */
 } gj_memory_stats;
 
-GJ_EXPORT void gj_memory_stats_init(gj_memory_stats* stats);
 GJ_EXPORT void gj_memory_stats_init_v(gj_memory_stats* stats,
                                       size_t struct_size);
+GJ_INIT_FUNCTION(gj_memory_stats, gj_memory_stats_init)
 /* Fills the fields that fit in stats->struct_size (call _init first).
  * Thread-safe. Library-allocated outputs (gj_function_call_alloc) count as
  * in use until released, even after the context is destroyed. */
@@ -217,9 +236,9 @@ typedef struct gj_graph_load_options {
   const char* external_data_dir;
 } gj_graph_load_options;
 
-GJ_EXPORT void gj_graph_load_options_init(gj_graph_load_options* options);
 GJ_EXPORT void gj_graph_load_options_init_v(gj_graph_load_options* options,
                                             size_t struct_size);
+GJ_INIT_FUNCTION(gj_graph_load_options, gj_graph_load_options_init)
 
 /* A graph from a serialized guardjit.proto.Graph (binary protobuf). The bytes
  * are copied. Errors: INVALID_ARGUMENT (malformed bytes, bad references,

@@ -361,6 +361,10 @@ extern "C" {
     pub fn gj_string_destroy(text: *mut c_char);
 
     // Context
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_context_options_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_context_options_init_v")]
     pub fn gj_context_options_init(options: *mut gj_context_options);
     pub fn gj_context_options_init_v(options: *mut gj_context_options, struct_size: usize);
     pub fn gj_context_create(
@@ -368,6 +372,10 @@ extern "C" {
         out_context: *mut *mut gj_context,
     ) -> *mut gj_error;
     pub fn gj_context_destroy(context: *mut gj_context);
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_memory_stats_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_memory_stats_init_v")]
     pub fn gj_memory_stats_init(stats: *mut gj_memory_stats);
     pub fn gj_memory_stats_init_v(stats: *mut gj_memory_stats, struct_size: usize);
     pub fn gj_context_get_memory_stats(
@@ -389,6 +397,10 @@ extern "C" {
     ) -> *mut gj_error;
 
     // Graphs
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_graph_load_options_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_graph_load_options_init_v")]
     pub fn gj_graph_load_options_init(options: *mut gj_graph_load_options);
     pub fn gj_graph_load_options_init_v(options: *mut gj_graph_load_options, struct_size: usize);
     pub fn gj_graph_from_proto(
@@ -463,6 +475,10 @@ extern "C" {
     ) -> *mut gj_error;
 
     // Functions
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_function_options_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_function_options_init_v")]
     pub fn gj_function_options_init(options: *mut gj_function_options);
     pub fn gj_function_options_init_v(options: *mut gj_function_options, struct_size: usize);
     pub fn gj_function_create(
@@ -474,6 +490,10 @@ extern "C" {
     pub fn gj_function_destroy(function: *mut gj_function);
     pub fn gj_function_num_inputs(function: *const gj_function) -> usize;
     pub fn gj_function_num_outputs(function: *const gj_function) -> usize;
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_call_options_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_call_options_init_v")]
     pub fn gj_call_options_init(options: *mut gj_call_options);
     pub fn gj_call_options_init_v(options: *mut gj_call_options, struct_size: usize);
     pub fn gj_function_call(
@@ -504,6 +524,10 @@ extern "C" {
     pub fn gj_set_log_topics(spec: *const c_char);
 
     // Introspection
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_function_stats_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_function_stats_init_v")]
     pub fn gj_function_stats_init(stats: *mut gj_function_stats);
     pub fn gj_function_stats_init_v(stats: *mut gj_function_stats, struct_size: usize);
     pub fn gj_function_get_stats(
@@ -521,11 +545,19 @@ extern "C" {
     pub fn gj_tensor_release(tensor: *mut DLManagedTensor);
 
     // Compile reports
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_compile_report_options_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_compile_report_options_init_v")]
     pub fn gj_compile_report_options_init(options: *mut gj_compile_report_options);
     pub fn gj_compile_report_options_init_v(
         options: *mut gj_compile_report_options,
         struct_size: usize,
     );
+
+    /// The legacy symbol for hosts built against C headers up to 0.10: fills
+    /// only the struct's first release. Call `gj_compile_check_init_v(&mut s, size_of_val(&s))`.
+    #[deprecated(note = "fills only the struct's first release; use gj_compile_check_init_v")]
     pub fn gj_compile_check_init(check: *mut gj_compile_check);
     pub fn gj_compile_check_init_v(check: *mut gj_compile_check, struct_size: usize);
     pub fn gj_graph_compile_report(
