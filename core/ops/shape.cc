@@ -87,9 +87,10 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
                          " for tensor number ", i, " in the list"));
       }
     }
+    // On the hints, symbolic sizes included: a dynamic entry's sizes are
+    // this call's too, and their sum must not wrap into a negative size.
     int64_t sum = 0;
-    if (!sizes[dim].is_symbolic() && !t.sizes[dim].is_symbolic() &&
-        __builtin_add_overflow(sizes[dim].hint(), t.sizes[dim].hint(), &sum)) {
+    if (__builtin_add_overflow(sizes[dim].hint(), t.sizes[dim].hint(), &sum)) {
       return absl::OutOfRangeError(
           absl::StrCat("argument 'tensors': sizes along dimension ", dim,
                        " add up past 2^63 (", sizes[dim].hint(), " + ",

