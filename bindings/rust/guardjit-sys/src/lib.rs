@@ -548,7 +548,9 @@ extern "C" {
 
     /// The legacy symbol for hosts built against C headers up to 0.10: fills
     /// only the struct's first release. Call `gj_compile_report_options_init_v(&mut s, size_of_val(&s))`.
-    #[deprecated(note = "fills only the struct's first release; use gj_compile_report_options_init_v")]
+    #[deprecated(
+        note = "fills only the struct's first release; use gj_compile_report_options_init_v"
+    )]
     pub fn gj_compile_report_options_init(options: *mut gj_compile_report_options);
     pub fn gj_compile_report_options_init_v(
         options: *mut gj_compile_report_options,

@@ -71,7 +71,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .map(|(data, shape)| TensorView::new(data, shape))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let mut function = Function::new(&graph)?;
+    let function = Function::new(&graph)?;
     let start = Instant::now();
     let outputs = function.call_alloc(&inputs)?;
     println!(

@@ -550,21 +550,22 @@ impl Function {
     /// Compiles the cache entry a call with inputs of these dtypes, shapes
     /// and strides would use, without running it, so the first real call is
     /// a hit. `FailedPrecondition` past the recompile limit.
-    pub fn precompile(&mut self, inputs: &[TensorSpec<'_>]) -> Result<()> {
+    pub fn precompile(&self, inputs: &[TensorSpec<'_>]) -> Result<()> {
         self.precompile_with(inputs, &CallOptions::new())
     }
 
     /// As [`precompile`](Function::precompile), for calls with these
     /// options (the cache guards on grad mode, determinism, requires_grad).
     pub fn precompile_with(
-        &mut self,
+        &self,
         inputs: &[TensorSpec<'_>],
         options: &CallOptions<'_>,
     ) -> Result<()> {
         options.check_inputs("Function::precompile", inputs.len())?;
         with_dl_array(inputs, |ins| {
             // SAFETY: as call_raw; only metadata is read ("data may be
-            // NULL"); &mut self: no concurrent use.
+            // NULL"). The header allows precompile concurrently with calls,
+            // stats and explain on one function.
             unsafe {
                 check(sys::gj_function_precompile(
                     self.as_ptr(),
@@ -576,10 +577,12 @@ impl Function {
         })
     }
 
-    pub fn stats(&mut self) -> Result<FunctionStats> {
+    /// The guard cache's counters. `&self`: the header allows it concurrently
+    /// with calls, so a server holding an `Arc<Function>` reads them.
+    pub fn stats(&self) -> Result<FunctionStats> {
         let mut raw: sys::gj_function_stats = versioned::init();
-        // SAFETY: fills the fields inside raw.struct_size; &mut self: no
-        // concurrent use.
+        // SAFETY: fills the fields inside raw.struct_size; safe concurrently
+        // with calls (guardjit.h, thread safety).
         unsafe { check(sys::gj_function_get_stats(self.as_ptr(), &mut raw))? };
         Ok(FunctionStats {
             calls: raw.calls,
@@ -607,9 +610,10 @@ impl Function {
     /// every entry, compile times, cache state, recompile reasons; for a
     /// function with graph breaks, "Graph Count", "Graph Break Count", each
     /// break's reason and the ops and guards per graph.
-    pub fn explain(&mut self) -> Result<String> {
+    pub fn explain(&self) -> Result<String> {
         let mut text = ptr::null_mut();
-        // SAFETY: a live function, &mut self; text owned on success.
+        // SAFETY: a live function (concurrent use allowed); text owned on
+        // success.
         unsafe {
             check(sys::gj_function_explain(self.as_ptr(), &mut text))?;
             Ok(take_string(text))
@@ -618,7 +622,7 @@ impl Function {
 
     /// The guards of every cache entry in TREE_GUARD_MANAGER form, most
     /// recently used first.
-    pub fn dump_guards(&mut self) -> Result<String> {
+    pub fn dump_guards(&self) -> Result<String> {
         let mut text = ptr::null_mut();
         // SAFETY: as explain.
         unsafe {

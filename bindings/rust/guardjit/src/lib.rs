@@ -1,6 +1,6 @@
 //! Safe Rust API for guardjit, an embeddable JIT for tensor graphs with a
 //! guard cache (TorchDynamo's model), over its C ABI (`guardjit.h`, C API
-//! 0.8; raw declarations in the `guardjit-sys` crate).
+//! 0.10; raw declarations in the `guardjit-sys` crate).
 //!
 //! ```no_run
 //! # fn main() -> guardjit::Result<()> {

@@ -287,7 +287,7 @@ fn cuda_views_reach_the_library() -> Result<()> {
         return Ok(());
     }
     let graph = Graph::from_file(&ctx, example("seed_mul.pbtxt"))?;
-    let mut f = Function::new(&graph)?;
+    let f = Function::new(&graph)?;
     let shape = [4i64, 8];
     let (x, b) = (data(32, 1), data(32, 2));
     let mut out = vec![7.0f32; 32];

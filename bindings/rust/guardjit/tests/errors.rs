@@ -259,7 +259,7 @@ fn a_set_cancel_flag_cancels_and_writes_nothing() {
 #[test]
 fn a_timeout_stops_a_long_call() {
     let ctx = Context::new().unwrap();
-    let mut f = Function::new(&Graph::from_file(&ctx, example("mlp.pbtxt")).unwrap()).unwrap();
+    let f = Function::new(&Graph::from_file(&ctx, example("mlp.pbtxt")).unwrap()).unwrap();
     let batch = 1 << 16;
     let x = vec![0.5f32; batch * 8];
     let shape = [batch as i64, 8];
@@ -279,7 +279,7 @@ fn a_timeout_stops_a_long_call() {
 fn precompile_past_the_recompile_limit_fails_precondition() {
     let ctx = Context::new().unwrap();
     let graph = Graph::from_file(&ctx, example("seed_mul.pbtxt")).unwrap();
-    let mut f = Function::with_options(
+    let f = Function::with_options(
         &graph,
         &FunctionOptions::new()
             .recompile_limit(1)

@@ -26,7 +26,7 @@ fn seed_mul_with(ctx: &Context, options: &FunctionOptions) -> Result<Function> {
 #[test]
 fn stats_explain_and_guards() -> Result<()> {
     let ctx = Context::new()?;
-    let mut f = seed_mul_with(&ctx, &FunctionOptions::new().name("my_mul"))?;
+    let f = seed_mul_with(&ctx, &FunctionOptions::new().name("my_mul"))?;
     for _ in 0..3 {
         call_seed_mul(&f, 10)?;
     }
@@ -60,7 +60,7 @@ fn stats_explain_and_guards() -> Result<()> {
 fn dynamic_modes_and_mark_dynamic() -> Result<()> {
     let ctx = Context::new()?;
     let compiles = |options: FunctionOptions, sizes: &[usize]| -> Result<i64> {
-        let mut f = seed_mul_with(&ctx, &options)?;
+        let f = seed_mul_with(&ctx, &options)?;
         for &n in sizes {
             call_seed_mul(&f, n)?;
         }
@@ -86,7 +86,7 @@ fn dynamic_modes_and_mark_dynamic() -> Result<()> {
         .dynamic(DynamicMode::Static)
         .mark_dynamic(0, 0, 2..=8)
         .mark_dynamic(1, 0, ..=8);
-    let mut f = seed_mul_with(&ctx, &marked)?;
+    let f = seed_mul_with(&ctx, &marked)?;
     for n in sizes {
         call_seed_mul(&f, n)?;
     }
@@ -98,7 +98,7 @@ fn dynamic_modes_and_mark_dynamic() -> Result<()> {
     let marked = FunctionOptions::new()
         .mark_dynamic(0, 0, 2..=8)
         .mark_dynamic(1, 0, ..9);
-    let mut f = seed_mul_with(&ctx, &marked)?;
+    let f = seed_mul_with(&ctx, &marked)?;
     for n in sizes {
         call_seed_mul(&f, n)?;
     }
@@ -112,7 +112,7 @@ fn dynamic_modes_and_mark_dynamic() -> Result<()> {
 #[test]
 fn precompile_makes_the_first_call_a_hit() -> Result<()> {
     let ctx = Context::new()?;
-    let mut f = seed_mul_with(&ctx, &FunctionOptions::new())?;
+    let f = seed_mul_with(&ctx, &FunctionOptions::new())?;
     let spec = TensorSpec::new(DType::Float32, &[10])?;
     f.precompile(&[spec, spec])?;
     f.precompile(&[spec, spec])?; // a no-op now
@@ -131,7 +131,7 @@ fn precompile_makes_the_first_call_a_hit() -> Result<()> {
 #[test]
 fn ambient_state_and_requires_grad_are_guarded() -> Result<()> {
     let ctx = Context::new()?;
-    let mut f = seed_mul_with(&ctx, &FunctionOptions::new())?;
+    let f = seed_mul_with(&ctx, &FunctionOptions::new())?;
     let (x, b) = ([1.0f32; 4], [2.0f32; 4]);
     let (xv, bv) = (TensorView::new(&x, &[4])?, TensorView::new(&b, &[4])?);
     f.call_alloc(&[xv, bv])?;
@@ -233,7 +233,7 @@ fn graph_breaks_and_fullgraph() -> Result<()> {
     let positive = vec![0.5f32; 10];
     let negative = vec![-0.5f32; 10];
 
-    let mut f = Function::new(&graph)?;
+    let f = Function::new(&graph)?;
     call_graph_break(&f, &a, &positive)?;
     let s = f.stats()?;
     assert_eq!((s.graph_count, s.graph_break_count), (2, 1), "{s:?}");
@@ -262,7 +262,7 @@ fn reduce_overhead_is_ignored_on_cpu() -> Result<()> {
     let options = FunctionOptions::new()
         .mode(FunctionMode::ReduceOverhead)
         .max_graphs_per_entry(2);
-    let mut f = seed_mul_with(&ctx, &options)?;
+    let f = seed_mul_with(&ctx, &options)?;
     for _ in 0..3 {
         call_seed_mul(&f, 10)?;
     }
@@ -283,7 +283,7 @@ fn reduce_overhead_is_ignored_on_cpu() -> Result<()> {
 #[test]
 fn async_compile_answers_eagerly_then_serves_the_entry() -> Result<()> {
     let ctx = Context::new()?;
-    let mut f = seed_mul_with(&ctx, &FunctionOptions::new().compile(CompileMode::Async))?;
+    let f = seed_mul_with(&ctx, &FunctionOptions::new().compile(CompileMode::Async))?;
     // Every call is right, eager or compiled; the entry is published within
     // a few seconds and then hits.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -153,7 +153,7 @@ fn many_contexts_graphs_and_functions_come_and_go() -> Result<()> {
 fn eight_threads_call_one_function() -> Result<()> {
     let pbtxt = common::example_text("mlp.pbtxt");
     let ctx = Context::new()?;
-    let mut f = mlp(&ctx)?;
+    let f = mlp(&ctx)?;
     let calls_per_thread = 150;
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
