@@ -117,7 +117,6 @@ func (c *Context) NewBuilder(name string) (*Builder, error) {
 	if err := check(C.gj_graph_builder_create(c.ptr, cname, &b.ptr)); err != nil {
 		return nil, err
 	}
-	c.adopt()
 	runtime.SetFinalizer(b, (*Builder).destroy)
 	return b, nil
 }
@@ -134,7 +133,6 @@ func (b *Builder) Close() error {
 func (b *Builder) destroy() {
 	C.gj_graph_builder_destroy(b.ptr)
 	b.ptr = nil
-	b.ctx.disown()
 }
 
 // AddInput adds a placeholder.

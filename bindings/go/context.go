@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"sync/atomic"
 )
 
 // Backend is what compiles a cache entry on a miss (gj_backend).
@@ -53,12 +52,11 @@ func WithMaxCachedBytes(n int64) ContextOption {
 }
 
 // Context owns the thread pool, the compiler and the caching allocator;
-// share one per process. Graphs, builders and functions made from it keep it
-// alive; Close fails while any of them is open.
+// share one per process. Graphs and functions made from it keep what they
+// need of it (guardjit.h), so they keep working after Close.
 type Context struct {
 	handle
-	ptr  *C.gj_context
-	live atomic.Int64 // open graphs, builders and functions
+	ptr *C.gj_context
 }
 
 // NewContext creates a context.
@@ -76,16 +74,14 @@ func NewContext(opts ...ContextOption) (*Context, error) {
 	return c, nil
 }
 
-// Close destroys the context. It fails with FAILED_PRECONDITION while a
-// graph, builder or function made from it is open. Closing twice is a no-op.
+// Close destroys the context. Graphs and functions made from it keep
+// working; making new ones from it, or finishing a builder, fails with
+// FAILED_PRECONDITION. Closing twice is a no-op.
 func (c *Context) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil
-	}
-	if n := c.live.Load(); n > 0 {
-		return newError(CodeFailedPrecondition, "context has %d open graphs, builders or functions; close them first", n)
 	}
 	c.closed = true
 	runtime.SetFinalizer(c, nil)
@@ -98,9 +94,6 @@ func (c *Context) destroy() {
 	c.ptr = nil
 }
 
-// adopt counts a child handle; acquire must be held.
-func (c *Context) adopt()     { c.live.Add(1) }
-func (c *Context) disown()    { c.live.Add(-1) }
 func (c *Context) use() error { return c.acquire("context") }
 
 // MemoryStats is gj_memory_stats: the context's host memory.

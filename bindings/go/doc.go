@@ -17,9 +17,9 @@
 // Close method (idempotent) and a finalizer that releases the handle if
 // Close was never called; the finalizer is a backstop, not a substitute:
 // compiled code and library-allocated outputs hold memory the Go garbage
-// collector cannot see. Graphs, builders and functions keep their Context
-// alive, and Context.Close fails with FAILED_PRECONDITION while any of them
-// is open (the C API requires them destroyed first). Every method is safe
+// collector cannot see. Graphs and functions keep what they need of their
+// Context (as in the C API), so they keep working after Context.Close; only
+// making new handles from a closed Context fails. Every method is safe
 // from any goroutine, and Close waits for calls in progress on the handle; a
 // handle used after Close returns a FAILED_PRECONDITION *Error. Calls on one
 // Function may run concurrently (one compile per new shape; other callers

@@ -76,10 +76,17 @@ func TestErrors(t *testing.T) {
 		t.Fatal("not context.DeadlineExceeded")
 	}
 
-	// Closed handles.
-	if err := c.Close(); gj.CodeOf(err) != gj.CodeFailedPrecondition {
+	// Closed handles. The function keeps what it needs of its context
+	// (guardjit.h), so closing the context first leaves it working, while
+	// the context itself refuses.
+	if err := c.Close(); err != nil {
 		t.Fatalf("closing a context with a live function: %v", err)
 	}
+	if _, err := f.Call(ctx, []gj.Tensor{x, x}); err != nil {
+		t.Fatalf("a function after its context closed: %v", err)
+	}
+	_, err = c.MemoryStats()
+	expectCode(t, err, gj.CodeFailedPrecondition, "closed")
 	f.Close()
 	_, err = f.Call(ctx, []gj.Tensor{x, x})
 	expectCode(t, err, gj.CodeFailedPrecondition, "closed")

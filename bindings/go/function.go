@@ -198,7 +198,6 @@ func (c *Context) NewFunction(g *Graph, opts ...FunctionOption) (*Function, erro
 	if err := check(C.gj_function_create(c.ptr, g.ptr, &o, &f.ptr)); err != nil {
 		return nil, err
 	}
-	c.adopt()
 	runtime.SetFinalizer(f, (*Function).destroy)
 	return f, nil
 }
@@ -221,7 +220,6 @@ func (f *Function) destroy() {
 		case fr := <-f.frames:
 			fr.free()
 		default:
-			f.ctx.disown()
 			return
 		}
 	}

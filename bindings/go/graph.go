@@ -102,7 +102,6 @@ func newGraph(c *Context, ptr *C.gj_graph) *Graph {
 	for i := 0; i < int(C.gj_graph_num_outputs(ptr)); i++ {
 		g.outputs = append(g.outputs, C.GoString(C.gj_graph_output_name(ptr, C.size_t(i))))
 	}
-	c.adopt()
 	runtime.SetFinalizer(g, (*Graph).destroy)
 	return g
 }
@@ -120,7 +119,6 @@ func (g *Graph) Close() error {
 func (g *Graph) destroy() {
 	C.gj_graph_destroy(g.ptr)
 	g.ptr = nil
-	g.ctx.disown()
 }
 
 // InputNames are the graph's placeholders, in call order.

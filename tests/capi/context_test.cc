@@ -308,3 +308,30 @@ TEST(CapiContextTest, DeviceMemoryStatsRejectsBadArguments) {
 }
 
 }  // namespace
+
+// Graphs and functions keep what they need of their context (guardjit.h):
+// destroyed first, the context leaves them working, a new shape compiling
+// included, and destroying them afterwards is clean (ASan's build checks).
+TEST(CapiContextTest, GraphsAndFunctionsOutliveTheirContext) {
+  ContextPtr ctx = MakeContext();
+  GraphPtr graph = FusableGraph(ctx.get());
+  FunctionPtr f = MakeFunction(ctx.get(), graph.get());
+  auto run = [&f](int64_t rows) {
+    std::vector<float> values(static_cast<size_t>(rows * 3), 0.5f);
+    HostTensor<float> x({rows, 3}, values), y({rows, 3}, values);
+    const DLTensor* in[] = {x.dl(), y.dl()};
+    DLManagedTensor* out[2] = {nullptr, nullptr};
+    EXPECT_TRUE(Ok(gj_function_call_alloc(f.get(), in, 2, nullptr, out, 2)));
+    for (DLManagedTensor* t : out) {
+      ASSERT_NE(t, nullptr);
+      EXPECT_EQ(t->dl_tensor.shape[t->dl_tensor.ndim - 1], 3);
+      gj_tensor_release(t);
+    }
+  };
+  run(2);
+  ctx.reset();  // gj_context_destroy before the graph and the function
+  run(2);       // a hit
+  run(5);       // a miss: compiles with the context's compiler, kept alive
+  graph.reset();
+  run(7);
+}

@@ -176,8 +176,10 @@ GJ_EXPORT void gj_context_options_init_v(gj_context_options* options,
 GJ_INIT_FUNCTION(gj_context_options, gj_context_options_init)
 GJ_EXPORT gj_error* gj_context_create(const gj_context_options* options,
                                       gj_context** out_context);
-/* Every graph and function made from the context must be destroyed first.
- * Memory: a function's compiled code is freed when the function is
+/* Graphs, builders and functions made from the context keep what they need
+ * of it (its compilers, allocator and compile thread), so they may outlive
+ * it and are destroyed on their own. Memory: a function's compiled code is
+ * freed when the function is
  * destroyed (beyond what max_cached_kernels keeps); the context's own state
  * does not grow with the number of graphs compiled. */
 GJ_EXPORT void gj_context_destroy(gj_context* context);
