@@ -82,15 +82,26 @@ llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
       return vars_.at(e.id());
     case IndexExpr::Kind::kSize:
       return sizes_[e.id()];
-    case IndexExpr::Kind::kAdd:
-      return b_.CreateNSWAdd(Index(e.lhs()), Index(e.rhs()));
-    case IndexExpr::Kind::kMul:
-      return b_.CreateNSWMul(Index(e.lhs()), Index(e.rhs()));
-    case IndexExpr::Kind::kFloorDiv:
+    // Operands emitted into locals first, left to right: as call arguments
+    // their order would be the host compiler's (g++ and clang differ), and
+    // so would the generated IR (tests/jit/golden).
+    case IndexExpr::Kind::kAdd: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateNSWAdd(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kMul: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateNSWMul(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kFloorDiv: {
       // Kernel indices are non-negative, where C division floors.
-      return b_.CreateSDiv(Index(e.lhs()), Index(e.rhs()));
-    case IndexExpr::Kind::kMod:
-      return b_.CreateSRem(Index(e.lhs()), Index(e.rhs()));
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateSDiv(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kMod: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateSRem(a, Index(e.rhs()));
+    }
     case IndexExpr::Kind::kMax:
     case IndexExpr::Kind::kMin: {
       llvm::Value* a = Index(e.lhs());
@@ -174,10 +185,10 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Gather(const ValueExpr& e) {
   }
   llvm::Type* mem = MemTypeOf(e.dtype());
   llvm::Value* in_range = b_.CreateICmpULT(index, Index(e.bound()));
-  llvm::Value* offset = b_.CreateNSWAdd(
-      Index(e.index()),
-      b_.CreateNSWMul(b_.CreateSelect(in_range, index, b_.getInt64(0)),
-                      Index(e.stride())));
+  llvm::Value* base = Index(e.index());
+  llvm::Value* safe_index = b_.CreateSelect(in_range, index, b_.getInt64(0));
+  llvm::Value* offset =
+      b_.CreateNSWAdd(base, b_.CreateNSWMul(safe_index, Index(e.stride())));
   if (zeros_ == nullptr) {
     auto* type = llvm::ArrayType::get(b_.getInt64Ty(), 1);
     zeros_ = new llvm::GlobalVariable(*m_, type, /*isConstant=*/true,
@@ -191,10 +202,10 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Gather(const ValueExpr& e) {
   llvm::Value* v = b_.CreateLoad(mem, ptr);
   if (e.dtype() == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
   const int bit = std::min(e.check(), 63);
-  b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt64Ty(), faults_),
-                             b_.CreateSelect(in_range, b_.getInt64(0),
-                                             b_.getInt64(uint64_t{1} << bit))),
-                 faults_);
+  llvm::Value* faults = b_.CreateLoad(b_.getInt64Ty(), faults_);
+  llvm::Value* fault = b_.CreateSelect(in_range, b_.getInt64(0),
+                                       b_.getInt64(uint64_t{1} << bit));
+  b_.CreateStore(b_.CreateOr(faults, fault), faults_);
   return v;
 }
 
@@ -382,13 +393,12 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
             flags.setNoSignedZeros();
             inst->setFastMathFlags(flags);
           }
-          b_.CreateStore(
-              b_.CreateOr(
-                  b_.CreateLoad(nan_flag_t, saw_nan),
-                  b_.CreateSelect(
-                      b_.CreateFCmpUNO(x, x), b_.CreateBitCast(x, nan_flag_t),
-                      b_.getIntN(nan_flag_t->getIntegerBitWidth(), 0))),
-              saw_nan);
+          llvm::Value* seen = b_.CreateLoad(nan_flag_t, saw_nan);
+          llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+          llvm::Value* bits = b_.CreateBitCast(x, nan_flag_t);
+          llvm::Value* flag = b_.CreateSelect(
+              is_nan, bits, b_.getIntN(nan_flag_t->getIntegerBitWidth(), 0));
+          b_.CreateStore(b_.CreateOr(seen, flag), saw_nan);
           break;
         }
         ASSIGN_OR_RETURN(
@@ -423,10 +433,11 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
             b_.CreateNSWAdd(begin, b_.getInt64(kSumBlock)), extent);
         b_.CreateStore(init, acc);
         RETURN_IF_ERROR(Loop(inner.var, begin, end, element));
-        b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), total),
-                                     b_.CreateFPExt(b_.CreateLoad(acc_t, acc),
-                                                    b_.getDoubleTy())),
-                       total);
+        llvm::Value* sum = b_.CreateLoad(b_.getDoubleTy(), total);
+        llvm::Value* block = b_.CreateLoad(acc_t, acc);
+        b_.CreateStore(
+            b_.CreateFAdd(sum, b_.CreateFPExt(block, b_.getDoubleTy())),
+            total);
         return absl::OkStatus();
       });
     });
@@ -475,10 +486,11 @@ absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
     llvm::Value* b = b_.CreateLoad(t, best);
     llvm::Value* better;
     if (fp) {
-      better = b_.CreateAnd(
-          b_.CreateFCmpORD(b, b),
-          b_.CreateOr(b_.CreateFCmpUNO(x, x),
-                      max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b)));
+      llvm::Value* b_ordered = b_.CreateFCmpORD(b, b);
+      llvm::Value* x_nan = b_.CreateFCmpUNO(x, x);
+      llvm::Value* x_beyond =
+          max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b);
+      better = b_.CreateAnd(b_ordered, b_.CreateOr(x_nan, x_beyond));
     } else if (IsUnsignedInt(d)) {
       better = max ? b_.CreateICmpUGT(x, b) : b_.CreateICmpULT(x, b);
     } else {

@@ -97,9 +97,13 @@ llvm::Value* EmitCast(llvm::IRBuilderBase& b, llvm::Value* x, DType from,
   if (IsFloating(from)) {
     // runtime/convert.h: through double, INT64_MIN when out of range or NaN.
     llvm::Value* d = b.CreateFPExt(x, b.getDoubleTy());
-    llvm::Value* in_range = b.CreateAnd(
-        b.CreateFCmpOGE(d, FConst(d->getType(), -9.2233720368547758e18)),
-        b.CreateFCmpOLT(d, FConst(d->getType(), 9.2233720368547758e18)));
+    // (Operands that emit go into locals first, left to right, so the IR
+    // does not follow the host compiler's argument order.)
+    llvm::Value* above_min =
+        b.CreateFCmpOGE(d, FConst(d->getType(), -9.2233720368547758e18));
+    llvm::Value* below_max =
+        b.CreateFCmpOLT(d, FConst(d->getType(), 9.2233720368547758e18));
+    llvm::Value* in_range = b.CreateAnd(above_min, below_max);
     llvm::Value* i = b.CreateSelect(in_range, b.CreateFPToSI(d, b.getInt64Ty()),
                                     b.getInt64(INT64_MIN));
     return b.CreateTrunc(i, t);
@@ -143,9 +147,11 @@ absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilderBase& b, UnaryOp op,
           fp ? b.CreateFCmpOLT(x, zero())
              : (IsUnsignedInt(d) ? b.getFalse() : b.CreateICmpSLT(x, zero()));
       if (fp) {
-        return b.CreateFSub(b.CreateUIToFP(pos, t), b.CreateUIToFP(neg, t));
+        llvm::Value* p = b.CreateUIToFP(pos, t);
+        return b.CreateFSub(p, b.CreateUIToFP(neg, t));
       }
-      return b.CreateSub(b.CreateZExt(pos, t), b.CreateZExt(neg, t));
+      llvm::Value* p = b.CreateZExt(pos, t);
+      return b.CreateSub(p, b.CreateZExt(neg, t));
     }
     case UnaryOp::kLogicalNot:
       return b.CreateNot(x);
@@ -219,8 +225,8 @@ absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilderBase& b, UnaryOp op,
       // x * 0.5 * (1 + erf(x * sqrt(1/2))), as the eager kernel rounds it.
       llvm::Value* erf =
           Libm(b, "erff", "erf", b.CreateFMul(x, FConst(t, M_SQRT1_2)));
-      return b.CreateFMul(b.CreateFMul(x, FConst(t, 0.5)),
-                          b.CreateFAdd(one(), erf));
+      llvm::Value* half_x = b.CreateFMul(x, FConst(t, 0.5));
+      return b.CreateFMul(half_x, b.CreateFAdd(one(), erf));
     }
     case UnaryOp::kGeluTanh: {
       const double beta = M_SQRT2 * M_2_SQRTPI * 0.5;
@@ -228,7 +234,8 @@ absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilderBase& b, UnaryOp op,
       llvm::Value* inner = b.CreateFMul(
           FConst(t, beta),
           b.CreateFAdd(x, b.CreateFMul(FConst(t, 0.044715), cube)));
-      return b.CreateFMul(b.CreateFMul(FConst(t, 0.5), x),
+      llvm::Value* half_x = b.CreateFMul(FConst(t, 0.5), x);
+      return b.CreateFMul(half_x,
                           b.CreateFAdd(one(), Libm(b, "tanhf", "tanh", inner)));
     }
     default:
