@@ -44,7 +44,12 @@ if(GUARDJIT_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
                       -fno-sanitize=function -fno-sanitize-recover=undefined
                       -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined)
+  # -fsanitize-link-c++-runtime and libstdc++: C programs that link the
+  # library (the old-header clients, the install test's consumers) need
+  # UBSan's C++ half (the vptr checks), which clang links only into C++
+  # links by default, and the C++ ABI it is built on.
+  add_link_options(-fsanitize=address,undefined -fsanitize-link-c++-runtime)
+  link_libraries($<$<LINK_LANGUAGE:C>:stdc++>)
 elseif(GUARDJIT_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
                       -fno-omit-frame-pointer)

@@ -100,7 +100,8 @@ TEST_P(SizeOverflowTest, CatOfSizesAddingUpPast2To63OnTheFirstCall) {
   gj_error_code code;
   int64_t size0 = 0;
   for (auto [nx, ny] : kPastInt64) {
-    ExpectOverflowNamingTheNode(code, Call(nx, ny, &code, &size0));
+    const std::string message = Call(nx, ny, &code, &size0);
+    ExpectOverflowNamingTheNode(code, message);
   }
   // Nothing was cached from the failed calls; one that fits runs.
   ASSERT_EQ(Call(6, 5, &code, &size0), "");
@@ -120,7 +121,8 @@ TEST_P(SizeOverflowTest, CatOfSizesAddingUpPast2To63AfterACallThatFits) {
   ASSERT_EQ(Call(4, 5, &code, &size0), "");
   EXPECT_EQ(size0, 9);
   for (auto [nx, ny] : kPastInt64) {
-    ExpectOverflowNamingTheNode(code, Call(nx, ny, &code, &size0));
+    const std::string message = Call(nx, ny, &code, &size0);
+    ExpectOverflowNamingTheNode(code, message);
   }
   ASSERT_EQ(Call(6, 5, &code, &size0), "");
   EXPECT_EQ(size0, 11);
