@@ -50,9 +50,9 @@ class CompiledProgram {
   // backend's cache evicts). A host backend's kernels (LlvmKernelBackend)
   // are called directly, their parallel ones split across `pool`, which also
   // runs GEMM and conv steps; other backends' are launched through their
-  // module (their plans must have no conv steps, and GEMM steps only on a
-  // device). `metas` are symbolic for a dynamic program, over `num_symbols`
-  // symbols.
+  // module, and their plans have GEMM and conv steps only on a device
+  // (cuBLASLt, im2col: jit/cuda/device_gemm_step.h, device_conv_step.h).
+  // `metas` are symbolic for a dynamic program, over `num_symbols` symbols.
   static absl::StatusOr<std::unique_ptr<CompiledProgram>> Create(
       std::shared_ptr<const Graph> graph, GraphMeta metas, Plan plan,
       KernelBackend& backend, std::shared_ptr<ThreadPool> pool,

@@ -30,9 +30,12 @@ namespace guardjit {
 // Layout: a compile plans for the strides of the call that made the entry
 // (Specialization::example_strides; contiguous without them) and bakes them
 // into the kernels, once, at compile time. A later call the entry's guards
-// accept but laid out otherwise compiles a variant for its layout on its
-// first run and keeps it (Describe counts them); static entries guard
-// strides, so in practice an entry sees one layout.
+// accept but laid out otherwise runs on the graph's reference kernels (an
+// eager plan made on the first such call and kept; nothing compiles inside
+// a call), with a warning and a count in Describe ("N calls in a layout it
+// was not planned for ran on the reference kernels"); on a backend without
+// host code (CUDA) such a call is FAILED_PRECONDITION naming the input.
+// Static entries guard strides, so in practice an entry sees one layout.
 class JitCompiler : public Compiler {
  public:
   struct Options {
@@ -52,9 +55,12 @@ class JitCompiler : public Compiler {
     // (LlvmKernelBackend over this compiler's KernelCompiler); else this
     // backend compiles and launches them (the CUDA C generator on the SIMT
     // emulator: jit/cuda/simt_backend.h, or on a device:
-    // jit/cuda/cuda_backend.h). Matrix products and convolutions then stay
-    // eager steps (their fused epilogues are CPU code), except a device's
-    // matrix products, which run on cuBLASLt where it loads.
+    // jit/cuda/cuda_backend.h). On the SIMT emulator matrix products and
+    // convolutions stay eager steps (their fused epilogues are CPU code); on
+    // a device, matrix products run on cuBLASLt where it loads and
+    // convolutions as an im2col kernel plus cuBLASLt, both with the CPU
+    // plan's epilogue as a kernel (jit/cuda/device_gemm_step.h,
+    // device_conv_step.h).
     std::shared_ptr<KernelBackend> kernel_backend;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: the release configuration (unit,
-# conformance, C API, CLI, install-and-consume tests), the language bindings
-# over the installed library, then the same C++ tests under ASan + UBSan, then
-# the tests that start threads under TSan, then every libFuzzer target for a
-# short while. GUARDJIT_SKIP_SANITIZERS=1 stops after
-# the release tests; GUARDJIT_FUZZ_SECONDS sets the time per fuzz target.
+# conformance, C API, ABI, CLI, install-and-consume tests), the language
+# bindings over the installed library, then the same C++ tests under ASan +
+# UBSan (clang-19, in the tree the fuzz targets are built in too), then the
+# tests that start threads under TSan, then every libFuzzer target for a
+# short while, and prints each step's time. GUARDJIT_SKIP_SANITIZERS=1 stops
+# after the bindings; GUARDJIT_FUZZ_SECONDS sets the time per fuzz target.
+# Compiles go through ccache and the emulated CUDA suites through a SIMT
+# module cache, both kept outside the tree, so a second run on a machine
+# rebuilds and recompiles only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null

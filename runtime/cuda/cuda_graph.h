@@ -3,80 +3,16 @@
 
 // CUDA graphs for one cache entry (reduce-overhead mode, issue #15): per
 // concrete size key (the call's symbol values; a static entry has one key)
-// the entry's device work is captured once into a CUDA graph and replayed
-// with one cuGraphLaunch per call.
-//
-// A call's work is a sequence of ops (CudaGraphOp): our own kernel launches,
-// device-to-device copies (memcpy nodes) and extern calls (cuBLASLt
-// products: opaque, captured by running them on the capture stream; the
-// nodes they leave in the graph are not ours to read or patch). A GEMM step
-// is one extern call; a convolution is its im2col kernel (ours: the column
-// matrices go to the key's pool), one extern call running its
-// strided-batched products (into the pool, or into the output when the
-// epilogue would only store them) and its epilogue kernel. After a
-// capture each of our launches and copies must match exactly one node (by
-// function, grid and parameter values; by source, destination and size);
-// nodes matching none (kernels of other functions, copies, memsets, empty
-// nodes: cuBLASLt's own work) are tolerated only when the ops have extern
-// calls, and any other node type refuses the key.
-//
-// No copy-in for our kernels. PyTorch's cudagraph trees copy every input
-// into a static placeholder before each replay (a device-to-device copy per
-// input per call). Here each captured kernel node remembers which of its
-// parameters hold which buffer (input i, output j, the entry's private
-// pool, a constant); when a call's input or output addresses differ from
-// the last replay's, only the kernel nodes holding those addresses are
-// patched with cuGraphExecKernelNodeSetParams (a host-side update of the
-// instantiated graph: no device work, no copies, inputs read where the
-// caller keeps them, outputs written where the caller wants them).
-// Intermediates live in a private pool per size key, allocated before the
-// capture, so their addresses never change between replays. A change the
-// node parameters cannot express (a pool or size value that moved, a
-// different op sequence, a patch the driver rejects) re-captures the key.
-//
-// Extern calls cannot be patched: cuBLASLt's kernels take their pointers in
-// parameter blocks whose layout is cuBLASLt's own. Each extern operand that
-// is a call input or output (an activation, a weight passed as an input, an
-// output) has a policy per size key, kept in its record:
-// - direct (the start): cuBLASLt reads or writes the caller's memory; the
-//   address is part of what the graph was captured with;
-// - staged: the operand gets a region of the key's private pool, and a
-//   memcpy node of ours copies the input into it before the extern (or the
-//   product out of it into the output after); a moved address is then a
-//   cuGraphExecMemcpyNodeSetParams patch, like a kernel's.
-// When a replay finds a direct operand moved, an operand of at most
-// CudaGraphPolicy::max_staged_bytes becomes staged (for good) and the key
-// is re-captured once; a larger one re-captures the key with the moved
-// address (counted in re-captures; logged under GJ_LOGS=cudagraphs naming
-// node and operand). Why this split, and not one rule: a staged operand
-// costs a device copy of its bytes on every replay, moved or not; a
-// re-capture costs a capture + instantiate on the host (tens to hundreds of
-// microseconds, far more than the launches a graph saves) each time the
-// operand moves. Activations at small batch are small and move on every
-// call (a new tensor per call): staging costs a copy of a few KiB, well
-// under a kernel launch. Weights are large and rarely move (a parameter
-// keeps its storage; changed in place, the graph reads the new values):
-// copying megabytes every call to avoid a rare re-capture is the worse
-// trade. The default threshold, 1 MiB, is where a copy takes about a
-// microsecond of device time at HBM bandwidth (an estimate from the
-// bandwidth, not a measurement). Outputs in fresh memory (no destination,
-// as gj_function_call_alloc makes) move on every call by construction
-// (the caller still holds the last one), so an extern that writes one
-// stages it from the first capture when it is small enough. cuBLASLt's
-// workspace is the key's own allocation, given explicitly (nothing is
-// allocated while a stream is captured).
-//
-// The call sequence, as tests on a recording driver check it: the first
-// call of a key runs plain launches (warm-up, by the caller); the second
-// captures on the set's private stream (cuStreamBeginCapture, thread-local
-// mode: capture never touches other threads' work; a graph is
-// stream-independent, so it is recorded on a stream of its own and replayed
-// on whichever stream each call brings), then cuStreamEndCapture,
-// cuGraphInstantiate and cuGraphLaunch on the call's stream; later calls
-// are cuGraphLaunch alone, preceded by one cuGraphExecKernelNodeSetParams
-// (or cuGraphExecMemcpyNodeSetParams) per node whose pointers changed.
-// Beyond max_graphs_per_entry size keys the least recently used key's graph
-// and pool are freed (an eviction).
+// the entry's device work (CudaGraphOp: our kernel launches, memcpy nodes,
+// extern cuBLASLt calls) is captured once into a CUDA graph and replayed with
+// one cuGraphLaunch per call. A key's first call runs plain launches, its
+// second captures, later ones replay; moved input and output addresses are
+// patched into our kernel and memcpy nodes (no copy-in), extern operands are
+// read in place until they move, then staged through the key's pool up to
+// CudaGraphPolicy::max_staged_bytes or re-captured; a change the nodes cannot
+// express re-captures the key; past max_graphs_per_entry keys the least
+// recently used is evicted. The design and its reasons, and the exact driver
+// call sequence the tests check: runtime/cuda/cuda_graph.md.
 
 #include <cstdint>
 #include <list>
