@@ -5,9 +5,11 @@
 #   1. CMake builds libguardjit_jni.so into build/cmake (configured afresh:
 #      pkg-config's answer is cached per configure and the prefix changes);
 #   2. javac compiles the binding, the JUnit 5 tests and the example;
-#   3. the JUnit console launcher runs the tests under -Xcheck:jni (any JNI
-#      warning fails the script);
-#   4. the example runs on examples/mlp.pbtxt.
+#   3. build/guardjit.jar packs the classes and the JNI library;
+#   4. the JUnit console launcher runs the tests on the jar under
+#      -Xcheck:jni (any JNI warning fails the script), the JNI library loaded
+#      from inside the jar;
+#   5. the example runs on examples/mlp.pbtxt, from the jar too.
 # Needs a JDK 17+ (JAVA_HOME, else the javac on PATH) and the JUnit console
 # launcher (JUNIT_CONSOLE_JAR, default Debian's junit5 package).
 set -euo pipefail
@@ -43,13 +45,32 @@ step=$SECONDS
   -cp "$build/classes" $(find "$here/examples" -name '*.java')
 echo "java: compiled ($((SECONDS - step))s)"
 
-jvm_flags=(-Xcheck:jni "-Djava.library.path=$build/cmake" "-Dguardjit.examples=$repo/examples")
+# guardjit.jar: the classes and, as a resource, the JNI library for this
+# platform (dev/guardjit/native/linux-<arch>/libguardjit_jni.so), which
+# Native unpacks and loads; libguardjit.so stays a system library, found by
+# the JNI library's RUNPATH or LD_LIBRARY_PATH.
+case "$(uname -m)" in
+  x86_64 | amd64) arch=x86_64 ;;
+  aarch64 | arm64) arch=aarch64 ;;
+  *) arch=$(uname -m) ;;
+esac
+native=$build/jar-resources/dev/guardjit/native/linux-$arch
+rm -rf "$build/jar-resources" "$build/guardjit.jar"
+mkdir -p "$native"
+cp "$build/cmake/libguardjit_jni.so" "$native/"
+"$JAVA_HOME/bin/jar" --create --file "$build/guardjit.jar" \
+  -C "$build/classes" . -C "$build/jar-resources" .
+echo "java: $build/guardjit.jar ($(stat -c %s "$build/guardjit.jar") bytes, JNI library for linux-$arch inside)"
+
+# No java.library.path: the tests and the example load the JNI library from
+# the jar (NativeLoadingTest checks it did).
+jvm_flags=(-Xcheck:jni "-Dguardjit.examples=$repo/examples" -Dguardjit.test.jniSource=jar)
 
 step=$SECONDS
 log=$build/junit.log
 set +e
 "$java" "${jvm_flags[@]}" -jar "$junit" \
-  --class-path "$build/classes:$build/test-classes" --scan-class-path \
+  --class-path "$build/guardjit.jar:$build/test-classes" --scan-class-path \
   --disable-banner --details=summary --details-theme=ascii \
   --fail-if-no-tests 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
@@ -64,5 +85,5 @@ if grep -q "WARNING in native method" "$log"; then
 fi
 echo "java: tests passed ($((SECONDS - step))s)"
 
-"$java" "${jvm_flags[@]}" -cp "$build/classes:$build/example-classes" \
+"$java" "${jvm_flags[@]}" -cp "$build/guardjit.jar:$build/example-classes" \
   dev.guardjit.examples.HelloGuardjit "$repo/examples/mlp.pbtxt"

@@ -1,6 +1,11 @@
 package dev.guardjit;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
 
 /**
  * The JNI entry points (src/main/c; guardjit_jni.h says which file holds what). Handles are
@@ -10,12 +15,64 @@ import java.nio.ByteBuffer;
 final class Native {
   private Native() {}
 
+  /**
+   * Where the JNI library came from: "property" (-Dguardjit.jni.library), "jar" (packed in
+   * the jar, the usual case) or "library path" (java.library.path).
+   */
+  static final String SOURCE;
+
   static {
     String path = System.getProperty("guardjit.jni.library");
     if (path != null && !path.isEmpty()) {
       System.load(path);
+      SOURCE = "property";
+    } else if (loadBundled()) {
+      SOURCE = "jar";
     } else {
       System.loadLibrary("guardjit_jni");
+      SOURCE = "library path";
+    }
+  }
+
+  /** The folder of this platform's library in the jar: linux-x86_64, linux-aarch64, ... */
+  static String platform() {
+    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch", "");
+    arch =
+        switch (arch) {
+          case "amd64", "x86_64" -> "x86_64";
+          case "arm64", "aarch64" -> "aarch64";
+          default -> arch;
+        };
+    return (os.startsWith("linux") ? "linux" : os.replace(' ', '_')) + "-" + arch;
+  }
+
+  /**
+   * Loads the JNI library packed into the jar (dev/guardjit/native/PLATFORM/libguardjit_jni.so,
+   * see bindings/java/test.sh): the dynamic loader cannot read inside a jar, so it is copied
+   * into a private temporary directory, loaded, and the copy removed (the mapping keeps the
+   * code). False when the jar has none for this platform. libguardjit.so itself is found as
+   * the JNI library's dependency (its RUNPATH, else LD_LIBRARY_PATH).
+   */
+  private static boolean loadBundled() {
+    String name = System.mapLibraryName("guardjit_jni");
+    String resource = "/dev/guardjit/native/" + platform() + "/" + name;
+    try (InputStream in = Native.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        return false;
+      }
+      Path dir = Files.createTempDirectory("guardjit-jni");
+      Path lib = dir.resolve(name);
+      try {
+        Files.copy(in, lib);
+        System.load(lib.toString());
+      } finally {
+        Files.deleteIfExists(lib);
+        Files.deleteIfExists(dir);
+      }
+      return true;
+    } catch (IOException e) {
+      throw new UnsatisfiedLinkError("guardjit: cannot unpack " + resource + " from the jar: " + e);
     }
   }
 
