@@ -345,11 +345,11 @@ pub struct FunctionStats {
 ///
 /// Thread safety follows guardjit.h: [`call`](Function::call) and
 /// [`call_alloc`](Function::call_alloc) take `&self` and may run
-/// concurrently (share a `Function` across threads by reference or `Arc`);
-/// [`precompile`](Function::precompile), [`stats`](Function::stats),
-/// [`explain`](Function::explain) and
-/// [`dump_guards`](Function::dump_guards) take `&mut self`, because the
-/// header allows only gj_function_call to run concurrently on one function.
+/// concurrently (share a `Function` across threads by reference or `Arc`),
+/// and so may [`precompile`](Function::precompile),
+/// [`stats`](Function::stats), [`explain`](Function::explain) and
+/// [`dump_guards`](Function::dump_guards), which the header allows beside
+/// calls on one function.
 pub struct Function {
     raw: NonNull<sys::gj_function>,
     num_inputs: usize,
@@ -359,10 +359,10 @@ pub struct Function {
 
 // SAFETY: guardjit.h: "Thread safety: handles may be used from any thread."
 unsafe impl Send for Function {}
-// SAFETY: guardjit.h: "gj_function_call may run concurrently on one
-// function." The &self methods are the calls (gj_function_call and
-// gj_function_call_alloc, its allocating form: "Runs the function ... Errors
-// as gj_function_call") and cached counts; everything else takes &mut self.
+// SAFETY: guardjit.h: "On one function, gj_function_call,
+// gj_function_call_alloc, gj_function_precompile, gj_function_get_stats,
+// gj_function_explain and gj_function_dump_guards may all run
+// concurrently." Those, and cached counts, are the &self methods.
 unsafe impl Sync for Function {}
 
 impl Function {

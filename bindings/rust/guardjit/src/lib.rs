@@ -30,12 +30,13 @@
 //! shared::<guardjit::GraphBuilder>();
 //! ```
 //!
-//! and a shared `Function` only calls (stats, explain, dump_guards and
-//! precompile need `&mut`):
+//! while a shared `Function` calls, precompiles, reads its stats and explains
+//! itself from any thread, as the header allows (a server holding an
+//! `Arc<Function>` reads the stats while other threads call it):
 //!
-//! ```compile_fail,E0596
-//! fn stats_while_shared(f: &guardjit::Function) {
-//!     let _ = f.stats();
+//! ```
+//! fn calls_so_far(f: &std::sync::Arc<guardjit::Function>) -> guardjit::Result<i64> {
+//!     Ok(f.stats()?.calls)
 //! }
 //! ```
 //!
