@@ -115,6 +115,11 @@ bool ShapeEnv::Guard(SymRel rel, const SymExpr& lhs, const SymExpr& rhs) {
   return result;
 }
 
+void ShapeEnv::GuardNoWrap(const SymExpr& e) {
+  const SymExpr s = Simplify(e);
+  if (!s.is_constant()) AddGuard(SymRel::kLe, SymExpr(0), s);
+}
+
 int64_t ShapeEnv::Specialize(const SymExpr& e) {
   const SymExpr s = Simplify(e);
   const int64_t value = Hint(s);

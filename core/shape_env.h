@@ -59,6 +59,13 @@ class ShapeEnv {
   bool Guard(SymRel rel, const SymExpr& lhs, const SymExpr& rhs);
   // Value of `e` at the hints, guarding `e == value` (specialization).
   int64_t Specialize(const SymExpr& e);
+  // Guards `0 <= e` for a size an op computes from sizes (a running sum of
+  // non-negative terms, each step guarded so), whatever StaticallyKnown would
+  // say: a hit evaluates `e` in wrapping int64 arithmetic, where a sum past
+  // 2^63 turns negative, so such a call fails the guard and misses into a
+  // new trace, whose shape rule reports the overflow naming the node.
+  // Nothing for a constant.
+  void GuardNoWrap(const SymExpr& e);
   // Whether the guards pinned symbol `s` to a single value (it is replaced
   // by a constant).
   bool IsPinned(int s) const;

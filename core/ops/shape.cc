@@ -15,6 +15,7 @@
 #include "core/op_registry.h"
 #include "core/ops/register_ops.h"
 #include "core/ops/view_geometry.h"
+#include "core/shape_env.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
 
@@ -97,6 +98,14 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
                        t.sizes[dim].hint(), ")"));
     }
     sizes[dim] += t.sizes[dim];
+    // A dynamic entry's hits compute this sum without this rule: its guard
+    // sends a call whose sizes add up past 2^63 back here, to the check
+    // above, instead of into a wrapped, negative size.
+    if (sizes[dim].is_symbolic()) {
+      if (ShapeEnv* env = ShapeEnv::Current()) {
+        env->GuardNoWrap(sizes[dim].expr());
+      }
+    }
   }
   return std::vector<TensorMeta>{TensorMeta{dtype, sizes, first->device}};
 }
