@@ -12,7 +12,7 @@
 // source share: a failed check is reported at the end of the call that made
 // it when that call synchronizes, else at the start of the program's next
 // call once the device is past it. The same code runs against the emulated
-// driver (runtime/cuda/emulated_driver.h) in CI, which loads the CUDA C source
+// driver (testing/cuda/emulated_driver.h) in CI, which loads the CUDA C source
 // instead of the CUBIN NVRTC made of it (NVRTC still compiles it).
 
 #include <cstdint>

@@ -131,7 +131,7 @@ struct CudaDriver {
 
   int driver_version = 0;    // cuDriverGetVersion: 13000 is CUDA 13.0
   std::string library_path;  // the libcuda the loader opened
-  // A software device (runtime/cuda/emulated_driver.h): cuModuleLoadData
+  // A software device (testing/cuda/emulated_driver.h): cuModuleLoadData
   // takes the module's CUDA C source, NUL-terminated, where a real driver
   // takes the CUBIN NVRTC made of it.
   bool loads_cuda_source = false;

@@ -1,4 +1,4 @@
-#include "runtime/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_cublaslt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "core/half.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_driver.h"
 
 namespace guardjit {
 

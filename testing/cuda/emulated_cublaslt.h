@@ -1,5 +1,5 @@
-#ifndef GUARDJIT_RUNTIME_CUDA_EMULATED_CUBLASLT_H_
-#define GUARDJIT_RUNTIME_CUDA_EMULATED_CUBLASLT_H_
+#ifndef GUARDJIT_TESTING_CUDA_EMULATED_CUBLASLT_H_
+#define GUARDJIT_TESTING_CUDA_EMULATED_CUBLASLT_H_
 
 // A software cuBLASLt behind the CublasLtApi table: what tests install with
 // CublasLtApi::InstallForTesting beside the emulated driver
@@ -60,4 +60,4 @@ class EmulatedCublasLt {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_EMULATED_CUBLASLT_H_
+#endif  // GUARDJIT_TESTING_CUDA_EMULATED_CUBLASLT_H_

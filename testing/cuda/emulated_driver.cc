@@ -1,4 +1,4 @@
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_driver.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,83 +15,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "runtime/cuda/simt_emulator.h"
+#include "testing/cuda/emulated_device_state.h"
 
 namespace guardjit {
 
 #ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
-namespace {
+namespace emulated {
 
-// A loaded module and the kernels cuModuleGetFunction handed out.
-struct EmuFunction;
-struct EmuModule {
-  std::unique_ptr<SimtModule> simt;
-  absl::flat_hash_map<std::string, std::unique_ptr<EmuFunction>> functions;
-};
-struct EmuFunction {
-  EmuModule* module = nullptr;
-  std::string name;
-};
-struct EmuStream {
-  unsigned int flags = 0;
-};
-struct EmuEvent {
-  unsigned int flags = 0;
-};
-
-// A graph node: a kernel launch with its own copy of the parameter values
-// (8 bytes each: the emulator copies arity x 8 bytes, which covers
-// guardjit's kernels, whose parameters are pointers and int64 sizes), a
-// device-to-device copy, or a foreign kernel: work a library enqueued on a
-// capturing stream (the emulated cuBLASLt's matmul, EmulatedCudaDriver::
-// CaptureForeignWork), reported as a kernel node whose function is none of
-// the loaded modules' and whose parameters cannot be read or patched.
-struct EmuKernelNode {
-  enum class Kind { kKernel, kMemcpy, kForeign };
-  Kind kind = Kind::kKernel;
-  EmuFunction* function = nullptr;
-  SimtDim3 grid;
-  SimtDim3 block;
-  unsigned int shared_bytes = 0;
-  std::vector<uint64_t> values;
-  std::vector<void*> params;     // &values[i], what GetParams hands out
-  CUdeviceptr dst = 0, src = 0;  // kMemcpy
-  size_t bytes = 0;              // kMemcpy
-  std::function<void()> work;    // kForeign
-
-  void SetValues(void* const* kernel_params, int arity) {
-    values.assign(static_cast<size_t>(std::max(arity, 0)), 0);
-    params.clear();
-    for (size_t i = 0; i < values.size(); ++i) {
-      std::memcpy(&values[i], kernel_params[i], sizeof(uint64_t));
-      params.push_back(&values[i]);
-    }
-  }
-};
 // What cuGraphKernelNodeGetParams reports as a foreign node's function.
 CUfunction ForeignFunction() {
   static int foreign;
   return reinterpret_cast<CUfunction>(&foreign);
 }
-struct EmuGraph {
-  std::vector<std::unique_ptr<EmuKernelNode>> nodes;  // in capture order
-};
-// An instantiated graph: its own copy of the nodes, which
-// cuGraphExecKernelNodeSetParams patches; cuGraphLaunch runs them in order
-// with the values they hold then.
-struct EmuGraphExec {
-  std::vector<EmuKernelNode> nodes;
-  absl::flat_hash_map<const EmuKernelNode*, size_t> index;  // graph node ->
-};
-
-struct State {
-  std::mutex mu;
-  absl::flat_hash_map<uintptr_t, size_t> device_blocks;  // guarded by mu
-  absl::flat_hash_map<uintptr_t, size_t> host_blocks;    // guarded by mu
-  // Streams being captured, and the graph each one records into.
-  absl::flat_hash_map<CUstream, EmuGraph*> capturing;  // guarded by mu
-  EmulatedCudaDriver::Counters counters;               // guarded by mu
-};
 
 State& state() {
   static State* const kState = new State;
@@ -104,12 +40,6 @@ bool Capturing(CUstream stream) {
   return state().capturing.contains(stream);
 }
 
-// The device's primary context: any non-null handle will do.
-CUcontext PrimaryContext() {
-  static int context;
-  return reinterpret_cast<CUcontext>(&context);
-}
-thread_local std::vector<CUcontext> t_context_stack;
 // Why this thread's last failing call failed, for cuGetErrorString (a real
 // driver says no more than the code; the emulator can say which compile or
 // launch went wrong).
@@ -129,6 +59,46 @@ CUresult NotCaptured(absl::string_view what) {
                            "device records only kernel launches"));
 }
 
+CUresult Copy(void* dst, const void* src, size_t bytes) {
+  if (bytes > 0 && (dst == nullptr || src == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (bytes > 0) std::memmove(dst, src, bytes);
+  std::lock_guard<std::mutex> lock(state().mu);
+  ++state().counters.memcpy_calls;
+  return CUDA_SUCCESS;
+}
+
+void* Ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
+
+}  // namespace emulated
+
+namespace {
+
+using emulated::Capturing;
+using emulated::Copy;
+using emulated::EmuEvent;
+using emulated::EmuFunction;
+using emulated::EmuGraph;
+using emulated::EmuGraphExec;
+using emulated::EmuKernelNode;
+using emulated::EmuModule;
+using emulated::EmuStream;
+using emulated::Fail;
+using emulated::ForeignFunction;
+using emulated::InstallGraphFunctions;
+using emulated::NotCaptured;
+using emulated::Ptr;
+using emulated::State;
+using emulated::state;
+using emulated::t_last_error;
+
+// The device's primary context: any non-null handle will do.
+CUcontext PrimaryContext() {
+  static int context;
+  return reinterpret_cast<CUcontext>(&context);
+}
+thread_local std::vector<CUcontext> t_context_stack;
 // Every function the emulator does not model: CUDA_ERROR_NOT_SUPPORTED.
 template <typename F>
 struct Unsupported;
@@ -190,18 +160,6 @@ CUresult DeviceFree(CUdeviceptr ptr) {
   std::free(reinterpret_cast<void*>(ptr));
   return CUDA_SUCCESS;
 }
-
-CUresult Copy(void* dst, const void* src, size_t bytes) {
-  if (bytes > 0 && (dst == nullptr || src == nullptr)) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (bytes > 0) std::memmove(dst, src, bytes);
-  std::lock_guard<std::mutex> lock(state().mu);
-  ++state().counters.memcpy_calls;
-  return CUDA_SUCCESS;
-}
-
-void* Ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 
 const char* ErrorName(CUresult error) {
   switch (error) {
@@ -550,200 +508,7 @@ CudaDriver* Build() {
   d->cuStreamWaitEvent = [](CUstream, CUevent, unsigned int) -> CUresult {
     return CUDA_SUCCESS;
   };
-  d->cuStreamIsCapturing = [](CUstream stream,
-                              CUstreamCaptureStatus* status) -> CUresult {
-    if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *status = Capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                : CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-  };
-  d->cuStreamBeginCapture = [](CUstream stream,
-                               CUstreamCaptureMode) -> CUresult {
-    // As on a device: the legacy default stream cannot be captured.
-    if (stream == nullptr) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    std::lock_guard<std::mutex> lock(state().mu);
-    if (state().capturing.contains(stream)) return CUDA_ERROR_ILLEGAL_STATE;
-    state().capturing[stream] = new EmuGraph;
-    return CUDA_SUCCESS;
-  };
-  d->cuStreamEndCapture = [](CUstream stream, CUgraph* graph) -> CUresult {
-    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> lock(state().mu);
-    auto it = state().capturing.find(stream);
-    if (it == state().capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
-    *graph = reinterpret_cast<CUgraph>(it->second);
-    state().capturing.erase(it);
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphGetNodes = [](CUgraph graph, CUgraphNode* nodes,
-                          size_t* count) -> CUresult {
-    auto* g = reinterpret_cast<EmuGraph*>(graph);
-    if (g == nullptr || count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (nodes != nullptr) {
-      for (size_t i = 0; i < std::min(*count, g->nodes.size()); ++i) {
-        nodes[i] = reinterpret_cast<CUgraphNode>(g->nodes[i].get());
-      }
-    }
-    *count = g->nodes.size();
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphNodeGetType = [](CUgraphNode node,
-                             CUgraphNodeType* type) -> CUresult {
-    if (node == nullptr || type == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *type = reinterpret_cast<EmuKernelNode*>(node)->kind ==
-                    EmuKernelNode::Kind::kMemcpy
-                ? CU_GRAPH_NODE_TYPE_MEMCPY
-                : CU_GRAPH_NODE_TYPE_KERNEL;
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphKernelNodeGetParams = [](CUgraphNode node,
-                                     CUDA_KERNEL_NODE_PARAMS* p) -> CUresult {
-    auto* n = reinterpret_cast<EmuKernelNode*>(node);
-    if (n == nullptr || p == nullptr ||
-        n->kind == EmuKernelNode::Kind::kMemcpy) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    *p = CUDA_KERNEL_NODE_PARAMS{};
-    if (n->kind == EmuKernelNode::Kind::kForeign) {
-      p->func = ForeignFunction();
-      p->gridDimX = p->gridDimY = p->gridDimZ = 1;
-      p->blockDimX = p->blockDimY = p->blockDimZ = 1;
-      return CUDA_SUCCESS;
-    }
-    p->func = reinterpret_cast<CUfunction>(n->function);
-    p->gridDimX = n->grid.x;
-    p->gridDimY = n->grid.y;
-    p->gridDimZ = n->grid.z;
-    p->blockDimX = n->block.x;
-    p->blockDimY = n->block.y;
-    p->blockDimZ = n->block.z;
-    p->sharedMemBytes = n->shared_bytes;
-    p->kernelParams = n->params.data();
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphInstantiate = [](CUgraphExec* exec, CUgraph graph,
-                             unsigned long long) -> CUresult {
-    auto* g = reinterpret_cast<EmuGraph*>(graph);
-    if (exec == nullptr || g == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    auto* e = new EmuGraphExec;
-    e->nodes.reserve(g->nodes.size());
-    for (const auto& node : g->nodes) {
-      e->index[node.get()] = e->nodes.size();
-      EmuKernelNode copy = *node;
-      copy.params.clear();
-      e->nodes.push_back(std::move(copy));
-    }
-    for (EmuKernelNode& n : e->nodes) {
-      for (uint64_t& v : n.values) n.params.push_back(&v);
-    }
-    *exec = reinterpret_cast<CUgraphExec>(e);
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphExecKernelNodeSetParams =
-      [](CUgraphExec exec, CUgraphNode node,
-         const CUDA_KERNEL_NODE_PARAMS* p) -> CUresult {
-    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
-    if (e == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    auto it = e->index.find(reinterpret_cast<const EmuKernelNode*>(node));
-    if (it == e->index.end()) return CUDA_ERROR_INVALID_VALUE;
-    EmuKernelNode& n = e->nodes[it->second];
-    if (n.kind != EmuKernelNode::Kind::kKernel) return CUDA_ERROR_INVALID_VALUE;
-    // A device allows no other function in an instantiated node's context.
-    if (reinterpret_cast<EmuFunction*>(p->func) != n.function) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    const int arity = n.function->module->simt->Arity(n.function->name);
-    if (arity > 0 && p->kernelParams == nullptr) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    n.grid = SimtDim3{p->gridDimX, p->gridDimY, p->gridDimZ};
-    n.block = SimtDim3{p->blockDimX, p->blockDimY, p->blockDimZ};
-    n.shared_bytes = p->sharedMemBytes;
-    n.SetValues(p->kernelParams, arity);
-    std::lock_guard<std::mutex> lock(state().mu);
-    ++state().counters.node_param_updates;
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphMemcpyNodeGetParams = [](CUgraphNode node,
-                                     CUDA_MEMCPY3D* p) -> CUresult {
-    auto* n = reinterpret_cast<EmuKernelNode*>(node);
-    if (n == nullptr || p == nullptr ||
-        n->kind != EmuKernelNode::Kind::kMemcpy) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    *p = CUDA_MEMCPY3D{};
-    p->srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    p->srcDevice = n->src;
-    p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    p->dstDevice = n->dst;
-    p->WidthInBytes = n->bytes;
-    p->Height = 1;
-    p->Depth = 1;
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphExecMemcpyNodeSetParams = [](CUgraphExec exec, CUgraphNode node,
-                                         const CUDA_MEMCPY3D* p,
-                                         CUcontext) -> CUresult {
-    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
-    if (e == nullptr || p == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    auto it = e->index.find(reinterpret_cast<const EmuKernelNode*>(node));
-    if (it == e->index.end()) return CUDA_ERROR_INVALID_VALUE;
-    EmuKernelNode& n = e->nodes[it->second];
-    // One-dimensional device-to-device copies of the captured extent, as a
-    // device requires of an instantiated memcpy node.
-    if (n.kind != EmuKernelNode::Kind::kMemcpy ||
-        p->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-        p->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
-        p->WidthInBytes != n.bytes || p->Height > 1 || p->Depth > 1) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    n.src = p->srcDevice;
-    n.dst = p->dstDevice;
-    std::lock_guard<std::mutex> lock(state().mu);
-    ++state().counters.node_param_updates;
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphLaunch = [](CUgraphExec exec, CUstream stream) -> CUresult {
-    auto* e = reinterpret_cast<EmuGraphExec*>(exec);
-    if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (Capturing(stream)) return NotCaptured("cuGraphLaunch");
-    {
-      std::lock_guard<std::mutex> lock(state().mu);
-      ++state().counters.graph_launches;
-      state().counters.last_launch_stream = stream;
-    }
-    // The nodes in capture order (a chain), each with its current values:
-    // a pointer never patched still reads the buffer it was captured with.
-    for (const EmuKernelNode& n : e->nodes) {
-      if (n.kind == EmuKernelNode::Kind::kMemcpy) {
-        const CUresult copied = Copy(Ptr(n.dst), Ptr(n.src), n.bytes);
-        if (copied != CUDA_SUCCESS) return copied;
-        continue;
-      }
-      if (n.kind == EmuKernelNode::Kind::kForeign) {
-        n.work();
-        std::lock_guard<std::mutex> lock(state().mu);
-        ++state().counters.graph_foreign_runs;
-        continue;
-      }
-      const absl::Status launched = n.function->module->simt->Launch(
-          n.function->name, n.grid, n.block, n.params.data());
-      if (!launched.ok()) {
-        return Fail(CUDA_ERROR_LAUNCH_FAILED, launched.ToString());
-      }
-      std::lock_guard<std::mutex> lock(state().mu);
-      ++state().counters.graph_kernel_runs;
-    }
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphExecDestroy = [](CUgraphExec exec) -> CUresult {
-    delete reinterpret_cast<EmuGraphExec*>(exec);
-    return CUDA_SUCCESS;
-  };
-  d->cuGraphDestroy = [](CUgraph graph) -> CUresult {
-    delete reinterpret_cast<EmuGraph*>(graph);
-    return CUDA_SUCCESS;
-  };
+  InstallGraphFunctions(d);
   d->cuEventCreate = [](CUevent* event, unsigned int flags) -> CUresult {
     *event = reinterpret_cast<CUevent>(new EmuEvent{flags});
     return CUDA_SUCCESS;

@@ -1,5 +1,5 @@
-#ifndef GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
-#define GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
+#ifndef GUARDJIT_TESTING_CUDA_EMULATED_DRIVER_H_
+#define GUARDJIT_TESTING_CUDA_EMULATED_DRIVER_H_
 
 // A software CUDA device behind the driver table: what tests install with
 // CudaDriver::InstallForTesting on machines without a GPU, so the whole
@@ -82,4 +82,4 @@ class EmulatedCudaDriver {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_EMULATED_DRIVER_H_
+#endif  // GUARDJIT_TESTING_CUDA_EMULATED_DRIVER_H_

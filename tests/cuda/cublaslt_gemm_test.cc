@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_device.h"
-#include "runtime/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_cublaslt.h"
 
 namespace guardjit {
 namespace {
@@ -164,7 +164,8 @@ TEST_F(CublasLtGemmTest, CMatrixWithItsOwnStridesAndHalfPrecision) {
                            c = Random(m * ldc, 23), bias = Random(n, 24);
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     for (double beta : {-0.5, 0.0}) {
-      SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " beta " << beta);
+      SCOPED_TRACE(::testing::Message()
+                   << DTypeName(dtype) << " beta " << beta);
       const bool half = dtype != DType::kFloat32;
       auto to_bits = [&](float v) {
         return dtype == DType::kFloat16 ? FloatToHalfBits(v)

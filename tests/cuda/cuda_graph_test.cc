@@ -23,8 +23,8 @@
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
 #include "runtime/cuda/cuda_device.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
 #include "tests/cuda/recording_driver.h"
 
 namespace guardjit {

@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_driver.h"
 #include "tests/cuda/emulated_test_util.h"
 
 namespace guardjit {

@@ -27,8 +27,8 @@
 #include "guardjit/guardjit.h"
 #include "runtime/cuda/cuda_config.h"
 #include "runtime/cuda/cuda_device.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
 #include "tests/cuda/emulated_test_util.h"
 
 namespace guardjit {

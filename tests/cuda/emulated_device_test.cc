@@ -16,11 +16,11 @@
 
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
-#include "tests/cuda/emulated_test_util.h"
 #include "runtime/cuda/cuda_allocator.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
 #include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
+#include "tests/cuda/emulated_test_util.h"
 
 namespace guardjit {
 namespace {

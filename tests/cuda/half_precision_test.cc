@@ -16,8 +16,8 @@
 #include "core/half.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
 #include "tests/cuda/emulated_test_util.h"
 
 namespace guardjit {

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <utility>
 
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_driver.h"
 
 namespace guardjit {
 namespace {

@@ -21,10 +21,10 @@
 #include "jit/cuda/simt_backend.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/cuda/cuda_driver.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
 #include "runtime/eager_interpreter.h"
 #include "test_paths.h"  // GJ_GOLDEN_DIR, GJ_SIMT_CACHE_DIR_DEFAULT
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
 #include "tests/test_util.h"
 
 namespace guardjit::testing {
@@ -139,7 +139,7 @@ JitCompiler& SharedJit() {
     // The conformance suites on the CUDA device path (tests/CMakeLists.txt:
     // jit_cuda_device_tests): NVRTC for the device's arch, module loads,
     // launches, device memory, constants and host-copy steps, through the
-    // driver table, on the emulated device (runtime/cuda/emulated_driver.h)
+    // driver table, on the emulated device (testing/cuda/emulated_driver.h)
     // or, with GJ_CUDA_REAL_DEVICE=1, on GPU 0 through libcuda.
     // GJ_CUDA_LAUNCH_BLOCKING=1 reports a failed index check in the call
     // that made it, as the CPU does (set here, before any device program
@@ -152,7 +152,7 @@ JitCompiler& SharedJit() {
                             *CublasLtApi::Get().value());
     } else {
       // Matrix products run on cuBLASLt: the emulated one, over the
-      // emulated device's memory (runtime/cuda/emulated_cublaslt.h).
+      // emulated device's memory (testing/cuda/emulated_cublaslt.h).
       InstallCountingTables(*EmulatedCudaDriver::Get().value(),
                             *EmulatedCublasLt::Get().value());
       // Small launches: the emulator runs every thread of a block.

@@ -40,8 +40,8 @@
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_device.h"
-#include "runtime/cuda/emulated_cublaslt.h"
-#include "runtime/cuda/emulated_driver.h"
+#include "testing/cuda/emulated_cublaslt.h"
+#include "testing/cuda/emulated_driver.h"
 
 namespace guardjit {
 namespace {
