@@ -68,6 +68,7 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
   const int dim = *wrapped;
   SymShape sizes = first->sizes;
   sizes[dim] = 0;
+  int summed = 0;  // sizes added into sizes[dim] so far
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorMeta& t = tensors[i];
     if (IsLegacyEmpty(t)) continue;
@@ -98,10 +99,11 @@ absl::StatusOr<std::vector<TensorMeta>> CatMeta(const MetaArgs& args) {
                        t.sizes[dim].hint(), ")"));
     }
     sizes[dim] += t.sizes[dim];
+    ++summed;
     // A dynamic entry's hits compute this sum without this rule: its guard
     // sends a call whose sizes add up past 2^63 back here, to the check
     // above, instead of into a wrapped, negative size.
-    if (sizes[dim].is_symbolic()) {
+    if (summed >= 2 && sizes[dim].is_symbolic()) {
       if (ShapeEnv* env = ShapeEnv::Current()) {
         env->GuardNoWrap(sizes[dim].expr());
       }
