@@ -11,6 +11,8 @@ packages=(
   abigail-tools                # abidw/abidiff: tests/abi/abi_check.sh
   golang-go                    # bindings/go (cgo)
   openjdk-17-jdk-headless junit5  # bindings/java (JNI, JUnit 5 console launcher)
+  maven libmaven-resources-plugin-java libmaven-compiler-plugin-java \
+  libsurefire-java libmaven-jar-plugin-java  # bindings/java/pom.xml, offline (mvn.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,11 @@
 #   4. the JUnit console launcher runs the tests on the jar under
 #      -Xcheck:jni (any JNI warning fails the script), the JNI library loaded
 #      from inside the jar;
-#   5. the example runs on examples/mlp.pbtxt, from the jar too.
+#   5. the example runs on examples/mlp.pbtxt, from the jar too;
+#   6. mvn.sh builds and tests the same sources with Maven (pom.xml), offline
+#      from Debian's /usr/share/maven-repo, packing build/cmake's JNI library
+#      (about 15 s; skipped, saying why, without mvn or Debian's plugins, or
+#      with GUARDJIT_JAVA_MAVEN=0).
 # Needs a JDK 17+ (JAVA_HOME, else the javac on PATH) and the JUnit console
 # launcher (JUNIT_CONSOLE_JAR, default Debian's junit5 package).
 set -euo pipefail
@@ -87,3 +91,22 @@ echo "java: tests passed ($((SECONDS - step))s)"
 
 "$java" "${jvm_flags[@]}" -cp "$build/guardjit.jar:$build/example-classes" \
   dev.guardjit.examples.HelloGuardjit "$repo/examples/mlp.pbtxt"
+
+if [ "${GUARDJIT_JAVA_MAVEN:-1}" = 0 ]; then
+  echo "java (maven): skipped (GUARDJIT_JAVA_MAVEN=0)"
+  exit 0
+fi
+maven_repo=${MAVEN_REPO:-/usr/share/maven-repo}
+missing=()
+command -v mvn >/dev/null || missing+=(mvn)
+for plugin in maven-resources-plugin/3.3.0 maven-compiler-plugin/3.10.1 \
+              maven-surefire-plugin/2.22.3 maven-jar-plugin/3.3.0; do
+  [ -d "$maven_repo/org/apache/maven/plugins/$plugin" ] || missing+=("$plugin")
+done
+[ -d "$maven_repo/org/apache/maven/surefire/surefire-junit-platform" ] \
+  || missing+=(surefire-junit-platform)
+if ((${#missing[@]})); then
+  echo "java (maven): skipped, not in $maven_repo: ${missing[*]} (scripts/setup.sh installs them)"
+  exit 0
+fi
+MAVEN_REPO=$maven_repo GUARDJIT_JNI_DIR=$build/cmake bash "$here/mvn.sh"
