@@ -274,8 +274,8 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
         ExpectDynamicJitMatchesEager(Finish(b), {{0, 0}, {0, 1}, {1, 0}}, calls,
                                      dtype == DType::kFloat32 ? 1e-4 : 1e-10);
     // A device runs the product on cuBLASLt, stored by a kernel of its own;
-    // the host leaves the bare product eager, and the output it returns is
-    // then a copy.
+    // the host leaves the bare product eager, whose reference kernel writes
+    // the output's destination in place.
     const bool device = absl::StartsWith(SharedJitBackend(), "cuda:");
     EXPECT_THAT(
         Describe(exe),
@@ -284,10 +284,7 @@ TEST(DynamicConformanceTest, MatmulExternBetweenKernels) {
                    : "jit: 2 fused kernels, 1 eager nodes, 2 size symbols"));
     if (!device) {
       EXPECT_THAT(Describe(exe),
-                  ::testing::HasSubstr(
-                      "outputs copied: 1 'h' (computed by eager node 'h' "
-                      "(aten.mm.default), whose reference kernel allocates "
-                      "its results)"));
+                  ::testing::Not(::testing::HasSubstr("outputs copied: 1")));
     }
   }
 }

@@ -176,13 +176,24 @@ TEST(EagerDestinationCopies, NamesEachCopiedOutput) {
   GraphBuilder b2("g2");
   ASSERT_TRUE(b2.AddPlaceholder("x").ok());
   ASSERT_TRUE(
-      b2.AddNode("m", "aten.mm.default", {Arg::Ref("x"), Arg::Ref("x")}).ok());
-  ASSERT_TRUE(b2.SetOutputs({Arg::Ref("m")}).ok());
+      b2.AddNode("c", "aten.cumsum.default", {Arg::Ref("x"), Arg::Int(0)})
+          .ok());
+  ASSERT_TRUE(b2.SetOutputs({Arg::Ref("c")}).ok());
   auto interpreter2 =
       *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b2.Finish()));
   EXPECT_EQ(interpreter2->DescribeOutputCopies(),
-            "outputs copied: 0 'm' (the reference kernel of node 'm' "
-            "(aten.mm.default) allocates its results)");
+            "outputs copied: 0 'c' (the reference kernel of node 'c' "
+            "(aten.cumsum.default) allocates its results)");
+
+  // The matrix products write their destinations.
+  GraphBuilder b3("g3");
+  ASSERT_TRUE(b3.AddPlaceholder("x").ok());
+  ASSERT_TRUE(
+      b3.AddNode("m", "aten.mm.default", {Arg::Ref("x"), Arg::Ref("x")}).ok());
+  ASSERT_TRUE(b3.SetOutputs({Arg::Ref("m")}).ok());
+  auto interpreter3 =
+      *EagerInterpreter::Create(std::shared_ptr<const Graph>(*b3.Finish()));
+  EXPECT_EQ(interpreter3->DescribeOutputCopies(), "");
 }
 
 // Fixture for the run-time conditions: relu(x) + y, the add last.
