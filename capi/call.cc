@@ -1,6 +1,6 @@
 // gj_function_call and gj_function_call_alloc: DLPack in, DLPack out, around
 // RunFunction / RunFunctionInto (capi/function.h), which run core's
-// Function::CallInto on the call's device and allocator.
+// Function::Call on the call's device and allocator.
 
 #include <algorithm>
 #include <optional>

@@ -87,7 +87,7 @@ absl::Status RunFunctionInto(const gj_function& function,
     ctx.synchronize = state.synchronize;
     ctx.cuda_graphs = function.impl->cuda_graph_policy();
   }
-  return function.impl->CallInto(
+  return function.impl->Call(
       inputs,
       CallSignature{absl::MakeConstSpan(views, inputs.size()),
                     AmbientOf(state)},

@@ -5,7 +5,7 @@
 // asks of its CUDA executables, carried to them in RunContext::cuda_graphs.
 // Core knows only the request and the counters; recording and replaying
 // CUDA graphs is runtime/cuda/cuda_graph.h's, and deciding what a program
-// can record is jit/compiled_program.cc's.
+// can record is jit/cuda/program_graphs.h's.
 
 #include <atomic>
 #include <cstdint>

@@ -25,41 +25,21 @@ struct SymbolBound {
 class Executable {
  public:
   virtual ~Executable() = default;
-  // Runs on inputs that passed the entry's guards. Thread-safe. Returns one
-  // tensor per graph output: for an output with a destination in `ctx`,
-  // either a view of the destination (written in place) or a tensor the
-  // caller copies into it. A destination that does not match its output is
-  // INVALID_ARGUMENT before anything runs. Whatever fails (a bad index found
-  // by a kernel, a stop request) leaves every destination unwritten.
-  virtual absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const = 0;
-  // Run, writing the outputs into `results` (one per graph output) instead
-  // of returning a vector: executables that implement it allocate nothing on
-  // the host heap for a hit whose outputs all have destinations written in
-  // place. The default calls Run.
-  virtual absl::Status RunInto(const RunContext& ctx,
-                               absl::Span<const Tensor> inputs,
-                               absl::Span<Tensor> results) const;
-  // Run and RunInto for a call whose guards already bound the entry's
-  // symbols: `symbols` holds their values in the order of
-  // Specialization::symbols (empty: read them from the inputs). The
-  // defaults ignore them.
-  virtual absl::StatusOr<std::vector<Tensor>> RunBound(
-      const RunContext& ctx, absl::Span<const Tensor> inputs,
-      absl::Span<const int64_t> symbols) const {
-    return Run(ctx, inputs);
-  }
-  virtual absl::Status RunBoundInto(const RunContext& ctx,
-                                    absl::Span<const Tensor> inputs,
-                                    absl::Span<const int64_t> symbols,
-                                    absl::Span<Tensor> results) const {
-    return RunInto(ctx, inputs, results);
-  }
-  // Run with no destinations and no stop conditions.
-  absl::StatusOr<std::vector<Tensor>> Run(
-      absl::Span<const Tensor> inputs) const {
-    return Run(RunContext(), inputs);
-  }
+  // Runs on inputs that passed the entry's guards, writing one tensor per
+  // graph output into `outputs` (num_outputs() of them). Thread-safe. For an
+  // output with a destination in `ctx`, outputs[k] is either a view of the
+  // destination (written in place) or a tensor the caller copies into it.
+  // A destination that does not match its output is INVALID_ARGUMENT before
+  // anything runs. Whatever fails (a bad index found by a kernel, a stop
+  // request) leaves every destination unwritten. `ctx.symbols` may carry the
+  // entry's symbol values its guards bound (empty: read from the inputs).
+  // An executable whose outputs all have destinations written in place
+  // allocates nothing on the host heap for a hit.
+  virtual absl::Status Run(const RunContext& ctx,
+                           absl::Span<const Tensor> inputs,
+                           absl::Span<Tensor> outputs) const = 0;
+  // How many tensors Run writes: the graph's outputs.
+  virtual size_t num_outputs() const = 0;
   // Bounds on the entry's symbols that the code relies on beyond
   // Specialization::symbol_max, picked by the compiler from the call that
   // made the entry (only with Specialization::may_choose_bounds; each at
@@ -78,16 +58,19 @@ class Executable {
   virtual Device device() const { return Device::Cpu(); }
 };
 
-inline absl::Status Executable::RunInto(const RunContext& ctx,
-                                        absl::Span<const Tensor> inputs,
-                                        absl::Span<Tensor> results) const {
-  absl::StatusOr<std::vector<Tensor>> out = Run(ctx, inputs);
-  if (!out.ok()) return out.status();
-  if (out->size() != results.size()) {
-    return absl::InternalError("executable returned a wrong output count");
-  }
-  for (size_t i = 0; i < results.size(); ++i) results[i] = (*out)[i];
-  return absl::OkStatus();
+// Executable::Run into a new vector (tools, tests, executables wrapping
+// others).
+inline absl::StatusOr<std::vector<Tensor>> RunToVector(
+    const Executable& executable, const RunContext& ctx,
+    absl::Span<const Tensor> inputs) {
+  std::vector<Tensor> outputs(executable.num_outputs());
+  absl::Status status = executable.Run(ctx, inputs, absl::MakeSpan(outputs));
+  if (!status.ok()) return status;
+  return outputs;
+}
+inline absl::StatusOr<std::vector<Tensor>> RunToVector(
+    const Executable& executable, absl::Span<const Tensor> inputs) {
+  return RunToVector(executable, RunContext(), inputs);
 }
 
 }  // namespace guardjit

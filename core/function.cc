@@ -196,78 +196,60 @@ CacheEntry* Function::Hit(const CallSignature& call,
 absl::StatusOr<std::vector<Tensor>> Function::Call(
     absl::Span<const Tensor> inputs, const CallSignature& call,
     const RunContext& ctx) {
+  std::vector<Tensor> outputs(graph_->num_outputs());
+  RunContext own = ctx;
+  bool hit = true;
+  RETURN_IF_ERROR(Call(inputs, call, own, absl::MakeSpan(outputs), hit));
+  return outputs;
+}
+
+absl::Status Function::Call(absl::Span<const Tensor> inputs,
+                            const CallSignature& call, RunContext& ctx,
+                            absl::Span<Tensor> outputs) {
+  bool hit = true;
+  return Call(inputs, call, ctx, outputs, hit);
+}
+
+// The one path of every call: a hit runs its entry with the symbols its
+// guards bound; a miss resolves an executable (compiling, waiting for a
+// compile, or the eager fallback) and runs it.
+absl::Status Function::Call(absl::Span<const Tensor> inputs,
+                            const CallSignature& call, RunContext& ctx,
+                            absl::Span<Tensor> outputs, bool& hit) {
+  if (outputs.size() != static_cast<size_t>(graph_->num_outputs()))
+      [[unlikely]] {
+    return absl::InternalError(absl::StrCat("expected ", graph_->num_outputs(),
+                                            " output slots, got ",
+                                            outputs.size()));
+  }
   if (segments_ != nullptr) [[unlikely]] {
-    bool hit = true;
-    return CallSegments(inputs, call, ctx, hit);
-  }
-  int64_t bound[GuardTable::kMaxBoundSymbols];
-  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
-    auto out = entry->executable->RunBound(ctx, inputs, BoundOf(*entry, bound));
-    if (!out.ok()) [[unlikely]] {
-      return WithCallSymbols(out.status(), entry, call);
-    }
-    return out;
-  }
-  return Miss(inputs, call, ctx);
-}
-
-absl::StatusOr<std::vector<Tensor>> Function::CallTracked(
-    absl::Span<const Tensor> inputs, const CallSignature& call,
-    const RunContext& ctx, bool& hit) {
-  if (segments_ != nullptr) return CallSegments(inputs, call, ctx, hit);
-  int64_t bound[GuardTable::kMaxBoundSymbols];
-  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
-    auto out = entry->executable->RunBound(ctx, inputs, BoundOf(*entry, bound));
-    if (!out.ok()) [[unlikely]] {
-      return WithCallSymbols(out.status(), entry, call);
-    }
-    return out;
-  }
-  hit = false;
-  return Miss(inputs, call, ctx);
-}
-
-absl::StatusOr<std::vector<Tensor>> Function::CallSegments(
-    absl::Span<const Tensor> inputs, const CallSignature& call,
-    const RunContext& ctx, bool& hit) {
-  calls_.fetch_add(1, std::memory_order_relaxed);
-  bool all_hit = true;
-  auto out = segments_->Call(inputs, call, ctx, all_hit);
-  if (all_hit) {
-    segment_hits_.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    hit = false;
-  }
-  return out;
-}
-
-absl::Status Function::CallInto(absl::Span<const Tensor> inputs,
-                                const CallSignature& call,
-                                const RunContext& ctx,
-                                absl::Span<Tensor> results) {
-  if (segments_ != nullptr) [[unlikely]] {
-    bool hit = true;
-    ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     CallSegments(inputs, call, ctx, hit));
-    for (size_t i = 0; i < results.size() && i < out.size(); ++i) {
-      results[i] = std::move(out[i]);
-    }
-    return absl::OkStatus();
-  }
-  int64_t bound[GuardTable::kMaxBoundSymbols];
-  if (CacheEntry* entry = Hit(call, absl::MakeSpan(bound))) {
-    absl::Status status = entry->executable->RunBoundInto(
-        ctx, inputs, BoundOf(*entry, bound), results);
-    if (!status.ok()) [[unlikely]] {
-      return WithCallSymbols(status, entry, call);
+    calls_.fetch_add(1, std::memory_order_relaxed);
+    bool all_hit = true;
+    absl::Status status = segments_->Call(inputs, call, ctx, outputs, all_hit);
+    if (all_hit) {
+      segment_hits_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      misses_.fetch_add(1, std::memory_order_relaxed);
+      hit = false;
     }
     return status;
   }
-  ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
-  absl::Status status = executable->RunInto(ctx, inputs, results);
+  int64_t bound[GuardTable::kMaxBoundSymbols];
+  CacheEntry* entry = Hit(call, absl::MakeSpan(bound));
+  const Executable* executable;
+  if (entry != nullptr) [[likely]] {
+    executable = entry->executable.get();
+    ctx.symbols = BoundOf(*entry, bound);
+  } else {
+    hit = false;
+    ASSIGN_OR_RETURN(executable, Resolve(call, false));
+    ctx.symbols = {};
+  }
+  absl::Status status = executable->Run(ctx, inputs, outputs);
+  ctx.symbols = {};
   if (!status.ok()) [[unlikely]] {
-    return WithCallSymbols(status, table_.load()->Lookup(call), call);
+    return WithCallSymbols(
+        status, entry != nullptr ? entry : table_.load()->Lookup(call), call);
   }
   return status;
 }
@@ -290,17 +272,6 @@ std::string Function::MissKey(const CallSignature& call) {
     put(FirstAlias(call.inputs, i));
   }
   return key;
-}
-
-absl::StatusOr<std::vector<Tensor>> Function::Miss(
-    absl::Span<const Tensor> inputs, const CallSignature& call,
-    const RunContext& ctx) {
-  ASSIGN_OR_RETURN(const Executable* executable, Resolve(call, false));
-  auto out = executable->Run(ctx, inputs);
-  if (!out.ok()) [[unlikely]] {
-    return WithCallSymbols(out.status(), table_.load()->Lookup(call), call);
-  }
-  return out;
 }
 
 absl::Status Function::Precompile(const CallSignature& call) {

@@ -61,18 +61,19 @@ class Function {
       FunctionOptions options);
   ~Function();
 
-  // `inputs` and `views` describe the same tensors (views carry what the
-  // host said beyond the data: requires_grad). Thread-safe.
-  // `ctx` carries the caller's output destinations and stop conditions
-  // (Executable::Run).
+  // Runs `inputs` (`call` describes the same tensors: views carry what the
+  // host said beyond the data, requires_grad), writing one tensor per graph
+  // output into `outputs` (Executable::Run: a view of the output's
+  // destination in `ctx` when written in place, else a tensor the caller
+  // copies into it). A hit runs its entry with the symbol values its guards
+  // bound (set in ctx.symbols for the run, cleared after) and allocates
+  // nothing itself. Thread-safe.
+  absl::Status Call(absl::Span<const Tensor> inputs, const CallSignature& call,
+                    RunContext& ctx, absl::Span<Tensor> outputs);
+  // Call into a new vector (tests, tools).
   absl::StatusOr<std::vector<Tensor>> Call(absl::Span<const Tensor> inputs,
                                            const CallSignature& call,
                                            const RunContext& ctx = {});
-  // Call writing the outputs into `results` (Executable::RunInto): a hit
-  // allocates nothing itself.
-  absl::Status CallInto(absl::Span<const Tensor> inputs,
-                        const CallSignature& call, const RunContext& ctx,
-                        absl::Span<Tensor> results);
 
   // Compiles the entry a call with `call`'s signature would use, without
   // running anything (nothing reads the inputs' data). OK if an entry
@@ -112,13 +113,10 @@ class Function {
 
  private:
   friend class GraphSegments;
-  // Call, clearing `hit` when this function (any segment of it) missed.
-  absl::StatusOr<std::vector<Tensor>> CallTracked(
-      absl::Span<const Tensor> inputs, const CallSignature& call,
-      const RunContext& ctx, bool& hit);
-  absl::StatusOr<std::vector<Tensor>> CallSegments(
-      absl::Span<const Tensor> inputs, const CallSignature& call,
-      const RunContext& ctx, bool& hit);
+  // Call, clearing `hit` when this function (any segment of it) missed:
+  // the one path of every call.
+  absl::Status Call(absl::Span<const Tensor> inputs, const CallSignature& call,
+                    RunContext& ctx, absl::Span<Tensor> outputs, bool& hit);
   std::string ExplainSegments() const;
   // The function's own parts of explain(): guards and compile times of its
   // entries, indented, each line prefixed with `label`.
@@ -126,9 +124,6 @@ class Function {
   void AppendCompileTimes(std::string& out, const std::string& label) const;
   Function(std::shared_ptr<const Graph> graph,
            std::shared_ptr<Compiler> compiler, FunctionOptions options);
-  absl::StatusOr<std::vector<Tensor>> Miss(absl::Span<const Tensor> inputs,
-                                           const CallSignature& call,
-                                           const RunContext& ctx);
   // A compile in flight for one miss key.
   struct Pending {
     bool done = false;  // guarded by mu_

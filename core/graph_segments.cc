@@ -103,9 +103,9 @@ absl::StatusOr<Function*> GraphSegments::Continuation(int slot) {
   return continuations_[slot].get();
 }
 
-absl::StatusOr<std::vector<Tensor>> GraphSegments::Call(
-    absl::Span<const Tensor> inputs, const CallSignature& call,
-    const RunContext& ctx, bool& hit) {
+absl::Status GraphSegments::Call(absl::Span<const Tensor> inputs,
+                                 const CallSignature& call, RunContext& ctx,
+                                 absl::Span<Tensor> outputs, bool& hit) {
   // Only the last segment writes the caller's destinations.
   RunContext inner = ctx;
   inner.destinations = {};
@@ -117,8 +117,9 @@ absl::StatusOr<std::vector<Tensor>> GraphSegments::Call(
       in.push_back(inputs[k]);
       views.push_back(call.inputs[k]);
     }
-    ASSIGN_OR_RETURN(head_out,
-                     head_->CallTracked(in, {views, call.ambient}, inner, hit));
+    head_out.resize(head_->graph().num_outputs());
+    RETURN_IF_ERROR(head_->Call(in, {views, call.ambient}, inner,
+                                absl::MakeSpan(head_out), hit));
   }
   std::vector<Tensor> step_out;
   auto value = [&](const SegmentSource& s) -> const Tensor& {
@@ -151,7 +152,7 @@ absl::StatusOr<std::vector<Tensor>> GraphSegments::Call(
     RETURN_IF_ERROR(ctx.CheckStop());
     absl::InlinedVector<Tensor, 4> in;
     for (const SegmentSource& s : plan_.step_inputs) in.push_back(value(s));
-    ASSIGN_OR_RETURN(step_out, step_->Run(inner, in));
+    ASSIGN_OR_RETURN(step_out, RunToVector(*step_, inner, in));
   }
   ASSIGN_OR_RETURN(Function * next, Continuation(slot));
   absl::InlinedVector<Tensor, 8> in;
@@ -165,7 +166,7 @@ absl::StatusOr<std::vector<Tensor>> GraphSegments::Call(
                         ? call.inputs[s.index]
                         : InputView::Of(in[k]));
   }
-  return next->CallTracked(in, {views, call.ambient}, ctx, hit);
+  return next->Call(in, {views, call.ambient}, ctx, outputs, hit);
 }
 
 absl::Status GraphSegments::Precompile(const CallSignature& call) {

@@ -36,10 +36,10 @@ class GraphSegments {
       std::shared_ptr<Compiler> compiler, const FunctionOptions& options);
   ~GraphSegments();
 
-  // Runs the segments in turn. `hit`: set false when any segment missed.
-  absl::StatusOr<std::vector<Tensor>> Call(absl::Span<const Tensor> inputs,
-                                           const CallSignature& call,
-                                           const RunContext& ctx, bool& hit);
+  // Runs the segments in turn, the last one into `outputs` (Function::Call).
+  // `hit`: set false when any segment missed.
+  absl::Status Call(absl::Span<const Tensor> inputs, const CallSignature& call,
+                    RunContext& ctx, absl::Span<Tensor> outputs, bool& hit);
   // Compiles the head for `call` (what follows depends on values).
   absl::Status Precompile(const CallSignature& call);
 

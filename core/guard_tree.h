@@ -75,7 +75,7 @@ class GuardTree {
   // With `bound` of at least symbolic().num_symbols() elements, a passing
   // check leaves the symbol values it bound there (a failing one leaves
   // anything): the entry's executable runs with them instead of reading
-  // them from the inputs again (Executable::RunBound).
+  // them from the inputs again (RunContext::symbols).
   bool Check(const CallSignature& call,
              absl::Span<int64_t> bound = absl::Span<int64_t>()) const;
   // Check() with the call's aliasing already computed (ComputeAliasing), so a

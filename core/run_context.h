@@ -43,6 +43,10 @@ struct RunContext {
   // each entry's launches into CUDA graphs and replay them; null: plain
   // launches. Owned by the function; CPU runs ignore it.
   const CudaGraphPolicy* cuda_graphs = nullptr;
+  // The entry's symbol values its guards bound on a hit, in the order of
+  // Specialization::symbols (Function sets them for the entry it runs);
+  // empty: the executable reads them from the inputs.
+  absl::Span<const int64_t> symbols;
 
   bool stoppable() const {
     return cancel != nullptr || deadline != absl::InfiniteFuture();

@@ -25,8 +25,8 @@
 #include "core/tensor.h"
 #include "jit/extern_epilogue.h"
 #include "jit/fusion.h"
-#include "jit/index_expr.h"
 #include "jit/llvm_codegen.h"
+#include "runtime/index_expr.h"
 #include "runtime/thread_pool.h"
 
 namespace guardjit {

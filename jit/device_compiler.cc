@@ -25,8 +25,8 @@ class HostCopyExecutable : public Executable {
   HostCopyExecutable(std::unique_ptr<Executable> inner, std::string why)
       : inner_(std::move(inner)), why_(std::move(why)) {}
 
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+  absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                   absl::Span<Tensor> outputs) const override {
     Device device = Device::Cpu();
     for (const Tensor& t : inputs) {
       if (!t.device().is_cpu()) {
@@ -34,7 +34,7 @@ class HostCopyExecutable : public Executable {
         break;
       }
     }
-    if (device.is_cpu()) return inner_->Run(ctx, inputs);
+    if (device.is_cpu()) return inner_->Run(ctx, inputs, outputs);
     if (ctx.allocator == nullptr) {
       return absl::InternalError(absl::StrCat(
           "a ", device.ToString(), " call without that device's allocator"));
@@ -59,17 +59,20 @@ class HostCopyExecutable : public Executable {
     RunContext host_ctx;
     host_ctx.cancel = ctx.cancel;
     host_ctx.deadline = ctx.deadline;
-    ASSIGN_OR_RETURN(std::vector<Tensor> out, inner_->Run(host_ctx, host));
+    ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                     RunToVector(*inner_, host_ctx, host));
     // Every output must be checked against its destination before any is
     // written; the caller copies results into destinations.
     for (size_t k = 0; k < out.size(); ++k) {
       RETURN_IF_ERROR(CheckDestination(ctx, k, out[k].dtype(), out[k].sizes()));
     }
-    for (Tensor& t : out) {
-      ASSIGN_OR_RETURN(t, CudaToDevice(t, device, ctx.allocator, ctx.stream));
+    for (size_t k = 0; k < out.size(); ++k) {
+      ASSIGN_OR_RETURN(outputs[k],
+                       CudaToDevice(out[k], device, ctx.allocator, ctx.stream));
     }
-    return out;
+    return absl::OkStatus();
   }
+  size_t num_outputs() const override { return inner_->num_outputs(); }
 
   std::string Describe() const override {
     return absl::StrCat(inner_->Describe(), "; CUDA calls run on host copies (",

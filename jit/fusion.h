@@ -23,14 +23,7 @@
 
 namespace guardjit {
 
-// A strided view of a slot's memory, in expressions over the kernels' size
-// parameters (constants for a static entry).
-struct TensorRef {
-  int slot = -1;
-  std::vector<IndexExpr> sizes;
-  std::vector<IndexExpr> strides;
-  IndexExpr offset;
-};
+// TensorRef (a strided view of a slot): runtime/program/program.h.
 
 // What a kernel's index check guards: `what` (the node and argument) reads
 // dimension `dim` of a tensor whose size there is `bound`.

@@ -18,7 +18,6 @@
 #include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
-#include "jit/compiled_program.h"
 #include "jit/conv_epilogue.h"
 #include "jit/conv_step.h"
 #include "jit/cuda/cuda_backend.h"
@@ -27,6 +26,7 @@
 #include "jit/gemm_step.h"
 #include "jit/lowering.h"
 #include "jit/lowering_context.h"
+#include "jit/program_builder.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
 
@@ -224,7 +224,7 @@ class JitExecutable : public Executable {
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec, std::shared_ptr<ThreadPool> pool,
                 std::shared_ptr<KernelBackend> backend, Layout layout,
-                std::unique_ptr<CompiledProgram> program,
+                std::unique_ptr<ProgramRunner> program, Plan plan,
                 EntryIndexBounds index_bounds)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
@@ -234,6 +234,7 @@ class JitExecutable : public Executable {
         backend_(std::move(backend)),
         layout_(std::move(layout)),
         program_(std::move(program)),
+        plan_(std::move(plan)),
         index_bounds_(std::move(index_bounds)) {}
 
   absl::Span<const SymbolBound> chosen_bounds() const override {
@@ -243,54 +244,28 @@ class JitExecutable : public Executable {
     return index_bounds_.chosen.empty() ? "" : kIndexBoundsPurpose;
   }
 
-  using Executable::Run;
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
-    return RunBound(ctx, inputs, {});
-  }
-
-  absl::Status RunInto(const RunContext& ctx, absl::Span<const Tensor> inputs,
-                       absl::Span<Tensor> results) const override {
-    return RunBoundInto(ctx, inputs, {}, results);
-  }
-
-  absl::StatusOr<std::vector<Tensor>> RunBound(
-      const RunContext& ctx, absl::Span<const Tensor> inputs,
-      absl::Span<const int64_t> bound) const override {
+  absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                   absl::Span<Tensor> outputs) const override {
     RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
     absl::InlinedVector<int64_t, 4> read;
     ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
-                     Symbols(inputs, bound, read));
+                     Symbols(inputs, ctx.symbols, read));
     RETURN_IF_ERROR(CheckChosenBounds(values));
     if (Matches(layout_, inputs, values)) [[likely]] {
-      return program_->Run(ctx, inputs, values);
+      return program_->Run(ctx, inputs, values, outputs);
     }
     ASSIGN_OR_RETURN(const Executable* unplanned, Unplanned(inputs, values));
-    return unplanned->Run(ctx, inputs);
+    return unplanned->Run(ctx, inputs, outputs);
   }
 
-  absl::Status RunBoundInto(const RunContext& ctx,
-                            absl::Span<const Tensor> inputs,
-                            absl::Span<const int64_t> bound,
-                            absl::Span<Tensor> results) const override {
-    RETURN_IF_ERROR(CheckInputCount(*graph_, inputs.size()));
-    absl::InlinedVector<int64_t, 4> read;
-    ASSIGN_OR_RETURN(const absl::Span<const int64_t> values,
-                     Symbols(inputs, bound, read));
-    RETURN_IF_ERROR(CheckChosenBounds(values));
-    if (Matches(layout_, inputs, values)) [[likely]] {
-      return program_->RunInto(ctx, inputs, values, results);
-    }
-    ASSIGN_OR_RETURN(const Executable* unplanned, Unplanned(inputs, values));
-    return unplanned->RunInto(ctx, inputs, results);
-  }
+  size_t num_outputs() const override { return graph_->num_outputs(); }
 
-  Device device() const override { return program_->device(); }
+  Device device() const override { return program_->program().device(); }
 
   std::string Describe() const override {
     int eager = 0;
-    for (const PlanStep& s : program_->plan().steps) eager += !s.is_kernel;
-    std::string text = absl::StrCat("jit: ", program_->plan().num_kernels(),
+    for (const PlanStep& s : plan_.steps) eager += !s.is_kernel;
+    std::string text = absl::StrCat("jit: ", plan_.num_kernels(),
                                     " fused kernels, ", eager, " eager nodes");
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
@@ -327,7 +302,7 @@ class JitExecutable : public Executable {
     // by their node (the plan's text has the extents: GJ_LOGS=codegen).
     std::vector<std::string> externs;
     const bool device = backend_->transfer() != nullptr;
-    for (const PlanStep& s : program_->plan().steps) {
+    for (const PlanStep& s : plan_.steps) {
       if (s.gemm == nullptr && s.conv == nullptr) continue;
       const std::string name =
           s.node >= 0 ? absl::StrCat("'", graph_->node(s.node).name, "' (",
@@ -356,10 +331,10 @@ class JitExecutable : public Executable {
       absl::StrAppend(&text, "; extern calls: ", absl::StrJoin(externs, ", "));
     }
     // Reductions split into partials (split_reduction.h).
-    for (const PlanStep& s : program_->plan().steps) {
+    for (const PlanStep& s : plan_.steps) {
       if (!s.kernel.split.empty()) absl::StrAppend(&text, "; ", s.kernel.split);
     }
-    const std::string copies = program_->DescribeOutputCopies();
+    const std::string copies = program_->placement().DescribeCopies();
     if (!copies.empty()) absl::StrAppend(&text, "; ", copies);
     const std::string graphs = program_->DescribeCudaGraphs();
     if (!graphs.empty()) absl::StrAppend(&text, "; ", graphs);
@@ -442,7 +417,9 @@ class JitExecutable : public Executable {
   // KernelCompiler whose JIT holds it).
   std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
-  std::unique_ptr<CompiledProgram> program_;
+  std::unique_ptr<ProgramRunner> program_;
+  // The plan the program was built from: what Describe says of its steps.
+  const Plan plan_;
   const EntryIndexBounds index_bounds_;
   mutable std::atomic<int64_t> unplanned_calls_{0};
   mutable std::mutex mu_;
@@ -584,12 +561,12 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   // the backend bound to them, which the executable keeps.
   std::shared_ptr<KernelBackend> backend = backend_;
   EntryIndexBounds index_bounds;
-  absl::StatusOr<std::unique_ptr<CompiledProgram>> program = [&] {
-    absl::StatusOr<Plan> plan =
-        PlanGraph(*graph, metas, layout, num_symbols, *backend_);
-    if (!plan.ok()) {
-      return absl::StatusOr<std::unique_ptr<CompiledProgram>>(plan.status());
-    }
+  absl::StatusOr<Plan> plan =
+      PlanGraph(*graph, metas, layout, num_symbols, *backend_);
+  absl::StatusOr<std::unique_ptr<ProgramRunner>> program =
+      plan.ok() ? absl::InternalError("the program was not built")
+                : plan.status();
+  if (plan.ok()) {
     if (auto cuda = std::dynamic_pointer_cast<CudaKernelBackend>(backend_);
         cuda != nullptr && num_symbols > 0) {
       IndexBounds bounds;
@@ -607,9 +584,8 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
                                             " bounds chosen for it")));
       }
     }
-    return CompiledProgram::Create(graph, metas, *std::move(plan), *backend,
-                                   pool_, num_symbols);
-  }();
+    program = BuildProgram(graph, metas, *plan, *backend, pool_, num_symbols);
+  }
   // A kernel compile forbidden by the ASSERT_COMPILE switch is the call's
   // error: the eager plan would hide exactly the compile it asserts on.
   if (!program.ok() && IsKernelCacheMissError(program.status())) {
@@ -630,7 +606,8 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   }
   return std::make_unique<JitExecutable>(
       std::move(graph), std::move(metas), spec, pool_, std::move(backend),
-      std::move(layout), *std::move(program), std::move(index_bounds));
+      std::move(layout), *std::move(program), *std::move(plan),
+      std::move(index_bounds));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/steps/kernel_steps.h"
 
 namespace guardjit {
 namespace {
@@ -60,6 +61,19 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
   }
   return std::make_shared<const LlvmKernelModule>(
       std::move(functions), std::move(extents), std::move(code));
+}
+
+absl::StatusOr<std::unique_ptr<const StepRunner>>
+LlvmKernelBackend::MakeStepRunner(
+    const PlanStep& step, const Graph&,
+    std::shared_ptr<const KernelModule> module, int index,
+    const std::shared_ptr<ThreadPool>& pool) const {
+  const std::vector<HostKernelFn>* host = module->host_functions();
+  if (host == nullptr || index < 0 || index >= static_cast<int>(host->size())) {
+    return absl::InternalError(
+        absl::StrCat(name(), ": no host function for kernel ", index));
+  }
+  return MakeHostStep(step, (*host)[index], pool);
 }
 
 }  // namespace guardjit

@@ -2,7 +2,7 @@
 #define GUARDJIT_JIT_LLVM_BACKEND_H_
 
 // The host backend: a program's kernels compiled by KernelCompiler (LLVM ORC,
-// per-kernel cache) into host functions. CompiledProgram calls them directly
+// per-kernel cache) into host functions. Its step runners call them directly
 // (KernelModule::host_functions), splitting their first outer loop across
 // its ThreadPool; Launch runs one on the calling thread.
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "jit/index_expr.h"
 #include "jit/kernel_backend.h"
 #include "jit/kernel_compiler.h"
+#include "runtime/index_expr.h"
 
 namespace guardjit {
 
@@ -26,6 +26,12 @@ class LlvmKernelBackend : public KernelBackend {
       absl::Span<const Kernel* const> kernels,
       absl::Span<const std::string> labels) override;
   bool host_code() const override { return true; }
+  // Host steps: the kernel's function called directly, GEMM and conv steps
+  // on BLAS (jit/steps/kernel_steps.h).
+  absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
+      const PlanStep& step, const Graph& graph,
+      std::shared_ptr<const KernelModule> module, int index,
+      const std::shared_ptr<ThreadPool>& pool) const override;
   KernelCacheStats cache_stats() const override {
     return compiler_->cache_stats();
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "jit/index_expr.h"
+#include "runtime/index_expr.h"
 
 namespace guardjit {
 

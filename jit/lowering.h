@@ -22,8 +22,9 @@
 #include "core/ops/view_geometry.h"
 #include "core/shape_inference.h"
 #include "core/tensor_meta.h"
-#include "jit/index_expr.h"
 #include "jit/loop_ir.h"
+#include "runtime/index_expr.h"
+#include "runtime/program/program.h"
 
 namespace guardjit {
 
@@ -34,30 +35,12 @@ IndexExpr SizeExpr(const TensorMeta& meta, int dim);
 // Concrete sizes, when every size is a constant.
 std::optional<Shape> ConcreteShape(const std::vector<IndexExpr>& sizes);
 
-std::vector<IndexExpr> ConstExprs(IntSpan values);
-
-// Row-major contiguous strides of `sizes` (size-1 dims contribute nothing).
-std::vector<IndexExpr> ContiguousStrideExprs(
-    const std::vector<IndexExpr>& sizes);
-
-// `exprs` with size parameter i = sizes[i].
-Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
-                    absl::Span<const int64_t> sizes);
-
 // Row-major linear offset of `index` in a tensor of `sizes`.
 IndexExpr Linearize(const std::vector<IndexExpr>& index,
                     const std::vector<IndexExpr>& sizes);
 
-// Memory a program reads or writes at run time.
-struct Slot {
-  enum class Source { kInput, kConstant, kExtern, kKernel };
-  Source source = Source::kKernel;
-  int input = -1;  // kInput: input number
-  int node = -1;   // kConstant, kExtern: graph node
-  int output = 0;  // kExtern: output of that node
-  DType dtype = DType::kFloat32;
-  std::vector<IndexExpr> sizes;  // kKernel, kExtern: allocated contiguous
-};
+// Slot (memory a program reads or writes at run time):
+// runtime/program/program.h.
 
 struct LValue {
   enum class Kind { kBuffer, kPointwise, kView, kReduction, kSelect, kGather };

@@ -143,7 +143,7 @@ absl::Status Emulate(const std::shared_ptr<const Graph>& graph,
     ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
                      compiler.Compile(specialized, spec));
     absl::StrAppend(&report.text, what, ": ", executable->Describe(), "\n");
-    return executable->Run(inputs);
+    return RunToVector(*executable, inputs);
   }();
   if (!actual.ok()) {
     report.run_status = actual.status();

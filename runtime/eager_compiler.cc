@@ -1,5 +1,9 @@
 #include "runtime/eager_compiler.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
@@ -7,6 +11,19 @@
 
 namespace guardjit {
 namespace {
+
+// Moves `results` (one per graph output) into `outputs`.
+absl::Status MoveOutputs(absl::StatusOr<std::vector<Tensor>> results,
+                         absl::Span<Tensor> outputs) {
+  if (!results.ok()) return results.status();
+  if (results->size() != outputs.size()) {
+    return absl::InternalError(absl::StrCat("the eager plan returned ",
+                                            results->size(), " outputs for ",
+                                            outputs.size(), " slots"));
+  }
+  std::move(results->begin(), results->end(), outputs.begin());
+  return absl::OkStatus();
+}
 
 // "text; outputs copied: ..." where `interpreter` copies outputs.
 std::string WithCopies(const EagerInterpreter& interpreter, std::string text) {
@@ -20,10 +37,12 @@ class EagerPlan : public Executable {
   EagerPlan(std::unique_ptr<EagerInterpreter> interpreter, GraphMeta planned)
       : interpreter_(std::move(interpreter)), planned_(std::move(planned)) {}
 
-  using Executable::Run;
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
-    return interpreter_->Run(inputs, &planned_, ctx);
+  absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                   absl::Span<Tensor> outputs) const override {
+    return MoveOutputs(interpreter_->Run(inputs, &planned_, ctx), outputs);
+  }
+  size_t num_outputs() const override {
+    return interpreter_->graph().num_outputs();
   }
   std::string Describe() const override {
     return WithCopies(
@@ -47,13 +66,16 @@ class DynamicEagerPlan : public Executable {
         symbolic_(std::move(symbolic)),
         symbols_(std::move(symbols)) {}
 
-  using Executable::Run;
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
+  absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                   absl::Span<Tensor> outputs) const override {
     std::vector<int64_t> values;
-    values.reserve(symbols_.size());
-    for (const SymbolSource& s : symbols_) {
-      values.push_back(inputs[s.input].sizes()[s.dim]);
+    if (ctx.symbols.size() == symbols_.size()) {
+      values.assign(ctx.symbols.begin(), ctx.symbols.end());
+    } else {
+      values.reserve(symbols_.size());
+      for (const SymbolSource& s : symbols_) {
+        values.push_back(inputs[s.input].sizes()[s.dim]);
+      }
     }
     auto concrete = [&](const SymInt& v) {
       return v.is_symbolic() ? SymInt(v.expr().Evaluate(values)) : v;
@@ -67,7 +89,10 @@ class DynamicEagerPlan : public Executable {
         planned[n].push_back(std::move(c));
       }
     }
-    return interpreter_->Run(inputs, &planned, ctx);
+    return MoveOutputs(interpreter_->Run(inputs, &planned, ctx), outputs);
+  }
+  size_t num_outputs() const override {
+    return interpreter_->graph().num_outputs();
   }
   std::string Describe() const override {
     return WithCopies(
@@ -87,10 +112,12 @@ class EagerFallback : public Executable {
   explicit EagerFallback(std::unique_ptr<EagerInterpreter> interpreter)
       : interpreter_(std::move(interpreter)) {}
 
-  using Executable::Run;
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
-    return interpreter_->Run(inputs, nullptr, ctx);
+  absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                   absl::Span<Tensor> outputs) const override {
+    return MoveOutputs(interpreter_->Run(inputs, nullptr, ctx), outputs);
+  }
+  size_t num_outputs() const override {
+    return interpreter_->graph().num_outputs();
   }
   std::string Describe() const override { return "eager interpreter"; }
 

@@ -1,4 +1,4 @@
-#include "jit/index_expr.h"
+#include "runtime/index_expr.h"
 
 #include <algorithm>
 
@@ -202,6 +202,35 @@ bool operator==(const IndexExpr& a, const IndexExpr& b) {
     default:
       return a.lhs() == b.lhs() && a.rhs() == b.rhs();
   }
+}
+
+std::vector<IndexExpr> ConstExprs(IntSpan values) {
+  std::vector<IndexExpr> out;
+  for (int64_t v : values) out.push_back(IndexExpr::Const(v));
+  return out;
+}
+
+std::vector<IndexExpr> ContiguousStrideExprs(
+    const std::vector<IndexExpr>& sizes) {
+  std::vector<IndexExpr> strides(sizes.size());
+  IndexExpr stride = IndexExpr::Const(1);
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = stride;
+    // As ContiguousStrides: constant sizes 0 and 1 leave the stride as it
+    // is (a symbol that is 1 multiplies by 1; one that is 0 leaves nothing
+    // to address).
+    if (!sizes[d].is_const() || sizes[d].value() > 1) {
+      stride = stride * sizes[d];
+    }
+  }
+  return strides;
+}
+
+Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
+                    absl::Span<const int64_t> sizes) {
+  Shape out;
+  for (const IndexExpr& e : exprs) out.push_back(e.Evaluate(sizes));
+  return out;
 }
 
 }  // namespace guardjit

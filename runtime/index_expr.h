@@ -1,12 +1,14 @@
-#ifndef GUARDJIT_JIT_INDEX_EXPR_H_
-#define GUARDJIT_JIT_INDEX_EXPR_H_
+#ifndef GUARDJIT_RUNTIME_INDEX_EXPR_H_
+#define GUARDJIT_RUNTIME_INDEX_EXPR_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "core/sym_expr.h"
+#include "core/tensor.h"
 
 namespace guardjit {
 
@@ -81,6 +83,16 @@ class IndexExpr {
   std::shared_ptr<const Node> node_;
 };
 
+std::vector<IndexExpr> ConstExprs(IntSpan values);
+
+// Row-major contiguous strides of `sizes` (size-1 dims contribute nothing).
+std::vector<IndexExpr> ContiguousStrideExprs(
+    const std::vector<IndexExpr>& sizes);
+
+// `exprs` with size parameter i = sizes[i].
+Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
+                    absl::Span<const int64_t> sizes);
+
 }  // namespace guardjit
 
-#endif  // GUARDJIT_JIT_INDEX_EXPR_H_
+#endif  // GUARDJIT_RUNTIME_INDEX_EXPR_H_

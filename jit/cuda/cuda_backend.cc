@@ -10,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "jit/cuda/device_steps.h"
+#include "jit/cuda/program_graphs.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/cuda_transfer.h"
@@ -65,6 +67,17 @@ class SizeBoundedCudaBackend : public KernelBackend {
   KernelCacheStats cache_stats() const override {
     return backend_->cache_stats();
   }
+  absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
+      const PlanStep& step, const Graph& graph,
+      std::shared_ptr<const KernelModule> module, int index,
+      const std::shared_ptr<ThreadPool>& pool) const override {
+    return backend_->MakeStepRunner(step, graph, std::move(module), index,
+                                    pool);
+  }
+  absl::StatusOr<std::unique_ptr<ProgramGraphs>> MakeGraphs(
+      const Program& program, const Plan& plan) const override {
+    return backend_->MakeGraphs(program, plan);
+  }
 
  private:
   const std::shared_ptr<CudaKernelBackend> backend_;
@@ -72,6 +85,19 @@ class SizeBoundedCudaBackend : public KernelBackend {
 };
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<const StepRunner>>
+CudaKernelBackend::MakeStepRunner(const PlanStep& step, const Graph& graph,
+                                  std::shared_ptr<const KernelModule> module,
+                                  int index,
+                                  const std::shared_ptr<ThreadPool>&) const {
+  return MakeDeviceStep(step, graph, std::move(module), index);
+}
+
+absl::StatusOr<std::unique_ptr<ProgramGraphs>> CudaKernelBackend::MakeGraphs(
+    const Program& program, const Plan& plan) const {
+  return CudaProgramGraphs::Create(program, plan);
+}
 
 std::shared_ptr<KernelBackend> CudaKernelBackend::WithSizeBounds(
     std::shared_ptr<CudaKernelBackend> self, std::vector<int64_t> size_bounds) {

@@ -7,10 +7,10 @@
 // with cuLaunchKernel on the call's stream. Index checks that fail on the
 // device OR their bit into a per-kernel word of mapped, pinned host memory,
 // which the host reads without a copy. The words belong to the caller
-// (NewFaultWords; CompiledProgram lends a set to each call, see
-// jit/device_faults.h), not to the cached module that programs with the same
-// source share: a failed check is reported at the end of the call that made
-// it when that call synchronizes, else at the start of the program's next
+// (NewFaultWords; ProgramRunner lends a set to each call, see
+// runtime/program/device_faults.h), not to the cached module that programs with
+// the same source share: a failed check is reported at the end of the call that
+// made it when that call synchronizes, else at the start of the program's next
 // call once the device is past it. The same code runs against the emulated
 // driver (testing/cuda/emulated_driver.h) in CI, which loads the CUDA C source
 // instead of the CUBIN NVRTC made of it (NVRTC still compiles it).
@@ -49,6 +49,14 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
       absl::Span<const std::string> labels) override;
   KernelCacheStats cache_stats() const override { return cache_.stats(); }
   const DeviceTransfer* transfer() const override { return this; }
+  // Kernel launches and cuBLASLt GEMM and conv steps (device_steps.h).
+  absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
+      const PlanStep& step, const Graph& graph,
+      std::shared_ptr<const KernelModule> module, int index,
+      const std::shared_ptr<ThreadPool>& pool) const override;
+  // reduce-overhead mode (program_graphs.h).
+  absl::StatusOr<std::unique_ptr<ProgramGraphs>> MakeGraphs(
+      const Program& program, const Plan& plan) const override;
 
   // Compile with the entry's symbols bounded (CudaCodegenOptions::
   // size_bounds; -1 or missing: unbounded): kernels whose index math the
@@ -60,7 +68,7 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
       absl::Span<const int64_t> size_bounds);
   // `self` (this backend) as a KernelBackend whose Compile is
   // CompileBounded(..., size_bounds); everything else is `self`'s. For one
-  // entry's program (CompiledProgram compiles through a KernelBackend); it
+  // entry's program (BuildProgram compiles through a KernelBackend); it
   // keeps `self` alive.
   static std::shared_ptr<KernelBackend> WithSizeBounds(
       std::shared_ptr<CudaKernelBackend> self,

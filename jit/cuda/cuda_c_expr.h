@@ -13,8 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/dtype.h"
-#include "jit/index_expr.h"
 #include "jit/loop_ir.h"
+#include "runtime/index_expr.h"
 
 namespace guardjit::cuda_c {
 

@@ -72,8 +72,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "jit/index_expr.h"
 #include "jit/loop_ir.h"
+#include "runtime/index_expr.h"
 
 namespace guardjit {
 

@@ -1,5 +1,5 @@
-// CompiledProgram's reduce-overhead mode on a device: a call as one replay
-// of its size key's CUDA graph. GEMM steps are extern calls of the graph
+// reduce-overhead mode on a device: a call as one replay of its size key's
+// CUDA graph. GEMM steps are extern calls of the graph
 // (cuBLASLt captured on the capture stream); so are conv steps (all of a
 // convolution's strided-batched products in one extern op), whose im2col
 // kernel step is a kernel of ours writing the column matrices into the
@@ -10,6 +10,8 @@
 // read and written in place or staged through the key's pool, as
 // runtime/cuda/cuda_graph.h's policy decides.
 
+#include "jit/cuda/program_graphs.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -19,7 +21,6 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "jit/compiled_program.h"
 #include "jit/cuda/device_conv_step.h"
 #include "jit/cuda/device_gemm_step.h"
 #include "runtime/cuda/cublaslt_gemm.h"
@@ -64,62 +65,107 @@ constexpr int kMaxRestages = 8;
 
 }  // namespace
 
-std::string CompiledProgram::DescribeCudaGraphs() const {
-  return graphs_ != nullptr ? graphs_->Describe() : std::string();
+absl::StatusOr<std::unique_ptr<ProgramGraphs>> CudaProgramGraphs::Create(
+    const Program& program, const Plan& plan) {
+  if (plan.steps.size() != program.steps.size()) {
+    return absl::InternalError("a plan of another program");
+  }
+  ASSIGN_OR_RETURN(const CudaDevice* cuda,
+                   CudaDevice::Get(program.device().index));
+  std::unique_ptr<CudaProgramGraphs> graphs(
+      new CudaProgramGraphs(program, cuda));
+  // Programs whose steps are kernel launches, GEMM steps and conv steps
+  // (cuBLASLt, captured as extern calls of the graph; a convolution's
+  // im2col kernel is a kernel step of ours and its column matrices and
+  // product live in the key's pool) are recorded.
+  bool kernels = false;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& p = plan.steps[i];
+    Step& step = graphs->steps_.emplace_back();
+    step.node = p.node;
+    step.allocate = program.steps[i].allocate;
+    if (!p.is_kernel) {
+      if (graphs->refusal_.empty()) {
+        const Node& node = program.graph->node(p.node);
+        graphs->refusal_ = absl::StrCat(
+            "node '", node.name, "' (", node.target,
+            ") runs on the host (its reference kernel on host copies, which "
+            "waits for the stream)");
+      }
+      continue;
+    }
+    kernels = true;
+    step.gemm = p.gemm;
+    step.conv = p.conv;
+    step.buffer_slots = p.kernel.buffer_slots;
+    step.module_kernel = program.steps[i].runner->module_kernel();
+  }
+  if (graphs->refusal_.empty() && !kernels) {
+    graphs->refusal_ = "the entry launches no kernels";
+  }
+  return graphs;
 }
 
-absl::StatusOr<bool> CompiledProgram::RunGraphed(
-    const RunContext& ctx, absl::Span<const Tensor> inputs,
-    absl::Span<const int64_t> symbols, const CallSizes& sizes,
-    const std::shared_ptr<Allocator>& allocator,
-    absl::Span<Tensor> results) const {
-  if (!graph_refusal_.empty()) {
-    graphs_->Refuse(graph_refusal_);
+std::string CudaProgramGraphs::Describe() const { return graphs_.Describe(); }
+
+absl::StatusOr<bool> CudaProgramGraphs::Replay(
+    const GraphCall& call, absl::Span<Tensor> results) const {
+  const RunContext& ctx = call.ctx;
+  const absl::Span<const Tensor> inputs = call.inputs;
+  const absl::Span<const int64_t> symbols = call.symbols;
+  const CallSizes& sizes = call.sizes;
+  const std::shared_ptr<Allocator>& allocator = call.allocator;
+  DeviceFaultPool* const faults = call.faults;
+  const Program& program = program_;
+  const Graph& graph = *program.graph;
+  CudaGraphSet* const graphs = &graphs_;
+  if (!refusal_.empty()) {
+    graphs->Refuse(refusal_);
     return false;
   }
   if (ctx.stoppable()) return false;
-  for (const Slot& slot : plan_.slots) {
+  for (const Slot& slot : program.slots) {
     if (slot.source == Slot::Source::kInput &&
         inputs[slot.input].device().is_cpu()) {
-      graphs_->Refuse(
+      graphs->Refuse(
           absl::StrCat("input ", slot.input, " ('",
-                       graph_->node(graph_->inputs()[slot.input]).name,
+                       graph.node(graph.inputs()[slot.input]).name,
                        "') is a CPU tensor (a scalar uploaded on every call)"));
       return false;
     }
   }
   std::optional<CudaGraphSet::Lease> lease =
-      graphs_->TryAcquire(symbols, *ctx.cuda_graphs);
+      graphs->TryAcquire(symbols, *ctx.cuda_graphs);
   if (!lease.has_value() || lease->FirstCall()) return false;
-  const Device device = transfer_->device();
+  const Device device = program.device();
   // Every replay's kernels write the fault words of the key's graph (an
   // address baked into the graph; device_faults.h).
   const DeviceFaultWords* fault_words = nullptr;
-  if (faults_ != nullptr) {
+  if (faults != nullptr) {
     ASSIGN_OR_RETURN(
         fault_words,
-        faults_->GraphWords(
+        faults->GraphWords(
             symbols, static_cast<size_t>(
                          std::max(0, ctx.cuda_graphs->max_graphs_per_entry))));
   }
   // A call that ends without a replay gives the words back; a replay hands
-  // them to GraphReplayed (RunInto).
+  // them to GraphReplayed (ProgramRunner::Run).
   bool replayed = false;
   absl::Cleanup give_back_words = [&] {
-    if (fault_words != nullptr && !replayed) faults_->GraphUnused(symbols);
+    if (fault_words != nullptr && !replayed) faults->GraphUnused(symbols);
   };
   const CublasLtGemm* gemm = nullptr;
   // GEMM steps bound to the call's symbols (a static step as is).
-  absl::InlinedVector<const GemmStep*, 8> gemm_of(plan_.steps.size(), nullptr);
+  absl::InlinedVector<const GemmStep*, 8> gemm_of(steps_.size(), nullptr);
   std::vector<GemmStep> bound;
   // Conv steps bound to the call's symbols (a static step as is).
-  absl::InlinedVector<const ConvStep*, 8> conv_of(plan_.steps.size(), nullptr);
+  absl::InlinedVector<const ConvStep*, 8> conv_of(steps_.size(), nullptr);
   std::vector<ConvStep> bound_convs;
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    if (const ConvStep* conv = plan_.steps[i].conv.get()) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (const ConvStep* conv = steps_[i].conv.get()) {
       if (conv->symbolic.has_value()) {
         if (bound_convs.capacity() == 0) {
-          bound_convs.reserve(plan_.steps.size());
+          bound_convs.reserve(steps_.size());
         }
         ASSIGN_OR_RETURN(ConvStep b, conv->Bind(symbols));
         bound_convs.push_back(std::move(b));
@@ -127,7 +173,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       }
       conv_of[i] = conv;
     }
-    const GemmStep* step = plan_.steps[i].gemm.get();
+    const GemmStep* step = steps_[i].gemm.get();
     if (step == nullptr && conv_of[i] == nullptr) continue;
     if (gemm == nullptr) {
       ASSIGN_OR_RETURN(const CudaDevice* cuda, CudaDevice::Get(device.index));
@@ -136,7 +182,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     }
     if (step == nullptr) continue;
     if (step->symbolic.has_value()) {
-      if (bound.capacity() == 0) bound.reserve(plan_.steps.size());
+      if (bound.capacity() == 0) bound.reserve(steps_.size());
       ASSIGN_OR_RETURN(GemmStep b, step->Bind(symbols));
       bound.push_back(std::move(b));
       step = &bound.back();
@@ -145,24 +191,17 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
   }
   // The destination an output slot is written into directly, or null.
   auto destination = [&](int s) -> const Tensor* {
-    const Tensor* dest =
-        direct_output_[s] >= 0 ? ctx.destination(direct_output_[s]) : nullptr;
-    if (dest == nullptr || !dest->is_contiguous()) return nullptr;
-    const ByteRange range = MemoryRange(*dest);
-    for (const Tensor& in : inputs) {
-      if (range.Overlaps(MemoryRange(in))) return nullptr;
-    }
-    return dest;
+    return call.placement.Destination(ctx, inputs, s);
   };
   constexpr int64_t kAlign = 256;
   auto aligned = [](int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
-  absl::InlinedVector<int, 16> output_of(plan_.slots.size(), -1);
-  for (size_t k = plan_.outputs.size(); k-- > 0;) {
-    output_of[plan_.outputs[k].slot] = static_cast<int>(k);
+  absl::InlinedVector<int, 16> output_of(program.slots.size(), -1);
+  for (size_t k = program.outputs.size(); k-- > 0;) {
+    output_of[program.outputs[k].slot] = static_cast<int>(k);
   }
   auto role = [&](int s, const absl::InlinedVector<int64_t, 16>& pool_offset)
       -> CudaGraphBuffer {
-    const Slot& slot = plan_.slots[s];
+    const Slot& slot = program.slots[s];
     if (slot.source == Slot::Source::kInput) {
       return {CudaGraphBuffer::Kind::kInput, slot.input};
     }
@@ -174,13 +213,13 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     return {CudaGraphBuffer::Kind::kPool, pool_offset[s]};
   };
   auto slot_bytes = [&](int s) -> int64_t {
-    if (plan_.slots[s].source == Slot::Source::kInput) {
-      const ByteRange r = MemoryRange(inputs[plan_.slots[s].input]);
+    if (program.slots[s].source == Slot::Source::kInput) {
+      const ByteRange r = MemoryRange(inputs[program.slots[s].input]);
       return static_cast<int64_t>(r.end - r.begin);
     }
     int64_t elements = 1;
     for (int64_t d : sizes.slots[s]) elements *= d;
-    return elements * ItemSize(plan_.slots[s].dtype);
+    return elements * ItemSize(program.slots[s].dtype);
   };
   // The slots extern step i reads or writes (none: not an extern step).
   auto extern_slots = [&](size_t i) {
@@ -229,17 +268,17 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     // same address on every replay (slots sharing a plan buffer share its
     // region), as do cuBLASLt products an epilogue kernel reads and staged
     // extern operands.
-    absl::InlinedVector<int64_t, 16> pool_offset(plan_.slots.size(), -1);
-    absl::InlinedVector<int64_t, 16> stage_offset(plan_.slots.size(), -1);
-    absl::InlinedVector<int64_t, 8> product_offset(plan_.steps.size(), -1);
-    absl::InlinedVector<int64_t, 8> buffer_offset(plan_.buffer_bytes.size(),
+    absl::InlinedVector<int64_t, 16> pool_offset(program.slots.size(), -1);
+    absl::InlinedVector<int64_t, 16> stage_offset(program.slots.size(), -1);
+    absl::InlinedVector<int64_t, 8> product_offset(steps_.size(), -1);
+    absl::InlinedVector<int64_t, 8> buffer_offset(program.buffer_bytes.size(),
                                                   -1);
     int64_t pool_bytes = 0;
-    for (size_t i = 0; i < plan_.steps.size(); ++i) {
-      const PlanStep& step = plan_.steps[i];
-      for (int s : step.kernel.allocate) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& step = steps_[i];
+      for (int s : step.allocate) {
         if (output_of[s] >= 0) continue;
-        const int b = plan_.slot_buffer[s];
+        const int b = program.slot_buffer[s];
         if (b >= 0) {
           if (buffer_offset[b] < 0) {
             buffer_offset[b] = pool_bytes;
@@ -269,7 +308,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
             destination(s) == nullptr &&
             slot_bytes(s) <= lease->max_staged_bytes()) {
           lease->Stage(r, absl::StrCat("output ", r.index, " of node '",
-                                       graph_->node(plan_.steps[i].node).name,
+                                       graph.node(steps_[i].node).name,
                                        "' (fresh memory on every call)"));
         }
         if (stage_offset[s] < 0 && lease->Staged(r)) {
@@ -280,18 +319,18 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     }
     absl::StatusOr<CUdeviceptr> pool = lease->Pool(pool_bytes);
     if (absl::IsResourceExhausted(pool.status())) {
-      graphs_->Refuse(std::string(pool.status().message()));
+      graphs->Refuse(std::string(pool.status().message()));
       return false;
     }
     RETURN_IF_ERROR(pool.status());
     char* const base = reinterpret_cast<char*>(*pool);
-    absl::InlinedVector<Tensor, 16> slots(plan_.slots.size());
-    for (size_t s = 0; s < plan_.slots.size(); ++s) {
-      const Slot& slot = plan_.slots[s];
+    absl::InlinedVector<Tensor, 16> slots(program.slots.size());
+    for (size_t s = 0; s < program.slots.size(); ++s) {
+      const Slot& slot = program.slots[s];
       if (slot.source == Slot::Source::kInput) {
         slots[s] = inputs[slot.input];
       } else if (slot.source == Slot::Source::kConstant) {
-        slots[s] = device_constants_[s];
+        slots[s] = program.constants[s];
       }
     }
     // Where a slot's memory starts (an input's lowest byte).
@@ -300,18 +339,18 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
     };
     // Whether a staged slot's pool region holds its value now (an extern
     // wrote it there, or it was copied in).
-    absl::InlinedVector<bool, 16> stage_holds(plan_.slots.size(), false);
+    absl::InlinedVector<bool, 16> stage_holds(program.slots.size(), false);
     // Inline capacities cover a 10-layer MLP's ops: a replay allocates
     // nothing here.
     absl::InlinedVector<CudaGraphOp, 16> ops;
     absl::InlinedVector<GemmCall, 16> calls;
-    calls.reserve(plan_.steps.size());
+    calls.reserve(steps_.size());
     absl::InlinedVector<size_t, 16> extern_ops;
     absl::InlinedVector<void*, 16> pointers;
-    for (size_t i = 0; i < plan_.steps.size(); ++i) {
-      const PlanStep& step = plan_.steps[i];
-      for (int s : step.kernel.allocate) {
-        const Slot& slot = plan_.slots[s];
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& step = steps_[i];
+      for (int s : step.allocate) {
+        const Slot& slot = program.slots[s];
         const Shape& shape = sizes.slots[s];
         stage_holds[s] = false;
         if (output_of[s] < 0) {
@@ -331,7 +370,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       const ConvStep* conv = conv_of[i];
       void* product = nullptr;
       if (g != nullptr || conv != nullptr) {
-        const std::string& node_name = graph_->node(step.node).name;
+        const std::string& node_name = graph.node(step.node).name;
         // Staged inputs the products read: copied into the pool first.
         const ExternSlots e = extern_slots(i);
         const absl::InlinedVector<int, 5>& touched = e.slots;
@@ -370,9 +409,9 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
           args = GraphedConvArgs(*conv, slots, product, where);
         }
         if (absl::IsFailedPrecondition(args.status())) {
-          graphs_->Refuse(absl::StrCat("node '", node_name, "' (",
-                                       graph_->node(step.node).target,
-                                       "): ", args.status().message()));
+          graphs->Refuse(absl::StrCat("node '", node_name, "' (",
+                                      graph.node(step.node).target,
+                                      "): ", args.status().message()));
           return false;
         }
         RETURN_IF_ERROR(args.status());
@@ -416,8 +455,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
         if (written >= 0) continue;
       }
       pointers.clear();
-      for (int s : step.kernel.buffer_slots)
-        pointers.push_back(slots[s].data());
+      for (int s : step.buffer_slots) pointers.push_back(slots[s].data());
       const int product_param = g != nullptr      ? g->product_param
                                 : conv != nullptr ? conv->product_param
                                                   : -1;
@@ -425,10 +463,10 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
       CudaGraphOp& op = ops.emplace_back();
       op.kind = CudaGraphOp::Kind::kKernel;
       CudaKernelLaunch& launch = op.launch;
-      RETURN_IF_ERROR(module_->DescribeLaunch(module_index_[i], pointers.data(),
-                                              symbols, fault_words, &launch));
-      for (size_t b = 0; b < step.kernel.buffer_slots.size(); ++b) {
-        launch.buffers[b] = role(step.kernel.buffer_slots[b], pool_offset);
+      RETURN_IF_ERROR(program.module->DescribeLaunch(
+          step.module_kernel, pointers.data(), symbols, fault_words, &launch));
+      for (size_t b = 0; b < step.buffer_slots.size(); ++b) {
+        launch.buffers[b] = role(step.buffer_slots[b], pool_offset);
       }
       if (product_param >= 0) {
         launch.buffers[product_param] = {CudaGraphBuffer::Kind::kPool,
@@ -451,7 +489,7 @@ absl::StatusOr<bool> CompiledProgram::RunGraphed(
             lease->Workspace(static_cast<int64_t>(workspace_bytes));
         // Out of device memory refuses the key, as for its pool.
         if (absl::IsResourceExhausted(space.status())) {
-          graphs_->Refuse(std::string(space.status().message()));
+          graphs->Refuse(std::string(space.status().message()));
           return false;
         }
         RETURN_IF_ERROR(space.status());

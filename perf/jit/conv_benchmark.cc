@@ -182,7 +182,7 @@ void BM_Jit(benchmark::State& state, ConvShape s) {
     state.SkipWithError(exe.status().ToString().c_str());
     return;
   }
-  RunAgainstBaseline(state, s, [&] { return (*exe)->Run(inputs); });
+  RunAgainstBaseline(state, s, [&] { return RunToVector(**exe, inputs); });
 }
 
 void BM_Eager(benchmark::State& state, ConvShape s) {

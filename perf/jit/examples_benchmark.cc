@@ -85,7 +85,7 @@ void BM_Jit(benchmark::State& state, const Case* c) {
   }
   state.SetLabel((*exe)->Describe());
   for (auto _ : state) {
-    auto out = (*exe)->Run(c->inputs);
+    auto out = RunToVector(**exe, c->inputs);
     if (!out.ok()) {
       state.SkipWithError(std::string(out.status().message()).c_str());
       break;

@@ -79,7 +79,7 @@ void RunCompiled(benchmark::State& state, const Executable& exe,
   };
   double seconds = 0, memcpy_seconds = 0;
   if (!bench::TimeAgainstBaseline(
-          state, [&] { return exe.Run(inputs); }, copy, &seconds,
+          state, [&] { return RunToVector(exe, inputs); }, copy, &seconds,
           &memcpy_seconds)) {
     return;
   }

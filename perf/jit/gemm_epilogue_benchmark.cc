@@ -140,7 +140,7 @@ void BM_JitGraph(benchmark::State& state, bool linear) {
     state.SkipWithError(exe.status().ToString().c_str());
     return;
   }
-  RunAgainstBaseline(state, linear, [&] { return (*exe)->Run(inputs); });
+  RunAgainstBaseline(state, linear, [&] { return RunToVector(**exe, inputs); });
 }
 BENCHMARK_CAPTURE(BM_JitGraph, AddmmRelu, false)
     ->Name("BM_JitAddmmRelu")

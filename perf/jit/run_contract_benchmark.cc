@@ -255,7 +255,7 @@ void BM_CallVsKernel(benchmark::State& state, const Case* c) {
     double kernel_seconds = 0, call_seconds = 0;
     for (auto _ : state) {
       auto start = std::chrono::steady_clock::now();
-      absl::Status run = (*exe)->RunInto(ctx, inputs, absl::MakeSpan(results));
+      absl::Status run = (*exe)->Run(ctx, inputs, absl::MakeSpan(results));
       kernel_seconds += Seconds(start);
       start = std::chrono::steady_clock::now();
       host.error = host.Call(nullptr);

@@ -1,4 +1,4 @@
-#include "jit/device_faults.h"
+#include "runtime/program/device_faults.h"
 
 #include <algorithm>
 #include <utility>

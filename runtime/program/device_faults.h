@@ -1,5 +1,5 @@
-#ifndef GUARDJIT_JIT_DEVICE_FAULTS_H_
-#define GUARDJIT_JIT_DEVICE_FAULTS_H_
+#ifndef GUARDJIT_RUNTIME_PROGRAM_DEVICE_FAULTS_H_
+#define GUARDJIT_RUNTIME_PROGRAM_DEVICE_FAULTS_H_
 
 // The fault words of one device program (kernel_backend.h's
 // DeviceFaultWords), lent to its calls. A device kernel reports a failed
@@ -43,7 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/run_context.h"
-#include "jit/kernel_backend.h"
+#include "runtime/program/kernel_module.h"
 
 namespace guardjit {
 
@@ -149,4 +149,4 @@ class DeviceFaultPool {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_JIT_DEVICE_FAULTS_H_
+#endif  // GUARDJIT_RUNTIME_PROGRAM_DEVICE_FAULTS_H_

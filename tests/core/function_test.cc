@@ -23,12 +23,12 @@ class CountingCompiler : public Compiler {
   class Numbered : public Executable {
    public:
     explicit Numbered(int n) : n_(n) {}
-    using Executable::Run;
-    absl::StatusOr<std::vector<Tensor>> Run(
-        const RunContext&, absl::Span<const Tensor>) const override {
-      return std::vector<Tensor>{
-          Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64)};
+    absl::Status Run(const RunContext&, absl::Span<const Tensor>,
+                     absl::Span<Tensor> outputs) const override {
+      outputs[0] = Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64);
+      return absl::OkStatus();
     }
+    size_t num_outputs() const override { return 1; }
     std::string Describe() const override { return "numbered"; }
 
    private:
@@ -283,25 +283,20 @@ TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
 }
 
 // A compiler whose executables return the symbol values a hit hands them
-// (RunBound), or -1 where the call had to read them; each value is checked
-// against the input size it stands for.
+// (RunContext::symbols), or -1 where the call had to read them; each value is
+// checked against the input size it stands for.
 class SymbolEchoCompiler : public Compiler {
  public:
   class Echo : public Executable {
    public:
     explicit Echo(std::vector<SymbolSource> symbols)
         : symbols_(std::move(symbols)) {}
-    using Executable::Run;
-    absl::StatusOr<std::vector<Tensor>> Run(
-        const RunContext& ctx, absl::Span<const Tensor> inputs) const override {
-      return RunBound(ctx, inputs, {});
-    }
-    absl::StatusOr<std::vector<Tensor>> RunBound(
-        const RunContext&, absl::Span<const Tensor> inputs,
-        absl::Span<const int64_t> bound) const override {
+    absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
+                     absl::Span<Tensor> outputs) const override {
+      const absl::Span<const int64_t> bound = ctx.symbols;
       if (bound.size() != symbols_.size()) {
-        return std::vector<Tensor>{
-            Tensor::FromScalar(Scalar(int64_t{-1}), DType::kInt64)};
+        outputs[0] = Tensor::FromScalar(Scalar(int64_t{-1}), DType::kInt64);
+        return absl::OkStatus();
       }
       for (size_t i = 0; i < bound.size(); ++i) {
         const int64_t size = inputs[symbols_[i].input].size(symbols_[i].dim);
@@ -310,18 +305,11 @@ class SymbolEchoCompiler : public Compiler {
                                                   bound[i], ", size ", size));
         }
       }
-      return std::vector<Tensor>{Tensor::FromScalar(
-          Scalar(bound.empty() ? int64_t{0} : bound[0]), DType::kInt64)};
-    }
-    absl::Status RunBoundInto(const RunContext& ctx,
-                              absl::Span<const Tensor> inputs,
-                              absl::Span<const int64_t> bound,
-                              absl::Span<Tensor> results) const override {
-      absl::StatusOr<std::vector<Tensor>> out = RunBound(ctx, inputs, bound);
-      if (!out.ok()) return out.status();
-      results[0] = (*out)[0];
+      outputs[0] = Tensor::FromScalar(
+          Scalar(bound.empty() ? int64_t{0} : bound[0]), DType::kInt64);
       return absl::OkStatus();
     }
+    size_t num_outputs() const override { return 1; }
     std::string Describe() const override { return "echo"; }
 
    private:
@@ -353,9 +341,9 @@ TEST(FunctionTest, HitsHandTheGuardsSymbolValuesToTheExecutable) {
     EXPECT_EQ(EntryOf(f->Call(one.tensors, one.sig())), 0);
     EXPECT_EQ(EntryOf(f->Call(c.tensors, c.sig())), 7);
     std::vector<Tensor> results(1);
-    ASSERT_TRUE(
-        f->CallInto(b.tensors, b.sig(), RunContext(), absl::MakeSpan(results))
-            .ok());
+    RunContext ctx;
+    ASSERT_TRUE(f->Call(b.tensors, b.sig(), ctx, absl::MakeSpan(results)).ok());
+    EXPECT_TRUE(ctx.symbols.empty());  // cleared after the run
     EXPECT_EQ(results[0].Item().to_int(), 5);
   }
 }

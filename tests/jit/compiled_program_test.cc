@@ -33,13 +33,14 @@ TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   const Tensor x = RandomTensor(DType::kFloat32, {64, 33}, 1);
   auto executable = CompileFor(graph, {x});
   ASSERT_NE(executable, nullptr);
-  const std::vector<double> expected = ToDoubles((*executable->Run({x}))[0]);
+  const std::vector<double> expected =
+      ToDoubles((*RunToVector(*executable, {x}))[0]);
 
   Tensor dest = *Tensor::Zeros(DType::kFloat32, {64, 33});
   const Tensor* destinations[] = {&dest};
   RunContext ctx;
   ctx.destinations = destinations;
-  auto out = executable->Run(ctx, {x});
+  auto out = RunToVector(*executable, ctx, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].data(), dest.data());  // in place, no copy
   EXPECT_EQ(ToDoubles(dest), expected);
@@ -48,7 +49,7 @@ TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   Tensor base = *Tensor::Zeros(DType::kFloat32, {33, 64});
   Tensor transposed = base.AsStrided({64, 33}, {1, 64});
   destinations[0] = &transposed;
-  out = executable->Run(ctx, {x});
+  out = RunToVector(*executable, ctx, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NE((*out)[0].data(), transposed.data());
   EXPECT_EQ(ToDoubles(base), std::vector<double>(64 * 33, 0.0));
@@ -57,7 +58,7 @@ TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   destinations[0] = &dest;
   int32_t cancel = 0;
   ctx.cancel = &cancel;
-  out = executable->Run(ctx, {x});
+  out = RunToVector(*executable, ctx, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NE((*out)[0].data(), dest.data());
 
@@ -65,7 +66,7 @@ TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   ctx.cancel = nullptr;
   Tensor wrong = *Tensor::Zeros(DType::kFloat32, {64, 32});
   destinations[0] = &wrong;
-  out = executable->Run(ctx, {x});
+  out = RunToVector(*executable, ctx, {x});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToDoubles(wrong), std::vector<double>(64 * 32, 0.0));
 }
@@ -85,7 +86,7 @@ TEST(CompiledProgramTest, OutputsOfKernelsThatCanStillFailAreNotInPlace) {
   const Tensor* destinations[] = {&dest};
   RunContext ctx;
   ctx.destinations = destinations;
-  auto out = executable->Run(ctx, {weight, indices});
+  auto out = RunToVector(*executable, ctx, {weight, indices});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToDoubles(dest), std::vector<double>(12, 0.0));
 }
@@ -121,7 +122,7 @@ TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   ASSERT_NE(executable, nullptr);
   EXPECT_THAT(executable->Describe(),
               ::testing::Not(::testing::HasSubstr("copied")));
-  auto plain = executable->Run({x, n});
+  auto plain = RunToVector(*executable, {x, n});
   ASSERT_TRUE(plain.ok()) << plain.status();
 
   Tensor r = *Tensor::Zeros(DType::kFloat32, {16, 9});
@@ -129,7 +130,7 @@ TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   const Tensor* destinations[] = {&r, &p};
   RunContext ctx;
   ctx.destinations = destinations;
-  auto out = executable->Run(ctx, {x, n});
+  auto out = RunToVector(*executable, ctx, {x, n});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].data(), r.data());
   EXPECT_EQ((*out)[1].data(), p.data());  // the reference kernel wrote it
@@ -142,7 +143,7 @@ TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   // place: the result is a tensor to copy, with the same values.
   Tensor over_n = n;
   destinations[1] = &over_n;
-  out = executable->Run(ctx, {x, n});
+  out = RunToVector(*executable, ctx, {x, n});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NE((*out)[1].data(), n.data());
   EXPECT_EQ(ToDoubles((*out)[1]), ToDoubles((*plain)[1]));
@@ -151,7 +152,7 @@ TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   destinations[1] = &p;
   int32_t cancel = 0;
   ctx.cancel = &cancel;
-  out = executable->Run(ctx, {x, n});
+  out = RunToVector(*executable, ctx, {x, n});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NE((*out)[1].data(), p.data());
 }
@@ -175,7 +176,7 @@ TEST(CompiledProgramTest, EagerStepOutputsFollowedByFallibleStepsAreCopied) {
   const Tensor* destinations[] = {&r, &p, &e};
   RunContext ctx;
   ctx.destinations = destinations;
-  auto out = executable->Run(ctx, {x, n, w});
+  auto out = RunToVector(*executable, ctx, {x, n, w});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToDoubles(p), std::vector<double>(6, 0.0));
   EXPECT_EQ(ToDoubles(e), std::vector<double>(12, 0.0));
@@ -253,7 +254,7 @@ TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
   ASSERT_NE(executable, nullptr);
   for (int t = 0; t < kThreads; ++t) {
     xs.push_back(RandomTensor(DType::kFloat32, {48, 40}, 1000 + t));
-    auto out = executable->Run({xs.back(), w});
+    auto out = RunToVector(*executable, {xs.back(), w});
     ASSERT_TRUE(out.ok()) << out.status();
     expected.push_back(ToDoubles((*out)[0]));
   }
@@ -262,7 +263,7 @@ TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        auto out = executable->Run({xs[t], w});
+        auto out = RunToVector(*executable, {xs[t], w});
         if (!out.ok() || ToDoubles((*out)[0]) != expected[t]) ++mismatches[t];
       }
     });

@@ -3,7 +3,7 @@
 // be taken over by another key, and when it may not (lent to a call, or
 // pending).
 
-#include "jit/device_faults.h"
+#include "runtime/program/device_faults.h"
 
 #include <cstdint>
 #include <memory>

@@ -223,7 +223,7 @@ TEST(FusionTest, KernelsDifferingInAConstantDoNotShareCode) {
   for (double scale : {1.0, 1.0 + 1e-9}) {
     auto exe = SharedJit().Compile(scaled(scale), {{TensorMeta::Of(x)}});
     ASSERT_TRUE(exe.ok()) << exe.status();
-    auto out = (*exe)->Run({x});
+    auto out = RunToVector(**exe, {x});
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].data_as<double>()[0], 1e9 * scale);
   }

@@ -1,4 +1,4 @@
-#include "jit/index_expr.h"
+#include "runtime/index_expr.h"
 
 #include <vector>
 

@@ -88,7 +88,7 @@ TEST(JitCompilerTest, RunIsThreadSafeAcrossLayouts) {
   // its own first result.
   std::vector<double> want[2];
   for (int layout = 0; layout < 2; ++layout) {
-    auto expected = (*exe)->Run({layout ? strided : x});
+    auto expected = RunToVector(**exe, {layout ? strided : x});
     ASSERT_TRUE(expected.ok());
     want[layout] = testing::ToDoubles((*expected)[0]);
   }
@@ -98,7 +98,7 @@ TEST(JitCompilerTest, RunIsThreadSafeAcrossLayouts) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
         const int layout = (t + i) % 2;
-        auto out = (*exe)->Run({layout ? strided : x});
+        auto out = RunToVector(**exe, {layout ? strided : x});
         if (!out.ok() || testing::ToDoubles((*out)[0]) != want[layout]) {
           ++mismatches;
         }
@@ -113,7 +113,7 @@ TEST(JitCompilerTest, WrongInputCountIsAnError) {
   auto exe = SharedJit().Compile(
       AddGraph(), {{{DType::kFloat32, {4}}, {DType::kFloat32, {4}}}});
   ASSERT_TRUE(exe.ok());
-  auto out = (*exe)->Run({RandomTensor(DType::kFloat32, {4}, 1)});
+  auto out = RunToVector(**exe, {RandomTensor(DType::kFloat32, {4}, 1)});
   EXPECT_FALSE(out.ok());
 }
 
@@ -176,7 +176,7 @@ TEST(JitCompilerTest, ProgramsRunOnTheCompilersThreadPool) {
     auto exe = (*jit)->Compile(AddGraph(), spec);
     ASSERT_TRUE(exe.ok()) << exe.status();
     const uint64_t global_before = ThreadPool::Global().parallel_loops();
-    auto out = (*exe)->Run(inputs);
+    auto out = RunToVector(**exe, inputs);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*jit)->thread_pool().parallel_loops(), threads > 1 ? 1u : 0u);
     EXPECT_EQ(ThreadPool::Global().parallel_loops(), global_before);
@@ -211,7 +211,7 @@ TEST(JitCompilerTest, DroppedExecutablesReleaseTheirCode) {
                   {Arg::Ref("x0"), Arg::Float(round * 40 + g + 0.5)}, 1);
       auto exe = (*jit)->Compile(graph, spec);
       ASSERT_TRUE(exe.ok()) << exe.status();
-      ASSERT_TRUE((*exe)->Run({x}).ok());
+      ASSERT_TRUE(RunToVector(**exe, {x}).ok());
       live.push_back(*std::move(exe));
     }
     // The cache keeps 8 of the 40 live modules (the older ones evicted).
@@ -241,7 +241,7 @@ TEST(JitCompilerTest, TheEntrysLayoutIsCompiledOnceAtCompileTime) {
   ASSERT_TRUE(exe.ok()) << exe.status();
   const int compiled = (*jit)->kernels().compiled();
   EXPECT_EQ(compiled, 1);
-  auto out = (*exe)->Run({transposed, y});
+  auto out = RunToVector(**exe, {transposed, y});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*jit)->kernels().compiled(), compiled);  // nothing in Run
   EXPECT_THAT((*exe)->Describe(), Not(HasSubstr("variants")));
@@ -250,7 +250,7 @@ TEST(JitCompilerTest, TheEntrysLayoutIsCompiledOnceAtCompileTime) {
   // send it to an entry of its own) compiles nothing: it runs on the
   // reference kernels, counted, with the right values.
   const Tensor contiguous = *Contiguous(transposed);
-  auto again = (*exe)->Run({contiguous, y});
+  auto again = RunToVector(**exe, {contiguous, y});
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*jit)->kernels().compiled(), compiled);
   EXPECT_THAT((*exe)->Describe(),

@@ -289,7 +289,8 @@ absl::StatusOr<std::vector<Tensor>> ToHost(std::vector<Tensor> outputs) {
 absl::StatusOr<std::vector<Tensor>> RunOnSharedJit(
     const Executable& executable, const std::vector<Tensor>& inputs) {
   const DeviceInputs staged(inputs);
-  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable.Run(staged.tensors));
+  ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                   RunToVector(executable, staged.tensors));
   return ToHost(std::move(outputs));
 }
 

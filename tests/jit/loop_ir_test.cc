@@ -1,7 +1,7 @@
 #include "jit/loop_ir.h"
 
 #include "gtest/gtest.h"
-#include "jit/index_expr.h"
+#include "runtime/index_expr.h"
 
 namespace guardjit {
 namespace {

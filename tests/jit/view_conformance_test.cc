@@ -97,7 +97,7 @@ TEST(ViewConformanceTest, ViewOutputOfAnInputSharesItsMemory) {
       testing::OnSharedJitDevice(RandomTensor(DType::kFloat32, {4, 6, 5}, 1));
   auto exe = testing::SharedJit().Compile(graph, {{TensorMeta::Of(x)}});
   ASSERT_TRUE(exe.ok()) << exe.status();
-  auto out = (*exe)->Run({x});
+  auto out = RunToVector(**exe, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[1].data(), x.data());
   EXPECT_EQ((*out)[1].stride(0), 1);
@@ -156,7 +156,7 @@ TEST(ViewConformanceTest, SplitWithSizesPiecesAreViews) {
         auto exe =
             testing::SharedJit().Compile(graph, {{TensorMeta::Of(on_device)}});
         ASSERT_TRUE(exe.ok()) << exe.status();
-        auto out = (*exe)->Run({on_device});
+        auto out = RunToVector(**exe, {on_device});
         ASSERT_TRUE(out.ok()) << out.status();
         const int dim = c.dim < 0 ? static_cast<int>(c.dim) + 3 : c.dim;
         EXPECT_EQ((*out)[1].data(),

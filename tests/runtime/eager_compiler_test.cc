@@ -34,8 +34,8 @@ TEST(EagerCompilerTest, PlanMatchesTheInterpreter) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   auto fallback = compiler.Fallback(graph);
   ASSERT_TRUE(fallback.ok());
-  auto a = (*plan)->Run({x});
-  auto b = (*fallback)->Run({x});
+  auto a = RunToVector(**plan, {x});
+  auto b = RunToVector(**fallback, {x});
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(a->size(), 2u);
   EXPECT_EQ(ToDoubles((*a)[0]), ToDoubles((*b)[0]));

@@ -56,7 +56,7 @@ void ExpectMatchesEager(JitCompiler& jit, std::shared_ptr<const Graph> graph,
   ASSERT_TRUE(exe.ok()) << exe.status();
   EXPECT_NE((*exe)->Describe().find("kernels on cuda-simt"), std::string::npos)
       << (*exe)->Describe();
-  auto actual = (*exe)->Run(inputs);
+  auto actual = RunToVector(**exe, inputs);
   ASSERT_TRUE(actual.ok()) << actual.status();
   auto eager = EagerInterpreter::Create(graph);
   ASSERT_TRUE(eager.ok());
@@ -177,7 +177,7 @@ TEST(SimtBackendTest, LongSumsKeepTheirMass) {
   spec.inputs.push_back(TensorMeta::Of(x));
   auto exe = jit->Compile(graph, spec);
   ASSERT_TRUE(exe.ok()) << exe.status();
-  auto out = (*exe)->Run({x});
+  auto out = RunToVector(**exe, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   const double exact = static_cast<double>(n) * static_cast<float>(0.1);
   EXPECT_NEAR(testing::ToDoubles((*out)[0])[0], exact, exact * 1e-6);
@@ -209,7 +209,7 @@ TEST(SimtBackendTest, DynamicEntryServesSixSizes) {
   ASSERT_TRUE(eager.ok());
   for (const auto& call : calls) {
     SCOPED_TRACE(absl::StrCat("cols ", call[0].size(1)));
-    auto actual = (*exe)->Run(call);
+    auto actual = RunToVector(**exe, call);
     ASSERT_TRUE(actual.ok()) << actual.status();
     auto expected = (*eager)->Run(call);
     ASSERT_TRUE(expected.ok());
@@ -283,7 +283,7 @@ TEST(SimtBackendTest, BoundedDynamicEntryUsesIntIndices) {
   ASSERT_TRUE(eager.ok());
   for (const auto& call : calls) {
     SCOPED_TRACE(absl::StrCat("cols ", call[0].size(1)));
-    auto actual = (*exe)->Run(call);
+    auto actual = RunToVector(**exe, call);
     ASSERT_TRUE(actual.ok()) << actual.status();
     auto expected = (*eager)->Run(call);
     ASSERT_TRUE(expected.ok());

@@ -1,0 +1,97 @@
+#include "jit/program_builder.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "runtime/program/eager_step.h"
+
+namespace guardjit {
+
+absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
+    std::shared_ptr<const Graph> graph, GraphMeta metas, const Plan& plan,
+    KernelBackend& backend, std::shared_ptr<ThreadPool> pool, int num_symbols) {
+  auto program = std::make_unique<Program>();
+  Program& p = *program;
+  p.graph = std::move(graph);
+  p.metas = std::move(metas);
+  p.num_symbols = num_symbols;
+  p.slots = plan.slots;
+  p.outputs = plan.outputs;
+  p.slot_buffer = plan.slot_buffer;
+  p.buffer_bytes = plan.buffer_bytes;
+  p.transfer = backend.transfer();
+  std::vector<const Kernel*> kernels;
+  std::vector<std::string> labels;  // for a forbidden compile's error
+  for (const PlanStep& step : plan.steps) {
+    if (!step.is_kernel) continue;
+    if (step.kernel.kernel.num_size_params != num_symbols) {
+      return absl::InternalError(absl::StrCat(
+          "kernel takes ", step.kernel.kernel.num_size_params,
+          " size parameters; the program has ", num_symbols, " symbols"));
+    }
+    labels.push_back(absl::StrCat("kernel ", kernels.size(), " (computing ",
+                                  absl::StrJoin(step.kernel.computes, ", "),
+                                  ")"));
+    kernels.push_back(&step.kernel.kernel);
+    p.has_device_checks |= step.kernel.kernel.num_checks > 0;
+  }
+  p.has_device_checks &= p.transfer != nullptr;
+  ASSIGN_OR_RETURN(p.module, backend.Compile(kernels, labels));
+  int next = 0;
+  for (const PlanStep& plan_step : plan.steps) {
+    ProgramStep step;
+    if (plan_step.is_kernel) {
+      ASSIGN_OR_RETURN(
+          step.runner,
+          backend.MakeStepRunner(plan_step, *p.graph, p.module, next++, pool));
+      step.kind = plan_step.gemm != nullptr   ? StepKind::kGemm
+                  : plan_step.conv != nullptr ? StepKind::kConv
+                                              : StepKind::kKernel;
+      step.node = plan_step.node;
+      step.allocate = plan_step.kernel.allocate;
+      step.can_fail = plan_step.kernel.kernel.num_checks > 0;
+      step.label = absl::StrCat("kernel computing ",
+                                absl::StrJoin(plan_step.kernel.computes, ", "));
+    } else {
+      ASSIGN_OR_RETURN(step,
+                       MakeEagerStep(p, plan_step.node, plan_step.extern_args));
+      if (p.transfer != nullptr) {
+        // Nodes without a lowering for the device run their reference
+        // kernels on host copies: correct, slow, and said once per program.
+        const Node& node = p.graph->node(plan_step.node);
+        Log(LogTopic::kCodegen,
+            absl::StrCat(p.transfer->device().ToString(), ": node '", node.name,
+                         "' (", node.target,
+                         ") has no lowering for the device; it runs its "
+                         "reference kernel on host copies of its arguments"));
+      }
+    }
+    step.release = plan_step.release;
+    p.steps.push_back(std::move(step));
+  }
+  // Kernels read the graph's constants where they run: a device program
+  // keeps one device copy of each.
+  p.constants.resize(p.slots.size());
+  for (size_t s = 0; s < p.slots.size(); ++s) {
+    if (p.slots[s].source != Slot::Source::kConstant) continue;
+    const Tensor& constant = p.graph->node(p.slots[s].node).constant;
+    if (p.transfer == nullptr) {
+      p.constants[s] = constant;
+    } else {
+      ASSIGN_OR_RETURN(p.constants[s],
+                       p.transfer->ToDevice(constant, RunContext()));
+    }
+  }
+  std::unique_ptr<ProgramGraphs> graphs;
+  if (p.transfer != nullptr) {
+    ASSIGN_OR_RETURN(graphs, backend.MakeGraphs(p, plan));
+  }
+  return ProgramRunner::Create(std::move(program), std::move(graphs));
+}
+
+}  // namespace guardjit
