@@ -20,8 +20,6 @@
 #include "core/status_macros.h"
 #include "jit/conv_epilogue.h"
 #include "jit/conv_step.h"
-#include "jit/cuda/cuda_backend.h"
-#include "jit/cuda/cuda_index_range.h"
 #include "jit/gemm_epilogue.h"
 #include "jit/gemm_step.h"
 #include "jit/lowering.h"
@@ -153,95 +151,27 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   return plan;
 }
 
-// The size bounds a device entry's kernels were rendered with
-// (cuda_index_range.h): what Describe says, and the bounds the executable
-// chose itself, which its entry guards.
-struct EntryIndexBounds {
-  // "32-bit index math in 2 of 3 kernels (x.size()[0] <= 1048576)"; empty
-  // where no bound is known or chosen.
-  std::string description;
-  std::vector<SymbolBound> chosen;
-  // Per chosen bound, its symbol's source ("x.size()[0]").
-  std::vector<std::string> chosen_sources;
-};
-
-constexpr char kIndexBoundsPurpose[] =
-    "the entry's CUDA kernels index in 32 bits";
-
-// "x.size()[0]": where a call supplies symbol `s`.
-std::string SymbolSourceName(const Graph& graph, const SymbolSource& s) {
-  return absl::StrCat(graph.node(graph.inputs()[s.input]).name, ".size()[",
-                      s.dim, "]");
-}
-
-// A dynamic device entry's size bounds: the specialization's known ones,
-// and, where it allows, bounds chosen from the call that made the entry
-// under which more kernels narrow to 32-bit index math.
-EntryIndexBounds PlanIndexBounds(const Graph& graph, const Specialization& spec,
-                                 const Plan& plan, IndexBounds& bounds) {
-  const int n = static_cast<int>(spec.symbols.size());
-  std::vector<int64_t> known(n, -1);
-  for (int i = 0; i < n && i < static_cast<int>(spec.symbol_max.size()); ++i) {
-    if (spec.symbol_max[i] != Specialization::kUnbounded) {
-      known[i] = spec.symbol_max[i];
-    }
-  }
-  std::vector<int64_t> hints;
-  if (spec.may_choose_bounds &&
-      spec.example_sizes.size() == spec.inputs.size()) {
-    for (const SymbolSource& s : spec.symbols) {
-      hints.push_back(spec.example_sizes[s.input][s.dim]);
-    }
-  }
-  std::vector<const Kernel*> kernels;
-  for (const PlanStep& step : plan.steps) {
-    if (step.is_kernel) kernels.push_back(&step.kernel.kernel);
-  }
-  bounds = ChooseIndexBounds(kernels, known, hints);
-  EntryIndexBounds out;
-  for (int i : bounds.chosen) {
-    out.chosen.push_back({i, bounds.size_bounds[i]});
-    out.chosen_sources.push_back(SymbolSourceName(graph, spec.symbols[i]));
-  }
-  std::vector<std::string> used;
-  for (int i = 0; i < n; ++i) {
-    if (bounds.size_bounds[i] < 0) continue;
-    used.push_back(absl::StrCat(SymbolSourceName(graph, spec.symbols[i]),
-                                " <= ", bounds.size_bounds[i]));
-  }
-  if (!used.empty()) {
-    int narrow = 0;
-    for (bool b : bounds.index32) narrow += b;
-    out.description =
-        absl::StrCat("32-bit index math in ", narrow, " of ", kernels.size(),
-                     " kernels (", absl::StrJoin(used, ", "), ")");
-  }
-  return out;
-}
-
 class JitExecutable : public Executable {
  public:
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec, std::shared_ptr<ThreadPool> pool,
-                std::shared_ptr<KernelBackend> backend, Layout layout,
-                std::unique_ptr<ProgramRunner> program, Plan plan,
-                EntryIndexBounds index_bounds)
+                Layout layout, std::unique_ptr<ProgramRunner> program,
+                Plan plan, EntryBackend entry)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         inputs_(spec.inputs),
         symbols_(spec.symbols),
         pool_(std::move(pool)),
-        backend_(std::move(backend)),
         layout_(std::move(layout)),
+        entry_(std::move(entry)),
         program_(std::move(program)),
-        plan_(std::move(plan)),
-        index_bounds_(std::move(index_bounds)) {}
+        plan_(std::move(plan)) {}
 
   absl::Span<const SymbolBound> chosen_bounds() const override {
-    return index_bounds_.chosen;
+    return entry_.chosen_bounds;
   }
   std::string chosen_bounds_purpose() const override {
-    return index_bounds_.chosen.empty() ? "" : kIndexBoundsPurpose;
+    return entry_.chosen_bounds.empty() ? "" : entry_.chosen_purpose;
   }
 
   absl::Status Run(const RunContext& ctx, absl::Span<const Tensor> inputs,
@@ -270,13 +200,13 @@ class JitExecutable : public Executable {
     if (!symbols_.empty()) {
       absl::StrAppend(&text, ", ", symbols_.size(), " size symbols");
     }
-    if (!index_bounds_.description.empty()) {
-      absl::StrAppend(&text, ", ", index_bounds_.description);
+    if (!entry_.description.empty()) {
+      absl::StrAppend(&text, ", ", entry_.description);
     }
     // Intermediates between steps: one arena per concurrent call (host), or
     // per-call device buffers.
     if (const int buffers = program_->num_arena_buffers(); buffers > 0) {
-      if (backend_->transfer() != nullptr) {
+      if (entry_.backend->transfer() != nullptr) {
         absl::StrAppend(&text, ", ", buffers,
                         " intermediate buffers per call on the device");
       } else if (program_->static_arena_bytes() >= 0) {
@@ -288,8 +218,8 @@ class JitExecutable : public Executable {
                         " buffers sized per call");
       }
     }
-    if (!backend_->host_code()) {
-      absl::StrAppend(&text, ", kernels on ", backend_->name());
+    if (!entry_.backend->host_code()) {
+      absl::StrAppend(&text, ", kernels on ", entry_.backend->name());
     }
     if (const int64_t n = unplanned_calls_.load(std::memory_order_relaxed);
         n > 0) {
@@ -301,7 +231,7 @@ class JitExecutable : public Executable {
     // Matrix products and convolutions handed to BLAS or cuBLASLt, named
     // by their node (the plan's text has the extents: GJ_LOGS=codegen).
     std::vector<std::string> externs;
-    const bool device = backend_->transfer() != nullptr;
+    const bool device = entry_.backend->transfer() != nullptr;
     for (const PlanStep& s : plan_.steps) {
       if (s.gemm == nullptr && s.conv == nullptr) continue;
       const std::string name =
@@ -356,14 +286,14 @@ class JitExecutable : public Executable {
   // the entry's guards keep such calls out, so only a caller of the
   // executable itself gets this error.
   absl::Status CheckChosenBounds(absl::Span<const int64_t> values) const {
-    for (size_t i = 0; i < index_bounds_.chosen.size(); ++i) {
-      const SymbolBound& b = index_bounds_.chosen[i];
+    for (size_t i = 0; i < entry_.chosen_bounds.size(); ++i) {
+      const SymbolBound& b = entry_.chosen_bounds[i];
       if (values[b.symbol] <= b.max) [[likely]] {
         continue;
       }
       return absl::FailedPreconditionError(absl::StrCat(
-          index_bounds_.chosen_sources[i], " = ", values[b.symbol], " exceeds ",
-          b.max, ", the bound under which ", kIndexBoundsPurpose,
+          entry_.chosen_sources[i], " = ", values[b.symbol], " exceeds ",
+          b.max, ", the bound under which ", entry_.chosen_purpose,
           " (the guards of the entry that runs this executable check it)"));
     }
     return absl::OkStatus();
@@ -385,14 +315,14 @@ class JitExecutable : public Executable {
   absl::StatusOr<const Executable*> Unplanned(
       absl::Span<const Tensor> inputs,
       absl::Span<const int64_t> symbols) const {
-    if (!backend_->host_code()) {
+    if (!entry_.backend->host_code()) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         if (HasLayout(inputs[i], layout_[i], symbols)) continue;
         return absl::FailedPreconditionError(
             absl::StrCat("input ", i, " has strides [",
                          absl::StrJoin(inputs[i].strides(), ", "),
                          "], not the layout the entry's kernels on ",
-                         backend_->name(), " were compiled for"));
+                         entry_.backend->name(), " were compiled for"));
       }
     }
     unplanned_calls_.fetch_add(1, std::memory_order_relaxed);
@@ -413,14 +343,14 @@ class JitExecutable : public Executable {
   std::vector<TensorMeta> inputs_;
   std::vector<SymbolSource> symbols_;
   std::shared_ptr<ThreadPool> pool_;
-  // Keeps the programs' code loaded (and, for the host backend, the
-  // KernelCompiler whose JIT holds it).
-  std::shared_ptr<KernelBackend> backend_;
   Layout layout_;
+  // What the backend made of the entry beyond its kernels: the backend
+  // that compiled them (kept, and destroyed after the program: it keeps
+  // their code loaded) and the bounds on the entry's symbols they rely on.
+  const EntryBackend entry_;
   std::unique_ptr<ProgramRunner> program_;
   // The plan the program was built from: what Describe says of its steps.
   const Plan plan_;
-  const EntryIndexBounds index_bounds_;
   mutable std::atomic<int64_t> unplanned_calls_{0};
   mutable std::mutex mu_;
   mutable std::unique_ptr<Executable> unplanned_ ABSL_GUARDED_BY(mu_);
@@ -556,36 +486,19 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     }
     return EagerCompiler().Compile(std::move(graph), spec);
   }
-  // A dynamic entry's device kernels are rendered with its size bounds
-  // (32-bit index math where they prove it): the program compiles through
-  // the backend bound to them, which the executable keeps.
-  std::shared_ptr<KernelBackend> backend = backend_;
-  EntryIndexBounds index_bounds;
+  // The backend may specialize itself for the entry (a CUDA device's
+  // renders a dynamic entry's index math in 32 bits under size bounds, which
+  // the entry then guards): the program compiles through what it returns.
   absl::StatusOr<Plan> plan =
       PlanGraph(*graph, metas, layout, num_symbols, *backend_);
+  absl::StatusOr<EntryBackend> entry =
+      plan.ok() ? backend_->ForEntry(backend_, *graph, spec, *plan)
+                : absl::StatusOr<EntryBackend>(plan.status());
   absl::StatusOr<std::unique_ptr<ProgramRunner>> program =
-      plan.ok() ? absl::InternalError("the program was not built")
-                : plan.status();
-  if (plan.ok()) {
-    if (auto cuda = std::dynamic_pointer_cast<CudaKernelBackend>(backend_);
-        cuda != nullptr && num_symbols > 0) {
-      IndexBounds bounds;
-      index_bounds = PlanIndexBounds(*graph, spec, *plan, bounds);
-      backend = CudaKernelBackend::WithSizeBounds(
-          std::move(cuda), std::move(bounds.size_bounds));
-      if (!index_bounds.description.empty() && LogEnabled(LogTopic::kCodegen)) {
-        Log(LogTopic::kCodegen,
-            absl::StrCat("graph '", graph->name(),
-                         "': ", index_bounds.description,
-                         index_bounds.chosen.empty()
-                             ? ""
-                             : absl::StrCat("; the entry guards ",
-                                            index_bounds.chosen.size(),
-                                            " bounds chosen for it")));
-      }
-    }
-    program = BuildProgram(graph, metas, *plan, *backend, pool_, num_symbols);
-  }
+      entry.ok() ? BuildProgram(graph, metas, *plan, *entry->backend, pool_,
+                                num_symbols)
+                 : absl::StatusOr<std::unique_ptr<ProgramRunner>>(
+                       entry.status());
   // A kernel compile forbidden by the ASSERT_COMPILE switch is the call's
   // error: the eager plan would hide exactly the compile it asserts on.
   if (!program.ok() && IsKernelCacheMissError(program.status())) {
@@ -605,9 +518,8 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     return EagerCompiler().Compile(std::move(graph), spec);
   }
   return std::make_unique<JitExecutable>(
-      std::move(graph), std::move(metas), spec, pool_, std::move(backend),
-      std::move(layout), *std::move(program), *std::move(plan),
-      std::move(index_bounds));
+      std::move(graph), std::move(metas), spec, pool_, std::move(layout),
+      *std::move(program), *std::move(plan), *std::move(entry));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

@@ -31,7 +31,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/executable.h"
 #include "core/graph.h"
+#include "core/compiler.h"
 #include "core/run_context.h"
 #include "jit/fusion.h"
 #include "jit/kernel_cache.h"
@@ -42,6 +44,26 @@
 #include "runtime/thread_pool.h"
 
 namespace guardjit {
+
+class KernelBackend;
+
+// What a backend makes of one cache entry beyond its plan's kernels
+// (KernelBackend::ForEntry).
+struct EntryBackend {
+  // Compiles the entry's program: the backend itself, or one bound to the
+  // entry.
+  std::shared_ptr<KernelBackend> backend;
+  // Bounds on the entry's symbols its code relies on, chosen from the call
+  // that made it (Executable::chosen_bounds: the entry guards them), each
+  // with its symbol's source ("x.size()[0]"), and why they exist
+  // (Executable::chosen_bounds_purpose).
+  std::vector<SymbolBound> chosen_bounds;
+  std::vector<std::string> chosen_sources;
+  std::string chosen_purpose;
+  // For explain(): "32-bit index math in 2 of 3 kernels (x.size()[0] <=
+  // 1048576)"; empty when the entry's code is the backend's as is.
+  std::string description;
+};
 
 class KernelBackend {
  public:
@@ -73,6 +95,19 @@ class KernelBackend {
       const PlanStep& step, const Graph& graph,
       std::shared_ptr<const KernelModule> module, int index,
       const std::shared_ptr<ThreadPool>& pool) const;
+  // The backend for one entry of `graph` specialized as `spec`, whose plan
+  // is `plan`; `self` is this backend. The default: `self` as is. A CUDA
+  // device's renders a dynamic entry's index math in 32 bits where size
+  // bounds prove it fits, bounds it may choose from the call that made the
+  // entry (the entry then guards them).
+  virtual absl::StatusOr<EntryBackend> ForEntry(
+      std::shared_ptr<KernelBackend> self, const Graph& graph,
+      const Specialization& spec, const Plan& plan) const {
+    (void)graph;
+    (void)spec;
+    (void)plan;
+    return EntryBackend{.backend = std::move(self)};
+  }
   // reduce-overhead mode's CUDA graphs over `program`, whose steps `plan`
   // made (runtime/program/program_graphs.h), or null for a backend that
   // records none (the default).

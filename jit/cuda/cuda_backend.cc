@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "jit/cuda/cuda_index_range.h"
 #include "jit/cuda/device_steps.h"
 #include "jit/cuda/program_graphs.h"
 #include "runtime/cuda/cuda_allocator.h"
@@ -84,6 +85,59 @@ class SizeBoundedCudaBackend : public KernelBackend {
   const std::vector<int64_t> size_bounds_;
 };
 
+constexpr char kIndexBoundsPurpose[] =
+    "the entry's CUDA kernels index in 32 bits";
+
+// "x.size()[0]": where a call supplies symbol `s`.
+std::string SymbolSourceName(const Graph& graph, const SymbolSource& s) {
+  return absl::StrCat(graph.node(graph.inputs()[s.input]).name, ".size()[",
+                      s.dim, "]");
+}
+
+// A dynamic device entry's size bounds: the specialization's known ones,
+// and, where it allows, bounds chosen from the call that made the entry
+// under which more kernels narrow to 32-bit index math.
+void PlanIndexBounds(const Graph& graph, const Specialization& spec,
+                                 const Plan& plan, IndexBounds& bounds,
+                     EntryBackend& out) {
+  const int n = static_cast<int>(spec.symbols.size());
+  std::vector<int64_t> known(n, -1);
+  for (int i = 0; i < n && i < static_cast<int>(spec.symbol_max.size()); ++i) {
+    if (spec.symbol_max[i] != Specialization::kUnbounded) {
+      known[i] = spec.symbol_max[i];
+    }
+  }
+  std::vector<int64_t> hints;
+  if (spec.may_choose_bounds &&
+      spec.example_sizes.size() == spec.inputs.size()) {
+    for (const SymbolSource& s : spec.symbols) {
+      hints.push_back(spec.example_sizes[s.input][s.dim]);
+    }
+  }
+  std::vector<const Kernel*> kernels;
+  for (const PlanStep& step : plan.steps) {
+    if (step.is_kernel) kernels.push_back(&step.kernel.kernel);
+  }
+  bounds = ChooseIndexBounds(kernels, known, hints);
+  for (int i : bounds.chosen) {
+    out.chosen_bounds.push_back({i, bounds.size_bounds[i]});
+    out.chosen_sources.push_back(SymbolSourceName(graph, spec.symbols[i]));
+  }
+  std::vector<std::string> used;
+  for (int i = 0; i < n; ++i) {
+    if (bounds.size_bounds[i] < 0) continue;
+    used.push_back(absl::StrCat(SymbolSourceName(graph, spec.symbols[i]),
+                                " <= ", bounds.size_bounds[i]));
+  }
+  if (!used.empty()) {
+    int narrow = 0;
+    for (bool b : bounds.index32) narrow += b;
+    out.description =
+        absl::StrCat("32-bit index math in ", narrow, " of ", kernels.size(),
+                     " kernels (", absl::StrJoin(used, ", "), ")");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<const StepRunner>>
@@ -97,6 +151,32 @@ CudaKernelBackend::MakeStepRunner(const PlanStep& step, const Graph& graph,
 absl::StatusOr<std::unique_ptr<ProgramGraphs>> CudaKernelBackend::MakeGraphs(
     const Program& program, const Plan& plan) const {
   return CudaProgramGraphs::Create(program, plan);
+}
+
+absl::StatusOr<EntryBackend> CudaKernelBackend::ForEntry(
+    std::shared_ptr<KernelBackend> self, const Graph& graph,
+    const Specialization& spec, const Plan& plan) const {
+  if (spec.symbols.empty()) return EntryBackend{.backend = std::move(self)};
+  if (self.get() != this) {
+    return absl::InternalError("ForEntry of another backend");
+  }
+  auto cuda = std::static_pointer_cast<CudaKernelBackend>(std::move(self));
+  EntryBackend entry;
+  IndexBounds bounds;
+  PlanIndexBounds(graph, spec, plan, bounds, entry);
+  entry.chosen_purpose = kIndexBoundsPurpose;
+  entry.backend =
+      WithSizeBounds(std::move(cuda), std::move(bounds.size_bounds));
+  if (!entry.description.empty() && LogEnabled(LogTopic::kCodegen)) {
+    Log(LogTopic::kCodegen,
+        absl::StrCat("graph '", graph.name(), "': ", entry.description,
+                     entry.chosen_bounds.empty()
+                         ? ""
+                         : absl::StrCat("; the entry guards ",
+                                        entry.chosen_bounds.size(),
+                                        " bounds chosen for it")));
+  }
+  return entry;
 }
 
 std::shared_ptr<KernelBackend> CudaKernelBackend::WithSizeBounds(

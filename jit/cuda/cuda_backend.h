@@ -54,6 +54,13 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
       const PlanStep& step, const Graph& graph,
       std::shared_ptr<const KernelModule> module, int index,
       const std::shared_ptr<ThreadPool>& pool) const override;
+  // A dynamic entry's kernels rendered with its size bounds (32-bit index
+  // math where they prove it; cuda_index_range.h), bounds chosen from the
+  // call that made it guarded by the entry.
+  absl::StatusOr<EntryBackend> ForEntry(std::shared_ptr<KernelBackend> self,
+                                        const Graph& graph,
+                                        const Specialization& spec,
+                                        const Plan& plan) const override;
   // reduce-overhead mode (program_graphs.h).
   absl::StatusOr<std::unique_ptr<ProgramGraphs>> MakeGraphs(
       const Program& program, const Plan& plan) const override;

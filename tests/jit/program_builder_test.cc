@@ -1,5 +1,7 @@
-// CompiledProgram's run contract: outputs written straight into the caller's
-// destinations where nothing can fail after them, copies elsewhere.
+// The JIT's programs (jit/program_builder.h) under the run contract: outputs
+// written straight into the caller's destinations where nothing can fail
+// after them, copies elsewhere, intermediates in the call's arena. The
+// runner itself over hand-built programs: tests/runtime/program/.
 
 #include <memory>
 #include <string>
@@ -28,7 +30,7 @@ std::unique_ptr<Executable> CompileFor(std::shared_ptr<const Graph> graph,
   return executable.ok() ? *std::move(executable) : nullptr;
 }
 
-TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
+TEST(JitProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   auto graph = OpGraph("aten.exp.default", {Arg::Ref("x0")}, 1);
   const Tensor x = RandomTensor(DType::kFloat32, {64, 33}, 1);
   auto executable = CompileFor(graph, {x});
@@ -71,7 +73,7 @@ TEST(CompiledProgramTest, KernelOutputsAreWrittenIntoContiguousDestinations) {
   EXPECT_EQ(ToDoubles(wrong), std::vector<double>(64 * 32, 0.0));
 }
 
-TEST(CompiledProgramTest, OutputsOfKernelsThatCanStillFailAreNotInPlace) {
+TEST(JitProgramTest, OutputsOfKernelsThatCanStillFailAreNotInPlace) {
   // embedding's index check may fail: its output must stay unwritten until
   // the whole run succeeded.
   auto graph =
@@ -112,7 +114,7 @@ std::shared_ptr<const Graph> EagerStepGraph(bool tail) {
   return testing::Finish(b);
 }
 
-TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
+TEST(JitProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   auto graph = EagerStepGraph(/*tail=*/false);
   const Tensor x = RandomTensor(DType::kFloat32, {16, 9}, 1);
   Tensor n = *Tensor::Zeros(DType::kInt32, {5, 7});
@@ -157,7 +159,7 @@ TEST(CompiledProgramTest, EagerStepsWriteTheirOutputsIntoDestinations) {
   EXPECT_NE((*out)[1].data(), p.data());
 }
 
-TEST(CompiledProgramTest, EagerStepOutputsFollowedByFallibleStepsAreCopied) {
+TEST(JitProgramTest, EagerStepOutputsFollowedByFallibleStepsAreCopied) {
   // embedding reads p and may still fail: p stays unwritten until then.
   auto graph = EagerStepGraph(/*tail=*/true);
   const Tensor x = RandomTensor(DType::kFloat32, {4, 3}, 1);
@@ -207,7 +209,7 @@ std::shared_ptr<const Graph> MlpGraph() {
   return testing::Finish(b);
 }
 
-TEST(CompiledProgramTest, IntermediatesLiveInTheCallsArena) {
+TEST(JitProgramTest, IntermediatesLiveInTheCallsArena) {
   auto graph = MlpGraph();
   const Tensor x = RandomTensor(DType::kFloat32, {48, 40}, 1);
   const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
@@ -227,7 +229,7 @@ TEST(CompiledProgramTest, IntermediatesLiveInTheCallsArena) {
   }
 }
 
-TEST(CompiledProgramTest, DynamicArenaGrowsAndShrinksWithTheCallsSizes) {
+TEST(JitProgramTest, DynamicArenaGrowsAndShrinksWithTheCallsSizes) {
   auto graph = MlpGraph();
   std::vector<std::vector<Tensor>> calls;
   const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
@@ -243,7 +245,7 @@ TEST(CompiledProgramTest, DynamicArenaGrowsAndShrinksWithTheCallsSizes) {
               ::testing::HasSubstr("buffers sized per call"));
 }
 
-TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
+TEST(JitProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
   auto graph = MlpGraph();
   const Tensor w = RandomTensor(DType::kFloat32, {40, 24}, 2);
   constexpr int kThreads = 8;
@@ -272,7 +274,7 @@ TEST(CompiledProgramTest, ConcurrentCallsGetArenasOfTheirOwn) {
   EXPECT_EQ(mismatches, std::vector<int>(kThreads, 0));
 }
 
-TEST(CompiledProgramTest, DescribeNamesEachOutputThatIsCopied) {
+TEST(JitProgramTest, DescribeNamesEachOutputThatIsCopied) {
   GraphBuilder b("outs");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   testing::AddNode(b, "r", "aten.relu.default", {Arg::Ref("x")});
