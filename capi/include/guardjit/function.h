@@ -168,59 +168,34 @@ GJ_EXPORT void gj_call_options_init_v(gj_call_options* options,
                                       size_t struct_size);
 GJ_INIT_FUNCTION(gj_call_options, gj_call_options_init)
 
-/* Runs the function into caller-provided outputs: each DLTensor must have the
- * output's dtype and shape (strides may be NULL for contiguous, or any
- * non-overlapping strides) and must not overlap another output. An output may
- * overlap an input. Inputs and outputs are borrowed for the call; their
- * data + byte_offset must be aligned to the item size (byte_offset itself
- * need not be a multiple of it). Non-overlap is decided by PyTorch's rule
- * (dims sorted by stride, each stride past the span of the dims below) and,
- * where that rule cannot tell (interleaved strides such as [4, 3] for sizes
- * [10, 4]), exactly for outputs of up to 2^20 elements; larger ones are
- * refused as possibly overlapping. CPU tensors must have device_id 0. The
- * product of the sizes must fit in int64 even where another dim is 0
- * (OUT_OF_RANGE otherwise). Blocks until the results are written; on error
- * no output has been written.
- * Outputs' dtypes and shapes are checked before anything runs (a compiled
- * entry knows them from the inputs' sizes). Compiled kernels write
- * contiguous outputs in place, with no copy, when nothing that can still fail
- * runs after them and the call has no cancel flag or timeout, and so do the
- * reference kernels a compiled program runs as steps (ops it does not
- * compile) when they can; eager plans (GJ_BACKEND_EAGER) likewise let the
- * last node's reference kernel write its outputs in place when it can
- * (pointwise ops into any strides, reductions into contiguous outputs) and
- * the output overlaps no input; other outputs
- * are copied in once the whole call has succeeded. gj_function_explain names
- * each output a call copies, and why.
- * Stopping: with options->cancel or options->timeout_us, the call checks
- * before each step of the compiled program and each parallel chunk of a
- * kernel, and returns CANCELLED or DEADLINE_EXCEEDED with no output written.
- * Chunks of a stoppable call hold at most about 2^24 element operations,
- * and a long reduction over few outputs (sum(x) of a large x) is split into
- * partials over chunks (README, "Numerics"); a reduction that does not split
- * (var, argmax) is one chunk per output row and runs to its end before the
- * check.
- * Devices (since 0.7): tensors are kDLCPU (device_id 0), kDLCUDAHost
- * (pinned host memory, read as host memory) or kDLCUDA (device_id = the CUDA
- * ordinal). A call's inputs and outputs are all on one device, except 0-dim
- * CPU inputs, which act as scalars beside CUDA tensors as in PyTorch; the
- * device is part of the cache entry's guards. A CUDA call runs in the
- * device's primary context (shared with a host on the CUDA runtime),
- * enqueues its work on options->stream and returns: outputs are ready when
- * the stream reaches them, and inputs must stay valid until then (as with
- * PJRT and ONNX Runtime's CUDA provider). A device-side check that fails (an
- * index out of range in a gather) cannot stop a call that has returned: it
- * is reported by the next call of the function, naming the node, and by the
- * call itself with options->synchronize (GJ_CUDA_LAUNCH_BLOCKING=1 in the
- * environment makes every CUDA call synchronize, as CUDA_LAUNCH_BLOCKING
- * does for PyTorch). Stop conditions (cancel, timeout_us) are checked
- * between launches.
+/* Runs the function into caller-provided outputs. Each output DLTensor must
+ * have the output's dtype and shape (strides NULL for contiguous, or any
+ * non-overlapping strides) and must not overlap another output; an output
+ * may overlap an input. Inputs and outputs are borrowed for the call; data +
+ * byte_offset must be aligned to the item size; CPU tensors have device_id
+ * 0; the product of the sizes must fit in int64 even where another dim is 0.
+ * Outputs are checked before anything runs. A CPU call blocks until the
+ * results are written; on error no output has been written. Where outputs
+ * are written in place and where they are copied (gj_function_explain names
+ * each copy and why), how overlap is decided, and how often a stoppable call
+ * checks its stop conditions: capi/docs/function_call.md.
+ * Stopping: with options->cancel or options->timeout_us the call returns
+ * CANCELLED or DEADLINE_EXCEEDED with no output written.
+ * Devices (since 0.7): tensors are kDLCPU, kDLCUDAHost (pinned host memory,
+ * read as host memory) or kDLCUDA (device_id = the CUDA ordinal), all on one
+ * device except 0-dim CPU inputs (scalars beside CUDA tensors, as in
+ * PyTorch); the device is part of the cache entry's guards. A CUDA call runs
+ * in the device's primary context, enqueues its work on options->stream and
+ * returns: outputs are ready when the stream reaches them, and inputs must
+ * stay valid until then. A device-side check that fails (an index out of
+ * range in a gather) is reported by the next call of the function, naming
+ * the node, and by the call itself with options->synchronize (or
+ * GJ_CUDA_LAUNCH_BLOCKING=1 in the environment).
  * Errors: INVALID_ARGUMENT naming the input or output (NULL pointer, wrong
  * count, unsupported dtype, negative sizes, shapes an op rejects, tensors on
  * different devices, a CUDA ordinal the driver does not have), OUT_OF_RANGE
  * (element count or byte extent past int64), UNAVAILABLE (CUDA tensors where
- * no CUDA driver is usable: libcuda missing, no device), CANCELLED,
- * DEADLINE_EXCEEDED. */
+ * no CUDA driver is usable), CANCELLED, DEADLINE_EXCEEDED. */
 GJ_EXPORT gj_error* gj_function_call(gj_function* function,
                                      const DLTensor* const* inputs,
                                      size_t num_inputs,
