@@ -40,12 +40,16 @@ struct Image {
 };
 
 // cols[(c, k0, k1, k2), (o0, o1, o2)] = image[c, o * stride - padding + k *
-// dilation], zero in the padding; cols is row-major [rows, cols].
+// dilation], zero in the padding; cols is row-major [rows, cols]. Writes the
+// rows of channels [c_begin, c_end) (all by default).
 template <typename T>
-void Im2Col(const ConvStep& s, const Image<T>& image, T* cols) {
+void Im2Col(const ConvStep& s, const Image<T>& image, T* cols,
+            int64_t c_begin = 0, int64_t c_end = -1) {
   const Dims3& st = image.strides;
   const int64_t out2 = s.out[2];
-  for (int64_t c = 0; c < s.in_channels; ++c) {
+  if (c_end < 0) c_end = s.in_channels;
+  cols += c_begin * Volume(s.kernel) * s.cols();
+  for (int64_t c = c_begin; c < c_end; ++c) {
     const T* plane = image.data + c * image.channel_stride;
     for (int64_t k0 = 0; k0 < s.kernel[0]; ++k0) {
       for (int64_t k1 = 0; k1 < s.kernel[1]; ++k1) {
@@ -109,6 +113,9 @@ void Gemm(DType dtype, const Matrix& a, const Matrix& b, int64_t m, int64_t n,
 }
 
 constexpr size_t kAlign = 64;
+// An image with at least this many multiply-adds has its work split across
+// the pool when the batch has fewer images than the pool has threads.
+constexpr int64_t kMinSplitImageMacs = int64_t{1} << 22;
 
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
@@ -187,6 +194,77 @@ void ConvolveImage(const ConvStep& s, const Operands& ops, int64_t n, T* cols,
                       ops.weight_layout};
     Gemm(s.dtype, a, b, s.out_channels, num_cols, rows,
          out + g * s.out_channels * num_cols);
+  }
+}
+
+// Groups per chunk of a split image with at least as many groups as
+// threads: a few chunks per thread.
+int64_t SplitGroupsGrain(const ConvStep& s, int threads) {
+  return std::max<int64_t>(1, s.groups / (int64_t{threads} * 4));
+}
+
+// One image with its work split across `pool` (a batch too small to give
+// every thread images of its own): im2col by channel ranges, then each
+// group's GEMM by ranges of output channels, or, with at least as many
+// groups as threads (a depthwise convolution), whole groups per chunk, each
+// chunk with column scratch of its own (`cols` holds one per chunk). BLAS
+// runs one thread inside each chunk.
+template <typename T>
+void ConvolveImageSplit(const ConvStep& s, const Operands& ops, int64_t n,
+                        T* cols, T* out, ThreadPool& pool) {
+  const T* image = reinterpret_cast<const T*>(ops.input) + n * ops.batch_stride;
+  const T* weight = ops.weight.data_as<T>();
+  const int64_t rows = s.rows(), num_cols = s.cols();
+  const int threads = pool.num_threads();
+  // The rows [m0, m1) of group g's weight.
+  auto weight_rows = [&](int64_t g, int64_t m0) -> const T* {
+    const T* a = weight + g * s.out_channels * ops.weight_row_stride;
+    return ops.weight_layout.trans == CblasNoTrans
+               ? a + m0 * ops.weight_layout.ld
+               : a + m0;
+  };
+  if (s.groups >= threads) {
+    const int64_t grain = SplitGroupsGrain(s, threads);
+    pool.ParallelFor(s.groups, grain, [&](int64_t g0, int64_t g1) {
+      // Each chunk's own column scratch.
+      T* own = cols + (g0 / grain) * rows * num_cols;
+      for (int64_t g = g0; g < g1; ++g) {
+        const T* group = image + g * s.in_channels * ops.channel_stride;
+        Matrix b;
+        if (ops.direct.has_value()) {
+          b = {group, *ops.direct};
+        } else {
+          Im2Col<T>(s, {group, ops.channel_stride, ops.input_strides}, own);
+          b = {own, {CblasNoTrans, static_cast<blasint>(num_cols)}};
+        }
+        Gemm(s.dtype, {weight_rows(g, 0), ops.weight_layout}, b, s.out_channels,
+             num_cols, rows, out + g * s.out_channels * num_cols);
+      }
+    });
+    return;
+  }
+  for (int64_t g = 0; g < s.groups; ++g) {
+    const T* group = image + g * s.in_channels * ops.channel_stride;
+    Matrix b;
+    if (ops.direct.has_value()) {
+      b = {group, *ops.direct};
+    } else {
+      pool.ParallelFor(
+          s.in_channels,
+          std::max<int64_t>(1, CeilDiv(s.in_channels, threads * 2)),
+          [&](int64_t c0, int64_t c1) {
+            Im2Col<T>(s, {group, ops.channel_stride, ops.input_strides}, cols,
+                      c0, c1);
+          });
+      b = {cols, {CblasNoTrans, static_cast<blasint>(num_cols)}};
+    }
+    // Output-channel ranges of whole cache-friendly multiples of 16 rows.
+    const int64_t m_chunk = std::max<int64_t>(
+        1, CeilDiv(CeilDiv(s.out_channels, threads), 16) * 16);
+    pool.ParallelFor(s.out_channels, m_chunk, [&](int64_t m0, int64_t m1) {
+      Gemm(s.dtype, {weight_rows(g, m0), ops.weight_layout}, b, m1 - m0,
+           num_cols, rows, out + (g * s.out_channels + m0) * num_cols);
+    });
   }
 }
 
@@ -308,7 +386,38 @@ absl::Status RunConvStep(const ConvStep& dynamic_or_static,
     }
   };
   const int64_t chunk = ConvImagesPerChunk(step);
-  if (pool.num_threads() > 1 && step.batch > chunk) {
+  const int threads = pool.num_threads();
+  if (threads > 1 && step.batch < threads &&
+      step.groups * step.out_channels * step.rows() * step.cols() >=
+          kMinSplitImageMacs) {
+    // Too few images for every thread: each image's work is split instead.
+    SingleThreadedBlas one_thread;
+    PanelScratch scratch;
+    const int64_t col_buffers =
+        step.groups >= threads
+            ? CeilDiv(step.groups, SplitGroupsGrain(step, threads))
+            : 1;
+    char* const out = static_cast<char*>(
+        scratch.Get(out_bytes + cols_bytes * static_cast<size_t>(col_buffers)));
+    absl::InlinedVector<void*, 16> args(params.begin(), params.end());
+    for (int64_t n = 0; n < step.batch; ++n) {
+      if (step.dtype == DType::kFloat32) {
+        ConvolveImageSplit<float>(step, ops, n,
+                                  reinterpret_cast<float*>(out + out_bytes),
+                                  reinterpret_cast<float*>(out), pool);
+      } else {
+        ConvolveImageSplit<double>(step, ops, n,
+                                   reinterpret_cast<double*>(out + out_bytes),
+                                   reinterpret_cast<double*>(out), pool);
+      }
+      args[step.product_param] = reinterpret_cast<void*>(
+          reinterpret_cast<uintptr_t>(out) -
+          static_cast<uintptr_t>(n * image_elems * item));
+      epilogue(args.data(), symbols.data(), n, n + 1);
+    }
+    return absl::OkStatus();
+  }
+  if (threads > 1 && step.batch > chunk) {
     SingleThreadedBlas one_thread;
     pool.ParallelFor(step.batch, chunk, run_images);
   } else if (pool.num_threads() == 1) {

@@ -104,7 +104,11 @@ std::optional<int64_t> FlatStride(const Shape& sizes, const Shape& strides,
 // `symbols` as its size parameters. `slots` holds the program's memory, where
 // the input and weight live. With more than one `pool` thread and enough
 // work, images run in parallel on the pool with one BLAS thread inside each;
-// with a one-thread pool OpenBLAS runs one thread too.
+// with fewer images than threads (a serving call at batch 1) each large
+// image's work is split across the pool instead (im2col by channels, the
+// GEMM by output channels, or whole groups per chunk), so OpenBLAS's own
+// threads, which spin after each call and then compete with the pool's, are
+// not woken; with a one-thread pool OpenBLAS runs one thread too.
 absl::Status RunConvStep(const ConvStep& step, CompiledKernelFn epilogue,
                          absl::Span<void* const> params,
                          absl::Span<const Tensor> slots,

@@ -2,6 +2,8 @@
 // process, float32:
 //   conv3x3: x [8, 64, 56, 56], w [64, 64, 3, 3], padding 1, bias + relu
 //   conv1x1: x [8, 256, 28, 28], w [64, 256, 1, 1], bias + relu
+//   conv3x3_b1, conv1x1_b1: the same at batch 1 (a serving call: with more
+//   threads than images the step splits each image's work across them)
 //   BM_Baseline/<conv>   one cblas_sgemm per image on its column matrix,
 //                        built before timing (a 1x1 kernel's columns are the
 //                        image), into a preallocated output; no im2col, no
@@ -49,6 +51,8 @@ struct ConvShape {
 
 constexpr ConvShape kConv3x3 = {8, 64, 64, 56, 3, 1};
 constexpr ConvShape kConv1x1 = {8, 256, 64, 28, 1, 0};
+constexpr ConvShape kConv3x3Batch1 = {1, 64, 64, 56, 3, 1};
+constexpr ConvShape kConv1x1Batch1 = {1, 256, 64, 28, 1, 0};
 
 JitCompiler& Jit() {
   static JitCompiler* jit = JitCompiler::Create().value().release();
@@ -191,12 +195,18 @@ void BM_Eager(benchmark::State& state, ConvShape s) {
   RunAgainstBaseline(state, s, [&] { return eager->Run(inputs); });
 }
 
-#define GJ_CONV_BENCHMARKS(fn)             \
-  BENCHMARK_CAPTURE(fn, conv3x3, kConv3x3) \
-      ->Unit(benchmark::kMillisecond)      \
-      ->UseManualTime();                   \
-  BENCHMARK_CAPTURE(fn, conv1x1, kConv1x1) \
-      ->Unit(benchmark::kMillisecond)      \
+#define GJ_CONV_BENCHMARKS(fn)                      \
+  BENCHMARK_CAPTURE(fn, conv3x3, kConv3x3)          \
+      ->Unit(benchmark::kMillisecond)               \
+      ->UseManualTime();                            \
+  BENCHMARK_CAPTURE(fn, conv1x1, kConv1x1)          \
+      ->Unit(benchmark::kMillisecond)               \
+      ->UseManualTime();                            \
+  BENCHMARK_CAPTURE(fn, conv3x3_b1, kConv3x3Batch1) \
+      ->Unit(benchmark::kMillisecond)               \
+      ->UseManualTime();                            \
+  BENCHMARK_CAPTURE(fn, conv1x1_b1, kConv1x1Batch1) \
+      ->Unit(benchmark::kMillisecond)               \
       ->UseManualTime()
 
 GJ_CONV_BENCHMARKS(BM_Baseline);

@@ -302,6 +302,43 @@ TEST_P(ConvolutionConformanceTest, GeometriesAndEpiloguesMatchEager) {
   }
 }
 
+// Single images big enough (2^22 multiply-adds and more) that a pool with
+// more threads than images splits each image's work (jit/conv_step.cc):
+// im2col by channels and the GEMM by output channels, or whole groups per
+// chunk where there are at least as many groups as threads. ctest runs the
+// suite at 1 and 3 threads (jit_gemm_threads_*), and at the machine's count.
+TEST_P(ConvolutionConformanceTest, SingleImagesSplitAcrossThreads) {
+  const DType dtype = GetParam();
+  struct Case {
+    Conv conv;
+    Epilogue epilogue;
+  };
+  const std::vector<Case> cases = {
+      {Make(1, 32, 48, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+       Epilogue::kRelu},
+      // Strided with the residual block's epilogue; uneven M chunks.
+      {Make(1, 16, 70, {48, 48}, {3, 3}, {2, 2}, {1, 1}, {1, 1}),
+       Epilogue::kResidualRelu},
+      // Pointwise: the input read in place, only the GEMM split.
+      {Make(1, 64, 128, {24, 24}, {1, 1}, {1, 1}, {0, 0}, {1, 1}),
+       Epilogue::kGeluScale},
+      // Two groups: split by output channels at 3 threads, by groups at 2.
+      {Make(1, 32, 64, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 2),
+       Epilogue::kRelu},
+      // Depthwise: whole groups per chunk, each with its own columns.
+      {Make(1, 64, 64, {96, 96}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 64),
+       Epilogue::kRelu},
+      // Two images, still fewer than 3 threads.
+      {Make(2, 24, 32, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+       Epilogue::kNone},
+  };
+  uint64_t seed = 100;
+  for (const Case& c : cases) {
+    ExpectConvMatchesEager(c.conv, c.epilogue, dtype, seed);
+    seed += 10;
+  }
+}
+
 // A random convolution: batch 1..4, groups 1, 2 or depthwise, kernels 1x1,
 // 3x3, 5x1 (and their 1-D and 3-D kin), stride 1 or 2, padding 0..2,
 // dilation 1 or 2.
