@@ -30,6 +30,23 @@ absl::StatusOr<std::vector<TensorMeta>> InferNode(const Node& node,
                         absl::StrCat("node '", node.name, "' (", node.target,
                                      "): ", out.status().message()));
   }
+  // A shape rule may compute sizes each of which fits while their product
+  // does not (an outer product of two 2^32-element vectors): OUT_OF_RANGE
+  // here, naming the node, rather than at the first allocation of it.
+  for (size_t k = 0; k < out->size(); ++k) {
+    const TensorMeta& meta = (*out)[k];
+    bool concrete = true;
+    for (const SymInt& size : meta.sizes) concrete &= !size.is_symbolic();
+    if (!concrete) continue;
+    const absl::StatusOr<int64_t> numel = CheckedNumel(meta.shape());
+    if (!numel.ok()) {
+      return absl::Status(
+          numel.status().code(),
+          absl::StrCat("node '", node.name, "' (", node.target, "): output ", k,
+                       ": ", numel.status().message(),
+                       " (its element count overflows int64)"));
+    }
+  }
   return out;
 }
 

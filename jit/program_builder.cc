@@ -57,6 +57,7 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
       step.can_fail = plan_step.kernel.kernel.num_checks > 0;
       step.label = absl::StrCat("kernel computing ",
                                 absl::StrJoin(plan_step.kernel.computes, ", "));
+      step.computes = plan_step.kernel.computes;
     } else {
       ASSIGN_OR_RETURN(step,
                        MakeEagerStep(p, plan_step.node, plan_step.extern_args));

@@ -1,6 +1,7 @@
 #include "runtime/index_expr.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -161,6 +162,45 @@ int64_t IndexExpr::Evaluate(absl::Span<const int64_t> sizes) const {
       return std::max(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
     case Kind::kMin:
       return std::min(lhs().Evaluate(sizes), rhs().Evaluate(sizes));
+  }
+  return 0;
+}
+
+int64_t IndexExpr::EvaluateChecked(absl::Span<const int64_t> sizes,
+                                   bool& overflow) const {
+  int64_t r = 0;
+  switch (kind()) {
+    case Kind::kConst:
+    case Kind::kVar:
+    case Kind::kSize:
+      return Evaluate(sizes);
+    case Kind::kAdd:
+      overflow |=
+          __builtin_add_overflow(lhs().EvaluateChecked(sizes, overflow),
+                                 rhs().EvaluateChecked(sizes, overflow), &r);
+      return r;
+    case Kind::kMul:
+      overflow |=
+          __builtin_mul_overflow(lhs().EvaluateChecked(sizes, overflow),
+                                 rhs().EvaluateChecked(sizes, overflow), &r);
+      return r;
+    case Kind::kFloorDiv:
+    case Kind::kMod: {
+      const int64_t b = rhs().EvaluateChecked(sizes, overflow);
+      const int64_t a = lhs().EvaluateChecked(sizes, overflow);
+      if (b == 0) return 0;
+      if (b == -1 && a == std::numeric_limits<int64_t>::min()) {
+        overflow = true;
+        return 0;
+      }
+      return kind() == Kind::kFloorDiv ? FloorDivInt(a, b) : ModInt(a, b);
+    }
+    case Kind::kMax:
+      return std::max(lhs().EvaluateChecked(sizes, overflow),
+                      rhs().EvaluateChecked(sizes, overflow));
+    case Kind::kMin:
+      return std::min(lhs().EvaluateChecked(sizes, overflow),
+                      rhs().EvaluateChecked(sizes, overflow));
   }
   return 0;
 }

@@ -59,8 +59,12 @@ class IndexExpr {
   const IndexExpr& rhs() const { return *node_->rhs; }
 
   // The value with size parameter i = sizes[i]; no loop variables allowed
-  // (they read as 0). Division by zero gives 0.
+  // (they read as 0). Division by zero gives 0; sums and products wrap.
   int64_t Evaluate(absl::Span<const int64_t> sizes) const;
+  // Evaluate, with `overflow` set when any step of it wraps past int64
+  // (left as it was otherwise).
+  int64_t EvaluateChecked(absl::Span<const int64_t> sizes,
+                          bool& overflow) const;
 
   // "(i0*1024 + i1)", "s0", "(i0 // 3)", "max(s0, 2)".
   std::string ToString() const;

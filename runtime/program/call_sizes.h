@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "core/tensor.h"
 #include "runtime/program/program.h"
@@ -35,9 +36,11 @@ struct CallSizes {
 // kernels may assume of any buffer).
 inline constexpr int64_t kArenaAlign = 64;
 
-// `program`'s sizes for `symbols`, into `out`.
-void EvaluateSizes(const Program& program, absl::Span<const int64_t> symbols,
-                   CallSizes& out);
+// `program`'s sizes for `symbols`, into `out`. OUT_OF_RANGE, naming the
+// value, where a size, element count or byte count passes int64 (a dynamic
+// entry's sizes multiply symbols that each fit).
+absl::Status EvaluateSizes(const Program& program,
+                           absl::Span<const int64_t> symbols, CallSizes& out);
 // `ref` evaluated for `symbols`, into `out`.
 void EvaluateRef(const TensorRef& ref, absl::Span<const int64_t> symbols,
                  ConcreteRef& out);

@@ -72,9 +72,11 @@ struct ProgramStep {
   // Eager steps: the reference kernel writes the destinations it is given,
   // failing only before its first write (KernelRegistry).
   bool writes_destinations = false;
-  // "kernel computing add, relu" or "node 'mm' (aten.mm.default)": for stop
-  // messages and explain().
+  // "kernel computing add, relu" or "node 'mm'": for stop messages and
+  // explain().
   std::string label;
+  // Kernel steps: the graph values the kernel stores (for messages).
+  std::vector<std::string> computes;
 };
 
 struct Program {

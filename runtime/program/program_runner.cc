@@ -60,7 +60,9 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> ProgramRunner::Create(
           absl::StrCat("program step '", step.label, "' has no runner"));
     }
   }
-  if (p.num_symbols == 0) EvaluateSizes(p, {}, runner->static_sizes_);
+  if (p.num_symbols == 0) {
+    RETURN_IF_ERROR(EvaluateSizes(p, {}, runner->static_sizes_));
+  }
   // Fault words only for device programs with device-side checks: the
   // others' calls take none and record no event.
   if (p.transfer != nullptr && p.has_device_checks) {
@@ -108,7 +110,7 @@ absl::Status ProgramRunner::Run(const RunContext& ctx,
   };
   if (p.num_symbols > 0) {
     workspace = AcquireSizes();
-    EvaluateSizes(p, symbols, *workspace);
+    RETURN_IF_ERROR(EvaluateSizes(p, symbols, *workspace));
   }
   const CallSizes& sizes = p.num_symbols > 0 ? *workspace : static_sizes_;
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {

@@ -1,5 +1,6 @@
 // Sizes an op computes past 2^63 are OUT_OF_RANGE naming the node and the
-// overflow, in static and in dynamic (symbolic) entries alike. Inputs are
+// overflow, in static and in dynamic (symbolic) entries alike: a sum (cat)
+// and a product (an outer product's element count). Inputs are
 // zero-stride views of one float: huge shapes, a few bytes of memory.
 
 #include <cstdint>
@@ -41,12 +42,26 @@ struct Broadcast {
   DLTensor dl{};
 };
 
+constexpr char kOuter[] = R"(
+name: "outer_overflow"
+placeholders { name: "x" meta { dtype: FLOAT32 sizes: 4 } }
+placeholders { name: "y" meta { dtype: FLOAT32 sizes: 4 } }
+nodes { name: "col" target: "aten.unsqueeze.default" args { ref: "x" } args { i: 1 } }
+nodes { name: "row" target: "aten.unsqueeze.default" args { ref: "y" } args { i: 0 } }
+nodes { name: "outer" target: "aten.mul.Tensor" args { ref: "col" } args { ref: "row" } }
+outputs { ref: "outer" }
+)";
+
 class SizeOverflowTest : public ::testing::TestWithParam<gj_dynamic_mode> {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(gj_context_create(nullptr, &ctx_), nullptr);
-    ASSERT_EQ(gj_graph_from_text(ctx_, kCat, sizeof kCat - 1, nullptr, &graph_),
-              nullptr);
+  void SetUp() override { Load(kCat, sizeof kCat - 1); }
+  void Load(const char* text, size_t size) {
+    if (fn_ != nullptr) gj_function_destroy(fn_);
+    if (graph_ != nullptr) gj_graph_destroy(graph_);
+    fn_ = nullptr;
+    graph_ = nullptr;
+    if (ctx_ == nullptr) ASSERT_EQ(gj_context_create(nullptr, &ctx_), nullptr);
+    ASSERT_EQ(gj_graph_from_text(ctx_, text, size, nullptr, &graph_), nullptr);
     gj_function_options options;
     gj_function_options_init(&options);
     options.dynamic = GetParam();
@@ -123,6 +138,28 @@ TEST_P(SizeOverflowTest, CatOfSizesAddingUpPast2To63AfterACallThatFits) {
   }
   ASSERT_EQ(Call(6, 5, &code, &size0), "");
   EXPECT_EQ(size0, 11);
+}
+
+// An outer product of two broadcast vectors of 2^32 elements each has 2^64:
+// past int64 as a count. A dynamic entry made by calls that fit evaluates
+// its output's sizes per call, with checked arithmetic.
+TEST_P(SizeOverflowTest,
+       OuterProductPast2To63ElementsBeforeAndAfterCallsThatFit) {
+  Load(kOuter, sizeof kOuter - 1);
+  gj_error_code code;
+  int64_t size0 = 0;
+  constexpr int64_t k2To32 = int64_t{1} << 32;
+  for (int round = 0; round < 2; ++round) {
+    const std::string message = Call(k2To32, k2To32, &code, &size0);
+    EXPECT_EQ(code, GJ_OUT_OF_RANGE) << message;
+    EXPECT_THAT(message, HasSubstr("'outer'")) << message;
+    EXPECT_THAT(message, HasSubstr("int64")) << message;
+    // Calls that fit: the second and third make an automatic entry dynamic.
+    ASSERT_EQ(Call(4, 5, &code, &size0), "");
+    EXPECT_EQ(size0, 4);
+    ASSERT_EQ(Call(6, 7, &code, &size0), "");
+    EXPECT_EQ(size0, 6);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDynamicMode, SizeOverflowTest,

@@ -249,6 +249,48 @@ TEST(ProgramRunnerTest, DynamicProgramsEvaluateTheirSizesPerCall) {
   EXPECT_EQ(chain.runner->static_arena_bytes(), -1);
 }
 
+// A dynamic program's sizes multiply symbols that each fit: a call whose
+// product passes int64 is OUT_OF_RANGE naming the step, before any step.
+TEST(ProgramRunnerTest, SizesPastInt64AtTheCallsSymbolsAreOutOfRange) {
+  auto program = std::make_unique<Program>();
+  program->graph = TwoOutputGraph();
+  program->num_symbols = 1;
+  const IndexExpr s0 = IndexExpr::Size(0);
+  Slot x;
+  x.source = Slot::Source::kInput;
+  x.input = 0;
+  x.sizes = {s0};
+  program->slots = {x, KernelSlot({s0, s0}), KernelSlot({s0, s0})};
+  program->slot_buffer = {-1, -1, -1};
+  program->constants.resize(3);
+  program->outputs = {WholeSlot(1, {s0, s0}), WholeSlot(2, {s0, s0})};
+  auto scale = std::make_unique<ScaleStep>(0, 1, 1.0f);
+  const ScaleStep* step = scale.get();
+  ProgramStep first;
+  first.runner = std::move(scale);
+  first.allocate = {1, 2};
+  first.label = "kernel computing a, b";
+  first.computes = {"a", "b"};
+  program->steps.push_back(std::move(first));
+  auto runner = *ProgramRunner::Create(std::move(program));
+  float one = 1.0f;
+  const int64_t n = int64_t{1} << 32;
+  const Tensor x_big =
+      Tensor::Borrow(&one, DType::kFloat32, {n}, {0}, Device::Cpu());
+  std::vector<Tensor> out(2);
+  const absl::Status status =
+      runner->Run({}, {x_big}, {n}, absl::MakeSpan(out));
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange) << status;
+  EXPECT_THAT(status.message(),
+              HasSubstr("step 1 (kernel computing 'a', 'b'): its sizes at the "
+                        "call's symbol values [4294967296] overflow int64"));
+  EXPECT_EQ(step->runs, 0);
+  // 2^31 x 2^31 elements fit in int64; their float32 bytes do not.
+  const absl::Status bytes =
+      runner->Run({}, {x_big}, {int64_t{1} << 31}, absl::MakeSpan(out));
+  EXPECT_EQ(bytes.code(), absl::StatusCode::kOutOfRange) << bytes;
+}
+
 TEST(ProgramRunnerTest, DestinationsAreCheckedBeforeAnyStep) {
   Chain chain = MakeChain(false, ConstExprs({5}));
   const Tensor x = RandomTensor(DType::kFloat32, {5}, 1);
