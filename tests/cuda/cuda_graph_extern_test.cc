@@ -26,6 +26,7 @@
 #include "runtime/cuda/cublaslt_api.h"
 #include "testing/cuda/emulated_cublaslt.h"
 #include "testing/cuda/emulated_driver.h"
+#include "tests/cuda/cuda_graph_test_util.h"
 #include "tests/cuda/recording_driver.h"
 
 namespace guardjit {
@@ -34,45 +35,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Err {
-  gj_error* e;
-  ~Err() { gj_error_destroy(e); }
-  std::string message() const {
-    return e == nullptr ? "" : gj_error_message(e);
-  }
-};
-
-#define ASSERT_GJ_OK(expr)                              \
-  do {                                                  \
-    Err gj_err_{(expr)};                                \
-    ASSERT_EQ(gj_err_.e, nullptr) << gj_err_.message(); \
-  } while (0)
-
-// float32 memory the emulated device owns (host memory).
-struct DeviceTensor {
-  std::vector<int64_t> shape;
-  std::vector<float> values;
-  DLTensor dl{};
-
-  explicit DeviceTensor(std::vector<int64_t> s) : shape(std::move(s)) {
-    size_t count = 1;
-    for (int64_t d : shape) count *= static_cast<size_t>(d);
-    values.assign(std::max<size_t>(count, 1), 0.0f);
-    dl.data = values.data();
-    dl.device = {kDLCUDA, 0};
-    dl.ndim = static_cast<int>(shape.size());
-    dl.dtype = {kDLFloat, 32, 1};
-    dl.shape = shape.data();
-  }
-  DeviceTensor(const DeviceTensor&) = delete;
-  uint64_t address() const { return reinterpret_cast<uintptr_t>(dl.data); }
-  void Fill(uint32_t seed, float scale = 1) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-scale, scale);
-    for (float& v : values) v = dist(rng);
-  }
-};
 
 // An MLP as torch.compile lowers nn.Linear layers for inference:
 // addmm(b_i, h, permute(w_i)), relu between layers; the weights and biases
@@ -112,67 +74,21 @@ std::string Mlp(const std::vector<int64_t>& dims, int64_t batch) {
   return text;
 }
 
-class CudaGraphExternTest : public ::testing::Test {
- public:
-  void SetUp() override {
-    ASSERT_GJ_OK(gj_context_create(nullptr, &ctx_));
-    RecordingCudaDriver::Take();
-  }
-  void TearDown() override {
-    for (gj_function* f : functions_) gj_function_destroy(f);
-    for (gj_graph* g : graphs_) gj_graph_destroy(g);
-    gj_context_destroy(ctx_);
-    gj_set_log_callback(nullptr, nullptr);
-    gj_set_log_topics("");
-  }
-  gj_function* Load(const std::string& text, gj_function_mode mode,
-                    gj_dynamic_mode dynamic = GJ_DYNAMIC_STATIC) {
-    gj_graph* graph = nullptr;
-    Err e{gj_graph_from_text(ctx_, text.data(), text.size(), nullptr, &graph)};
-    EXPECT_EQ(e.e, nullptr) << e.message();
-    graphs_.push_back(graph);
-    gj_function_options options;
-    gj_function_options_init(&options);
-    options.dynamic = dynamic;
-    options.mode = mode;
-    gj_function* fn = nullptr;
-    Err f{gj_function_create(ctx_, graph, &options, &fn)};
-    EXPECT_EQ(f.e, nullptr) << f.message();
-    functions_.push_back(fn);
-    return fn;
-  }
-  gj_function_stats Stats(gj_function* fn) {
-    gj_function_stats s;
-    gj_function_stats_init(&s);
-    Err e{gj_function_get_stats(fn, &s)};
-    EXPECT_EQ(e.e, nullptr) << e.message();
-    return s;
-  }
-  std::string Explain(gj_function* fn) {
-    char* text = nullptr;
-    Err e{gj_function_explain(fn, &text)};
-    EXPECT_EQ(e.e, nullptr) << e.message();
-    std::string out = text == nullptr ? "" : text;
-    gj_string_destroy(text);
-    return out;
-  }
-  gj_context* ctx_ = nullptr;
-  std::vector<gj_graph*> graphs_;
-  std::vector<gj_function*> functions_;
-};
+using CudaGraphExternTest = ReduceOverheadTest;
 
-std::vector<const DLTensor*> Dl(const std::vector<const DeviceTensor*>& ts) {
+std::vector<const DLTensor*> Dl(
+    const std::vector<const FloatDeviceTensor*>& ts) {
   std::vector<const DLTensor*> out;
-  for (const DeviceTensor* t : ts) out.push_back(&t->dl);
+  for (const FloatDeviceTensor* t : ts) out.push_back(&t->dl);
   return out;
 }
 
 // `fn` on CPU copies of `inputs`: the output's values (the eager-equivalent
 // reference: the CPU entry computes with BLAS).
-std::vector<float> CpuResult(gj_function* fn,
-                             const std::vector<const DeviceTensor*>& inputs) {
+std::vector<float> CpuResult(
+    gj_function* fn, const std::vector<const FloatDeviceTensor*>& inputs) {
   std::vector<DLTensor> cpu;
-  for (const DeviceTensor* t : inputs) {
+  for (const FloatDeviceTensor* t : inputs) {
     DLTensor c = t->dl;
     c.device = {kDLCPU, 0};
     cpu.push_back(c);
@@ -193,9 +109,9 @@ std::vector<float> CpuResult(gj_function* fn,
 
 // Runs `fn` on device `inputs`: into `output` when given, else into fresh
 // memory (gj_function_call_alloc); returns the values it computed.
-std::vector<float> DeviceResult(gj_function* fn,
-                                const std::vector<const DeviceTensor*>& inputs,
-                                DeviceTensor* output) {
+std::vector<float> DeviceResult(
+    gj_function* fn, const std::vector<const FloatDeviceTensor*>& inputs,
+    FloatDeviceTensor* output) {
   const std::vector<const DLTensor*> in = Dl(inputs);
   if (output != nullptr) {
     const DLTensor* out[] = {&output->dl};
@@ -227,21 +143,14 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
 // Calls `fn` into `y` and checks it against the CPU; returns the driver
 // calls the device call made.
 std::vector<RecordedCall> CallAndCheck(
-    gj_function* fn, const std::vector<const DeviceTensor*>& inputs,
-    DeviceTensor& y, const std::string& what) {
+    gj_function* fn, const std::vector<const FloatDeviceTensor*>& inputs,
+    FloatDeviceTensor& y, const std::string& what) {
   const std::vector<float> want = CpuResult(fn, inputs);
   RecordingCudaDriver::Take();
   const std::vector<float> got = DeviceResult(fn, inputs, &y);
   std::vector<RecordedCall> calls = RecordingCudaDriver::Take();
   ExpectNear(got, want, what);
   return calls;
-}
-
-std::vector<std::string> Concat(
-    std::initializer_list<std::vector<std::string>> parts) {
-  std::vector<std::string> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
 }
 
 const std::vector<std::string> kRecapture = {
@@ -255,16 +164,17 @@ const std::vector<std::string> kInstantiateAndLaunch = {
 // small.
 TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
   constexpr int64_t kIn = 640, kHidden = 512, kOut = 8;
-  gj_function* fn = Load(Mlp({kIn, kHidden, kOut}, 1), GJ_MODE_REDUCE_OVERHEAD);
-  DeviceTensor x({1, kIn}), w0({kHidden, kIn}), b0({kHidden}),
+  gj_function* fn = Load(Mlp({kIn, kHidden, kOut}, 1), GJ_MODE_REDUCE_OVERHEAD,
+                         GJ_DYNAMIC_STATIC);
+  FloatDeviceTensor x({1, kIn}), w0({kHidden, kIn}), b0({kHidden}),
       w1({kOut, kHidden}), b1({kOut}), y({1, kOut});
   ASSERT_GT(w0.values.size() * sizeof(float), size_t{1} << 20);
-  x.Fill(1);
+  x.Fill(1, 1);
   w0.Fill(2, 0.05f);
-  b0.Fill(3);
+  b0.Fill(3, 1);
   w1.Fill(4, 0.05f);
-  b1.Fill(5);
-  std::vector<const DeviceTensor*> in = {&x, &w0, &b0, &w1, &b1};
+  b1.Fill(5, 1);
+  std::vector<const FloatDeviceTensor*> in = {&x, &w0, &b0, &w1, &b1};
   auto counters = [] { return EmulatedCublasLt::counters(); };
 
   // 1: warm-up: plain calls, cuBLASLt runs both products at once.
@@ -277,7 +187,7 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
   // 2: capture (both products enqueued on the capture stream become nodes),
   // instantiate, launch: the launch runs them.
   before = counters();
-  x.Fill(6);
+  x.Fill(6, 1);
   EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "capture")),
             Concat({{"cuStreamBeginCapture"}, kInstantiateAndLaunch}));
   EXPECT_EQ(counters().captured_matmuls - before.captured_matmuls, 2);
@@ -285,16 +195,16 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
 
   // 3: same addresses, new values everywhere (weights changed in place):
   // one cuGraphLaunch, which sees the new values.
-  x.Fill(7);
+  x.Fill(7, 1);
   w0.Fill(8, 0.05f);
-  b1.Fill(9);
+  b1.Fill(9, 1);
   EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "replay")),
               ElementsAre("cuGraphLaunch"));
 
   // 4: x moved: it is small, so from now on it is staged through the pool:
   // one re-capture with a copy of x before the first product.
-  DeviceTensor x2({1, kIn});
-  x2.Fill(10);
+  FloatDeviceTensor x2({1, kIn});
+  x2.Fill(10, 1);
   in[0] = &x2;
   const std::vector<RecordedCall> staged =
       CallAndCheck(fn, in, y, "x moved (staged)");
@@ -306,7 +216,7 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
   EXPECT_EQ(Stats(fn).cuda_graph_recaptures, 1);
 
   // 5, 6: x moves on every call: one copy-node patch each, no re-capture.
-  for (const DeviceTensor* next : {&x, &x2}) {
+  for (const FloatDeviceTensor* next : {&x, &x2}) {
     in[0] = next;
     const std::vector<RecordedCall> moved =
         CallAndCheck(fn, in, y, "x moved (patched)");
@@ -319,7 +229,7 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
 
   // 7: w0 (1.25 MiB, over max_staged_bytes) moved: re-captured reading it
   // where it is now, not staged.
-  DeviceTensor w0b({kHidden, kIn});
+  FloatDeviceTensor w0b({kHidden, kIn});
   w0b.Fill(11, 0.05f);
   in[1] = &w0b;
   EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "w0 moved")),
@@ -331,7 +241,7 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
 
   // 9: a new destination: the output is staged too (a copy out after the
   // last product), once; 10: then patched.
-  DeviceTensor y2({1, kOut});
+  FloatDeviceTensor y2({1, kOut});
   EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y2, "y moved")),
             Concat({kRecapture,
                     {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync"},
@@ -346,8 +256,8 @@ TEST_F(CudaGraphExternTest, LinearReluLinearCallSequence) {
   // 11: two small operands moved at once (b0 and w1): both staged, one
   // re-capture; the copies in op order (x and b0 before fc0, w1 before fc1,
   // y after it).
-  DeviceTensor b0b({kHidden}), w1b({kOut, kHidden});
-  b0b.Fill(12);
+  FloatDeviceTensor b0b({kHidden}), w1b({kOut, kHidden});
+  b0b.Fill(12, 1);
   w1b.Fill(13, 0.05f);
   in[2] = &b0b;
   in[3] = &w1b;
@@ -383,14 +293,14 @@ TEST_F(CudaGraphExternTest, EpilogueKernelReadsTheProductFromThePool) {
   text.replace(text.find("outputs"), std::string::npos,
                "nodes { name: \"act\" target: \"aten.sigmoid.default\" "
                "args { ref: \"fc0\" } }\noutputs { ref: \"act\" }\n");
-  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
-  DeviceTensor x({2, 16}), x2({2, 16}), w({8, 16}), b({8}), y({2, 8}),
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_STATIC);
+  FloatDeviceTensor x({2, 16}), x2({2, 16}), w({8, 16}), b({8}), y({2, 8}),
       y2({2, 8});
-  x.Fill(1);
-  x2.Fill(2);
+  x.Fill(1, 1);
+  x2.Fill(2, 1);
   w.Fill(3, 0.3f);
-  b.Fill(4);
-  std::vector<const DeviceTensor*> in = {&x, &w, &b};
+  b.Fill(4, 1);
+  std::vector<const FloatDeviceTensor*> in = {&x, &w, &b};
   const std::vector<RecordedCall> warm = CallAndCheck(fn, in, y, "warm-up");
   ASSERT_THAT(RecordingCudaDriver::Names(warm), ElementsAre("cuLaunchKernel"))
       << "the epilogue kernel";
@@ -425,13 +335,14 @@ TEST_F(CudaGraphExternTest, LargeOperandMoveIsLoggedWithNodeAndOperand) {
       nullptr);
   gj_set_log_topics("cudagraphs");
   constexpr int64_t kIn = 640, kHidden = 512, kOut = 8;
-  gj_function* fn = Load(Mlp({kIn, kHidden, kOut}, 1), GJ_MODE_REDUCE_OVERHEAD);
-  DeviceTensor x({1, kIn}), w0({kHidden, kIn}), w0b({kHidden, kIn}),
+  gj_function* fn = Load(Mlp({kIn, kHidden, kOut}, 1), GJ_MODE_REDUCE_OVERHEAD,
+                         GJ_DYNAMIC_STATIC);
+  FloatDeviceTensor x({1, kIn}), w0({kHidden, kIn}), w0b({kHidden, kIn}),
       b0({kHidden}), w1({kOut, kHidden}), b1({kOut}), y({1, kOut});
-  x.Fill(1);
+  x.Fill(1, 1);
   w0.Fill(2, 0.05f);
   w0b.Fill(3, 0.05f);
-  std::vector<const DeviceTensor*> in = {&x, &w0, &b0, &w1, &b1};
+  std::vector<const FloatDeviceTensor*> in = {&x, &w0, &b0, &w1, &b1};
   for (int i = 0; i < 3; ++i) {
     in[1] = i < 2 ? &w0 : &w0b;
     CallAndCheck(fn, in, y, absl::StrCat("call ", i));
@@ -484,18 +395,18 @@ TEST_F(CudaGraphExternTest, ConvBlockCallSequence) {
       "\"conv\" } args { ref: \"r\" } }\n"
       "nodes { name: \"act\" target: \"aten.relu.default\" args { ref: "
       "\"sum\" } }\noutputs { ref: \"act\" }\n");
-  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
-  DeviceTensor x({2, 3, 8, 8}), x2({2, 3, 8, 8}), w({4, 3, 3, 3}),
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_STATIC);
+  FloatDeviceTensor x({2, 3, 8, 8}), x2({2, 3, 8, 8}), w({4, 3, 3, 3}),
       w2({4, 3, 3, 3}), b({4}), r({2, 4, 8, 8}), r2({2, 4, 8, 8}),
       y({2, 4, 8, 8}), y2({2, 4, 8, 8});
-  x.Fill(1);
-  x2.Fill(2);
+  x.Fill(1, 1);
+  x2.Fill(2, 1);
   w.Fill(3, 0.5f);
   w2.Fill(4, 0.5f);
-  b.Fill(5);
-  r.Fill(6);
-  r2.Fill(7);
-  std::vector<const DeviceTensor*> in = {&x, &w, &b, &r};
+  b.Fill(5, 1);
+  r.Fill(6, 1);
+  r2.Fill(7, 1);
+  std::vector<const FloatDeviceTensor*> in = {&x, &w, &b, &r};
   auto counters = [] { return EmulatedCublasLt::counters(); };
 
   // 1: warm-up: plain launches of the im2col and epilogue kernels, the
@@ -510,7 +421,7 @@ TEST_F(CudaGraphExternTest, ConvBlockCallSequence) {
   // 2: capture: both kernels and the product (a node of the graph, run by
   // the launch).
   before = counters();
-  x.Fill(8);
+  x.Fill(8, 1);
   EXPECT_EQ(
       RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "capture")),
       Concat({{"cuStreamBeginCapture", "cuLaunchKernel", "cuLaunchKernel"},
@@ -518,7 +429,7 @@ TEST_F(CudaGraphExternTest, ConvBlockCallSequence) {
   EXPECT_EQ(counters().captured_matmuls - before.captured_matmuls, 1);
 
   // 3: same addresses, new values (w changed in place): one launch.
-  x.Fill(9);
+  x.Fill(9, 1);
   w.Fill(10, 0.5f);
   EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "replay")),
               ElementsAre("cuGraphLaunch"));
@@ -581,13 +492,13 @@ TEST_F(CudaGraphExternTest, PointwiseConvReadsTheInputInPlace) {
       absl::StrCat("name: \"pointwise\"\n", Placeholder("x", {2, 4, 5, 5}),
                    Placeholder("w", {6, 4, 1, 1}), ConvNode("", 0),
                    "outputs { ref: \"conv\" }\n");
-  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD);
-  DeviceTensor x({2, 4, 5, 5}), x2({2, 4, 5, 5}), w({6, 4, 1, 1}),
+  gj_function* fn = Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_STATIC);
+  FloatDeviceTensor x({2, 4, 5, 5}), x2({2, 4, 5, 5}), w({6, 4, 1, 1}),
       y({2, 6, 5, 5}), y2({2, 6, 5, 5});
-  x.Fill(1);
-  x2.Fill(2);
-  w.Fill(3);
-  std::vector<const DeviceTensor*> in = {&x, &w};
+  x.Fill(1, 1);
+  x2.Fill(2, 1);
+  w.Fill(3, 1);
+  std::vector<const FloatDeviceTensor*> in = {&x, &w};
   EXPECT_THAT(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "warm-up")),
               ElementsAre());
   EXPECT_EQ(RecordingCudaDriver::Names(CallAndCheck(fn, in, y, "capture")),
@@ -624,13 +535,13 @@ void RunMlpAgainstPlainAndCpu(CudaGraphExternTest& test, gj_function* graphed,
                               bool starts_dynamic = false) {
   const std::vector<int64_t> dims = {24, 32, 32, 6};
   const size_t layers = dims.size() - 1;
-  std::vector<std::unique_ptr<DeviceTensor>> weights;
+  std::vector<std::unique_ptr<FloatDeviceTensor>> weights;
   for (size_t i = 0; i < layers; ++i) {
-    weights.push_back(std::make_unique<DeviceTensor>(
+    weights.push_back(std::make_unique<FloatDeviceTensor>(
         std::vector<int64_t>{dims[i + 1], dims[i]}));
     weights.back()->Fill(static_cast<uint32_t>(100 + i), 0.3f);
     weights.push_back(
-        std::make_unique<DeviceTensor>(std::vector<int64_t>{dims[i + 1]}));
+        std::make_unique<FloatDeviceTensor>(std::vector<int64_t>{dims[i + 1]}));
     weights.back()->Fill(static_cast<uint32_t>(200 + i));
   }
   uint32_t seed = 1;
@@ -639,21 +550,21 @@ void RunMlpAgainstPlainAndCpu(CudaGraphExternTest& test, gj_function* graphed,
       // Weights: changed in place on round 2, moved on round 4.
       if (round == 2) weights[0]->Fill(seed++, 0.3f);
       if (round == 4 && batch == batches.front()) {
-        auto moved = std::make_unique<DeviceTensor>(weights[2]->shape);
+        auto moved = std::make_unique<FloatDeviceTensor>(weights[2]->shape);
         moved->Fill(seed++, 0.3f);
         weights[2] = std::move(moved);
       }
       // A new input tensor (a new address) on every call.
-      DeviceTensor x({batch, dims[0]});
+      FloatDeviceTensor x({batch, dims[0]});
       x.Fill(seed++);
-      std::vector<const DeviceTensor*> in = {&x};
+      std::vector<const FloatDeviceTensor*> in = {&x};
       for (const auto& w : weights) in.push_back(w.get());
       const std::string what = absl::StrCat("round ", round, ", batch ", batch);
       const std::vector<float> cpu = CpuResult(graphed, in);
       const std::vector<float> reference = DeviceResult(plain, in, nullptr);
       ExpectNear(reference, cpu, what + " (plain launches)");
       // Odd rounds into a caller buffer, even ones into fresh memory.
-      DeviceTensor y({batch, dims.back()});
+      FloatDeviceTensor y({batch, dims.back()});
       const std::vector<float> got =
           DeviceResult(graphed, in, round % 2 == 1 ? &y : nullptr);
       ExpectNear(got, reference, what + " (graph replay)");
@@ -672,8 +583,8 @@ void RunMlpAgainstPlainAndCpu(CudaGraphExternTest& test, gj_function* graphed,
 
 TEST_F(CudaGraphExternTest, StaticMlpMatchesPlainLaunchesAndCpu) {
   const std::string text = Mlp({24, 32, 32, 6}, 2);
-  gj_function* graphed = Load(text, GJ_MODE_REDUCE_OVERHEAD);
-  gj_function* plain = Load(text, GJ_MODE_DEFAULT);
+  gj_function* graphed = Load(text, GJ_MODE_REDUCE_OVERHEAD, GJ_DYNAMIC_STATIC);
+  gj_function* plain = Load(text, GJ_MODE_DEFAULT, GJ_DYNAMIC_STATIC);
   RunMlpAgainstPlainAndCpu(*this, graphed, plain, {2});
 }
 
@@ -735,15 +646,3 @@ TEST_F(CudaGraphExternTest, FullyDynamicMlpRunsOnCublasLt) {
 
 }  // namespace
 }  // namespace guardjit
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (!guardjit::EmulatedCudaDriver::Get().ok()) {
-    std::fprintf(stderr, "the emulated CUDA driver needs the CUDA headers\n");
-    return 1;
-  }
-  guardjit::CudaDriver::InstallForTesting(guardjit::RecordingCudaDriver::Get());
-  guardjit::CublasLtApi::InstallForTesting(
-      guardjit::EmulatedCublasLt::Get().value());
-  return RUN_ALL_TESTS();
-}
