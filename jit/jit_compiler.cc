@@ -18,13 +18,13 @@
 #include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
-#include "jit/conv_epilogue.h"
-#include "jit/conv_step.h"
-#include "jit/gemm_epilogue.h"
-#include "jit/gemm_step.h"
-#include "jit/lowering.h"
-#include "jit/lowering_context.h"
+#include "jit/lowering/lowering.h"
+#include "jit/lowering/lowering_context.h"
 #include "jit/program_builder.h"
+#include "jit/steps/conv_epilogue.h"
+#include "jit/steps/conv_step.h"
+#include "jit/steps/gemm_epilogue.h"
+#include "jit/steps/gemm_step.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
 
@@ -292,8 +292,8 @@ class JitExecutable : public Executable {
         continue;
       }
       return absl::FailedPreconditionError(absl::StrCat(
-          entry_.chosen_sources[i], " = ", values[b.symbol], " exceeds ",
-          b.max, ", the bound under which ", entry_.chosen_purpose,
+          entry_.chosen_sources[i], " = ", values[b.symbol], " exceeds ", b.max,
+          ", the bound under which ", entry_.chosen_purpose,
           " (the guards of the entry that runs this executable check it)"));
     }
     return absl::OkStatus();
@@ -495,10 +495,10 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
       plan.ok() ? backend_->ForEntry(backend_, *graph, spec, *plan)
                 : absl::StatusOr<EntryBackend>(plan.status());
   absl::StatusOr<std::unique_ptr<ProgramRunner>> program =
-      entry.ok() ? BuildProgram(graph, metas, *plan, *entry->backend, pool_,
-                                num_symbols)
-                 : absl::StatusOr<std::unique_ptr<ProgramRunner>>(
-                       entry.status());
+      entry.ok()
+          ? BuildProgram(graph, metas, *plan, *entry->backend, pool_,
+                         num_symbols)
+          : absl::StatusOr<std::unique_ptr<ProgramRunner>>(entry.status());
   // A kernel compile forbidden by the ASSERT_COMPILE switch is the call's
   // error: the eager plan would hide exactly the compile it asserts on.
   if (!program.ok() && IsKernelCacheMissError(program.status())) {

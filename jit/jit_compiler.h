@@ -8,10 +8,10 @@
 
 #include "absl/status/statusor.h"
 #include "core/compiler.h"
-#include "jit/fusion.h"
 #include "jit/kernel_backend.h"
-#include "jit/kernel_compiler.h"
-#include "jit/llvm_backend.h"
+#include "jit/llvm/kernel_compiler.h"
+#include "jit/llvm/llvm_backend.h"
+#include "jit/schedule/fusion.h"
 #include "runtime/thread_pool.h"
 
 namespace guardjit {

@@ -9,7 +9,8 @@
 // Compile, which returns a KernelModule, and MakeStepRunner supplies each
 // kernel step's runner (jit/program_builder.h puts them together). Three
 // backends implement it:
-//   - LLVM on the host (jit/llvm_backend.h: KernelCompiler over OrcJit). Its
+//   - LLVM on the host (jit/llvm/llvm_backend.h: KernelCompiler over OrcJit).
+//   Its
 //     modules also expose the kernels' host function pointers, which its
 //     runners call directly, splitting their first outer loop across a
 //     ThreadPool (no virtual call or Status per chunk), and its plans get
@@ -31,13 +32,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/compiler.h"
 #include "core/executable.h"
 #include "core/graph.h"
-#include "core/compiler.h"
 #include "core/run_context.h"
-#include "jit/fusion.h"
 #include "jit/kernel_cache.h"
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
+#include "jit/schedule/fusion.h"
 #include "runtime/program/kernel_module.h"
 #include "runtime/program/program_graphs.h"
 #include "runtime/program/step_runner.h"

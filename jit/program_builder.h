@@ -6,8 +6,8 @@
 #include "absl/status/statusor.h"
 #include "core/graph.h"
 #include "core/shape_inference.h"
-#include "jit/fusion.h"
 #include "jit/kernel_backend.h"
+#include "jit/schedule/fusion.h"
 #include "runtime/program/program_runner.h"
 #include "runtime/thread_pool.h"
 

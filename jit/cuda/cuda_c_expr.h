@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/dtype.h"
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 #include "runtime/index_expr.h"
 
 namespace guardjit::cuda_c {

@@ -72,7 +72,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 #include "runtime/index_expr.h"
 
 namespace guardjit {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 
 namespace guardjit {
 

@@ -18,7 +18,7 @@
 #include "jit/cuda/cuda_c_expr.h"
 #include "jit/cuda/cuda_codegen.h"
 #include "jit/cuda/cuda_vectorize.h"
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 
 namespace guardjit::cuda_c {
 

@@ -20,7 +20,7 @@
 
 #include <vector>
 
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 
 namespace guardjit {
 

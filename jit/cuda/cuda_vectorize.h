@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "jit/loop_ir.h"
+#include "jit/lowering/loop_ir.h"
 
 namespace guardjit {
 

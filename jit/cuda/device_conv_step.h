@@ -37,9 +37,9 @@
 #include "core/graph.h"
 #include "core/run_context.h"
 #include "core/tensor.h"
-#include "jit/conv_step.h"
-#include "jit/fusion.h"
 #include "jit/kernel_backend.h"
+#include "jit/schedule/fusion.h"
+#include "jit/steps/conv_step.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 
 namespace guardjit {

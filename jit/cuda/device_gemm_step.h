@@ -22,8 +22,8 @@
 #include "core/graph.h"
 #include "core/run_context.h"
 #include "core/tensor.h"
-#include "jit/gemm_step.h"
 #include "jit/kernel_backend.h"
+#include "jit/steps/gemm_step.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 
 namespace guardjit {

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph.h"
-#include "jit/fusion.h"
+#include "jit/schedule/fusion.h"
 #include "runtime/program/kernel_module.h"
 #include "runtime/program/step_runner.h"
 

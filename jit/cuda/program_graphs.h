@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "jit/conv_step.h"
-#include "jit/fusion.h"
-#include "jit/gemm_step.h"
+#include "jit/schedule/fusion.h"
+#include "jit/steps/conv_step.h"
+#include "jit/steps/gemm_step.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_graph.h"
 #include "runtime/program/program_graphs.h"

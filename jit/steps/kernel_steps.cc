@@ -8,8 +8,8 @@
 #include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "jit/conv_step.h"
-#include "jit/gemm_step.h"
+#include "jit/steps/conv_step.h"
+#include "jit/steps/gemm_step.h"
 
 namespace guardjit {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "jit/fusion.h"
+#include "jit/schedule/fusion.h"
 #include "runtime/program/kernel_module.h"
 #include "runtime/program/step_runner.h"
 #include "runtime/thread_pool.h"

@@ -1,9 +1,9 @@
-// addmm's bias as cuBLASLt's C matrix (jit/gemm_step.h's DeviceEpilogue::c)
-// through gj_function_call on the emulated device, against the eager
-// backend on CPU copies: a full [M, N] bias at any beta and alpha runs as
-// D = act(alpha * A @ B + beta * C) in the one cublasLtMatmul (no epilogue
-// kernel launched), and a bias C cannot express (a row vector at beta != 1,
-// a transposed matrix) keeps the epilogue kernel.
+// addmm's bias as cuBLASLt's C matrix (jit/steps/gemm_step.h's
+// DeviceEpilogue::c) through gj_function_call on the emulated device, against
+// the eager backend on CPU copies: a full [M, N] bias at any beta and alpha
+// runs as D = act(alpha * A @ B + beta * C) in the one cublasLtMatmul (no
+// epilogue kernel launched), and a bias C cannot express (a row vector at beta
+// != 1, a transposed matrix) keeps the epilogue kernel.
 
 #include <cmath>
 #include <cstdint>

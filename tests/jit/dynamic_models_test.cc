@@ -16,11 +16,11 @@
 #include "core/graph_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jit/conv_step.h"
-#include "jit/gemm_step.h"
+#include "jit/steps/conv_step.h"
+#include "jit/steps/gemm_step.h"
+#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
-#include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {
 namespace {

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
-#include "jit/llvm_backend.h"
+#include "jit/llvm/llvm_backend.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/cuda/cuda_codegen.h"
-#include "jit/fusion.h"
+#include "jit/schedule/fusion.h"
 
 namespace guardjit::testing {
 

@@ -1,7 +1,7 @@
 // ProgramRunner over hand-built programs: the step interface, memory given
 // to each step's slots, OutputPlacement's decisions, stops naming the step,
 // and the eager step's destinations. The same contract through the JIT's
-// programs is tests/jit/compiled_program_test.cc.
+// programs is tests/jit/program_builder_test.cc.
 
 #include "runtime/program/program_runner.h"
 

@@ -1,0 +1,79 @@
+#include "jit/llvm/llvm_backend.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "jit/steps/kernel_steps.h"
+
+namespace guardjit {
+namespace {
+
+class LlvmKernelModule : public KernelModule {
+ public:
+  LlvmKernelModule(std::vector<HostKernelFn> functions,
+                   std::vector<IndexExpr> outer_extents,
+                   std::vector<std::shared_ptr<const ModuleCode>> code)
+      : functions_(std::move(functions)),
+        outer_extents_(std::move(outer_extents)),
+        code_(std::move(code)) {}
+
+  // The whole kernel on the calling thread.
+  absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
+                                 absl::Span<const int64_t> sizes,
+                                 const DeviceFaultWords* faults,
+                                 const RunContext& ctx) const override {
+    (void)faults;
+    (void)ctx;
+    if (index < 0 || index >= static_cast<int>(functions_.size())) {
+      return absl::InternalError(absl::StrCat("no kernel ", index));
+    }
+    return functions_[index](buffers, sizes.data(), 0,
+                             outer_extents_[index].Evaluate(sizes));
+  }
+
+  const std::vector<HostKernelFn>* host_functions() const override {
+    return &functions_;
+  }
+
+ private:
+  const std::vector<HostKernelFn> functions_;
+  const std::vector<IndexExpr> outer_extents_;
+  // The modules the functions live in: their code is removed from the JIT
+  // with the last owner (this module's programs, the compiler's cache).
+  const std::vector<std::shared_ptr<const ModuleCode>> code_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
+    absl::Span<const Kernel* const> kernels,
+    absl::Span<const std::string> labels) {
+  std::vector<std::shared_ptr<const ModuleCode>> code;
+  ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> functions,
+                   compiler_->Compile(std::vector<const Kernel*>(
+                                          kernels.begin(), kernels.end()),
+                                      &code, labels));
+  std::vector<IndexExpr> extents;
+  for (const Kernel* k : kernels) {
+    extents.push_back(k->outer.empty() ? IndexExpr::Const(1)
+                                       : k->outer[0].extent);
+  }
+  return std::make_shared<const LlvmKernelModule>(
+      std::move(functions), std::move(extents), std::move(code));
+}
+
+absl::StatusOr<std::unique_ptr<const StepRunner>>
+LlvmKernelBackend::MakeStepRunner(
+    const PlanStep& step, const Graph&,
+    std::shared_ptr<const KernelModule> module, int index,
+    const std::shared_ptr<ThreadPool>& pool) const {
+  const std::vector<HostKernelFn>* host = module->host_functions();
+  if (host == nullptr || index < 0 || index >= static_cast<int>(host->size())) {
+    return absl::InternalError(
+        absl::StrCat(name(), ": no host function for kernel ", index));
+  }
+  return MakeHostStep(step, (*host)[index], pool);
+}
+
+}  // namespace guardjit

@@ -1,0 +1,610 @@
+#include "jit/llvm/llvm_codegen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "jit/llvm/llvm_element_ops.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace guardjit {
+namespace {
+
+// Vectors a reduction loop keeps in flight (llvm.loop.interleave.count).
+constexpr int kInterleave = 2;
+// Floating sums add blocks of this many inner iterations in float, then the
+// blocks in double (EmitStage); the block loop's variable id.
+constexpr int64_t kSumBlock = 2048;
+constexpr int kSumBlockVar = -1;
+// Loops of at most this many constant iterations are kept rolled.
+constexpr int64_t kMaxUnrolledTrip = 64;
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Kernel& kernel, llvm::Module* module)
+      : k_(kernel), m_(module), ctx_(module->getContext()), b_(ctx_) {}
+
+  absl::Status Emit(const std::string& name);
+
+ private:
+  llvm::Type* TypeOf(DType d) { return LlvmType(b_, d); }
+  llvm::Type* MemTypeOf(DType d) { return LlvmMemType(b_, d); }
+
+  llvm::Value* Index(const IndexExpr& e);
+  absl::StatusOr<llvm::Value*> Value(const ValueExpr& e);
+  absl::StatusOr<llvm::Value*> Gather(const ValueExpr& e);
+  llvm::Value* FConst(llvm::Type* t, double v) {
+    return llvm::ConstantFP::get(t, v);
+  }
+  llvm::Value* Alloca(llvm::Type* t) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(),
+                            fn_->getEntryBlock().begin());
+    return entry.CreateAlloca(t);
+  }
+  // Emits for (var = begin; var < end; ++var) body().
+  absl::Status Loop(int var, llvm::Value* begin, llvm::Value* end,
+                    const std::function<absl::Status()>& body);
+  absl::Status Loops(const std::vector<LoopRange>& loops, size_t first,
+                     const std::function<absl::Status()>& body);
+  absl::Status EmitStages();
+  absl::Status EmitStage(const Stage& stage);
+  absl::Status EmitArgReduction(const Stage& stage);
+
+  const Kernel& k_;
+  llvm::Module* m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  std::vector<llvm::Value*> buffers_;
+  std::vector<llvm::Value*> sizes_;
+  absl::flat_hash_map<int, llvm::Value*> vars_;
+  std::vector<llvm::Value*> locals_;
+  absl::flat_hash_map<const void*, llvm::Value*> memo_;
+  // The failed-check mask the kernel returns: OR-ed per gather, promoted to
+  // a loop-carried value (an or-reduction the vectorizer keeps in vectors).
+  llvm::Value* faults_ = nullptr;
+  llvm::GlobalVariable* zeros_ = nullptr;  // what a failed gather reads
+  bool no_unroll_ = false;  // set while emitting a reduction's loops
+};
+
+llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
+  switch (e.kind()) {
+    case IndexExpr::Kind::kConst:
+      return b_.getInt64(e.value());
+    case IndexExpr::Kind::kVar:
+      return vars_.at(e.id());
+    case IndexExpr::Kind::kSize:
+      return sizes_[e.id()];
+    // Operands emitted into locals first, left to right: as call arguments
+    // their order would be the host compiler's (g++ and clang differ), and
+    // so would the generated IR (tests/jit/golden).
+    case IndexExpr::Kind::kAdd: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateNSWAdd(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kMul: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateNSWMul(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kFloorDiv: {
+      // Kernel indices are non-negative, where C division floors.
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateSDiv(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kMod: {
+      llvm::Value* a = Index(e.lhs());
+      return b_.CreateSRem(a, Index(e.rhs()));
+    }
+    case IndexExpr::Kind::kMax:
+    case IndexExpr::Kind::kMin: {
+      llvm::Value* a = Index(e.lhs());
+      llvm::Value* c = Index(e.rhs());
+      return b_.CreateBinaryIntrinsic(e.kind() == IndexExpr::Kind::kMax
+                                          ? llvm::Intrinsic::smax
+                                          : llvm::Intrinsic::smin,
+                                      a, c);
+    }
+  }
+  return nullptr;
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::Value(const ValueExpr& e) {
+  auto it = memo_.find(e.id());
+  if (it != memo_.end()) return it->second;
+  llvm::Value* v = nullptr;
+  switch (e.kind()) {
+    case ValueExpr::Kind::kLoad: {
+      llvm::Type* mem = MemTypeOf(e.dtype());
+      llvm::Value* ptr =
+          b_.CreateInBoundsGEP(mem, buffers_[e.buffer()], Index(e.index()));
+      v = b_.CreateLoad(mem, ptr);
+      if (e.dtype() == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+      break;
+    }
+    case ValueExpr::Kind::kConst:
+      v = e.is_int_const()
+              ? llvm::ConstantInt::get(TypeOf(e.dtype()), e.int_value(), true)
+              : FConst(TypeOf(e.dtype()), e.float_value());
+      break;
+    case ValueExpr::Kind::kLocal:
+      if (e.local() < 0 || e.local() >= static_cast<int>(locals_.size())) {
+        return absl::InternalError("local read before its reduction");
+      }
+      v = locals_[e.local()];
+      break;
+    case ValueExpr::Kind::kUnary: {
+      ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(v, EmitUnary(b_, e.unary_op(), e.operand(0).dtype(), x));
+      break;
+    }
+    case ValueExpr::Kind::kBinary: {
+      ASSIGN_OR_RETURN(llvm::Value * a, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(llvm::Value * c, Value(e.operand(1)));
+      ASSIGN_OR_RETURN(
+          v, EmitBinary(b_, e.binary_op(), e.operand(0).dtype(), a, c));
+      break;
+    }
+    case ValueExpr::Kind::kWhere: {
+      ASSIGN_OR_RETURN(llvm::Value * cond, Value(e.operand(0)));
+      ASSIGN_OR_RETURN(llvm::Value * a, Value(e.operand(1)));
+      ASSIGN_OR_RETURN(llvm::Value * c, Value(e.operand(2)));
+      v = b_.CreateSelect(cond, a, c);
+      break;
+    }
+    case ValueExpr::Kind::kCast: {
+      ASSIGN_OR_RETURN(llvm::Value * x, Value(e.operand(0)));
+      v = EmitCast(b_, x, e.operand(0).dtype(), e.dtype());
+      break;
+    }
+    case ValueExpr::Kind::kIndex:
+      v = Index(e.index());
+      break;
+    case ValueExpr::Kind::kGather:
+      ASSIGN_OR_RETURN(v, Gather(e));
+      break;
+  }
+  memo_[e.id()] = v;
+  return v;
+}
+
+// An index outside [0, bound) (negative ones are huge unsigned) sets the
+// check's bit and reads a zero from a constant instead of the buffer, so
+// nothing out of bounds is touched, even when the dim is empty.
+absl::StatusOr<llvm::Value*> KernelEmitter::Gather(const ValueExpr& e) {
+  ASSIGN_OR_RETURN(llvm::Value * index, Value(e.operand(0)));
+  if (faults_ == nullptr || !index->getType()->isIntegerTy(64)) {
+    return absl::InternalError(
+        "gather in a kernel without index checks, or of a non-int64 index");
+  }
+  llvm::Type* mem = MemTypeOf(e.dtype());
+  llvm::Value* in_range = b_.CreateICmpULT(index, Index(e.bound()));
+  llvm::Value* base = Index(e.index());
+  llvm::Value* safe_index = b_.CreateSelect(in_range, index, b_.getInt64(0));
+  llvm::Value* offset =
+      b_.CreateNSWAdd(base, b_.CreateNSWMul(safe_index, Index(e.stride())));
+  if (zeros_ == nullptr) {
+    auto* type = llvm::ArrayType::get(b_.getInt64Ty(), 1);
+    zeros_ = new llvm::GlobalVariable(*m_, type, /*isConstant=*/true,
+                                      llvm::GlobalValue::PrivateLinkage,
+                                      llvm::ConstantAggregateZero::get(type));
+    zeros_->setAlignment(llvm::Align(8));
+  }
+  llvm::Value* ptr = b_.CreateSelect(
+      in_range, b_.CreateInBoundsGEP(mem, buffers_[e.buffer()], offset),
+      zeros_);
+  llvm::Value* v = b_.CreateLoad(mem, ptr);
+  if (e.dtype() == DType::kBool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  const int bit = std::min(e.check(), 63);
+  llvm::Value* faults = b_.CreateLoad(b_.getInt64Ty(), faults_);
+  llvm::Value* fault = b_.CreateSelect(in_range, b_.getInt64(0),
+                                       b_.getInt64(uint64_t{1} << bit));
+  b_.CreateStore(b_.CreateOr(faults, fault), faults_);
+  return v;
+}
+
+absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
+                                 const std::function<absl::Status()>& body) {
+  llvm::Value* iv = Alloca(b_.getInt64Ty());
+  b_.CreateStore(begin, iv);
+  auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  auto* inside = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), iv);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), inside, exit);
+  b_.SetInsertPoint(inside);
+  vars_[var] = i;
+  RETURN_IF_ERROR(body());
+  b_.CreateStore(
+      b_.CreateNSWAdd(b_.CreateLoad(b_.getInt64Ty(), iv), b_.getInt64(1)), iv);
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (no_unroll_) {
+    // Fully unrolled reductions keep two accumulators and spill every load;
+    // left rolled, the vectorizer keeps partial accumulators instead. Unroll
+    // disabled also disables interleaving, so its count is given explicitly:
+    // two vectors in flight hide the accumulator's add/max latency.
+    llvm::MDNode* disable = llvm::MDNode::get(
+        ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+    llvm::MDNode* interleave = llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+               llvm::ConstantAsMetadata::get(b_.getInt32(kInterleave))});
+    llvm::MDNode* id =
+        llvm::MDNode::getDistinct(ctx_, {nullptr, disable, interleave});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  } else if (auto* trip = llvm::dyn_cast<llvm::ConstantInt>(end);
+             trip != nullptr && trip->getSExtValue() <= kMaxUnrolledTrip) {
+    // A short constant loop is fully unrolled at O3, and under the host's
+    // cost model the SLP vectorizer and load elimination then spend 4x the
+    // compile time on the unrolled body (a 4x16 GEMM epilogue: 150 ms); the
+    // loop vectorizer covers it as well rolled.
+    llvm::MDNode* disable = llvm::MDNode::get(
+        ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::Loops(const std::vector<LoopRange>& loops,
+                                  size_t first,
+                                  const std::function<absl::Status()>& body) {
+  if (first == loops.size()) return body();
+  return Loop(loops[first].var, b_.getInt64(0), Index(loops[first].extent),
+              [&] { return Loops(loops, first + 1, body); });
+}
+
+absl::Status KernelEmitter::EmitStage(const Stage& stage) {
+  memo_.clear();
+  if (stage.kind == Stage::Kind::kStore) {
+    return Loops(stage.loops, 0, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(llvm::Value * v, Value(stage.value));
+      const DType d = k_.buffers[stage.buffer].dtype;
+      if (d == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
+      llvm::Value* ptr = b_.CreateInBoundsGEP(
+          MemTypeOf(d), buffers_[stage.buffer], Index(stage.index));
+      b_.CreateStore(v, ptr);
+      memo_.clear();
+      return absl::OkStatus();
+    });
+  }
+  const DType d = stage.value.dtype();
+  llvm::Type* t = TypeOf(d);
+  const bool fp = IsFloating(d);
+  if (stage.combine == CombineOp::kArgMax ||
+      stage.combine == CombineOp::kArgMin) {
+    return EmitArgReduction(stage);
+  }
+  llvm::Value* init = nullptr;
+  switch (stage.combine) {
+    case CombineOp::kSum:
+      init = llvm::Constant::getNullValue(t);
+      break;
+    case CombineOp::kProd:
+      init = fp ? FConst(t, 1.0) : llvm::ConstantInt::get(t, 1);
+      break;
+    case CombineOp::kMax:
+      init =
+          fp ? FConst(t, -INFINITY)
+          : IsUnsignedInt(d)
+              ? llvm::ConstantInt::get(t, 0)
+              : llvm::ConstantInt::get(
+                    t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+      break;
+    case CombineOp::kArgMax:
+    case CombineOp::kArgMin:
+    case CombineOp::kMin:
+      init =
+          fp ? FConst(t, INFINITY)
+          : IsUnsignedInt(d)
+              ? llvm::ConstantInt::get(
+                    t, llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
+              : llvm::ConstantInt::get(
+                    t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+      break;
+  }
+  // Floating sums are blocked: the innermost loop is cut into blocks of
+  // kSumBlock iterations, each summed in a float accumulator (vectorized: 16
+  // partial lanes with AVX2 and interleave 2), and the blocks' partial sums
+  // are added in double, rounded once at the end. A float accumulator over a
+  // whole reduction stops growing once the sum is 2^24 times its addends
+  // (sum(ones[2^30]) gave 2^29); a double accumulator per element halves the
+  // vector width (softmax 2.1 -> 3.4 ms). float16/bfloat16 accumulate in
+  // float. Error bound (README "Numerics"): each lane adds at most kSumBlock /
+  // 16 values, so |sum - exact| <= (kSumBlock / 16 + 1) * 2^-24 * sum|x|
+  // + n/kSumBlock * 2^-53 * sum|x| + one rounding to the result dtype.
+  const bool widen_sum = fp && stage.combine == CombineOp::kSum &&
+                         !t->isDoubleTy() && !stage.loops.empty();
+  llvm::Type* acc_t = widen_sum ? b_.getFloatTy() : t;
+  if (widen_sum) init = llvm::Constant::getNullValue(acc_t);
+  llvm::Value* total = nullptr;  // widen_sum: the blocks' sum, in double
+  if (widen_sum) {
+    total = Alloca(b_.getDoubleTy());
+    b_.CreateStore(llvm::Constant::getNullValue(b_.getDoubleTy()), total);
+  }
+  llvm::Value* acc = Alloca(acc_t);
+  b_.CreateStore(init, acc);
+  // Floating max/min combine with maxnum/minnum under nnan nsz (a plain
+  // vmaxps the vectorizer keeps in partial accumulators; llvm.maximum's NaN
+  // and signed-zero handling is a serial blend chain) and track NaN on the
+  // side: any NaN input makes the result NaN, as in eager amax/amin. The sign
+  // of a zero result is unspecified.
+  const bool fp_min_max = fp && (stage.combine == CombineOp::kMax ||
+                                 stage.combine == CombineOp::kMin);
+  // The flag ORs the bit patterns of the NaN inputs (never zero): an integer
+  // as wide as the element keeps it one vandps/vorps per vector (an i1 flag
+  // is packed to bytes every vector; a sign-extended compare is narrowed
+  // back to one).
+  llvm::Type* nan_flag_t = b_.getIntNTy(t->getPrimitiveSizeInBits());
+  llvm::Value* saw_nan = nullptr;
+  if (fp_min_max) {
+    saw_nan = Alloca(nan_flag_t);
+    b_.CreateStore(llvm::Constant::getNullValue(nan_flag_t), saw_nan);
+  }
+  no_unroll_ = true;
+  auto element = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    if (stage.buffer >= 0) {
+      const DType bd = k_.buffers[stage.buffer].dtype;
+      b_.CreateStore(bd == DType::kBool ? b_.CreateZExt(x, b_.getInt8Ty()) : x,
+                     b_.CreateInBoundsGEP(MemTypeOf(bd), buffers_[stage.buffer],
+                                          Index(stage.index)));
+    }
+    llvm::Value* a = b_.CreateLoad(acc_t, acc);
+    if (x->getType() != acc_t) x = b_.CreateFPExt(x, acc_t);
+    llvm::Value* r = nullptr;
+    switch (stage.combine) {
+      case CombineOp::kSum:
+      case CombineOp::kProd: {
+        const bool sum = stage.combine == CombineOp::kSum;
+        if (fp) {
+          // Reassociation lets the vectorizer keep partial accumulators.
+          r = sum ? b_.CreateFAdd(a, x) : b_.CreateFMul(a, x);
+          llvm::FastMathFlags flags;
+          flags.setAllowReassoc();
+          llvm::cast<llvm::Instruction>(r)->setFastMathFlags(flags);
+        } else {
+          r = sum ? b_.CreateAdd(a, x) : b_.CreateMul(a, x);
+        }
+        break;
+      }
+      case CombineOp::kArgMax:
+      case CombineOp::kArgMin:
+      case CombineOp::kMax:
+      case CombineOp::kMin: {
+        if (fp_min_max) {
+          r = b_.CreateBinaryIntrinsic(stage.combine == CombineOp::kMax
+                                           ? llvm::Intrinsic::maxnum
+                                           : llvm::Intrinsic::minnum,
+                                       a, x);
+          if (auto* inst = llvm::dyn_cast<llvm::Instruction>(r)) {
+            llvm::FastMathFlags flags;
+            flags.setNoNaNs();
+            flags.setNoSignedZeros();
+            inst->setFastMathFlags(flags);
+          }
+          llvm::Value* seen = b_.CreateLoad(nan_flag_t, saw_nan);
+          llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+          llvm::Value* bits = b_.CreateBitCast(x, nan_flag_t);
+          llvm::Value* flag = b_.CreateSelect(
+              is_nan, bits, b_.getIntN(nan_flag_t->getIntegerBitWidth(), 0));
+          b_.CreateStore(b_.CreateOr(seen, flag), saw_nan);
+          break;
+        }
+        ASSIGN_OR_RETURN(
+            r, EmitBinary(b_,
+                          stage.combine == CombineOp::kMax ? BinaryOp::kMaximum
+                                                           : BinaryOp::kMinimum,
+                          d, a, x));
+        break;
+      }
+    }
+    b_.CreateStore(r, acc);
+    memo_.clear();
+    return absl::OkStatus();
+  };
+  absl::Status status;
+  if (!widen_sum) {
+    status = Loops(stage.loops, 0, element);
+  } else {
+    const std::vector<LoopRange> outer(stage.loops.begin(),
+                                       stage.loops.end() - 1);
+    const LoopRange& inner = stage.loops.back();
+    status = Loops(outer, 0, [&]() -> absl::Status {
+      llvm::Value* extent = Index(inner.extent);
+      llvm::Value* blocks =
+          b_.CreateSDiv(b_.CreateNSWAdd(extent, b_.getInt64(kSumBlock - 1)),
+                        b_.getInt64(kSumBlock));
+      return Loop(kSumBlockVar, b_.getInt64(0), blocks, [&]() -> absl::Status {
+        llvm::Value* begin =
+            b_.CreateNSWMul(vars_.at(kSumBlockVar), b_.getInt64(kSumBlock));
+        llvm::Value* end = b_.CreateBinaryIntrinsic(
+            llvm::Intrinsic::smin,
+            b_.CreateNSWAdd(begin, b_.getInt64(kSumBlock)), extent);
+        b_.CreateStore(init, acc);
+        RETURN_IF_ERROR(Loop(inner.var, begin, end, element));
+        llvm::Value* sum = b_.CreateLoad(b_.getDoubleTy(), total);
+        llvm::Value* block = b_.CreateLoad(acc_t, acc);
+        b_.CreateStore(
+            b_.CreateFAdd(sum, b_.CreateFPExt(block, b_.getDoubleTy())), total);
+        return absl::OkStatus();
+      });
+    });
+  }
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
+  locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
+  llvm::Value* result =
+      widen_sum ? b_.CreateFPTrunc(b_.CreateLoad(b_.getDoubleTy(), total), t)
+                : b_.CreateLoad(acc_t, acc);
+  if (fp_min_max) {
+    // maxnum under nnan is poison once it met a NaN; the select discards it.
+    result =
+        b_.CreateSelect(b_.CreateIsNotNull(b_.CreateLoad(nan_flag_t, saw_nan)),
+                        FConst(t, NAN), result);
+  }
+  locals_[stage.local] = result;
+  return absl::OkStatus();
+}
+
+// argmax/argmin as the eager kernel finds them: a strictly better value
+// moves the position, so ties keep the first; once a NaN is found it stays.
+absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
+  const DType d = stage.value.dtype();
+  llvm::Type* t = TypeOf(d);
+  const bool fp = IsFloating(d);
+  const bool max = stage.combine == CombineOp::kArgMax;
+  llvm::Value* start =
+      fp ? FConst(t, max ? -INFINITY : INFINITY)
+         : llvm::ConstantInt::get(
+               t,
+               IsUnsignedInt(d)
+                   ? (max ? llvm::APInt::getMinValue(t->getIntegerBitWidth())
+                          : llvm::APInt::getMaxValue(t->getIntegerBitWidth()))
+                   : (max ? llvm::APInt::getSignedMinValue(
+                                t->getIntegerBitWidth())
+                          : llvm::APInt::getSignedMaxValue(
+                                t->getIntegerBitWidth())));
+  llvm::Value* best = Alloca(t);
+  llvm::Value* position = Alloca(b_.getInt64Ty());
+  b_.CreateStore(start, best);
+  b_.CreateStore(b_.getInt64(0), position);
+  no_unroll_ = true;
+  absl::Status status = Loops(stage.loops, 0, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+    llvm::Value* b = b_.CreateLoad(t, best);
+    llvm::Value* better;
+    if (fp) {
+      llvm::Value* b_ordered = b_.CreateFCmpORD(b, b);
+      llvm::Value* x_nan = b_.CreateFCmpUNO(x, x);
+      llvm::Value* x_beyond =
+          max ? b_.CreateFCmpOGT(x, b) : b_.CreateFCmpOLT(x, b);
+      better = b_.CreateAnd(b_ordered, b_.CreateOr(x_nan, x_beyond));
+    } else if (IsUnsignedInt(d)) {
+      better = max ? b_.CreateICmpUGT(x, b) : b_.CreateICmpULT(x, b);
+    } else {
+      better = max ? b_.CreateICmpSGT(x, b) : b_.CreateICmpSLT(x, b);
+    }
+    llvm::Value* here = b_.getInt64(0);
+    for (const LoopRange& l : stage.loops) {
+      here = b_.CreateNSWAdd(b_.CreateNSWMul(here, Index(l.extent)),
+                             vars_.at(l.var));
+    }
+    b_.CreateStore(b_.CreateSelect(better, x, b), best);
+    b_.CreateStore(
+        b_.CreateSelect(better, here, b_.CreateLoad(b_.getInt64Ty(), position)),
+        position);
+    memo_.clear();
+    return absl::OkStatus();
+  });
+  no_unroll_ = false;
+  RETURN_IF_ERROR(status);
+  locals_.resize(std::max<size_t>(locals_.size(), stage.local + 1));
+  locals_[stage.local] = b_.CreateLoad(b_.getInt64Ty(), position);
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::EmitStages() {
+  for (const Stage& stage : k_.stages) RETURN_IF_ERROR(EmitStage(stage));
+  return absl::OkStatus();
+}
+
+absl::Status KernelEmitter::Emit(const std::string& name) {
+  for (const BufferParam& p : k_.buffers) {
+    if (TypeOf(p.dtype) == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("no CPU codegen for ", DTypeName(p.dtype)));
+    }
+  }
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i64 = b_.getInt64Ty();
+  // The body takes each buffer as its own noalias argument; the exported
+  // wrapper unpacks the arrays and inlines it.
+  std::vector<llvm::Type*> params(k_.buffers.size(), ptr);
+  params.insert(params.end(), k_.num_size_params + 2, i64);
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(i64, params, false),
+                               llvm::Function::InternalLinkage, name + ".body",
+                               m_);
+  fn_->addFnAttr(llvm::Attribute::AlwaysInline);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < k_.buffers.size(); ++i) {
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (!k_.buffers[i].is_output) {
+      fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+  }
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  if (k_.num_checks > 0) {
+    faults_ = b_.CreateAlloca(i64);
+    b_.CreateStore(b_.getInt64(0), faults_);
+  }
+  auto arg = fn_->arg_begin();
+  for (size_t i = 0; i < k_.buffers.size(); ++i) buffers_.push_back(&*arg++);
+  for (int i = 0; i < k_.num_size_params; ++i) sizes_.push_back(&*arg++);
+  llvm::Value* begin = &*arg++;
+  llvm::Value* end = &*arg++;
+  if (k_.outer.empty()) {
+    auto* run = llvm::BasicBlock::Create(ctx_, "run", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+    b_.CreateCondBr(b_.CreateICmpSLT(begin, end), run, done);
+    b_.SetInsertPoint(run);
+    RETURN_IF_ERROR(EmitStages());
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  } else {
+    RETURN_IF_ERROR(Loop(k_.outer[0].var, begin, end, [&] {
+      return Loops(k_.outer, 1, [&] { return EmitStages(); });
+    }));
+  }
+  b_.CreateRet(faults_ != nullptr
+                   ? static_cast<llvm::Value*>(b_.CreateLoad(i64, faults_))
+                   : b_.getInt64(0));
+
+  auto* wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(i64, {ptr, ptr, i64, i64}, false),
+      llvm::Function::ExternalLinkage, name, m_);
+  wrapper->addFnAttr(llvm::Attribute::NoUnwind);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
+  auto w = wrapper->arg_begin();
+  llvm::Value* buffer_array = &*w++;
+  llvm::Value* size_array = &*w++;
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < k_.buffers.size(); ++i) {
+    args.push_back(b_.CreateLoad(
+        ptr, b_.CreateConstInBoundsGEP1_64(ptr, buffer_array, i)));
+  }
+  for (int i = 0; i < k_.num_size_params; ++i) {
+    args.push_back(
+        b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, size_array, i)));
+  }
+  args.push_back(&*w++);
+  args.push_back(&*w++);
+  b_.CreateRet(b_.CreateCall(fn_, args));
+
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (llvm::verifyFunction(*fn_, &os) || llvm::verifyFunction(*wrapper, &os)) {
+    return absl::InternalError(absl::StrCat("invalid kernel IR: ", os.str()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
+                        llvm::Module* module) {
+  return KernelEmitter(kernel, module).Emit(name);
+}
+
+}  // namespace guardjit

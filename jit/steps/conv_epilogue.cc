@@ -1,0 +1,238 @@
+#include "jit/steps/conv_epilogue.h"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "jit/cuda/device_conv_step.h"
+#include "jit/lowering/lowering.h"
+#include "jit/steps/conv_step.h"
+#include "jit/steps/extern_epilogue.h"
+
+namespace guardjit {
+namespace {
+
+constexpr const char* kConvolution = "aten.convolution.default";
+// BLAS takes int extents.
+constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
+// A thread's scratch (one image's result and column matrix) beyond this
+// runs eagerly rather than risk an allocation the call cannot survive.
+constexpr int64_t kMaxScratchBytes = int64_t{1} << 30;
+
+// A stride/padding/dilation argument: one value per spatial dim, or one for
+// all of them (graph binding has made a bare int a list).
+std::optional<ConvStep::Dims3> SpatialList(const Arg& arg, int spatial,
+                                           int64_t fill) {
+  if (!arg.is_list()) return std::nullopt;
+  const Arg::List& list = arg.as_list();
+  if (list.size() != 1 && static_cast<int>(list.size()) != spatial) {
+    return std::nullopt;
+  }
+  ConvStep::Dims3 dims = {fill, fill, fill};
+  for (int i = 0; i < spatial; ++i) {
+    const Arg& v = list[list.size() == 1 ? 0 : i];
+    if (!v.is_int()) return std::nullopt;
+    dims[3 - spatial + i] = v.as_int();
+  }
+  return dims;
+}
+
+struct Match {
+  std::shared_ptr<ConvStep> conv;
+  ExternProduct product;
+  std::optional<FixedRef> bias;  // [out channels]
+};
+
+// `sizes` with a symbolic dim 0 read as 1 (a dynamic entry's batch, bound
+// per call), when every other dim is fixed.
+std::optional<std::vector<IndexExpr>> BatchOfOne(
+    const std::vector<IndexExpr>& sizes) {
+  std::vector<IndexExpr> out = sizes;
+  if (out.empty()) return std::nullopt;
+  if (!out[0].is_const()) out[0] = IndexExpr::Const(1);
+  return out;
+}
+
+absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
+                                const PlanStep& step, bool device) {
+  const Node& node = graph.node(step.node);
+  const auto eager = [](absl::string_view why) {
+    return absl::UnimplementedError(why);
+  };
+  if (node.args.size() != 9) return eager("unexpected arguments");
+  if (!node.args[6].is_bool() || node.args[6].as_bool()) {
+    return eager("transposed convolution");
+  }
+  Match match;
+  match.product.slot = ExternOutputSlot(plan, step);
+  if (match.product.slot < 0) return eager("no output slot");
+  const Slot& out = plan.slots[match.product.slot];
+  if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64 &&
+      !(device &&
+        (out.dtype == DType::kFloat16 || out.dtype == DType::kBFloat16))) {
+    return eager(absl::StrCat(DTypeName(out.dtype),
+                              device
+                                  ? ": device conv steps take float32, "
+                                    "float64 and float16"
+                                  : ": conv steps take float32 and float64"));
+  }
+  // A dynamic entry's batch may be symbolic: the checks below read it as 1,
+  // and Bind evaluates it per call. Every other extent is fixed.
+  std::optional<TensorRef> input_ref = ArgRef(graph, plan, step, 0, out.dtype);
+  std::optional<Shape> out_sizes;
+  std::optional<FixedRef> input;
+  if (input_ref.has_value() && !out.sizes.empty() &&
+      !input_ref->sizes.empty() &&
+      out.sizes[0].is_const() == input_ref->sizes[0].is_const()) {
+    std::optional<std::vector<IndexExpr>> out_batch_of_one =
+        BatchOfOne(out.sizes);
+    TensorRef input_batch_of_one = *input_ref;
+    if (std::optional<std::vector<IndexExpr>> sizes =
+            BatchOfOne(input_ref->sizes)) {
+      input_batch_of_one.sizes = *std::move(sizes);
+      input = FixedRefOf(input_batch_of_one);
+    }
+    if (out_batch_of_one.has_value()) {
+      out_sizes = ConcreteShape(*out_batch_of_one);
+    }
+  }
+  std::optional<FixedRef> weight = FixedArg(graph, plan, step, 1, out.dtype);
+  if (!out_sizes.has_value() || !input.has_value() || !weight.has_value()) {
+    return eager("operands without fixed sizes");
+  }
+  const int rank = static_cast<int>(out_sizes->size());
+  if (rank < 3 || rank > 5 || static_cast<int>(input->sizes.size()) != rank ||
+      static_cast<int>(weight->sizes.size()) != rank) {
+    return eager("unexpected ranks");
+  }
+  auto conv = std::make_shared<ConvStep>();
+  ConvStep& s = *conv;
+  s.target = node.target;
+  s.dtype = out.dtype;
+  s.spatial = rank - 2;
+  const std::optional<ConvStep::Dims3> stride =
+      SpatialList(node.args[3], s.spatial, 1);
+  const std::optional<ConvStep::Dims3> padding =
+      SpatialList(node.args[4], s.spatial, 0);
+  const std::optional<ConvStep::Dims3> dilation =
+      SpatialList(node.args[5], s.spatial, 1);
+  if (!stride || !padding || !dilation || !node.args[8].is_int()) {
+    return eager("stride, padding, dilation or groups not literal ints");
+  }
+  s.stride = *stride;
+  s.padding = *padding;
+  s.dilation = *dilation;
+  s.groups = node.args[8].as_int();
+  s.batch = (*out_sizes)[0];
+  if (s.groups < 1 || input->sizes[1] % s.groups != 0 ||
+      (*out_sizes)[1] % s.groups != 0) {
+    return eager("channels not divisible by groups");
+  }
+  s.in_channels = input->sizes[1] / s.groups;
+  s.out_channels = (*out_sizes)[1] / s.groups;
+  for (int i = 0; i < s.spatial; ++i) {
+    const int d = 3 - s.spatial + i;
+    s.in[d] = input->sizes[2 + i];
+    s.out[d] = (*out_sizes)[2 + i];
+    s.kernel[d] = weight->sizes[2 + i];
+  }
+  for (int64_t extent : {s.batch, s.in_channels, s.out_channels, s.rows(),
+                         s.cols(), s.groups * s.out_channels}) {
+    if (extent < 1) return eager("an empty extent");
+    if (extent > kMaxExtent) return eager("extents beyond BLAS's int range");
+  }
+  const int64_t per_column = s.groups * s.out_channels + s.rows();
+  if (s.cols() > kMaxScratchBytes / ItemSize(s.dtype) / per_column) {
+    return eager("an image's column matrix takes over 1 GiB");
+  }
+  s.input = *std::move(input);
+  s.weight = *std::move(weight);
+  if (!out.sizes[0].is_const()) {
+    s.symbolic = ConvStep::Symbolic{out.sizes[0], *std::move(input_ref)};
+  }
+  if (!node.args[2].is_none()) {
+    match.bias = FixedArg(graph, plan, step, 2, out.dtype);
+    if (!match.bias.has_value() || match.bias->sizes.size() != 1) {
+      return eager("a bias without fixed sizes");
+    }
+  }
+  match.product.dtype = s.dtype;
+  match.product.sizes = out.sizes;
+  match.product.label = node.name;
+  match.conv = std::move(conv);
+  return match;
+}
+
+// Adds the bias (over channels, outer loop 1) to every load of the result.
+void AddBias(const FixedRef& bias, DType dtype, Epilogue& epilogue) {
+  const int param =
+      AddParam(epilogue.step.kernel, bias.slot, dtype, /*output=*/false);
+  const IndexExpr index =
+      IndexExpr::Var(1) * IndexExpr::Const(bias.strides[0]) +
+      IndexExpr::Const(bias.offset);
+  AddToProduct(epilogue, ValueExpr::Load(param, dtype, index));
+}
+
+// Replaces Lower's reason for leaving `node` eager by `why`, or drops it
+// when `why` is empty.
+void SetReason(const Node& node, const std::string& why,
+               std::vector<std::string>* reasons) {
+  if (reasons == nullptr) return;
+  const std::string prefix = absl::StrCat(node.name, " (", node.target, "): ");
+  for (auto it = reasons->begin(); it != reasons->end(); ++it) {
+    if (absl::StartsWith(*it, prefix)) {
+      reasons->erase(it);
+      break;
+    }
+  }
+  if (!why.empty()) reasons->push_back(prefix + why);
+}
+
+}  // namespace
+
+void FuseConvSteps(const Graph& graph, Plan& plan,
+                   std::vector<std::string>* eager_reasons, bool device) {
+  std::vector<PlanStep> steps;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    PlanStep& step = plan.steps[i];
+    const Node* node = step.is_kernel ? nullptr : &graph.node(step.node);
+    if (node == nullptr || node->target != kConvolution) {
+      steps.push_back(std::move(step));
+      continue;
+    }
+    absl::StatusOr<Match> match = MatchConv(graph, plan, step, device);
+    if (!match.ok()) {
+      SetReason(*node, absl::StrCat("no conv step: ", match.status().message()),
+                eager_reasons);
+      steps.push_back(std::move(step));
+      continue;
+    }
+    SetReason(*node, "", eager_reasons);
+    std::optional<Epilogue> epilogue =
+        TakeEpilogue(plan, &i, match->product, /*store_bare=*/true);
+    match->conv->product_param = epilogue->product_param;
+    if (match->bias.has_value()) {
+      AddBias(*match->bias, match->conv->dtype, *epilogue);
+    }
+    NameParams(epilogue->step.kernel.kernel);
+    if (device) {
+      // The im2col kernel runs right before the products.
+      if (std::optional<PlanStep> im2col = PlanDeviceConv(
+              *match->conv, epilogue->step.kernel, plan, node->name)) {
+        epilogue->step.release.push_back(match->conv->device->cols_slot);
+        steps.push_back(*std::move(im2col));
+      }
+    }
+    epilogue->step.conv = std::move(match->conv);
+    steps.push_back(std::move(epilogue->step));
+  }
+  plan.steps = std::move(steps);
+}
+
+}  // namespace guardjit

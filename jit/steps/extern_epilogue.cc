@@ -1,0 +1,300 @@
+#include "jit/steps/extern_epilogue.h"
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "jit/lowering/lowering.h"
+
+namespace guardjit {
+namespace {
+
+// The coefficients of loop variables 0..num_vars-1 and the constant term
+// (last) of `e`, when it is affine in them.
+bool AddAffine(const IndexExpr& e, int64_t scale, std::vector<int64_t>& coef) {
+  switch (e.kind()) {
+    case IndexExpr::Kind::kConst:
+      coef.back() += scale * e.value();
+      return true;
+    case IndexExpr::Kind::kVar:
+      if (e.id() >= static_cast<int>(coef.size()) - 1) return false;
+      coef[e.id()] += scale;
+      return true;
+    case IndexExpr::Kind::kAdd:
+      return AddAffine(e.lhs(), scale, coef) && AddAffine(e.rhs(), scale, coef);
+    case IndexExpr::Kind::kMul:
+      if (e.lhs().is_const()) {
+        return AddAffine(e.rhs(), scale * e.lhs().value(), coef);
+      }
+      if (e.rhs().is_const()) {
+        return AddAffine(e.lhs(), scale * e.rhs().value(), coef);
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+// Visits every node of `e` once.
+void VisitExpr(const ValueExpr& e, absl::flat_hash_set<const void*>& seen,
+               const std::function<void(const ValueExpr&)>& fn) {
+  if (!seen.insert(e.id()).second) return;
+  fn(e);
+  for (int i = 0; i < e.num_operands(); ++i) VisitExpr(e.operand(i), seen, fn);
+}
+
+// `e` with every load of `buffer` replaced by with(load), DAG sharing kept.
+ValueExpr RewriteLoads(const ValueExpr& e, int buffer,
+                       const std::function<ValueExpr(const ValueExpr&)>& with,
+                       absl::flat_hash_map<const void*, ValueExpr>& memo) {
+  if (auto it = memo.find(e.id()); it != memo.end()) return it->second;
+  const auto operand = [&](int i) {
+    return RewriteLoads(e.operand(i), buffer, with, memo);
+  };
+  ValueExpr result = e;
+  switch (e.kind()) {
+    case ValueExpr::Kind::kLoad:
+      if (e.buffer() == buffer) result = with(e);
+      break;
+    case ValueExpr::Kind::kConst:
+    case ValueExpr::Kind::kLocal:
+    case ValueExpr::Kind::kIndex:
+      break;
+    case ValueExpr::Kind::kUnary:
+      result = ValueExpr::Unary(e.unary_op(), operand(0));
+      break;
+    case ValueExpr::Kind::kBinary:
+      result = ValueExpr::Binary(e.binary_op(), operand(0), operand(1));
+      break;
+    case ValueExpr::Kind::kWhere:
+      result = ValueExpr::Where(operand(0), operand(1), operand(2));
+      break;
+    case ValueExpr::Kind::kCast:
+      result = ValueExpr::Cast(operand(0), e.dtype());
+      break;
+    case ValueExpr::Kind::kGather:
+      // Epilogues have no gathers (IsPointwiseEpilogue); the index may still
+      // read `buffer`.
+      result = ValueExpr::Gather(e.buffer(), e.dtype(), e.index(), operand(0),
+                                 e.stride(), e.bound(), e.check());
+      break;
+  }
+  memo.emplace(e.id(), result);
+  return result;
+}
+
+// Whether kernel `k`, run over a subrange of its outer loop 0, computes
+// exactly those points, reading `param` (a tensor of `sizes`) only at the
+// point it computes: a pointwise kernel over `sizes`.
+bool IsPointwiseEpilogue(const Kernel& k, int param,
+                         const std::vector<IndexExpr>& sizes) {
+  // The extern steps run epilogues without looking for failed index checks.
+  if (k.num_size_params != 0 || k.num_checks != 0 ||
+      k.outer.size() != sizes.size()) {
+    return false;
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (k.outer[d].var != static_cast<int>(d) ||
+        k.outer[d].extent != sizes[d]) {
+      return false;
+    }
+  }
+  bool ok = true;
+  absl::flat_hash_set<const void*> seen;
+  for (const Stage& stage : k.stages) {
+    if (stage.kind != Stage::Kind::kStore || !stage.loops.empty()) {
+      return false;
+    }
+    VisitExpr(stage.value, seen, [&](const ValueExpr& e) {
+      if (e.kind() == ValueExpr::Kind::kLoad && e.buffer() == param) {
+        ok = ok && IsPointIndex(e.index(), sizes);
+      }
+    });
+  }
+  return ok;
+}
+
+// The kernel parameter of slot `slot` that `k` reads, or -1.
+int InputParam(const KernelStep& k, int slot) {
+  for (size_t p = 0; p < k.buffer_slots.size(); ++p) {
+    if (k.buffer_slots[p] == slot && !k.kernel.buffers[p].is_output) {
+      return static_cast<int>(p);
+    }
+  }
+  return -1;
+}
+
+// A kernel storing the product into its slot.
+KernelStep StoreProductKernel(const ExternProduct& product,
+                              int* product_param) {
+  KernelStep k;
+  const std::vector<IndexExpr>& sizes = product.sizes;
+  std::vector<IndexExpr> idx;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    k.kernel.outer.push_back({static_cast<int>(d), sizes[d]});
+    idx.push_back(IndexExpr::Var(static_cast<int>(d)));
+  }
+  const IndexExpr point = Linearize(idx, sizes);
+  *product_param = AddParam(k, product.slot, product.dtype, /*output=*/false);
+  Stage store;
+  store.kind = Stage::Kind::kStore;
+  store.value = ValueExpr::Load(*product_param, product.dtype, point);
+  store.buffer = AddParam(k, product.slot, product.dtype, /*output=*/true);
+  store.index = point;
+  k.kernel.stages.push_back(std::move(store));
+  k.allocate.push_back(product.slot);
+  k.computes.push_back(product.label);
+  return k;
+}
+
+// How many steps read `slot`, and whether the graph outputs it.
+int Readers(const Plan& plan, int slot) {
+  int n = 0;
+  for (const PlanStep& s : plan.steps) {
+    bool reads = false;
+    for (size_t p = 0; p < s.kernel.buffer_slots.size(); ++p) {
+      reads = reads || (s.is_kernel && s.kernel.buffer_slots[p] == slot &&
+                        !s.kernel.kernel.buffers[p].is_output);
+    }
+    for (const auto& arg : s.extern_args)
+      reads = reads || arg.second.slot == slot;
+    n += reads;
+  }
+  for (const TensorRef& out : plan.outputs) n += out.slot == slot;
+  return n;
+}
+
+}  // namespace
+
+// Whether `index` addresses, at every point of loops over `sizes` (loop
+// variable d over dim d), that point's element of a contiguous tensor of
+// `sizes`. Size-1 dims may use any coefficient: their variable is 0. A
+// dynamic entry's sizes may be symbolic where the contiguous strides are
+// still constants (a symbolic batch: dim 0).
+bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes) {
+  std::vector<int64_t> coef(sizes.size() + 1, 0);
+  if (!AddAffine(index, 1, coef) || coef.back() != 0) return false;
+  const std::vector<IndexExpr> strides = ContiguousStrideExprs(sizes);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d].is_const(1)) continue;
+    if (!strides[d].is_const() || coef[d] != strides[d].value()) return false;
+  }
+  return true;
+}
+
+std::optional<FixedRef> FixedRefOf(const TensorRef& ref) {
+  std::optional<Shape> sizes = ConcreteShape(ref.sizes);
+  std::optional<Shape> strides = ConcreteShape(ref.strides);
+  if (!sizes || !strides || !ref.offset.is_const()) return std::nullopt;
+  return FixedRef{ref.slot, *std::move(sizes), *std::move(strides),
+                  ref.offset.value()};
+}
+
+std::string SizeText(const IndexExpr& size) {
+  std::string text = size.ToString();
+  if (size.kind() == IndexExpr::Kind::kConst ||
+      size.kind() == IndexExpr::Kind::kSize || text.front() == '(') {
+    return text;
+  }
+  return absl::StrCat("(", text, ")");
+}
+
+FixedRef BindRef(const TensorRef& ref, absl::Span<const int64_t> symbols) {
+  return FixedRef{ref.slot, EvaluateShape(ref.sizes, symbols),
+                  EvaluateShape(ref.strides, symbols),
+                  ref.offset.Evaluate(symbols)};
+}
+
+std::optional<TensorRef> ArgRef(const Graph& graph, const Plan& plan,
+                                const PlanStep& step, int arg, DType dtype) {
+  const Node& node = graph.node(step.node);
+  if (arg >= static_cast<int>(node.args.size()) || !node.args[arg].is_value()) {
+    return std::nullopt;
+  }
+  const ValueRef v = node.args[arg].as_value();
+  const int64_t key = (int64_t{v.node} << 16) + v.index;
+  for (const auto& [k, ref] : step.extern_args) {
+    if (k == key && plan.slots[ref.slot].dtype == dtype) return ref;
+  }
+  return std::nullopt;
+}
+
+std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
+                                 const PlanStep& step, int arg, DType dtype) {
+  std::optional<TensorRef> ref = ArgRef(graph, plan, step, arg, dtype);
+  if (!ref.has_value()) return std::nullopt;
+  return FixedRefOf(*ref);
+}
+
+int ExternOutputSlot(const Plan& plan, const PlanStep& step) {
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& slot = plan.slots[s];
+    if (slot.source == Slot::Source::kExtern && slot.node == step.node &&
+        slot.output == 0) {
+      return static_cast<int>(s);
+    }
+  }
+  return -1;
+}
+
+std::optional<Epilogue> TakeEpilogue(Plan& plan, size_t* i,
+                                     const ExternProduct& product,
+                                     bool store_bare) {
+  PlanStep& step = plan.steps[*i];
+  Epilogue epilogue;
+  PlanStep& fused = epilogue.step;
+  fused.is_kernel = true;
+  fused.node = step.node;
+  fused.release = step.release;
+  PlanStep* next = *i + 1 < plan.steps.size() ? &plan.steps[*i + 1] : nullptr;
+  const int param = next != nullptr && next->is_kernel
+                        ? InputParam(next->kernel, product.slot)
+                        : -1;
+  if (param >= 0 && Readers(plan, product.slot) == 1 &&
+      IsPointwiseEpilogue(next->kernel.kernel, param, product.sizes)) {
+    fused.kernel = std::move(next->kernel);
+    fused.release.insert(fused.release.end(), next->release.begin(),
+                         next->release.end());
+    epilogue.product_param = param;
+    ++*i;
+  } else if (store_bare) {
+    fused.kernel = StoreProductKernel(product, &epilogue.product_param);
+  } else {
+    return std::nullopt;
+  }
+  return epilogue;
+}
+
+int AddParam(KernelStep& k, int slot, DType dtype, bool output) {
+  if (!output) {
+    if (int p = InputParam(k, slot); p >= 0) return p;
+  }
+  k.kernel.buffers.push_back({"", dtype, output});
+  k.buffer_slots.push_back(slot);
+  return static_cast<int>(k.buffer_slots.size()) - 1;
+}
+
+void NameParams(Kernel& k) {
+  int inputs = 0, outputs = 0;
+  for (BufferParam& b : k.buffers) {
+    b.name = b.is_output ? absl::StrCat("out", outputs++)
+                         : absl::StrCat("in", inputs++);
+  }
+}
+
+void AddToProduct(Epilogue& epilogue, const ValueExpr& term) {
+  absl::flat_hash_map<const void*, ValueExpr> memo;
+  for (Stage& stage : epilogue.step.kernel.kernel.stages) {
+    stage.value = RewriteLoads(
+        stage.value, epilogue.product_param,
+        [&](const ValueExpr& load) {
+          return ValueExpr::Binary(BinaryOp::kAdd, load, term);
+        },
+        memo);
+  }
+}
+
+}  // namespace guardjit

@@ -1,0 +1,255 @@
+#include "jit/llvm/llvm_codegen.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/llvm/kernel_compiler.h"
+#include "jit/llvm/libmvec.h"
+#include "jit/llvm/llvm_optimize.h"
+#include "jit/llvm/orc_jit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace guardjit {
+namespace {
+
+using E = IndexExpr;
+
+KernelCompiler& Compiler() {
+  static KernelCompiler* compiler = KernelCompiler::Create().value().release();
+  return *compiler;
+}
+
+// out[i] = op(in[i]) over s0 elements.
+Kernel Map(DType in, DType out, UnaryOp op) {
+  Kernel k;
+  k.buffers = {{"in0", in, false}, {"out0", out, true}};
+  k.num_size_params = 1;
+  k.outer = {{0, E::Size(0)}};
+  Stage store;
+  store.buffer = 1;
+  store.index = E::Var(0);
+  store.value = ValueExpr::Cast(
+      ValueExpr::Unary(op, ValueExpr::Load(0, in, E::Var(0))), out);
+  k.stages = {store};
+  return k;
+}
+
+// One kernel serves every size: sizes are arguments.
+TEST(LlvmCodegenTest, SizeParametersServeEverySize) {
+  // out[r, c] = in[r, c] / sum_c in[r, c], rows of s0 columns.
+  Kernel k;
+  k.buffers = {{"in0", DType::kFloat64, false},
+               {"out0", DType::kFloat64, true}};
+  k.num_size_params = 1;
+  const E n = E::Size(0);
+  k.outer = {{0, E::Const(3)}};
+  Stage sum;
+  sum.kind = Stage::Kind::kReduce;
+  sum.loops = {{1, n}};
+  sum.value = ValueExpr::Load(0, DType::kFloat64, E::Var(0) * n + E::Var(1));
+  sum.local = 0;
+  Stage store;
+  store.loops = {{2, n}};
+  store.buffer = 1;
+  store.index = E::Var(0) * n + E::Var(2);
+  store.value = ValueExpr::Binary(
+      BinaryOp::kDiv,
+      ValueExpr::Load(0, DType::kFloat64, E::Var(0) * n + E::Var(2)),
+      ValueExpr::Local(0, DType::kFloat64));
+  k.stages = {sum, store};
+  k.num_locals = 1;
+  auto fns = Compiler().Compile({&k});
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  for (int64_t cols : {1, 5, 64}) {
+    std::vector<double> in(3 * cols), out(3 * cols, -1);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = 1 + i % 7;
+    void* buffers[] = {in.data(), out.data()};
+    (*fns)[0](buffers, &cols, 0, 3);
+    for (int r = 0; r < 3; ++r) {
+      double sum = 0;
+      for (int c = 0; c < cols; ++c) sum += in[r * cols + c];
+      for (int c = 0; c < cols; ++c) {
+        EXPECT_DOUBLE_EQ(out[r * cols + c], in[r * cols + c] / sum);
+      }
+    }
+  }
+}
+
+int64_t UlpDistance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  return std::llabs(int64_t{ia} - int64_t{ib});
+}
+
+// The documented bound of the float32 exp approximation.
+TEST(LlvmCodegenTest, Float32ExpIsWithinTwoUlpOfLibm) {
+  Kernel k = Map(DType::kFloat32, DType::kFloat32, UnaryOp::kExp);
+  auto fns = Compiler().Compile({&k});
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  std::vector<float> in;
+  for (double x = -110; x < 92; x += 0.000731)
+    in.push_back(static_cast<float>(x));
+  for (float x : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.72283f, 88.72284f, -103.97f,
+                  -87.33655f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    in.push_back(x);
+  }
+  std::vector<float> out(in.size());
+  int64_t n = static_cast<int64_t>(in.size());
+  void* buffers[] = {in.data(), out.data()};
+  (*fns)[0](buffers, &n, 0, n);
+  int64_t worst = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const float expected = std::exp(in[i]);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(out[i])) << in[i];
+      continue;
+    }
+    const int64_t ulp = UlpDistance(out[i], expected);
+    worst = std::max(worst, ulp);
+    ASSERT_LE(ulp, 2) << "exp(" << in[i] << ") = " << out[i] << ", libm "
+                      << expected;
+  }
+  RecordProperty("worst_ulp", static_cast<int>(worst));
+}
+
+// Every one of the 2^32 float32 inputs (about a minute on one core), when
+// GJ_EXHAUSTIVE=1: the sampled test above cannot see a lone bad input.
+TEST(LlvmCodegenTest, Float32ExpIsWithinTwoUlpOfLibmForEveryInput) {
+  if (std::getenv("GJ_EXHAUSTIVE") == nullptr) {
+    GTEST_SKIP() << "set GJ_EXHAUSTIVE=1 to run over all 2^32 inputs";
+  }
+  Kernel k = Map(DType::kFloat32, DType::kFloat32, UnaryOp::kExp);
+  auto fns = Compiler().Compile({&k});
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  constexpr int64_t kChunk = int64_t{1} << 24;
+  std::vector<uint32_t> in(kChunk);
+  std::vector<float> out(kChunk);
+  int64_t worst = 0;
+  for (int64_t base = 0; base < (int64_t{1} << 32); base += kChunk) {
+    for (int64_t i = 0; i < kChunk; ++i)
+      in[i] = static_cast<uint32_t>(base + i);
+    int64_t n = kChunk;
+    void* buffers[] = {in.data(), out.data()};
+    (*fns)[0](buffers, &n, 0, n);
+    for (int64_t i = 0; i < kChunk; ++i) {
+      float x;
+      std::memcpy(&x, &in[i], 4);
+      const float expected = std::exp(x);
+      if (std::isnan(expected)) {
+        ASSERT_TRUE(std::isnan(out[i])) << x;
+        continue;
+      }
+      const int64_t ulp = UlpDistance(out[i], expected);
+      worst = std::max(worst, ulp);
+      ASSERT_LE(ulp, 2) << "exp(" << x << ") = " << out[i] << ", libm "
+                        << expected;
+    }
+  }
+  RecordProperty("worst_ulp", static_cast<int>(worst));
+}
+
+// log, log1p, tanh, erf, sin and cos loops are vectorized around libmvec's
+// SIMD variants (jit/llvm/libmvec.h), and stay within libmvec's documented 4
+// ulp of the scalar libm functions the eager kernels call.
+TEST(LlvmCodegenTest, MathLoopsVectorizeThroughLibmvecWithinFourUlp) {
+  auto jit = OrcJit::Create();
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto machine = (*jit)->CreateTargetMachine();
+  ASSERT_TRUE(machine.ok()) << machine.status();
+  llvm::TargetLibraryInfoImpl probe((*machine)->getTargetTriple());
+  if (AddLibmvecFunctions(**machine, probe) == 0) {
+    GTEST_SKIP() << "no libmvec for this target";
+  }
+  struct Case {
+    UnaryOp op;
+    float (*f32)(float);
+    double (*f64)(double);
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {UnaryOp::kLog, std::log, std::log, 1e-3, 1e4},
+      {UnaryOp::kLog1p, std::log1p, std::log1p, -0.9, 50},
+      {UnaryOp::kTanh, std::tanh, std::tanh, -12, 12},
+      {UnaryOp::kErf, std::erf, std::erf, -5, 5},
+      {UnaryOp::kSin, std::sin, std::sin, -40, 40},
+      {UnaryOp::kCos, std::cos, std::cos, -40, 40},
+  };
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      SCOPED_TRACE(absl::StrCat(UnaryOpName(c.op), " ", DTypeName(dtype)));
+      Kernel k = Map(dtype, dtype, c.op);
+      llvm::LLVMContext context;
+      llvm::Module module("libmvec_test", context);
+      ASSERT_TRUE(EmitKernel(k, "k", &module).ok());
+      ASSERT_TRUE(OptimizeModule(module, **machine).ok());
+      std::string ir;
+      llvm::raw_string_ostream os(ir);
+      module.print(os, nullptr);
+      EXPECT_THAT(ir, ::testing::HasSubstr("_ZGV")) << "not vectorized";
+
+      auto fns = Compiler().Compile({&k});
+      ASSERT_TRUE(fns.ok()) << fns.status();
+      const int64_t n = 20011;
+      std::vector<double> xs(n);
+      for (int64_t i = 0; i < n; ++i)
+        xs[i] = c.lo + (c.hi - c.lo) * i / (n - 1);
+      if (dtype == DType::kFloat32) {
+        std::vector<float> in(xs.begin(), xs.end()), out(n);
+        void* buffers[] = {in.data(), out.data()};
+        int64_t size = n;
+        (*fns)[0](buffers, &size, 0, n);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_LE(UlpDistance(out[i], c.f32(in[i])), 4)
+              << in[i] << ": " << out[i] << " vs " << c.f32(in[i]);
+        }
+      } else {
+        std::vector<double> out(n);
+        void* buffers[] = {xs.data(), out.data()};
+        int64_t size = n;
+        (*fns)[0](buffers, &size, 0, n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = c.f64(xs[i]);
+          ASSERT_LE(
+              std::abs(out[i] - want),
+              4 * std::abs(std::nextafter(want, INFINITY) - want) + 1e-300)
+              << xs[i] << ": " << out[i] << " vs " << want;
+        }
+      }
+    }
+  }
+}
+
+// Float-to-int conversion follows runtime/convert.h, not C's UB.
+TEST(LlvmCodegenTest, FloatToIntCastMatchesEagerConversion) {
+  Kernel k = Map(DType::kFloat32, DType::kInt32, UnaryOp::kAbs);
+  // abs keeps the sign-free values; the cast is what is tested.
+  auto fns = Compiler().Compile({&k});
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  std::vector<float> in = {2.7f, 1e20f, std::numeric_limits<float>::quiet_NaN(),
+                           3e9f};
+  std::vector<int32_t> out(in.size());
+  int64_t n = 4;
+  void* buffers[] = {in.data(), out.data()};
+  (*fns)[0](buffers, &n, 0, n);
+  EXPECT_EQ(out[0], 2);
+  EXPECT_EQ(out[1], 0);  // INT64_MIN truncated to 32 bits
+  EXPECT_EQ(out[2], 0);
+  EXPECT_EQ(out[3], static_cast<int32_t>(int64_t{3000000000}));
+}
+
+}  // namespace
+}  // namespace guardjit
