@@ -7,7 +7,7 @@
 #include "capi/error.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
-#include "jit/op_support.h"
+#include "jit/lowering/op_support.h"
 
 namespace guardjit::capi {
 namespace {

@@ -4,8 +4,8 @@
 // What code that calls BLAS shares: how BLAS reads a strided matrix (the
 // reference GEMM kernels in runtime/kernels/gemm.cc and the JIT's extern
 // steps), and for the steps that run BLAS on panels of their output
-// (jit/gemm_step.h, jit/conv_step.h) per-thread scratch for the panels and
-// OpenBLAS held at one thread while panels run in parallel.
+// (jit/steps/gemm_step.h, jit/steps/conv_step.h) per-thread scratch for the
+// panels and OpenBLAS held at one thread while panels run in parallel.
 
 #include <cblas.h>
 

@@ -363,7 +363,7 @@ BENCHMARK(BM_Softmax32x1024InCache)
     ->UseManualTime();
 
 // gelu (erf form) over 16M float32: one kernel whose loop calls erff; with
-// libmvec (jit/libmvec.h) the loop is vectorized around its SIMD variant.
+// libmvec (jit/llvm/libmvec.h) the loop is vectorized around its SIMD variant.
 void BM_GeluErf16M(benchmark::State& state) {
   std::vector<Tensor> inputs = {Filled(DType::kFloat32, {kBig})};
   auto exe =

@@ -27,7 +27,7 @@ struct CudaKernelLaunch;  // runtime/cuda/cuda_graph.h
 // A host kernel: runs the kernel's first outer loop over [begin, end) (all
 // of it for a kernel without outer loops: 0, 1), the other loops whole, and
 // returns the mask of its index checks that failed. The same type as
-// jit/llvm_codegen.h's CompiledKernelFn.
+// jit/llvm/llvm_codegen.h's CompiledKernelFn.
 using HostKernelFn = int64_t (*)(void* const* buffers, const int64_t* sizes,
                                  int64_t begin, int64_t end);
 
