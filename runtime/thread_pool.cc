@@ -8,6 +8,18 @@ namespace {
 
 thread_local bool in_parallel_region = false;
 
+// How long a thread spins before it blocks: about 50 microseconds of pause
+// instructions (each some tens of cycles).
+constexpr int kSpinIterations = 4000;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -20,6 +32,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    published_stop_.store(true, std::memory_order_release);
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -59,13 +72,20 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain,
     n_ = n;
     chunk_ = (n + chunks - 1) / chunks;
     next_ = 0;
-    pending_ = (n + chunk_ - 1) / chunk_;
+    pending_.store((n + chunk_ - 1) / chunk_, std::memory_order_relaxed);
     ++generation_;
+    published_generation_.store(generation_, std::memory_order_release);
   }
   work_cv_.notify_all();
   RunChunks();
+  // The last chunks are usually finishing on the workers: spin, then block.
+  for (int i = 0;
+       i < kSpinIterations && pending_.load(std::memory_order_acquire) != 0;
+       ++i) {
+    CpuRelax();
+  }
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  done_cv_.wait(lock, [this] { return pending_.load() == 0; });
   fn_ = nullptr;
 }
 
@@ -80,7 +100,9 @@ void ThreadPool::RunChunks() {
     lock.unlock();
     (*fn)(begin, end);
     lock.lock();
-    if (--pending_ == 0) done_cv_.notify_all();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      done_cv_.notify_all();
+    }
   }
   in_parallel_region = false;
 }
@@ -88,6 +110,15 @@ void ThreadPool::RunChunks() {
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
+    // The next loop usually starts soon (a program's next step): spin for
+    // it before blocking.
+    for (int i = 0;
+         i < kSpinIterations &&
+         published_generation_.load(std::memory_order_acquire) == seen &&
+         !published_stop_.load(std::memory_order_acquire);
+         ++i) {
+      CpuRelax();
+    }
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });

@@ -1,6 +1,7 @@
 #ifndef GUARDJIT_RUNTIME_THREAD_POOL_H_
 #define GUARDJIT_RUNTIME_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,13 @@ class ThreadPool {
   // Calls fn(begin, end) on disjoint chunks covering [0, n), each at least
   // `grain` long (but the last), on the workers and the calling thread;
   // returns when every chunk is done. Thread-safe.
+  //
+  // Waiting, as ONNX Runtime's pool does: a worker that finished a loop,
+  // and a caller waiting for the last chunks, spin for a few tens of
+  // microseconds (a program's next step usually starts within them, and a
+  // condition variable's wake-up costs about as much as a small step) and
+  // then block, so a worker never burns its time slice waiting for a
+  // descheduled peer on a loaded machine.
   void ParallelFor(int64_t n, int64_t grain,
                    absl::FunctionRef<void(int64_t, int64_t)> fn);
 
@@ -54,12 +62,18 @@ class ThreadPool {
   std::condition_variable done_cv_;
   bool stop_ = false;
   uint64_t generation_ = 0;
+  // generation_ and stop_ published for threads that spin before they
+  // block (written under mu_, read without it).
+  std::atomic<uint64_t> published_generation_{0};
+  std::atomic<bool> published_stop_{false};
   // The current loop (valid while `pending_` > 0).
   const absl::FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 1;
-  int64_t next_ = 0;     // next chunk start, under mu_
-  int64_t pending_ = 0;  // chunks not finished yet, under mu_
+  int64_t next_ = 0;  // next chunk start, under mu_
+  // Chunks not finished yet: changed under mu_, read by the spinning caller
+  // without it.
+  std::atomic<int64_t> pending_{0};
 };
 
 }  // namespace guardjit
