@@ -4,14 +4,15 @@
 # exist: `cmake --build build`), makes the Python package's venv if needed
 # (bindings/python/test.sh: torch, torchvision, the package), adds onnx,
 # onnxruntime and matplotlib to it from PyPI (pip cache GUARDJIT_PIP_CACHE,
-# default ~/.cache/guardjit-pip), and passes its arguments on:
+# default ~/.cache/guardjit-pip), and passes its arguments on (GUARDJIT_VENV:
+# another venv with torch and torchvision to use instead):
 #   bash perf/models/run.sh --threads 1,2 --load
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=$root/build/models-prefix
 cmake --install "$root/build" --prefix "$prefix" > /dev/null
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig LD_LIBRARY_PATH=$prefix/lib PATH=$prefix/bin:$PATH
-venv=$root/bindings/python/.venv
+venv=${GUARDJIT_VENV:-$root/bindings/python/.venv}
 if ! "$venv/bin/python" -c "import torch, torchvision, guardjit" 2>/dev/null; then
   bash "$root/bindings/python/test.sh" > /dev/null  # makes the venv, tests the package
 fi
