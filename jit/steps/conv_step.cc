@@ -173,27 +173,53 @@ absl::StatusOr<Operands> Prepare(const ConvStep& s,
   return ops;
 }
 
-// One image: each group's GEMM into `out` ([groups * out_channels, cols]),
-// through `cols` unless the input is its own column matrix.
+// The products of one image `n`: per group, its column matrix and the GEMM
+// of (a range of) its output channels into `out` ([groups * out_channels,
+// cols]).
+template <typename T>
+class ImageProducts {
+ public:
+  ImageProducts(const ConvStep& s, const Operands& ops, int64_t n, T* out)
+      : s_(s),
+        ops_(ops),
+        image_(reinterpret_cast<const T*>(ops.input) + n * ops.batch_stride),
+        out_(out) {}
+
+  // Group g's column matrix: the input itself where BLAS reads it in place,
+  // else im2col into `cols` (only the rows of channels [c0, c1) when given).
+  Matrix Columns(int64_t g, T* cols, int64_t c0 = 0, int64_t c1 = -1) const {
+    const T* group = image_ + g * s_.in_channels * ops_.channel_stride;
+    if (ops_.direct.has_value()) return {group, *ops_.direct};
+    Im2Col<T>(s_, {group, ops_.channel_stride, ops_.input_strides}, cols, c0,
+              c1);
+    return {cols, {CblasNoTrans, static_cast<blasint>(s_.cols())}};
+  }
+
+  // Output channels [m0, m1) of group g from its columns `b`.
+  void Product(int64_t g, const Matrix& b, int64_t m0, int64_t m1) const {
+    const T* a =
+        ops_.weight.data_as<T>() + g * s_.out_channels * ops_.weight_row_stride;
+    a += ops_.weight_layout.trans == CblasNoTrans ? m0 * ops_.weight_layout.ld
+                                                  : m0;
+    Gemm(s_.dtype, {a, ops_.weight_layout}, b, m1 - m0, s_.cols(), s_.rows(),
+         out_ + (g * s_.out_channels + m0) * s_.cols());
+  }
+
+ private:
+  const ConvStep& s_;
+  const Operands& ops_;
+  const T* image_;
+  T* out_;
+};
+
+// One image on the calling thread, through `cols` unless the input is its
+// own column matrix.
 template <typename T>
 void ConvolveImage(const ConvStep& s, const Operands& ops, int64_t n, T* cols,
                    T* out) {
-  const T* image = reinterpret_cast<const T*>(ops.input) + n * ops.batch_stride;
-  const T* weight = ops.weight.data_as<T>();
-  const int64_t rows = s.rows(), num_cols = s.cols();
+  const ImageProducts<T> image(s, ops, n, out);
   for (int64_t g = 0; g < s.groups; ++g) {
-    const T* group = image + g * s.in_channels * ops.channel_stride;
-    Matrix b;
-    if (ops.direct.has_value()) {
-      b = {group, *ops.direct};
-    } else {
-      Im2Col<T>(s, {group, ops.channel_stride, ops.input_strides}, cols);
-      b = {cols, {CblasNoTrans, static_cast<blasint>(num_cols)}};
-    }
-    const Matrix a = {weight + g * s.out_channels * ops.weight_row_stride,
-                      ops.weight_layout};
-    Gemm(s.dtype, a, b, s.out_channels, num_cols, rows,
-         out + g * s.out_channels * num_cols);
+    image.Product(g, image.Columns(g, cols), 0, s.out_channels);
   }
 }
 
@@ -212,58 +238,32 @@ int64_t SplitGroupsGrain(const ConvStep& s, int threads) {
 template <typename T>
 void ConvolveImageSplit(const ConvStep& s, const Operands& ops, int64_t n,
                         T* cols, T* out, ThreadPool& pool) {
-  const T* image = reinterpret_cast<const T*>(ops.input) + n * ops.batch_stride;
-  const T* weight = ops.weight.data_as<T>();
-  const int64_t rows = s.rows(), num_cols = s.cols();
+  const ImageProducts<T> image(s, ops, n, out);
   const int threads = pool.num_threads();
-  // The rows [m0, m1) of group g's weight.
-  auto weight_rows = [&](int64_t g, int64_t m0) -> const T* {
-    const T* a = weight + g * s.out_channels * ops.weight_row_stride;
-    return ops.weight_layout.trans == CblasNoTrans
-               ? a + m0 * ops.weight_layout.ld
-               : a + m0;
-  };
   if (s.groups >= threads) {
     const int64_t grain = SplitGroupsGrain(s, threads);
     pool.ParallelFor(s.groups, grain, [&](int64_t g0, int64_t g1) {
-      // Each chunk's own column scratch.
-      T* own = cols + (g0 / grain) * rows * num_cols;
+      T* own = cols + (g0 / grain) * s.rows() * s.cols();
       for (int64_t g = g0; g < g1; ++g) {
-        const T* group = image + g * s.in_channels * ops.channel_stride;
-        Matrix b;
-        if (ops.direct.has_value()) {
-          b = {group, *ops.direct};
-        } else {
-          Im2Col<T>(s, {group, ops.channel_stride, ops.input_strides}, own);
-          b = {own, {CblasNoTrans, static_cast<blasint>(num_cols)}};
-        }
-        Gemm(s.dtype, {weight_rows(g, 0), ops.weight_layout}, b, s.out_channels,
-             num_cols, rows, out + g * s.out_channels * num_cols);
+        image.Product(g, image.Columns(g, own), 0, s.out_channels);
       }
     });
     return;
   }
   for (int64_t g = 0; g < s.groups; ++g) {
-    const T* group = image + g * s.in_channels * ops.channel_stride;
-    Matrix b;
-    if (ops.direct.has_value()) {
-      b = {group, *ops.direct};
-    } else {
+    if (!ops.direct.has_value()) {
       pool.ParallelFor(
           s.in_channels,
           std::max<int64_t>(1, CeilDiv(s.in_channels, threads * 2)),
-          [&](int64_t c0, int64_t c1) {
-            Im2Col<T>(s, {group, ops.channel_stride, ops.input_strides}, cols,
-                      c0, c1);
-          });
-      b = {cols, {CblasNoTrans, static_cast<blasint>(num_cols)}};
+          [&](int64_t c0, int64_t c1) { image.Columns(g, cols, c0, c1); });
     }
+    // The column matrix written above (no channels: nothing written now).
+    const Matrix b = image.Columns(g, cols, 0, 0);
     // Output-channel ranges of whole cache-friendly multiples of 16 rows.
     const int64_t m_chunk = std::max<int64_t>(
         1, CeilDiv(CeilDiv(s.out_channels, threads), 16) * 16);
     pool.ParallelFor(s.out_channels, m_chunk, [&](int64_t m0, int64_t m1) {
-      Gemm(s.dtype, {weight_rows(g, m0), ops.weight_layout}, b, m1 - m0,
-           num_cols, rows, out + (g * s.out_channels + m0) * num_cols);
+      image.Product(g, b, m0, m1);
     });
   }
 }

@@ -31,18 +31,31 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
                                           : r;
 }
 
-// Element operations of one run of `k` (its loops' iteration counts) for
-// size parameters `sizes`, saturating at INT64_MAX (a precompile may name
-// sizes whose work overflows).
-int64_t WorkOf(const Kernel& k, absl::Span<const int64_t> sizes) {
+// A kernel's loop extents: what its split and its work depend on.
+struct KernelExtents {
+  std::vector<IndexExpr> outer;                // its outer loops'
+  std::vector<std::vector<IndexExpr>> stages;  // each stage's loops'
+
+  explicit KernelExtents(const Kernel& k) {
+    for (const LoopRange& l : k.outer) outer.push_back(l.extent);
+    for (const Stage& stage : k.stages) {
+      std::vector<IndexExpr>& loops = stages.emplace_back();
+      for (const LoopRange& l : stage.loops) loops.push_back(l.extent);
+    }
+  }
+};
+
+// Element operations of one run (its loops' iteration counts) for size
+// parameters `sizes`, saturating at INT64_MAX (a precompile may name sizes
+// whose work overflows).
+int64_t WorkOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
   int64_t outer = 1;
-  for (const LoopRange& l : k.outer)
-    outer = SaturatingMul(outer, l.extent.Evaluate(sizes));
+  for (const IndexExpr& e : k.outer)
+    outer = SaturatingMul(outer, e.Evaluate(sizes));
   int64_t per_point = 0;
-  for (const Stage& stage : k.stages) {
+  for (const std::vector<IndexExpr>& loops : k.stages) {
     int64_t n = 1;
-    for (const LoopRange& l : stage.loops)
-      n = SaturatingMul(n, l.extent.Evaluate(sizes));
+    for (const IndexExpr& e : loops) n = SaturatingMul(n, e.Evaluate(sizes));
     if (__builtin_add_overflow(per_point, n, &per_point))
       per_point = std::numeric_limits<int64_t>::max();
   }
@@ -56,10 +69,10 @@ struct Split {
   int64_t work = 0;    // element operations of the whole run
 };
 
-Split SplitOf(const Kernel& k, absl::Span<const int64_t> sizes) {
+Split SplitOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
   Split split;
   if (k.outer.empty()) return split;
-  split.extent = k.outer[0].extent.Evaluate(sizes);
+  split.extent = k.outer[0].Evaluate(sizes);
   split.work = WorkOf(k, sizes);
   if (split.work >= kMinParallelWork && split.extent >= 2) {
     const int64_t per_iteration =
@@ -77,10 +90,11 @@ class HostKernelStep : public StepRunner {
                  std::shared_ptr<ThreadPool> pool)
       : fn_(fn),
         pool_(std::move(pool)),
-        kernel_(step.kernel),
+        extents_(step.kernel),
+        dynamic_(step.kernel.num_size_params > 0),
         buffer_slots_(step.buffer_slots),
         checks_(step.checks) {
-    if (kernel_.num_size_params == 0) static_split_ = SplitOf(kernel_, {});
+    if (!dynamic_) static_split_ = SplitOf(extents_, {});
   }
 
   absl::Status Run(StepCall& call) const override {
@@ -88,9 +102,8 @@ class HostKernelStep : public StepRunner {
         KernelParams(call, buffer_slots_);
     void* const* buffers = pointers.data();
     const int64_t* values = call.symbols.data();
-    const Split split = kernel_.num_size_params == 0
-                            ? static_split_
-                            : SplitOf(kernel_, call.symbols);
+    const Split split =
+        dynamic_ ? SplitOf(extents_, call.symbols) : static_split_;
     if (split.grain == 0) {
       const int64_t failed = fn_(buffers, values, 0, split.extent);
       return failed == 0 ? absl::OkStatus()
@@ -135,7 +148,8 @@ class HostKernelStep : public StepRunner {
  private:
   const HostKernelFn fn_;
   const std::shared_ptr<ThreadPool> pool_;
-  const Kernel kernel_;  // its loops' extents: the split and the work
+  const KernelExtents extents_;
+  const bool dynamic_;
   const std::vector<int> buffer_slots_;
   const std::vector<IndexCheck> checks_;
   Split static_split_;  // a static kernel's

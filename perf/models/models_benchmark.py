@@ -239,7 +239,6 @@ def measure(name, threads, min_time, inductor, tmp):
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        feed_names = None
         start = time.perf_counter()
         session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         feed_names = [i.name for i in session.get_inputs()]
@@ -257,8 +256,7 @@ def measure(name, threads, min_time, inductor, tmp):
                 row["inductor"] = median_time(lambda: compiled(*inputs), min_time)
             except Exception as e:  # noqa: BLE001 - reported in the table
                 print(f"  {name}: inductor failed: {type(e).__name__}: {str(e)[:100]}")
-        fns = (fn, session)
-    return row, fns, inputs, model
+    return row, (fn, session), inputs, model
 
 
 def fmt_ms(seconds):

@@ -100,12 +100,12 @@ struct Program {
   // program lives), and a device backend's transfers (null on the host).
   std::shared_ptr<const KernelModule> module;
   const DeviceTransfer* transfer = nullptr;
+  // Whether any kernel reports index checks on the device (fault words).
+  bool has_device_checks = false;
 
   Device device() const {
     return transfer != nullptr ? transfer->device() : Device::Cpu();
   }
-  // Whether any kernel reports index checks on the device (fault words).
-  bool has_device_checks = false;
 };
 
 }  // namespace guardjit
