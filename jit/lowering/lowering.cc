@@ -48,8 +48,24 @@ int LoweredGraph::ValueOf(ValueRef v) const {
   return it == of_graph_value.end() ? -1 : it->second;
 }
 
-LoweringContext::LoweringContext(const GraphMeta& metas, LoweredGraph* out)
-    : metas_(metas), out_(out) {}
+LoweringContext::LoweringContext(const GraphMeta& metas, LoweredGraph* out,
+                                 const Graph* graph)
+    : metas_(metas), out_(out), graph_(graph) {}
+
+bool LoweringContext::ReadsOutput(const Node& node, int output) const {
+  if (graph_ == nullptr) return true;
+  const std::vector<Node>& nodes = graph_->nodes();
+  const int index = static_cast<int>(&node - nodes.data());
+  if (index < 0 || index >= static_cast<int>(nodes.size())) return true;
+  for (const Node& n : nodes) {
+    if (n.kind == NodeKind::kGetItem && n.args.size() == 2 &&
+        n.args[0].is_value() && n.args[0].as_value().node == index &&
+        n.args[1].is_int() && n.args[1].as_int() == output) {
+      return true;
+    }
+  }
+  return false;
+}
 
 int LoweringContext::Add(LValue value) {
   out_->values.push_back(std::move(value));
@@ -283,7 +299,7 @@ absl::StatusOr<LoweredGraph> Lower(
     const std::vector<std::vector<IndexExpr>>& input_strides,
     std::vector<std::string>* fallback_reasons, Device device) {
   LoweredGraph lowered;
-  LoweringContext ctx(metas, &lowered);
+  LoweringContext ctx(metas, &lowered, &graph);
   auto key = [](int node, int output) {
     return (int64_t{node} << 16) + output;
   };

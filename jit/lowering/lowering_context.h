@@ -24,7 +24,8 @@ using RemapFn =
 
 class LoweringContext {
  public:
-  LoweringContext(const GraphMeta& metas, LoweredGraph* out);
+  LoweringContext(const GraphMeta& metas, LoweredGraph* out,
+                  const Graph* graph = nullptr);
 
   const LValue& value(int id) const { return out_->values[id]; }
   const GraphMeta& metas() const { return metas_; }
@@ -61,9 +62,15 @@ class LoweringContext {
   void MarkReshape(int view) { out_->values[view].reshape = true; }
   int Add(LValue value);
 
+  // Whether some node of the graph selects output `output` of multi-output
+  // node `node` (a getitem of it): a lowering may skip work for an output
+  // nothing reads. True when the context has no graph.
+  bool ReadsOutput(const Node& node, int output) const;
+
  private:
   const GraphMeta& metas_;
   LoweredGraph* out_;
+  const Graph* graph_;
 };
 
 // Lowers one call node to the lowered values of its outputs, or
@@ -82,6 +89,7 @@ void AddCatPadLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddCreationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddIndexingLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 void AddActivationLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
+void AddPoolingLowerings(absl::flat_hash_map<std::string, LowerFn>& table);
 
 // Shorthands of the per-op lowerings.
 namespace lowering_internal {

@@ -374,6 +374,7 @@ absl::flat_hash_map<std::string, LowerFn> BuildTable() {
   AddCreationLowerings(t);
   AddIndexingLowerings(t);
   AddActivationLowerings(t);
+  AddPoolingLowerings(t);
   AddResampleLowerings(t);
   return t;
 }

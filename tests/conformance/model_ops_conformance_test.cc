@@ -1,7 +1,8 @@
 // The ops torch.export emits for CNNs (issue #16) inside compiled graphs:
 // a resnet-like tail (inference batch norm, hardtanh, max_pool2d, adaptive
 // average pooling) and an _assert_tensor_metadata check, compiled vs eager.
-// Pooling runs as eager steps inside the compiled program; the check is
+// Max pooling compiles (lowering_pooling.cc); average pooling runs as eager
+// steps inside the compiled program; the check is
 // enforced when a graph is specialized (guards keep it true afterwards).
 
 #include <string>

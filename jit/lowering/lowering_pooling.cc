@@ -1,0 +1,230 @@
+// Lowering of max_pool2d_with_indices as reductions over a window value:
+// a select of rank + 2 (the output's dims, then the window's kernel rows
+// and columns) reading the input at out * stride - padding + k * dilation,
+// out-of-input taps filled with the lowest value (-inf for floats). As the
+// eager kernel (runtime/kernels/pooling.cc) computes it:
+//   - values: the window's maximum (NaN-propagating), in the compute dtype;
+//   - indices: the flat index in the plane (ih * W + iw) of the window's
+//     last NaN when it has one, else of its first in-input tap holding the
+//     maximum (a window whose taps are all the lowest value keeps its first
+//     in-input tap). Both are reductions over taps' flat indices, so no
+//     division is needed; a graph that never selects the indices (no
+//     getitem 1) never computes them.
+// The input's H and W are fixed (the shape rules specialize them); leading
+// dims may be symbolic.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/ops/pool_args.h"
+#include "jit/lowering/lowering_context.h"
+
+namespace guardjit {
+namespace {
+
+using lowering_internal::ArgsOf;
+using lowering_internal::Bin;
+using lowering_internal::C;
+using lowering_internal::Outputs;
+using lowering_internal::Unsupported;
+using lowering_internal::Values;
+
+// The window's geometry over the input's last two dims.
+struct Window {
+  Pool2dWindow w;
+  int h = 0;  // the input's dim of rows (rank - 2)
+  int64_t in_h = 0, in_w = 0;
+
+  // Input row (d 0) or column (d 1) of output position `o`, tap `k`.
+  IndexExpr Input(int d, const IndexExpr& o, const IndexExpr& k) const {
+    return o * IndexExpr::Const(w.stride[d]) + IndexExpr::Const(-w.padding[d]) +
+           k * IndexExpr::Const(w.dilation[d]);
+  }
+  // The first tap of output position `o` at or past input row (column) 0.
+  IndexExpr FirstTap(int d, const IndexExpr& o) const {
+    const IndexExpr start = Input(d, o, IndexExpr::Const(0));
+    const IndexExpr dil = IndexExpr::Const(w.dilation[d]);
+    const IndexExpr before =
+        IndexExpr::Max(IndexExpr::Const(0),
+                       IndexExpr::Const(0) + start * IndexExpr::Const(-1));
+    return start + IndexExpr::FloorDiv(
+                       before + IndexExpr::Const(w.dilation[d] - 1), dil) *
+                       dil;
+  }
+  // Whether the tap at window index `idx` (rank + 2 dims) is in the input.
+  ValueExpr InInput(const std::vector<IndexExpr>& idx) const {
+    const int rank = h + 2;
+    ValueExpr in = ValueExpr::Const(DType::kBool, 1);
+    for (int d = 0; d < 2; ++d) {
+      const IndexExpr i = Input(d, idx[h + d], idx[rank + d]);
+      const int64_t size = d == 0 ? in_h : in_w;
+      in = Bin(BinaryOp::kAnd, in,
+               Bin(BinaryOp::kGe, ValueExpr::Index(i),
+                   ValueExpr::Index(IndexExpr::Const(0))));
+      in = Bin(BinaryOp::kAnd, in,
+               Bin(BinaryOp::kLt, ValueExpr::Index(i),
+                   ValueExpr::Index(IndexExpr::Const(size))));
+    }
+    return in;
+  }
+  // The input element a window index reads (clamped into the input: a tap
+  // outside it is discarded by InInput).
+  std::vector<IndexExpr> Source(const std::vector<IndexExpr>& idx) const {
+    const int rank = h + 2;
+    std::vector<IndexExpr> in(idx.begin(), idx.begin() + rank);
+    for (int d = 0; d < 2; ++d) {
+      const int64_t size = d == 0 ? in_h : in_w;
+      in[h + d] =
+          IndexExpr::Min(IndexExpr::Max(Input(d, idx[h + d], idx[rank + d]),
+                                        IndexExpr::Const(0)),
+                         IndexExpr::Const(size - 1));
+    }
+    return in;
+  }
+  // The flat index in the plane of the tap at a window index.
+  ValueExpr Flat(const std::vector<IndexExpr>& idx) const {
+    const int rank = h + 2;
+    return ValueExpr::Index(Input(0, idx[h], idx[rank]) *
+                                IndexExpr::Const(in_w) +
+                            Input(1, idx[h + 1], idx[rank + 1]));
+  }
+};
+
+// The lowest value of `d` (-inf for floats), in its compute dtype.
+ValueExpr Lowest(DType d) {
+  const DType c = ComputeDType(d);
+  if (IsFloating(d)) {
+    return ValueExpr::Const(c, -std::numeric_limits<double>::infinity());
+  }
+  return ScalarConst(
+      Scalar(d == DType::kUInt8   ? int64_t{0}
+             : d == DType::kInt8  ? int64_t{-128}
+             : d == DType::kInt16 ? int64_t{-32768}
+             : d == DType::kInt32 ? int64_t{std::numeric_limits<int32_t>::min()}
+                                  : std::numeric_limits<int64_t>::min()),
+      d);
+}
+
+Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
+                             const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  absl::StatusOr<Pool2dWindow> w = ReadPool2dWindow(args, "max_pool2d", 4, 5);
+  if (!w.ok()) return w.status();
+  const DType dtype = out[0].dtype;
+  if (dtype == DType::kBool) return Unsupported("max_pool2d of bool");
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+  const int rank = static_cast<int>(in_sizes.size());
+  if (rank != 3 && rank != 4) return Unsupported("max_pool2d rank");
+  Window win{*w, rank - 2};
+  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
+    return Unsupported("max_pool2d over symbolic rows or columns");
+  }
+  win.in_h = in_sizes[win.h].value();
+  win.in_w = in_sizes[win.h + 1].value();
+  const DType d = ComputeDType(dtype);
+
+  // The taps: out dims, then kernel rows and columns.
+  TensorMeta taps = out[0];
+  taps.dtype = d;
+  taps.sizes.push_back(SymInt(w->kernel[0]));
+  taps.sizes.push_back(SymInt(w->kernel[1]));
+  std::vector<bool> mask(rank + 2, false);
+  mask[rank] = mask[rank + 1] = true;
+  const auto source = [win](const std::vector<IndexExpr>& idx) {
+    return std::vector<std::vector<IndexExpr>>{win.Source(idx)};
+  };
+  const ValueExpr lowest = Lowest(dtype);
+  const int window = ctx.Select(
+      taps, {self}, source,
+      [win, d, lowest](const std::vector<IndexExpr>& idx, const Values& v) {
+        return ValueExpr::Where(win.InInput(idx), C(v[0], d), lowest);
+      });
+  int values = ctx.Reduce(window, mask, false, CombineOp::kMax);
+  const int maximum = values;
+  if (dtype != d) {
+    values =
+        ctx.Pointwise(out[0], {values}, [](const Values& v) { return v[0]; });
+  }
+
+  if (!ctx.ReadsOutput(node, 1)) {
+    // Nothing reads the indices (torch.export's F.max_pool2d): a value no
+    // kernel computes stands in for them.
+    return std::vector<int>{
+        values, ctx.Pointwise(out[1], {}, [](const Values&) {
+          return ValueExpr::Const(DType::kInt64, -1);
+        })};
+  }
+  // Flat index of the first in-input tap holding the maximum.
+  TensorMeta flat = taps;
+  flat.dtype = DType::kInt64;
+  // Past every flat index of the plane (a constant exactly representable).
+  const ValueExpr none_low =
+      ValueExpr::Const(DType::kInt64, static_cast<double>(win.in_h * win.in_w));
+  const int first_max = ctx.Reduce(
+      ctx.Select(
+          flat, {self, maximum},
+          [win, rank](const std::vector<IndexExpr>& idx) {
+            return std::vector<std::vector<IndexExpr>>{
+                win.Source(idx),
+                std::vector<IndexExpr>(idx.begin(), idx.begin() + rank)};
+          },
+          [win, d, none_low](const std::vector<IndexExpr>& idx,
+                             const Values& v) {
+            const ValueExpr hit = Bin(BinaryOp::kAnd, win.InInput(idx),
+                                      Bin(BinaryOp::kEq, C(v[0], d), v[1]));
+            return ValueExpr::Where(hit, win.Flat(idx), none_low);
+          }),
+      mask, false, CombineOp::kMin);
+  // Flat index of the last NaN tap, or -1 (floating dtypes).
+  std::vector<int> found = {first_max};
+  if (IsFloating(dtype)) {
+    found.insert(
+        found.begin(),
+        ctx.Reduce(
+            ctx.Select(
+                flat, {self}, source,
+                [win, d](const std::vector<IndexExpr>& idx, const Values& v) {
+                  const ValueExpr x = C(v[0], d);
+                  const ValueExpr nan = Bin(BinaryOp::kAnd, win.InInput(idx),
+                                            Bin(BinaryOp::kNe, x, x));
+                  return ValueExpr::Where(nan, win.Flat(idx),
+                                          ValueExpr::Const(DType::kInt64, -1));
+                }),
+            mask, false, CombineOp::kMax));
+  }
+  // The last NaN's, else the first maximum's, else (no tap in the input)
+  // the window's first tap at or past row and column 0, as the eager kernel
+  // starts its scan there.
+  const int indices = ctx.Select(
+      out[1], found,
+      [n = found.size()](const std::vector<IndexExpr>& idx) {
+        return std::vector<std::vector<IndexExpr>>(n, idx);
+      },
+      [win, none_low](const std::vector<IndexExpr>& idx, const Values& v) {
+        const ValueExpr& max_flat = v.back();
+        ValueExpr result =
+            ValueExpr::Where(Bin(BinaryOp::kLt, max_flat, none_low), max_flat,
+                             ValueExpr::Index(win.FirstTap(0, idx[win.h]) *
+                                                  IndexExpr::Const(win.in_w) +
+                                              win.FirstTap(1, idx[win.h + 1])));
+        if (v.size() == 2) {
+          result = ValueExpr::Where(
+              Bin(BinaryOp::kGe, v[0], ValueExpr::Const(DType::kInt64, 0)),
+              v[0], result);
+        }
+        return result;
+      });
+  return std::vector<int>{values, indices};
+}
+
+}  // namespace
+
+void AddPoolingLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
+  t["aten.max_pool2d_with_indices.default"] = MaxPool2dWithIndices;
+}
+
+}  // namespace guardjit

@@ -1,0 +1,149 @@
+// max_pool2d_with_indices compiled (jit/lowering/lowering_pooling.cc)
+// against the eager kernel: random windows (kernel, stride, padding,
+// dilation, ceil_mode) over 3-D and 4-D inputs of every dtype the kernel
+// takes, values and indices both read, with NaN, -inf and ties in the
+// windows; no eager step left in the plan. A graph that reads only the
+// values plans no index reductions.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph_builder.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::AddNode;
+using testing::EagerSteps;
+using testing::ExpectJitMatchesEager;
+using testing::Finish;
+using testing::Ints;
+using testing::PlanOfInputs;
+using testing::RandomTensor;
+
+struct Pool {
+  Shape input;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
+
+  std::string ToString() const {
+    return absl::StrCat("[", absl::StrJoin(input, "x"), "] kernel ",
+                        absl::StrJoin(kernel, "x"), " stride ",
+                        absl::StrJoin(stride, "x"), " padding ",
+                        absl::StrJoin(padding, "x"), " dilation ",
+                        absl::StrJoin(dilation, "x"), ceil_mode ? " ceil" : "");
+  }
+};
+
+// max_pool2d_with_indices(x) -> outputs (values[, indices]).
+std::shared_ptr<const Graph> PoolGraph(const Pool& p, bool indices) {
+  GraphBuilder b("pool");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "pool", "aten.max_pool2d_with_indices.default",
+          {Arg::Ref("x"), Ints(p.kernel), Ints(p.stride), Ints(p.padding),
+           Ints(p.dilation), Arg::Bool(p.ceil_mode)});
+  AddNode(b, "values", "getitem", {Arg::Ref("pool"), Arg::Int(0)});
+  std::vector<Arg> outputs = {Arg::Ref("values")};
+  if (indices) {
+    AddNode(b, "indices", "getitem", {Arg::Ref("pool"), Arg::Int(1)});
+    outputs.push_back(Arg::Ref("indices"));
+  }
+  EXPECT_TRUE(b.SetOutputs(std::move(outputs)).ok());
+  return Finish(b);
+}
+
+// Values in [-3, 3] rounded to halves (ties within windows), with NaN and
+// -inf sprinkled in for floating dtypes.
+Tensor PoolInput(DType dtype, const Shape& shape, uint64_t seed) {
+  Tensor t = RandomTensor(DType::kFloat64, shape, seed, -3, 3);
+  std::vector<double> v = testing::ToDoubles(t);
+  std::mt19937_64 rng(seed);
+  for (double& x : v) {
+    x = std::round(x * 2) / 2;
+    if (IsFloating(dtype)) {
+      const uint64_t r = rng() % 64;
+      if (r == 0) x = std::nan("");
+      if (r == 1) x = -std::numeric_limits<double>::infinity();
+    }
+  }
+  return testing::MakeTensor(dtype, shape, v);
+}
+
+class PoolingConformanceTest : public ::testing::Test {};
+
+TEST_F(PoolingConformanceTest, RandomWindowsMatchEagerWithoutEagerSteps) {
+  std::mt19937_64 rng(7);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
+  };
+  const std::vector<DType> dtypes = {DType::kFloat32, DType::kFloat64,
+                                     DType::kFloat16, DType::kInt32,
+                                     DType::kInt64};
+  // The emulated CUDA suites compile every case through NVRTC: fewer there.
+  const int cases = testing::SharedJitBackend()[0] == '\0' ? 40 : 6;
+  for (int i = 0; i < cases; ++i) {
+    Pool p;
+    const bool batched = i % 4 != 3;
+    if (batched) p.input.push_back(pick(1, 3));
+    p.input.push_back(pick(1, 4));
+    p.input.push_back(pick(1, 12));
+    p.input.push_back(pick(1, 12));
+    for (int d = 0; d < 2; ++d) {
+      const int64_t size = p.input[p.input.size() - 2 + d];
+      // A window that fits the padded input (else both reject the call).
+      int64_t k, pad, dil;
+      do {
+        k = pick(1, 4);
+        pad = pick(0, k / 2);
+        dil = pick(1, 2);
+      } while (size + 2 * pad - dil * (k - 1) - 1 < 0);
+      p.kernel.push_back(k);
+      p.stride.push_back(pick(1, 3));
+      p.padding.push_back(pad);
+      p.dilation.push_back(dil);
+    }
+    p.ceil_mode = i % 3 == 0;
+    const DType dtype = dtypes[i % dtypes.size()];
+    SCOPED_TRACE(absl::StrCat(p.ToString(), " ", DTypeName(dtype)));
+    const auto graph = PoolGraph(p, /*indices=*/true);
+    const std::vector<Tensor> inputs = {PoolInput(dtype, p.input, 100 + i)};
+    ExpectJitMatchesEager(graph, inputs);
+    EXPECT_EQ(EagerSteps(graph, inputs), 0);
+  }
+}
+
+TEST_F(PoolingConformanceTest, ResNetStemPoolAndIndicesLeftUnread) {
+  Pool p{{2, 8, 17, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1}};
+  const std::vector<Tensor> inputs = {PoolInput(DType::kFloat32, p.input, 3)};
+  const auto values_only = PoolGraph(p, /*indices=*/false);
+  ExpectJitMatchesEager(values_only, inputs);
+  EXPECT_EQ(EagerSteps(values_only, inputs), 0);
+  // Values only: one reduction; with indices three more.
+  const Plan plan = PlanOfInputs(*values_only, inputs);
+  const std::string text = plan.ToString();
+  EXPECT_EQ(text.find("min<int64>"), std::string::npos) << text;
+  const auto both = PoolGraph(p, /*indices=*/true);
+  ExpectJitMatchesEager(both, inputs);
+}
+
+TEST_F(PoolingConformanceTest, DynamicBatch) {
+  Pool p{{2, 4, 9, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}};
+  const auto graph = PoolGraph(p, /*indices=*/true);
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t batch : {2, 3, 6}) {
+    calls.push_back({PoolInput(DType::kFloat32, {batch, 4, 9, 9}, batch)});
+  }
+  testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls);
+}
+
+}  // namespace
+}  // namespace guardjit
