@@ -6,6 +6,7 @@ packages=(
   llvm-19-dev libzstd-dev zlib1g-dev
   libabsl-dev libprotobuf-dev protobuf-compiler
   libdlpack-dev libopenblas-dev
+  libdnnl-dev                  # oneDNN: CPU convolutions (jit/steps/onednn_conv.h)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev  # libFuzzer and sanitizer runtimes (scripts/fuzz.sh)
   abigail-tools                # abidw/abidiff: tests/abi/abi_check.sh

@@ -65,7 +65,7 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
 
 absl::StatusOr<std::unique_ptr<const StepRunner>>
 LlvmKernelBackend::MakeStepRunner(
-    const PlanStep& step, const Graph&,
+    const PlanStep& step, const Graph& graph,
     std::shared_ptr<const KernelModule> module, int index,
     const std::shared_ptr<ThreadPool>& pool) const {
   const std::vector<HostKernelFn>* host = module->host_functions();
@@ -73,7 +73,7 @@ LlvmKernelBackend::MakeStepRunner(
     return absl::InternalError(
         absl::StrCat(name(), ": no host function for kernel ", index));
   }
-  return MakeHostStep(step, (*host)[index], pool);
+  return MakeHostStep(step, graph, (*host)[index], pool);
 }
 
 }  // namespace guardjit

@@ -10,10 +10,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/logging.h"
 #include "jit/cuda/device_conv_step.h"
 #include "jit/lowering/lowering.h"
+#include "jit/steps/channels_last.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/extern_epilogue.h"
+#include "jit/steps/onednn_conv.h"
 
 namespace guardjit {
 namespace {
@@ -217,7 +220,33 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
     std::optional<Epilogue> epilogue =
         TakeEpilogue(plan, &i, match->product, /*store_bare=*/true);
     match->conv->product_param = epilogue->product_param;
-    if (match->bias.has_value()) {
+    bool bias_in_epilogue = match->bias.has_value();
+    if (!device && OneDnnConvEnabled() &&
+        match->conv->dtype == DType::kFloat32) {
+      absl::StatusOr<ConvStep::OneDnn> onednn =
+          PlanOneDnnConv(*match->conv, match->bias, graph, plan);
+      if (onednn.ok()) {
+        bias_in_epilogue = bias_in_epilogue && !onednn->bias.has_value();
+        match->conv->onednn = *std::move(onednn);
+        Kernel& kernel = epilogue->step.kernel.kernel;
+        ReindexLoads(kernel, epilogue->product_param,
+                     OneDnnResultIndex(*match->conv));
+        // The pool splits the first outer loop, and the innermost one
+        // should read the result contiguously: channels last, or channel
+        // blocks first.
+        if (match->conv->onednn->block == 0) {
+          ChannelsLastLoops(kernel);
+        } else {
+          ChannelsFirstLoops(kernel);
+        }
+      } else {
+        Log(LogTopic::kCodegen,
+            absl::StrCat(
+                "node '", node->name, "' (", node->target,
+                "): im2col + BLAS, not oneDNN: ", onednn.status().message()));
+      }
+    }
+    if (bias_in_epilogue) {
       AddBias(*match->bias, match->conv->dtype, *epilogue);
     }
     NameParams(epilogue->step.kernel.kernel);

@@ -329,6 +329,13 @@ std::string ConvStep::ToString() const {
       absl::StrAppend(&on_device, " into slot ", device->out_slot);
     }
   }
+  if (onednn.has_value()) {
+    const std::string layout = onednn->block == 0 ? "nhwc"
+                               : onednn->block == 1
+                                   ? "nchw"
+                                   : absl::StrCat("nC", onednn->block, "c");
+    absl::StrAppend(&on_device, " on oneDNN ", onednn->impl, " into ", layout);
+  }
   return absl::StrCat("conv ", target, " ", DTypeName(dtype), " [",
                       absl::StrJoin(input_sizes, "x"), "] * [",
                       absl::StrJoin(weight.sizes, "x"), "] stride ",

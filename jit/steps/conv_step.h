@@ -73,6 +73,28 @@ struct ConvStep {
   };
   std::optional<Device> device;
 
+  // A host plan's float32 convolution that oneDNN computes
+  // (jit/steps/onednn_conv.h): into scratch in oneDNN's layout for it, which
+  // the epilogue kernel reads (its product loads indexed for that layout,
+  // its outer loops over channels first so that the pool splits them even at
+  // batch 1), instead of im2col and BLAS per image.
+  struct OneDnn {
+    // The result's layout: channel blocks of `block` (8 or 16: nChw8c,
+    // nChw16c), 0 for channels last (nhwc), 1 for plain (nchw).
+    int block = 1;
+    // Channels as the layout stores them: rounded up to the block.
+    int64_t padded_channels = 0;
+    // Graph nodes of the weight and the bias when they are graph constants:
+    // the weight is then reordered into the primitive's layout once, when
+    // the program is built, and the bias is added by oneDNN (else by the
+    // epilogue); -1 otherwise.
+    int weight_node = -1;
+    int bias_node = -1;
+    std::optional<FixedRef> bias;
+    std::string impl;  // oneDNN's implementation: "brgconv:avx512_core"
+  };
+  std::optional<OneDnn> onednn;
+
   // The step at a call's symbol values (a copy of a dynamic step).
   absl::StatusOr<ConvStep> Bind(absl::Span<const int64_t> symbols) const;
 
@@ -88,7 +110,8 @@ struct ConvStep {
   // stride 1x1 padding 1x1 dilation 1x1 groups 1", [s0x64x56x56] * ...
   // when dynamic; a device step adds " on cuBLASLt over im2col columns in
   // slot 7" or " on cuBLASLt reading the input in place", and " into slot
-  // 3" when cuBLASLt writes the output itself.
+  // 3" when cuBLASLt writes the output itself; a oneDNN step adds " on
+  // oneDNN brgconv:avx512_core into nChw16c".
   std::string ToString() const;
 };
 

@@ -175,9 +175,13 @@ int Readers(const Plan& plan, int slot) {
 // dynamic entry's sizes may be symbolic where the contiguous strides are
 // still constants (a symbolic batch: dim 0).
 bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes) {
+  return IsPointIndexAt(index, sizes, ContiguousStrideExprs(sizes));
+}
+
+bool IsPointIndexAt(const IndexExpr& index, const std::vector<IndexExpr>& sizes,
+                    const std::vector<IndexExpr>& strides) {
   std::vector<int64_t> coef(sizes.size() + 1, 0);
   if (!AddAffine(index, 1, coef) || coef.back() != 0) return false;
-  const std::vector<IndexExpr> strides = ContiguousStrideExprs(sizes);
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d].is_const(1)) continue;
     if (!strides[d].is_const() || coef[d] != strides[d].value()) return false;
@@ -295,6 +299,31 @@ void AddToProduct(Epilogue& epilogue, const ValueExpr& term) {
         },
         memo);
   }
+}
+
+void ReindexLoads(Kernel& kernel, int param, const IndexExpr& index) {
+  absl::flat_hash_map<const void*, ValueExpr> memo;
+  for (Stage& stage : kernel.stages) {
+    stage.value = RewriteLoads(
+        stage.value, param,
+        [&](const ValueExpr& load) {
+          return ValueExpr::Load(load.buffer(), load.dtype(), index);
+        },
+        memo);
+  }
+}
+
+std::vector<ValueExpr> LoadsOf(const Kernel& kernel, int param) {
+  std::vector<ValueExpr> loads;
+  absl::flat_hash_set<const void*> seen;
+  for (const Stage& stage : kernel.stages) {
+    VisitExpr(stage.value, seen, [&](const ValueExpr& e) {
+      if (e.kind() == ValueExpr::Kind::kLoad && e.buffer() == param) {
+        loads.push_back(e);
+      }
+    });
+  }
+  return loads;
 }
 
 }  // namespace guardjit

@@ -51,6 +51,10 @@ std::optional<FixedRef> FixedArg(const Graph& graph, const Plan& plan,
 // variable d over dim d), that point's element of a contiguous tensor of
 // `sizes`.
 bool IsPointIndex(const IndexExpr& index, const std::vector<IndexExpr>& sizes);
+// Likewise for a tensor laid out with `strides` (constant where the size is
+// not 1).
+bool IsPointIndexAt(const IndexExpr& index, const std::vector<IndexExpr>& sizes,
+                    const std::vector<IndexExpr>& strides);
 
 // The slot of eager step `step`'s output 0, or -1.
 int ExternOutputSlot(const Plan& plan, const PlanStep& step);
@@ -91,6 +95,14 @@ void NameParams(Kernel& k);
 // Replaces every load of the product in `epilogue` by load + term (a bias
 // folded into the epilogue), keeping shared subexpressions shared.
 void AddToProduct(Epilogue& epilogue, const ValueExpr& term);
+
+// Replaces the index of every load of buffer parameter `param` in `kernel`
+// by `index` (a tensor kept in another layout than the contiguous one, read
+// at the point the kernel computes).
+void ReindexLoads(Kernel& kernel, int param, const IndexExpr& index);
+
+// Every load of buffer parameter `param` anywhere in `kernel`'s stages.
+std::vector<ValueExpr> LoadsOf(const Kernel& kernel, int param);
 
 }  // namespace guardjit
 

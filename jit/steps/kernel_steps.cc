@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/onednn_conv.h"
 
 namespace guardjit {
 namespace {
@@ -31,20 +32,6 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
                                           : r;
 }
 
-// A kernel's loop extents: what its split and its work depend on.
-struct KernelExtents {
-  std::vector<IndexExpr> outer;                // its outer loops'
-  std::vector<std::vector<IndexExpr>> stages;  // each stage's loops'
-
-  explicit KernelExtents(const Kernel& k) {
-    for (const LoopRange& l : k.outer) outer.push_back(l.extent);
-    for (const Stage& stage : k.stages) {
-      std::vector<IndexExpr>& loops = stages.emplace_back();
-      for (const LoopRange& l : stage.loops) loops.push_back(l.extent);
-    }
-  }
-};
-
 // Element operations of one run (its loops' iteration counts) for size
 // parameters `sizes`, saturating at INT64_MAX (a precompile may name sizes
 // whose work overflows).
@@ -62,15 +49,8 @@ int64_t WorkOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
   return SaturatingMul(outer, std::max<int64_t>(per_point, 1));
 }
 
-// How a kernel's first outer loop is split at some sizes.
-struct Split {
-  int64_t extent = 1;  // the first outer loop's iterations
-  int64_t grain = 0;   // iterations per chunk; 0: on the calling thread
-  int64_t work = 0;    // element operations of the whole run
-};
-
-Split SplitOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
-  Split split;
+KernelSplit SplitOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
+  KernelSplit split;
   if (k.outer.empty()) return split;
   split.extent = k.outer[0].Evaluate(sizes);
   split.work = WorkOf(k, sizes);
@@ -81,79 +61,6 @@ Split SplitOf(const KernelExtents& k, absl::Span<const int64_t> sizes) {
   }
   return split;
 }
-
-// A fused kernel of the host: its function called directly, its first
-// outer loop split across the pool when it has enough work.
-class HostKernelStep : public StepRunner {
- public:
-  HostKernelStep(const KernelStep& step, HostKernelFn fn,
-                 std::shared_ptr<ThreadPool> pool)
-      : fn_(fn),
-        pool_(std::move(pool)),
-        extents_(step.kernel),
-        dynamic_(step.kernel.num_size_params > 0),
-        buffer_slots_(step.buffer_slots),
-        checks_(step.checks) {
-    if (!dynamic_) static_split_ = SplitOf(extents_, {});
-  }
-
-  absl::Status Run(StepCall& call) const override {
-    const absl::InlinedVector<void*, 16> pointers =
-        KernelParams(call, buffer_slots_);
-    void* const* buffers = pointers.data();
-    const int64_t* values = call.symbols.data();
-    const Split split =
-        dynamic_ ? SplitOf(extents_, call.symbols) : static_split_;
-    if (split.grain == 0) {
-      const int64_t failed = fn_(buffers, values, 0, split.extent);
-      return failed == 0 ? absl::OkStatus()
-                         : FailedCheck(checks_, failed, call.symbols);
-    }
-    const bool stoppable = call.ctx.stoppable();
-    std::atomic<int64_t> faults{0};
-    std::atomic<bool> stopped{false};
-    const int64_t extent = split.extent;
-    int64_t round = extent;
-    if (stoppable) {
-      const int64_t per_iteration = std::max<int64_t>(1, split.work / extent);
-      round = std::max<int64_t>(1, kStoppableChunkWork / per_iteration) *
-              (int64_t{pool_->num_threads()} * 4);
-    }
-    for (int64_t start = 0; start < extent && !stopped.load(); start += round) {
-      pool_->ParallelFor(
-          std::min(round, extent - start), split.grain,
-          [&](int64_t begin, int64_t end) {
-            if (stoppable && (stopped.load(std::memory_order_relaxed) ||
-                              !call.ctx.CheckStop().ok())) {
-              stopped.store(true, std::memory_order_relaxed);
-              return;
-            }
-            const int64_t f = fn_(buffers, values, start + begin, start + end);
-            if (f != 0) faults.fetch_or(f);
-          });
-    }
-    if (stopped.load()) {
-      absl::Status stop = call.CheckStop();
-      // The flag may have been cleared since a chunk saw it.
-      return stop.ok()
-                 ? absl::CancelledError(absl::StrCat(
-                       "cancelled by the host during step ", call.step + 1))
-                 : stop;
-    }
-    const int64_t failed = faults.load();
-    return failed == 0 ? absl::OkStatus()
-                       : FailedCheck(checks_, failed, call.symbols);
-  }
-
- private:
-  const HostKernelFn fn_;
-  const std::shared_ptr<ThreadPool> pool_;
-  const KernelExtents extents_;
-  const bool dynamic_;
-  const std::vector<int> buffer_slots_;
-  const std::vector<IndexCheck> checks_;
-  Split static_split_;  // a static kernel's
-};
 
 // A matrix product on BLAS (gemm_step.h) or a convolution as im2col and
 // BLAS (conv_step.h), with the step's kernel as the epilogue.
@@ -185,6 +92,75 @@ using HostConvStep = HostExternStep<ConvStep, &RunConvStep>;
 
 }  // namespace
 
+KernelExtents::KernelExtents(const Kernel& k) {
+  for (const LoopRange& l : k.outer) outer.push_back(l.extent);
+  for (const Stage& stage : k.stages) {
+    std::vector<IndexExpr>& loops = stages.emplace_back();
+    for (const LoopRange& l : stage.loops) loops.push_back(l.extent);
+  }
+}
+
+HostKernelStep::HostKernelStep(const KernelStep& step, HostKernelFn fn,
+                               std::shared_ptr<ThreadPool> pool)
+    : fn_(fn),
+      pool_(std::move(pool)),
+      extents_(step.kernel),
+      dynamic_(step.kernel.num_size_params > 0),
+      buffer_slots_(step.buffer_slots),
+      checks_(step.checks) {
+  if (!dynamic_) static_split_ = SplitOf(extents_, {});
+}
+
+absl::Status HostKernelStep::Run(StepCall& call) const {
+  return RunWith(call, KernelParams(call, buffer_slots_));
+}
+
+absl::Status HostKernelStep::RunWith(StepCall& call,
+                                     absl::Span<void* const> pointers) const {
+  void* const* buffers = pointers.data();
+  const int64_t* values = call.symbols.data();
+  const KernelSplit split =
+      dynamic_ ? SplitOf(extents_, call.symbols) : static_split_;
+  if (split.grain == 0) {
+    const int64_t failed = fn_(buffers, values, 0, split.extent);
+    return failed == 0 ? absl::OkStatus()
+                       : FailedCheck(checks_, failed, call.symbols);
+  }
+  const bool stoppable = call.ctx.stoppable();
+  std::atomic<int64_t> faults{0};
+  std::atomic<bool> stopped{false};
+  const int64_t extent = split.extent;
+  int64_t round = extent;
+  if (stoppable) {
+    const int64_t per_iteration = std::max<int64_t>(1, split.work / extent);
+    round = std::max<int64_t>(1, kStoppableChunkWork / per_iteration) *
+            (int64_t{pool_->num_threads()} * 4);
+  }
+  for (int64_t start = 0; start < extent && !stopped.load(); start += round) {
+    pool_->ParallelFor(
+        std::min(round, extent - start), split.grain,
+        [&](int64_t begin, int64_t end) {
+          if (stoppable && (stopped.load(std::memory_order_relaxed) ||
+                            !call.ctx.CheckStop().ok())) {
+            stopped.store(true, std::memory_order_relaxed);
+            return;
+          }
+          const int64_t f = fn_(buffers, values, start + begin, start + end);
+          if (f != 0) faults.fetch_or(f);
+        });
+  }
+  if (stopped.load()) {
+    absl::Status stop = call.CheckStop();
+    // The flag may have been cleared since a chunk saw it.
+    return stop.ok() ? absl::CancelledError(absl::StrCat(
+                           "cancelled by the host during step ", call.step + 1))
+                     : stop;
+  }
+  const int64_t failed = faults.load();
+  return failed == 0 ? absl::OkStatus()
+                     : FailedCheck(checks_, failed, call.symbols);
+}
+
 absl::InlinedVector<void*, 16> KernelParams(const StepCall& call,
                                             const std::vector<int>& slots) {
   absl::InlinedVector<void*, 16> pointers;
@@ -213,8 +189,12 @@ absl::Status ModuleKernelStep::Run(StepCall& call) const {
 }
 
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakeHostStep(
-    const PlanStep& step, HostKernelFn fn, std::shared_ptr<ThreadPool> pool) {
+    const PlanStep& step, const Graph& graph, HostKernelFn fn,
+    std::shared_ptr<ThreadPool> pool) {
   if (fn == nullptr) return absl::InternalError("a host step without code");
+  if (step.conv != nullptr && step.conv->onednn.has_value()) {
+    return MakeOneDnnConvStep(step, graph, fn, std::move(pool));
+  }
   if (step.gemm != nullptr) {
     return std::make_unique<HostGemmStep>(step, step.gemm, fn, std::move(pool));
   }

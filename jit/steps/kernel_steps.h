@@ -17,6 +17,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "core/graph.h"
 #include "jit/schedule/fusion.h"
 #include "runtime/program/kernel_module.h"
 #include "runtime/program/step_runner.h"
@@ -32,6 +33,43 @@ absl::InlinedVector<void*, 16> KernelParams(const StepCall& call,
 // The error of the first failed check in `mask`.
 absl::Status FailedCheck(const std::vector<IndexCheck>& checks, int64_t mask,
                          absl::Span<const int64_t> symbols);
+
+// A kernel's loop extents: what its split and its work depend on.
+struct KernelExtents {
+  std::vector<IndexExpr> outer;                // its outer loops'
+  std::vector<std::vector<IndexExpr>> stages;  // each stage's loops'
+
+  explicit KernelExtents(const Kernel& k);
+};
+
+// How a kernel's first outer loop is split at some sizes.
+struct KernelSplit {
+  int64_t extent = 1;  // the first outer loop's iterations
+  int64_t grain = 0;   // iterations per chunk; 0: on the calling thread
+  int64_t work = 0;    // element operations of the whole run
+};
+
+// A fused kernel of the host: its function called directly, its first
+// outer loop split across the pool when it has enough work (in rounds that
+// check the call's stop when it has one).
+class HostKernelStep : public StepRunner {
+ public:
+  HostKernelStep(const KernelStep& step, HostKernelFn fn,
+                 std::shared_ptr<ThreadPool> pool);
+  absl::Status Run(StepCall& call) const override;
+  // Run with `pointers` as the kernel's buffer parameters instead of its
+  // slots' memory (an extern step's epilogue reading its scratch).
+  absl::Status RunWith(StepCall& call, absl::Span<void* const> pointers) const;
+
+ private:
+  const HostKernelFn fn_;
+  const std::shared_ptr<ThreadPool> pool_;
+  const KernelExtents extents_;
+  const bool dynamic_;
+  const std::vector<int> buffer_slots_;
+  const std::vector<IndexCheck> checks_;
+  KernelSplit static_split_;  // a static kernel's
+};
 
 class ModuleKernelStep : public StepRunner {
  public:
@@ -55,10 +93,12 @@ class ModuleKernelStep : public StepRunner {
   const std::vector<IndexCheck> checks_;
 };
 
-// The runner of an LLVM-backend plan step: a host kernel (`fn`), or a GEMM
-// or conv step with it as the epilogue.
+// The runner of an LLVM-backend plan step of `graph`: a host kernel (`fn`),
+// or a GEMM or conv step (BLAS, or oneDNN: onednn_conv.h) with it as the
+// epilogue.
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakeHostStep(
-    const PlanStep& step, HostKernelFn fn, std::shared_ptr<ThreadPool> pool);
+    const PlanStep& step, const Graph& graph, HostKernelFn fn,
+    std::shared_ptr<ThreadPool> pool);
 
 }  // namespace guardjit
 

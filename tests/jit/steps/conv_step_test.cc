@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/steps/conv_epilogue.h"
+#include "jit/steps/onednn_conv.h"
 #include "runtime/tensor_copy.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -172,8 +173,10 @@ TEST(ConvStepTest, ConvBiasReluIsOneConvStepWithItsEpilogue) {
   const std::string text = plan.ToString();
   EXPECT_THAT(text, HasSubstr("conv aten.convolution.default float32 "
                               "[2x3x8x8] * [4x3x3x3] stride 1x1 padding 1x1 "
-                              "dilation 1x1 groups 1 with epilogue computing "
-                              "v1"));
+                              "dilation 1x1 groups 1"));
+  // " on oneDNN <impl> into <layout>" in between unless GJ_ONEDNN=0.
+  EXPECT_EQ(plan.steps[0].conv->onednn.has_value(), OneDnnConvEnabled());
+  EXPECT_THAT(text, HasSubstr(" with epilogue computing v1"));
   EXPECT_THAT(text, HasSubstr("relu"));
 }
 

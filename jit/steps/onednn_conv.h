@@ -1,0 +1,59 @@
+#ifndef GUARDJIT_JIT_STEPS_ONEDNN_CONV_H_
+#define GUARDJIT_JIT_STEPS_ONEDNN_CONV_H_
+
+// Float32 convolution steps on oneDNN (Debian's libdnnl 2.6, OpenMP
+// runtime): direct convolutions (brgconv, jit depthwise, 1x1, ... whatever
+// oneDNN picks for the machine) in place of im2col + BLAS per image.
+//
+// Planning (conv_epilogue.h) asks oneDNN which layout its best primitive
+// leaves the result in (nChw16c on AVX-512, nChw8c on AVX2, ...) and
+// compiles the step's epilogue kernel to read the result in that layout, so
+// the epilogue is also the reorder back to the graph's layout; the bias of
+// a graph constant is added by oneDNN. Building the program creates the
+// primitive and reorders a constant weight into the primitive's layout once
+// (kept by the step for the entry's life). A call reorders the input into
+// the primitive's layout where it differs (a strided input included), runs
+// the primitive into per-thread scratch with as many OpenMP threads as the
+// context's pool has, then the epilogue split over channels on the pool.
+// A dynamic entry's batch gets a primitive per batch size, made on first use.
+//
+// GJ_ONEDNN=0 in the environment plans convolutions as im2col + BLAS
+// instead (conv_step.h), for comparisons.
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "core/graph.h"
+#include "jit/schedule/fusion.h"
+#include "jit/steps/conv_step.h"
+#include "runtime/index_expr.h"
+#include "runtime/program/kernel_module.h"
+#include "runtime/program/step_runner.h"
+#include "runtime/thread_pool.h"
+
+namespace guardjit {
+
+// Whether convolutions may be planned on oneDNN (GJ_ONEDNN is not "0").
+bool OneDnnConvEnabled();
+
+// Plans `conv` (float32, its fields set by the matcher) on oneDNN, the bias
+// `bias` included when it is a graph constant: what ConvStep::onednn holds.
+// UNIMPLEMENTED saying why when oneDNN cannot run it as planned.
+absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
+    const ConvStep& conv, const std::optional<FixedRef>& bias,
+    const Graph& graph, const Plan& plan);
+
+// The element offset of the result's point (loop variable 0 over the
+// batch, 1 over channels, 2... over spatial dims) in the planned layout.
+IndexExpr OneDnnResultIndex(const ConvStep& conv);
+
+// The runner of a plan step whose conv has `onednn` set, with `fn` (the
+// step's kernel) as its epilogue.
+absl::StatusOr<std::unique_ptr<const StepRunner>> MakeOneDnnConvStep(
+    const PlanStep& step, const Graph& graph, HostKernelFn fn,
+    std::shared_ptr<ThreadPool> pool);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_STEPS_ONEDNN_CONV_H_

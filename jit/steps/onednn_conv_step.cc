@@ -1,0 +1,399 @@
+// The runner of oneDNN convolution steps (onednn_conv.h).
+//
+// Threads: oneDNN runs on OpenMP, the rest of a program on the context's
+// ThreadPool. Two sets of threads spinning for work in turn on the same
+// cores starve each other (mobilenet_v2 at two threads ran slower than at
+// one), so a step's primitives run with one OpenMP thread each and the pool
+// runs them in parallel: a channels-last convolution is cut into parts, by
+// ranges of images when the batch has at least as many images as the pool
+// has threads, else by ranges of rows of each image (outer spatial dim 0,
+// each part with its own padding at its ends). Each part is a primitive of
+// its own (oneDNN's primitive cache shares equal ones) writing its share of
+// the result, which is contiguous in channels-last memory. A convolution in
+// another layout runs whole, on oneDNN's own threads.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "jit/steps/kernel_steps.h"
+#include "jit/steps/onednn_conv.h"
+#include "jit/steps/onednn_primitives.h"
+#include "runtime/blas_panels.h"
+
+namespace guardjit {
+namespace {
+
+using dnnl::memory;
+constexpr auto kF32 = memory::data_type::f32;
+constexpr int64_t kItem = sizeof(float);
+constexpr size_t kAlign = 64;
+// A convolution with fewer multiply-adds than this per thread runs whole on
+// the calling thread.
+constexpr int64_t kMinPartMacs = int64_t{1} << 18;
+
+size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// A tensor of the graph's constants, viewed as `ref` views its slot.
+Tensor ConstantView(const Graph& graph, int node, const FixedRef& ref) {
+  return graph.node(node).constant.AsStrided(ref.sizes, ref.strides,
+                                             ref.offset);
+}
+
+int64_t Volume(const ConvStep::Dims3& d) { return d[0] * d[1] * d[2]; }
+
+// One primitive of a call: the whole convolution, or a part of it.
+struct Part {
+  dnnl::convolution_forward conv;
+  memory::desc src, weights, dst, scratchpad;
+  // Elements from the first of the input's and the result's (first image's,
+  // when parts are rows of each image).
+  int64_t src_offset = 0, dst_offset = 0;
+  // The constant weight in `weights`' layout.
+  std::shared_ptr<const memory> packed_weights;
+};
+
+// What one batch size (and input layout) of a step runs, and where each
+// buffer goes in the call's scratch.
+struct Primitives {
+  std::vector<Part> parts;
+  // Parts are rows of each image: every image runs all of them.
+  bool per_image = false;
+  int64_t src_image = 0, dst_image = 0;  // elements per image
+  int openmp_threads = 1;                // a whole convolution's
+  memory::desc user_src, src;            // src: the parts' input layout
+  std::optional<dnnl::reorder> src_reorder;
+  memory::desc user_weights;
+  std::optional<dnnl::reorder> weight_reorder;  // when not packed
+  size_t src_offset = 0, weight_offset = 0, dst_offset = 0, pad_offset = 0;
+  size_t pad_stride = 0, scratch_bytes = 0;
+};
+
+class OneDnnConvStep : public StepRunner {
+ public:
+  OneDnnConvStep(const PlanStep& step, HostKernelFn fn,
+                 std::shared_ptr<ThreadPool> pool)
+      : conv_(step.conv),
+        pool_(std::move(pool)),
+        epilogue_(step.kernel, fn, pool_),
+        buffer_slots_(step.kernel.buffer_slots) {}
+
+  // Keeps the constants (the bias contiguous) and builds the primitives of
+  // a static step, packing its weight.
+  absl::Status Init(const Graph& graph) {
+    const ConvStep& s = *conv_;
+    const ConvStep::OneDnn& dnn = *s.onednn;
+    if (dnn.weight_node >= 0) {
+      weight_constant_ = ConstantView(graph, dnn.weight_node, s.weight);
+    }
+    try {
+      if (dnn.bias_node >= 0 && dnn.bias.has_value()) {
+        const Tensor b = ConstantView(graph, dnn.bias_node, *dnn.bias);
+        const int64_t n = s.groups * s.out_channels;
+        bias_ = std::make_shared<memory>(
+            memory::desc({n}, kF32, memory::format_tag::x), OneDnnEngine());
+        float* to = static_cast<float*>(bias_->get_data_handle());
+        const float* from = b.data_as<float>();
+        for (int64_t i = 0; i < n; ++i) to[i] = from[i * dnn.bias->strides[0]];
+      }
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(
+          absl::StrCat(s.ToString(), ": oneDNN failed: ", e.what()));
+    }
+    if (s.symbolic.has_value()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(static_, Build(s));
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(StepCall& call) const override {
+    std::optional<ConvStep> bound;
+    if (conv_->symbolic.has_value()) {
+      ASSIGN_OR_RETURN(bound, conv_->Bind(call.symbols));
+    }
+    const ConvStep& s = bound.has_value() ? *bound : *conv_;
+    std::shared_ptr<const Primitives> p = static_;
+    if (p == nullptr) {
+      ASSIGN_OR_RETURN(p, ForBatch(s));
+    }
+    PanelScratch scratch;
+    char* const base = static_cast<char*>(scratch.Get(p->scratch_bytes));
+    char* src = static_cast<char*>(call.slots[s.input.slot].data()) +
+                s.input.offset * kItem;
+    char* weights = static_cast<char*>(call.slots[s.weight.slot].data()) +
+                    s.weight.offset * kItem;
+    char* const dst = base + p->dst_offset;
+    const dnnl::engine& engine = OneDnnEngine();
+    absl::Status status;
+    try {
+      SetOpenMpThreads(1);
+      thread_local dnnl::stream stream(OneDnnEngine());
+      if (p->src_reorder.has_value()) {
+        memory from(p->user_src, engine, src);
+        memory to(p->src, engine, base + p->src_offset);
+        p->src_reorder->execute(stream, from, to);
+        src = base + p->src_offset;
+      }
+      if (p->weight_reorder.has_value()) {
+        memory from(p->user_weights, engine, weights);
+        memory to(p->parts[0].weights, engine, base + p->weight_offset);
+        p->weight_reorder->execute(stream, from, to);
+        weights = base + p->weight_offset;
+      }
+      stream.wait();
+      if (p->parts.size() == 1) {
+        SetOpenMpThreads(p->openmp_threads);
+        RunPart(*p, 0, 0, src, weights, dst, base);
+      }
+    } catch (const dnnl::error& e) {
+      status = Failed(s, e);
+    }
+    RETURN_IF_ERROR(status);
+    if (p->parts.size() > 1) {
+      absl::Mutex mu;
+      const int64_t rounds = p->per_image ? s.batch : 1;
+      for (int64_t n = 0; n < rounds && status.ok(); ++n) {
+        pool_->ParallelFor(static_cast<int64_t>(p->parts.size()), 1,
+                           [&](int64_t first, int64_t last) {
+                             SetOpenMpThreads(1);
+                             for (int64_t i = first; i < last; ++i) {
+                               try {
+                                 RunPart(*p, i, n, src, weights, dst, base);
+                               } catch (const dnnl::error& e) {
+                                 absl::MutexLock lock(&mu);
+                                 status.Update(Failed(s, e));
+                               }
+                             }
+                           });
+      }
+      RETURN_IF_ERROR(status);
+    }
+    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    pointers[s.product_param] = dst;
+    return epilogue_.RunWith(call, pointers);
+  }
+
+ private:
+  static absl::Status Failed(const ConvStep& s, const dnnl::error& e) {
+    return absl::InternalError(
+        absl::StrCat(s.ToString(), ": oneDNN failed: ", e.what()));
+  }
+
+  // Runs part `i` of image `n` (with per_image parts) on the calling thread.
+  void RunPart(const Primitives& p, int64_t i, int64_t n, char* src,
+               char* weights, char* dst, char* base) const {
+    thread_local dnnl::stream stream(OneDnnEngine());
+    const dnnl::engine& engine = OneDnnEngine();
+    const Part& part = p.parts[i];
+    const int64_t image = p.per_image ? n : 0;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC,
+         memory(part.src, engine,
+                src + (image * p.src_image + part.src_offset) * kItem)},
+        {DNNL_ARG_WEIGHTS, part.packed_weights != nullptr
+                               ? *part.packed_weights
+                               : memory(part.weights, engine, weights)},
+        {DNNL_ARG_DST,
+         memory(part.dst, engine,
+                dst + (image * p.dst_image + part.dst_offset) * kItem)},
+        {DNNL_ARG_SCRATCHPAD, memory(part.scratchpad, engine,
+                                     base + p.pad_offset + i * p.pad_stride)}};
+    if (bias_ != nullptr) args.emplace(DNNL_ARG_BIAS, *bias_);
+    part.conv.execute(stream, args);
+    stream.wait();
+  }
+
+  // The primitives of a dynamic step at the call's batch (and input
+  // strides), made on first use.
+  absl::StatusOr<std::shared_ptr<const Primitives>> ForBatch(
+      const ConvStep& s) const {
+    std::vector<int64_t> key = {s.batch};
+    key.insert(key.end(), s.input.strides.begin(), s.input.strides.end());
+    {
+      absl::MutexLock lock(&mu_);
+      if (auto it = by_batch_.find(key); it != by_batch_.end()) {
+        return it->second;
+      }
+    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const Primitives> p, Build(s));
+    absl::MutexLock lock(&mu_);
+    return by_batch_.try_emplace(key, std::move(p)).first->second;
+  }
+
+  // The geometries of `s`'s parts and where each starts in the input and
+  // the result: several when the pool has threads for them, else one.
+  struct PartPlan {
+    ConvGeometry geometry;
+    int64_t src_offset = 0, dst_offset = 0;
+  };
+  std::vector<PartPlan> PlanParts(const ConvStep& s, Primitives& p) const {
+    const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
+    const int threads = pool_->num_threads();
+    const int64_t macs =
+        s.batch * s.groups * s.out_channels * s.rows() * s.cols();
+    const int64_t in_channels = s.groups * s.in_channels;
+    const int64_t out_channels = s.groups * s.out_channels;
+    p.src_image = in_channels * Volume(s.in);
+    p.dst_image = out_channels * Volume(s.out);
+    if (s.onednn->block != 0 || threads < 2 || macs < kMinPartMacs * threads) {
+      p.openmp_threads = threads;
+      return {PartPlan{whole}};
+    }
+    std::vector<PartPlan> parts;
+    if (s.batch >= threads) {
+      const int64_t chunk = (s.batch + threads - 1) / threads;
+      for (int64_t n0 = 0; n0 < s.batch; n0 += chunk) {
+        PartPlan part{whole, n0 * p.src_image, n0 * p.dst_image};
+        part.geometry.batch = std::min(chunk, s.batch - n0);
+        parts.push_back(part);
+      }
+      return parts;
+    }
+    // Rows of outer spatial dim 0, per image.
+    p.per_image = true;
+    const int d = 3 - s.spatial;
+    const int64_t src_row = in_channels * Volume(s.in) / s.in[d];
+    const int64_t dst_row = out_channels * Volume(s.out) / s.out[d];
+    ConvGeometry image = whole;
+    image.batch = 1;
+    const int64_t rows = s.out[d];
+    const int64_t count = std::min<int64_t>(threads, rows);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t r0 = rows * i / count, r1 = rows * (i + 1) / count;
+      int64_t first_input_row = 0;
+      PartPlan part{image.Rows(s, r0, r1, &first_input_row)};
+      part.src_offset = first_input_row * src_row;
+      part.dst_offset = r0 * dst_row;
+      parts.push_back(part);
+    }
+    return parts;
+  }
+
+  absl::StatusOr<std::shared_ptr<const Primitives>> Build(
+      const ConvStep& s) const {
+    const ConvStep::OneDnn& dnn = *s.onednn;
+    try {
+      auto p = std::make_shared<Primitives>();
+      const auto tag = OneDnnTag(s.spatial, dnn.block);
+      const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
+      std::vector<PartPlan> plans = PlanParts(s, *p);
+      size_t pad_bytes = 0;
+      for (const PartPlan& plan : plans) {
+        const dnnl::convolution_forward::primitive_desc pd = OneDnnConvPd(
+            s, plan.geometry, bias_ != nullptr,
+            memory::desc(OneDnnDstDims(s, plan.geometry), kF32, tag));
+        Part part;
+        part.conv = dnnl::convolution_forward(pd);
+        part.src = pd.src_desc();
+        part.weights = pd.weights_desc();
+        part.dst = pd.dst_desc();
+        part.scratchpad = pd.scratchpad_desc();
+        part.src_offset = plan.src_offset;
+        part.dst_offset = plan.dst_offset;
+        pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
+        p->parts.push_back(std::move(part));
+      }
+      // The whole input in the parts' layout (channels last when there are
+      // several), reordered from the program's where that differs.
+      p->src = p->parts.size() == 1
+                   ? p->parts[0].src
+                   : memory::desc(OneDnnSrcDims(s, whole), kF32,
+                                  OneDnnTag(s.spatial, 0));
+      p->user_src = OneDnnUserSrcDesc(s);
+      size_t bytes = 0;
+      if (p->src != p->user_src) {
+        p->src_reorder.emplace(memory(p->user_src, OneDnnEngine(), nullptr),
+                               memory(p->src, OneDnnEngine(), nullptr));
+        p->src_offset = bytes;
+        bytes += AlignUp(p->src.get_size());
+      }
+      p->user_weights = OneDnnUserWeightDesc(s);
+      if (weight_constant_.has_value()) {
+        for (Part& part : p->parts) {
+          part.packed_weights = PackedWeights(p->user_weights, part.weights);
+        }
+      } else {
+        for (const Part& part : p->parts) {
+          if (part.weights != p->parts[0].weights) {
+            return absl::InternalError(
+                absl::StrCat(s.ToString(),
+                             ": oneDNN wants its parts' weights in "
+                             "different layouts"));
+          }
+        }
+        if (p->parts[0].weights != p->user_weights) {
+          p->weight_reorder.emplace(
+              memory(p->user_weights, OneDnnEngine(), nullptr),
+              memory(p->parts[0].weights, OneDnnEngine(), nullptr));
+          p->weight_offset = bytes;
+          bytes += AlignUp(p->parts[0].weights.get_size());
+        }
+      }
+      p->dst_offset = bytes;
+      bytes +=
+          AlignUp(memory::desc(OneDnnDstDims(s, whole), kF32, tag).get_size());
+      p->pad_offset = bytes;
+      p->pad_stride = AlignUp(pad_bytes);
+      bytes += p->pad_stride * p->parts.size();
+      p->scratch_bytes = bytes;
+      return std::shared_ptr<const Primitives>(std::move(p));
+    } catch (const dnnl::error& e) {
+      return Failed(s, e);
+    }
+  }
+
+  // The constant weight in layout `packed`, reordered once per layout.
+  std::shared_ptr<const memory> PackedWeights(
+      const memory::desc& user, const memory::desc& packed) const {
+    absl::MutexLock lock(&mu_);
+    for (const auto& m : packed_) {
+      if (m->get_desc() == packed) return m;
+    }
+    memory from(user, OneDnnEngine(), weight_constant_->data());
+    auto to = std::make_shared<memory>(packed, OneDnnEngine());
+    dnnl::stream stream(OneDnnEngine());
+    SetOpenMpThreads(1);
+    dnnl::reorder(from, *to).execute(stream, from, *to);
+    stream.wait();
+    packed_.push_back(to);
+    return to;
+  }
+
+  const std::shared_ptr<const ConvStep> conv_;
+  const std::shared_ptr<ThreadPool> pool_;
+  const HostKernelStep epilogue_;
+  const std::vector<int> buffer_slots_;
+  std::optional<Tensor> weight_constant_;  // a view of the graph's constant
+  std::shared_ptr<memory> bias_;           // contiguous, when a constant
+  std::shared_ptr<const Primitives> static_;
+  mutable absl::Mutex mu_;
+  mutable absl::flat_hash_map<std::vector<int64_t>,
+                              std::shared_ptr<const Primitives>>
+      by_batch_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<std::shared_ptr<const memory>> packed_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<const StepRunner>> MakeOneDnnConvStep(
+    const PlanStep& step, const Graph& graph, HostKernelFn fn,
+    std::shared_ptr<ThreadPool> pool) {
+  if (step.conv == nullptr || !step.conv->onednn.has_value()) {
+    return absl::InternalError("a oneDNN step without a oneDNN plan");
+  }
+  auto runner = std::make_unique<OneDnnConvStep>(step, fn, std::move(pool));
+  RETURN_IF_ERROR(runner->Init(graph));
+  return std::unique_ptr<const StepRunner>(std::move(runner));
+}
+
+}  // namespace guardjit

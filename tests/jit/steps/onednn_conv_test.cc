@@ -1,0 +1,350 @@
+// Convolution steps on oneDNN (jit/steps/onednn_conv.h): which convolutions
+// are planned on it and how (constants packed, the bias in the primitive, the
+// epilogue reading oneDNN's layout), and their results against the eager
+// interpreter for the layouts oneDNN picks (blocked with padded channels,
+// channels last), depthwise and grouped convolutions, 1-D and 3-D ones,
+// dynamic batches and concurrent calls. The conformance suite
+// (tests/conformance/convolution_conformance_test.cc) runs the geometries
+// with weights as inputs; ctest runs these at 1 and 3 threads too.
+
+#include "jit/steps/onednn_conv.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectJitMatchesEager;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::PlanOfInputs;
+using testing::RandomTensor;
+
+// One convolution layer of a test network, its weights graph constants.
+struct Layer {
+  int64_t out_channels;
+  int64_t kernel;
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t groups = 1;
+  int64_t dilation = 1;
+  bool bias = true;
+};
+
+Arg List(int spatial, int64_t v) {
+  std::vector<Arg> list(spatial, Arg::Int(v));
+  return Arg::OfList(std::move(list));
+}
+
+// x -> conv -> relu -> conv -> ... over `layers` (a residual add where
+// `residual_at` names the layer whose input it adds, when shapes match),
+// with constants of `dtype` drawn from `seed`.
+std::shared_ptr<const Graph> ConvNet(int spatial, int64_t in_channels,
+                                     const std::vector<Layer>& layers,
+                                     DType dtype = DType::kFloat32,
+                                     int residual_at = -1) {
+  GraphBuilder b("convnet");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  std::string value = "x";
+  std::string residual;
+  int64_t channels = in_channels;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    if (static_cast<int>(i) == residual_at) residual = value;
+    Shape w = {l.out_channels, channels / l.groups};
+    int64_t fan_in = channels / l.groups;
+    for (int d = 0; d < spatial; ++d) {
+      w.push_back(l.kernel);
+      fan_in *= l.kernel;
+    }
+    // Weights at the scale of a trained network's (values stay near 1
+    // through the layers, as they do in one).
+    const double limit = 1.0 / std::sqrt(static_cast<double>(fan_in));
+    const std::string wn = absl::StrCat("w", i), bn = absl::StrCat("b", i);
+    EXPECT_TRUE(
+        b.AddConstant(wn, RandomTensor(dtype, w, 100 + i, -limit, limit)).ok());
+    if (l.bias) {
+      EXPECT_TRUE(
+          b.AddConstant(bn, RandomTensor(dtype, {l.out_channels}, 200 + i))
+              .ok());
+    }
+    const std::string conv = absl::StrCat("conv", i);
+    testing::AddNode(
+        b, conv, "aten.convolution.default",
+        {Arg::Ref(value), Arg::Ref(wn), l.bias ? Arg::Ref(bn) : Arg::None(),
+         List(spatial, l.stride), List(spatial, l.padding),
+         List(spatial, l.dilation), Arg::Bool(false), List(spatial, 0),
+         Arg::Int(l.groups)});
+    value = conv;
+    if (!residual.empty() && static_cast<int>(i) == residual_at + 1) {
+      testing::AddNode(b, absl::StrCat("add", i), "aten.add.Tensor",
+                       {Arg::Ref(value), Arg::Ref(residual)});
+      value = absl::StrCat("add", i);
+    }
+    if (i + 1 < layers.size()) {
+      testing::AddNode(b, absl::StrCat("relu", i), "aten.relu.default",
+                       {Arg::Ref(value)});
+      value = absl::StrCat("relu", i);
+    }
+    channels = l.out_channels;
+  }
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref(value)}).ok());
+  return testing::Finish(b);
+}
+
+int OneDnnSteps(const Plan& plan) {
+  int n = 0;
+  for (const PlanStep& s : plan.steps) {
+    n += s.conv != nullptr && s.conv->onednn.has_value();
+  }
+  return n;
+}
+
+class OneDnnConvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!OneDnnConvEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
+  }
+};
+
+TEST_F(OneDnnConvTest, ConstantWeightsArePackedAndTheBiasJoinsThePrimitive) {
+  const auto graph = ConvNet(2, 16, {{32, 3, 1, 1}, {32, 1}});
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {1, 16, 12, 12}, 1)};
+  const Plan plan = PlanOfInputs(*graph, inputs);
+  ASSERT_EQ(OneDnnSteps(plan), 2) << plan.ToString();
+  const PlanStep& first = plan.steps[0];
+  ASSERT_NE(first.conv, nullptr);
+  const ConvStep::OneDnn& dnn = *first.conv->onednn;
+  EXPECT_GE(dnn.weight_node, 0);
+  EXPECT_GE(dnn.bias_node, 0);
+  EXPECT_FALSE(dnn.impl.empty());
+  EXPECT_EQ(dnn.padded_channels % std::max(dnn.block, 1), 0);
+  // The epilogue reads the result and writes the relu: no bias parameter.
+  EXPECT_EQ(first.kernel.kernel.buffers.size(), 2u) << plan.ToString();
+  EXPECT_THAT(plan.ToString(), HasSubstr(" on oneDNN "));
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+TEST_F(OneDnnConvTest, ResidualBlocksWithPaddedChannelBlocksMatchEager) {
+  // 24 channels: blocked layouts pad them to 32.
+  const auto graph =
+      ConvNet(2, 3, {{24, 3, 2, 1}, {24, 3, 1, 1}, {24, 3, 1, 1}, {40, 1}},
+              DType::kFloat32, /*residual_at=*/1);
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {batch, 3, 17, 15}, 2 + batch)};
+    EXPECT_EQ(OneDnnSteps(PlanOfInputs(*graph, inputs)), 4);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
+TEST_F(OneDnnConvTest, DepthwiseGroupedDilatedAndBiaslessMatchEager) {
+  Layer depthwise = {32, 3, 1, 1, /*groups=*/32};
+  Layer grouped = {48, 3, 2, 1, /*groups=*/4};
+  Layer dilated = {16, 3, 1, 2, 1, /*dilation=*/2};
+  dilated.bias = false;
+  const auto graph =
+      ConvNet(2, 32, {depthwise, grouped, {96, 1}, {96, 3, 1, 1, 96}, dilated});
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {2, 32, 14, 14}, 3)};
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*graph, inputs)), 5);
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+TEST_F(OneDnnConvTest, OneAndThreeSpatialDimsMatchEager) {
+  const auto conv1d = ConvNet(1, 8, {{16, 5, 2, 2}, {16, 3, 1, 1, 16}});
+  const std::vector<Tensor> x1 = {RandomTensor(DType::kFloat32, {2, 8, 33}, 4)};
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*conv1d, x1)), 2);
+  ExpectJitMatchesEager(conv1d, x1, 1e-4);
+  const auto conv3d = ConvNet(3, 4, {{16, 3, 1, 1}, {8, 1}});
+  const std::vector<Tensor> x3 = {
+      RandomTensor(DType::kFloat32, {1, 4, 5, 6, 7}, 5)};
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*conv3d, x3)), 2);
+  ExpectJitMatchesEager(conv3d, x3, 1e-4);
+}
+
+// Large enough to be cut into parts across the pool (ctest runs this suite
+// at 1, 2 and 3 threads): rows of each image at batch 1 (each part with its
+// own padding at its ends: odd row counts, strides, dilation, 3-D), ranges
+// of images at larger batches.
+TEST_F(OneDnnConvTest, ConvolutionsCutIntoPartsMatchEager) {
+  const auto rows = ConvNet(
+      2, 16, {{32, 5, 2, 2}, {32, 3, 1, 2, 1, 2}, {32, 3, 1, 1, 32}, {48, 1}});
+  for (int64_t batch : {1, 2, 5}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {batch, 16, 45, 23}, 30 + batch)};
+    EXPECT_EQ(OneDnnSteps(PlanOfInputs(*rows, inputs)), 4);
+    ExpectJitMatchesEager(rows, inputs, 1e-4);
+  }
+  const auto conv3d = ConvNet(3, 8, {{16, 3, 2, 1}, {16, 3, 1, 1}});
+  const std::vector<Tensor> x3 = {
+      RandomTensor(DType::kFloat32, {1, 8, 11, 12, 13}, 40)};
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*conv3d, x3)), 2);
+  ExpectJitMatchesEager(conv3d, x3, 1e-4);
+}
+
+// conv -> relu -> max pool -> conv -> conv: the activations between the
+// convolutions are laid out channels last (the convolutions read them in
+// place, the pool reads its input through its window at those strides and
+// loops with channels innermost), the graph's output stays contiguous.
+TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
+  GraphBuilder b("stem");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  const auto constant = [&](const std::string& name, const Shape& shape,
+                            uint64_t seed) {
+    ASSERT_TRUE(b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed,
+                                                 -0.3, 0.3))
+                    .ok());
+  };
+  constant("w0", {16, 3, 3, 3}, 1);
+  constant("w1", {16, 16, 3, 3}, 2);
+  constant("w2", {8, 16, 1, 1}, 3);
+  const auto conv = [&](const std::string& name, const std::string& x,
+                        const std::string& w, int64_t pad) {
+    testing::AddNode(
+        b, name, "aten.convolution.default",
+        {Arg::Ref(x), Arg::Ref(w), Arg::None(), List(2, 1), List(2, pad),
+         List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
+  };
+  conv("c0", "x", "w0", 1);
+  testing::AddNode(b, "r0", "aten.relu.default", {Arg::Ref("c0")});
+  testing::AddNode(b, "pool", "aten.max_pool2d_with_indices.default",
+                   {Arg::Ref("r0"), testing::Ints({3, 3}),
+                    testing::Ints({2, 2}), testing::Ints({1, 1})});
+  testing::AddNode(b, "p0", "getitem", {Arg::Ref("pool"), Arg::Int(0)});
+  conv("c1", "p0", "w1", 1);
+  testing::AddNode(b, "r1", "aten.relu.default", {Arg::Ref("c1")});
+  conv("c2", "r1", "w2", 0);
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("c2")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {2, 3, 19, 21}, 4)};
+  const Plan plan = PlanOfInputs(*graph, inputs);
+  ASSERT_EQ(OneDnnSteps(plan), 3) << plan.ToString();
+  int convs = 0;
+  for (const PlanStep& step : plan.steps) {
+    if (step.conv == nullptr) continue;
+    const FixedRef& x = step.conv->input;
+    // The graph's input as it is; the pooled and relu'd activations channels
+    // last: [N, C, H, W] at strides [H*W*C, 1, W*C, C].
+    if (convs++ == 0) {
+      EXPECT_EQ(x.strides[1], x.sizes[2] * x.sizes[3]) << plan.ToString();
+    } else {
+      EXPECT_EQ(x.strides[1], 1) << plan.ToString();
+      EXPECT_EQ(x.strides[3], x.sizes[1]) << plan.ToString();
+    }
+  }
+  // The pool's kernel loops with channels innermost.
+  bool pool_seen = false;
+  for (const PlanStep& step : plan.steps) {
+    if (!step.is_kernel || step.conv != nullptr) continue;
+    pool_seen = true;
+    ASSERT_EQ(step.kernel.kernel.outer.size(), 4u) << plan.ToString();
+    EXPECT_EQ(step.kernel.kernel.outer.back().var, 1) << plan.ToString();
+  }
+  EXPECT_TRUE(pool_seen) << plan.ToString();
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+TEST_F(OneDnnConvTest, StridedInputsAreReorderedFromTheirStrides) {
+  const auto graph = ConvNet(2, 16, {{16, 3, 1, 1}});
+  const Tensor x = RandomTensor(DType::kFloat32, {2, 16, 9, 9}, 6);
+  ExpectJitMatchesEager(graph, {testing::NonContiguousCopy(x)}, 1e-4);
+  // Every other image of a larger batch.
+  const Tensor big = RandomTensor(DType::kFloat32, {4, 16, 9, 9}, 7);
+  Shape strides(big.strides().begin(), big.strides().end());
+  strides[0] *= 2;
+  ExpectJitMatchesEager(graph, {big.AsStrided(x.sizes(), strides, 0)}, 1e-4);
+}
+
+TEST_F(OneDnnConvTest, DynamicBatchBuildsAPrimitivePerBatchSize) {
+  const auto graph = ConvNet(2, 8, {{16, 3, 1, 1}, {24, 3, 2, 1}});
+  std::vector<std::vector<Tensor>> calls;
+  // Batches of 2 and up: an entry specializes a batch of 1 apart.
+  for (int64_t batch : {2, 5, 3, 2, 7}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {batch, 8, 10, 10}, batch)});
+  }
+  testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls, 1e-4);
+}
+
+TEST_F(OneDnnConvTest, Float64AndGjOnednn0StayOnBlas) {
+  const auto f64 = ConvNet(2, 8, {{16, 3, 1, 1}}, DType::kFloat64);
+  const std::vector<Tensor> x64 = {
+      RandomTensor(DType::kFloat64, {1, 8, 6, 6}, 8)};
+  const Plan plan64 = PlanOfInputs(*f64, x64);
+  EXPECT_EQ(OneDnnSteps(plan64), 0);
+  EXPECT_THAT(plan64.ToString(), Not(HasSubstr("oneDNN")));
+
+  const auto graph = ConvNet(2, 8, {{16, 3, 1, 1}, {16, 1}});
+  const std::vector<Tensor> x = {
+      RandomTensor(DType::kFloat32, {1, 8, 6, 6}, 9)};
+  ASSERT_EQ(setenv("GJ_ONEDNN", "0", 1), 0);
+  const Plan blas = PlanOfInputs(*graph, x);
+  ExpectJitMatchesEager(graph, x, 1e-4);
+  ASSERT_EQ(unsetenv("GJ_ONEDNN"), 0);
+  EXPECT_EQ(OneDnnSteps(blas), 0);
+  int conv_steps = 0;
+  for (const PlanStep& s : blas.steps) conv_steps += s.conv != nullptr;
+  EXPECT_EQ(conv_steps, 2) << blas.ToString();
+}
+
+TEST_F(OneDnnConvTest, ConcurrentCallsOfOneProgramMatchEager) {
+  const auto graph = ConvNet(2, 16, {{32, 3, 1, 1}, {32, 3, 1, 1, 32}});
+  Specialization spec;
+  const Tensor example = RandomTensor(DType::kFloat32, {2, 16, 10, 10}, 10);
+  spec.inputs.push_back(TensorMeta::Of(example));
+  spec.example_sizes.emplace_back(example.sizes().begin(),
+                                  example.sizes().end());
+  spec.example_strides.emplace_back(example.strides().begin(),
+                                    example.strides().end());
+  auto executable = testing::SharedJit().Compile(graph, spec);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  std::vector<std::vector<Tensor>> inputs, expected;
+  for (int t = 0; t < 4; ++t) {
+    inputs.push_back({RandomTensor(DType::kFloat32, {2, 16, 10, 10}, 20 + t)});
+    auto e = (*eager)->Run(inputs.back());
+    ASSERT_TRUE(e.ok()) << e.status();
+    expected.push_back(*std::move(e));
+  }
+  std::vector<std::vector<Tensor>> actual(inputs.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        auto out = testing::RunOnSharedJit(**executable, inputs[t]);
+        if (!out.ok()) return;
+        actual[t] = *std::move(out);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    ASSERT_EQ(actual[t].size(), 1u) << "call " << t << " failed";
+    const Tensor& e = expected[t][0];
+    testing::ExpectTensor(actual[t][0], e.dtype(), e.sizes(),
+                          testing::ToDoubles(e), 1e-4, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
