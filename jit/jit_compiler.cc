@@ -21,6 +21,7 @@
 #include "jit/lowering/lowering.h"
 #include "jit/lowering/lowering_context.h"
 #include "jit/program_builder.h"
+#include "jit/steps/channels_last.h"
 #include "jit/steps/conv_epilogue.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_epilogue.h"
@@ -98,12 +99,18 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
                             : Device::Cpu();
   ASSIGN_OR_RETURN(LoweredGraph lowered,
                    Lower(graph, metas, layout, &fallbacks, device));
-  ASSIGN_OR_RETURN(Plan plan, Schedule(lowered));
+  // Activations around oneDNN convolutions are laid out channels last
+  // (jit/steps/channels_last.h).
+  const std::vector<bool> channels_last =
+      backend.host_code() ? PreferChannelsLast(graph, lowered)
+                          : std::vector<bool>();
+  ASSIGN_OR_RETURN(Plan plan, Schedule(lowered, channels_last));
   // GEMM and conv steps of a dynamic entry bind their symbolic extents per
   // call (FuseConvSteps logs why a convolution stays eager).
   if (backend.host_code()) {
     FuseGemmEpilogues(graph, plan);
     FuseConvSteps(graph, plan, &fallbacks);
+    OrderChannelsLastLoops(plan);
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
     // A device's matrix products and convolutions run on cuBLASLt
@@ -252,6 +259,13 @@ class JitExecutable : public Executable {
             library,
             d.out_slot >= 0 ? " writing the output"
                             : " with an epilogue kernel"));
+      } else if (s.conv->onednn.has_value()) {
+        const ConvStep::OneDnn& dnn = *s.conv->onednn;
+        externs.push_back(
+            absl::StrCat(name, " on oneDNN (", dnn.impl,
+                         dnn.weight_node >= 0 ? ", weights packed once" : "",
+                         dnn.block == 0 ? ", channels last" : "",
+                         ") with an epilogue kernel"));
       } else {
         externs.push_back(absl::StrCat(name, " as im2col and ", library,
                                        " per image with an epilogue kernel"));

@@ -266,6 +266,24 @@ std::vector<IndexExpr> ContiguousStrideExprs(
   return strides;
 }
 
+std::vector<IndexExpr> ChannelsLastStrideExprs(
+    const std::vector<IndexExpr>& sizes) {
+  std::vector<IndexExpr> strides(sizes.size(), IndexExpr::Const(1));
+  if (sizes.size() < 3) return ContiguousStrideExprs(sizes);
+  // Channels innermost, then the spatial dims last to first, then N.
+  IndexExpr stride = IndexExpr::Const(1);
+  const auto step = [&](size_t d) {
+    strides[d] = stride;
+    if (!sizes[d].is_const() || sizes[d].value() > 1) {
+      stride = stride * sizes[d];
+    }
+  };
+  step(1);
+  for (size_t d = sizes.size() - 1; d >= 2; --d) step(d);
+  step(0);
+  return strides;
+}
+
 Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
                     absl::Span<const int64_t> sizes) {
   Shape out;

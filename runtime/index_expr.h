@@ -93,6 +93,12 @@ std::vector<IndexExpr> ConstExprs(IntSpan values);
 std::vector<IndexExpr> ContiguousStrideExprs(
     const std::vector<IndexExpr>& sizes);
 
+// Channels-last strides of [N, C, spatial...] `sizes` (rank >= 3): C
+// innermost, then the spatial dims, then N (contiguous strides below rank
+// 3).
+std::vector<IndexExpr> ChannelsLastStrideExprs(
+    const std::vector<IndexExpr>& sizes);
+
 // `exprs` with size parameter i = sizes[i].
 Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
                     absl::Span<const int64_t> sizes);

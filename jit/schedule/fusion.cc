@@ -76,10 +76,12 @@ std::string IndexKey(int value, const std::vector<IndexExpr>& idx) {
 
 class Scheduler {
  public:
-  explicit Scheduler(const LoweredGraph& graph)
+  Scheduler(const LoweredGraph& graph, const std::vector<bool>& channels_last)
       : g_(graph),
+        channels_last_(channels_last),
         group_of_(graph.values.size(), -1),
         mat_slot_(graph.values.size(), -1),
+        mat_strides_(graph.values.size()),
         slots_(graph.slots) {}
 
   absl::StatusOr<Plan> Run();
@@ -121,7 +123,10 @@ class Scheduler {
   absl::Status Require(int v);
   void AddReduction(int v);
   int NewGroup(std::vector<IndexExpr> full_sizes, std::vector<bool> mask);
-  int AddSlot(const LValue& v);
+  // A slot for value `v`, laid out channels last where channels_last_ says.
+  int AddSlot(int v);
+  // The offset of element `idx` of value `v` in the memory it was given.
+  IndexExpr MatIndex(int v, const std::vector<IndexExpr>& idx) const;
   int LastGroup() const {
     return !items_.empty() && items_.back().first ? items_.back().second : -1;
   }
@@ -136,21 +141,36 @@ class Scheduler {
 
   const LoweredGraph& g_;
   absl::flat_hash_map<int, ViewRef> view_ref_;
+  const std::vector<bool>& channels_last_;  // per value
   std::vector<int> group_of_;
   std::vector<int> mat_slot_;
+  // Per materialized value: its strides when not contiguous (channels last).
+  std::vector<std::vector<IndexExpr>> mat_strides_;
   std::vector<Slot> slots_;
   std::vector<Group> groups_;
   // Execution order: (is_group, group index or extern index).
   std::vector<std::pair<bool, int>> items_;
 };
 
-int Scheduler::AddSlot(const LValue& v) {
+int Scheduler::AddSlot(int v) {
+  const LValue& value = g_.values[v];
   Slot slot;
   slot.source = Slot::Source::kKernel;
-  slot.dtype = v.dtype;
-  slot.sizes = v.sizes;
+  slot.dtype = value.dtype;
+  slot.sizes = value.sizes;
   slots_.push_back(slot);
+  if (v < static_cast<int>(channels_last_.size()) && channels_last_[v]) {
+    mat_strides_[v] = ChannelsLastStrideExprs(value.sizes);
+  }
   return static_cast<int>(slots_.size()) - 1;
+}
+
+IndexExpr Scheduler::MatIndex(int v, const std::vector<IndexExpr>& idx) const {
+  const std::vector<IndexExpr>& strides = mat_strides_[v];
+  if (strides.empty()) return Linearize(idx, g_.values[v].sizes);
+  IndexExpr offset = IndexExpr::Const(0);
+  for (size_t d = 0; d < idx.size(); ++d) offset = offset + idx[d] * strides[d];
+  return offset;
 }
 
 int Scheduler::NewGroup(std::vector<IndexExpr> full_sizes,
@@ -238,7 +258,7 @@ absl::StatusOr<ValueExpr> Scheduler::Emit(int v,
     // In memory written by an earlier kernel. (A value a later kernel
     // materializes is recomputed here: that memory does not exist yet.)
     result = LoadAs(Param(mat_slot_[v], value.dtype, false, ctx), value.dtype,
-                    Linearize(idx, value.sizes));
+                    MatIndex(v, idx));
   } else if (value.kind == LValue::Kind::kReduction) {
     if (group_of_[v] != ctx.group) {
       if (!ctx.dry_run) {
@@ -377,7 +397,7 @@ bool Scheduler::TryEmit(int group, int v, bool full) {
 
 void Scheduler::NeedMemory(int v) {
   if (mat_slot_[v] >= 0) return;
-  mat_slot_[v] = AddSlot(g_.values[v]);
+  mat_slot_[v] = AddSlot(v);
   groups_[group_of_[v]].members.push_back({v, Group::Member::What::kStoreRow});
 }
 
@@ -463,7 +483,7 @@ absl::Status Scheduler::Require(int v) {
     }
   }
   group_of_[v] = group;
-  mat_slot_[v] = AddSlot(value);
+  mat_slot_[v] = AddSlot(v);
   groups_[group].members.push_back({v, what});
   return absl::OkStatus();
 }
@@ -544,7 +564,7 @@ absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
       // float16/bfloat16 round once, here.
       stage.value = ValueExpr::Cast(stage.value, value.dtype);
       stage.buffer = Param(mat_slot_[m.value], value.dtype, true, ctx);
-      stage.index = Linearize(idx, value.sizes);
+      stage.index = MatIndex(m.value, idx);
       step.allocate.push_back(mat_slot_[m.value]);
       step.computes.push_back(value.label);
     }
@@ -570,7 +590,8 @@ TensorRef Scheduler::RefOf(int v) const {
     ref.offset = value.offset;
   } else {
     ref.slot = mat_slot_[v];
-    ref.strides = ContiguousStrideExprs(ref.sizes);
+    ref.strides = mat_strides_[v].empty() ? ContiguousStrideExprs(ref.sizes)
+                                          : mat_strides_[v];
   }
   return ref;
 }
@@ -759,8 +780,9 @@ std::string Plan::ToString() const {
   return out;
 }
 
-absl::StatusOr<Plan> Schedule(const LoweredGraph& graph) {
-  return Scheduler(graph).Run();
+absl::StatusOr<Plan> Schedule(const LoweredGraph& graph,
+                              const std::vector<bool>& channels_last) {
+  return Scheduler(graph, channels_last).Run();
 }
 
 }  // namespace guardjit

@@ -82,7 +82,13 @@ struct Plan {
   std::string ToString() const;
 };
 
-absl::StatusOr<Plan> Schedule(const LoweredGraph& graph);
+// Fuses `graph`'s values into kernels and plans its steps. A value flagged
+// in `channels_last` (by value index; jit/steps/channels_last.h decides)
+// that is given memory is laid out channels last: [N, C, spatial...] stored
+// with strides [C * S, 1, ...] (dims past 1 fixed), which every kernel and
+// extern step reading it follows.
+absl::StatusOr<Plan> Schedule(const LoweredGraph& graph,
+                              const std::vector<bool>& channels_last = {});
 
 // (Re)assigns plan.slot_buffer and plan.buffer_bytes by liveness: Schedule
 // calls it, and the JIT again after GEMM and conv steps have replaced eager

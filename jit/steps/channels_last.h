@@ -1,0 +1,50 @@
+#ifndef GUARDJIT_JIT_STEPS_CHANNELS_LAST_H_
+#define GUARDJIT_JIT_STEPS_CHANNELS_LAST_H_
+
+// Channels-last activations around oneDNN convolutions (onednn_conv.h).
+//
+// oneDNN's direct convolutions read and write [N, spatial..., C] (nhwc).
+// Kept as the graph's contiguous [N, C, spatial...], every activation would
+// be reordered on its way into a convolution and transposed by the epilogue
+// on its way out: two passes over it per layer. So, as ORT keeps NCHWc and
+// Inductor channels-last between convolutions, the activations of a host
+// plan with float32 convolutions on oneDNN are given channels-last memory
+// when the scheduler materializes them (Schedule's `channels_last`): the
+// values connected to a convolution through kernels (an epilogue, a
+// pooling, a residual add) whose every reader follows strides, i.e. not
+// graph outputs, views, or extern steps other than a convolution's input.
+// A convolution then reads its input in place, and the kernels storing
+// channels-last values loop with channels innermost.
+
+#include <vector>
+
+#include "core/graph.h"
+#include "jit/lowering/loop_ir.h"
+#include "jit/lowering/lowering.h"
+#include "jit/schedule/fusion.h"
+
+namespace guardjit {
+
+// Per lowered value of `lowered` (lowered from `graph`): whether it should
+// be laid out channels last if it is given memory. All false unless the
+// graph has a float32 convolution oneDNN may run.
+std::vector<bool> PreferChannelsLast(const Graph& graph,
+                                     const LoweredGraph& lowered);
+
+// Orders the outer loops of `plan`'s kernels (a host plan after
+// FuseConvSteps) for their stores: channels innermost for a kernel storing
+// only channels-last values, channels first for a oneDNN convolution's
+// epilogue storing none (it reads a channels-last result either way).
+void OrderChannelsLastLoops(Plan& plan);
+
+// Orders `kernel`'s outer loops, var d over dim d of an [N, C, spatial...]
+// space, as [spatial 0, N, spatial 1..., C]: channels innermost, and rows
+// first for the pool to split at batch 1.
+void ChannelsLastLoops(Kernel& kernel);
+
+// Orders them [C, N, spatial...].
+void ChannelsFirstLoops(Kernel& kernel);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_STEPS_CHANNELS_LAST_H_
