@@ -1,5 +1,6 @@
 #include "runtime/index_expr.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -73,6 +74,30 @@ TEST(IndexExprTest, FromSymEvaluatesLikeTheSymExpr) {
   }
   EXPECT_EQ(E::FromSym(s0 * s1).ToString(), "s0*s1");
   EXPECT_TRUE(E::FromSym(SymExpr(5)).is_const(5));
+}
+
+TEST(IndexExprTest, ChannelsLastStridesPutChannelsInnermost) {
+  const auto strides = [](const std::vector<E>& sizes) {
+    std::vector<std::string> text;
+    for (const E& e : ChannelsLastStrideExprs(sizes)) {
+      text.push_back(e.ToString());
+    }
+    return text;
+  };
+  using V = std::vector<std::string>;
+  // [N, C, H, W] -> [H*W*C, 1, W*C, C]; 1-D and 3-D spatial dims alike.
+  EXPECT_EQ(strides({E::Const(2), E::Const(3), E::Const(4), E::Const(5)}),
+            (V{"60", "1", "15", "3"}));
+  EXPECT_EQ(strides({E::Const(2), E::Const(3), E::Const(7)}),
+            (V{"21", "1", "3"}));
+  EXPECT_EQ(strides({E::Const(2), E::Const(3), E::Const(4), E::Const(5),
+                     E::Const(6)}),
+            (V{"360", "1", "90", "18", "3"}));
+  // A symbolic batch keeps every stride constant.
+  EXPECT_EQ(strides({E::Size(0), E::Const(8), E::Const(2), E::Const(2)}),
+            (V{"32", "1", "16", "8"}));
+  // Below rank 3 there is no channel dim to move: contiguous.
+  EXPECT_EQ(strides({E::Const(4), E::Const(5)}), (V{"5", "1"}));
 }
 
 }  // namespace
