@@ -18,6 +18,7 @@
 #include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
+#include "jit/fold_batch_norm.h"
 #include "jit/lowering/lowering.h"
 #include "jit/lowering/lowering_context.h"
 #include "jit/program_builder.h"
@@ -488,17 +489,44 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     }
     return EagerCompiler().Compile(std::move(graph), spec);
   }
+  // Inference batch norms after convolutions fold into their constants
+  // (host plans: a device's would copy the folded constants to it too).
+  Specialization folded_spec;
+  const Specialization* specialized = &spec;
+  if (backend_->host_code()) {
+    absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(graph);
+    if (folded.ok() && folded->folded > 0) {
+      graph = std::move(folded->graph);
+      if (spec.dynamic() && !spec.meta.empty()) {
+        // The entry's symbolic metadata, node by node of the folded graph.
+        folded_spec = spec;
+        folded_spec.meta.clear();
+        for (size_t i = 0; i < folded->source_node.size(); ++i) {
+          const int from = folded->source_node[i];
+          folded_spec.meta.push_back(
+              from >= 0 ? spec.meta[from]
+                        : std::vector<TensorMeta>{
+                              TensorMeta::Of(graph->node(i).constant)});
+        }
+        specialized = &folded_spec;
+      }
+    } else if (!folded.ok()) {
+      Log(LogTopic::kWarnings, absl::StrCat("jit: graph '", graph->name(),
+                                            "': batch norms not folded: ",
+                                            folded.status().message()));
+    }
+  }
   // Shapes the graph rejects are the caller's error.
-  ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, spec));
-  Layout layout = ExampleLayout(spec);
-  const int num_symbols = static_cast<int>(spec.symbols.size());
+  ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, *specialized));
+  Layout layout = ExampleLayout(*specialized);
+  const int num_symbols = static_cast<int>(specialized->symbols.size());
   if (std::optional<std::string> why =
           SizeNodesReason(*graph, metas, num_symbols)) {
     if (LogEnabled(LogTopic::kCodegen)) {
       Log(LogTopic::kCodegen, absl::StrCat("jit: graph '", graph->name(),
                                            "' runs the eager plan: ", *why));
     }
-    return EagerCompiler().Compile(std::move(graph), spec);
+    return EagerCompiler().Compile(std::move(graph), *specialized);
   }
   // The backend may specialize itself for the entry (a CUDA device's
   // renders a dynamic entry's index math in 32 bits under size bounds, which
@@ -506,7 +534,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   absl::StatusOr<Plan> plan =
       PlanGraph(*graph, metas, layout, num_symbols, *backend_);
   absl::StatusOr<EntryBackend> entry =
-      plan.ok() ? backend_->ForEntry(backend_, *graph, spec, *plan)
+      plan.ok() ? backend_->ForEntry(backend_, *graph, *specialized, *plan)
                 : absl::StatusOr<EntryBackend>(plan.status());
   absl::StatusOr<std::unique_ptr<ProgramRunner>> program =
       entry.ok()
@@ -529,11 +557,12 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     Log(LogTopic::kWarnings,
         absl::StrCat("jit: graph '", graph->name(),
                      "' runs eagerly: ", program.status().ToString()));
-    return EagerCompiler().Compile(std::move(graph), spec);
+    return EagerCompiler().Compile(std::move(graph), *specialized);
   }
-  return std::make_unique<JitExecutable>(
-      std::move(graph), std::move(metas), spec, pool_, std::move(layout),
-      *std::move(program), *std::move(plan), *std::move(entry));
+  return std::make_unique<JitExecutable>(std::move(graph), std::move(metas),
+                                         *specialized, pool_, std::move(layout),
+                                         *std::move(program), *std::move(plan),
+                                         *std::move(entry));
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

@@ -1,0 +1,269 @@
+#include "jit/fold_batch_norm.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "core/status_macros.h"
+#include "runtime/tensor_copy.h"
+
+namespace guardjit {
+namespace {
+
+constexpr const char* kConvolution = "aten.convolution.default";
+constexpr const char* kBatchNorm =
+    "aten._native_batch_norm_legit_no_training.default";
+
+// The constant node an argument names, or null (None, a literal, a computed
+// value).
+const Node* ConstantOf(const Graph& graph, const Arg& arg) {
+  if (!arg.is_value()) return nullptr;
+  const Node& node = graph.node(arg.as_value().node);
+  return node.kind == NodeKind::kConstant ? &node : nullptr;
+}
+
+// Values of a constant as doubles, in row-major order.
+absl::StatusOr<std::vector<double>> Values(const Tensor& t) {
+  ASSIGN_OR_RETURN(const Tensor c, Contiguous(t));
+  std::vector<double> out(static_cast<size_t>(c.numel()));
+  if (c.dtype() == DType::kFloat32) {
+    const float* p = c.data_as<float>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else {
+    const double* p = c.data_as<double>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> TensorOf(DType dtype, const Shape& sizes,
+                                const std::vector<double>& values) {
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, sizes));
+  if (dtype == DType::kFloat32) {
+    float* p = t.data_as<float>();
+    for (size_t i = 0; i < values.size(); ++i) {
+      p[i] = static_cast<float>(values[i]);
+    }
+  } else {
+    double* p = t.data_as<double>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  }
+  return t;
+}
+
+// A batch norm to fold and the convolution it follows.
+struct Fold {
+  int conv = -1, norm = -1, getitem = -1;
+  Tensor weight, bias;  // folded
+};
+
+// How many times each value (node << 16 | output) is referenced, getitems
+// counted as references to their selected output.
+absl::flat_hash_map<int64_t, int> References(const Graph& graph) {
+  absl::flat_hash_map<int64_t, int> refs;
+  std::function<void(const Arg&)> visit = [&](const Arg& a) {
+    if (a.is_list()) {
+      for (const Arg& item : a.as_list()) visit(item);
+    } else if (a.is_value()) {
+      ++refs[(int64_t{a.as_value().node} << 16) + a.as_value().index];
+    }
+  };
+  for (const Node& node : graph.nodes()) {
+    if (node.kind == NodeKind::kGetItem) {
+      ++refs[(int64_t{node.args[0].as_value().node} << 16) +
+             node.args[1].as_int()];
+      continue;
+    }
+    for (const Arg& a : node.args) visit(a);
+  }
+  return refs;
+}
+
+// The fold of batch norm node `i`, when it can be folded.
+absl::StatusOr<std::optional<Fold>> FoldOf(
+    const Graph& graph, int i, const absl::flat_hash_map<int64_t, int>& refs) {
+  const Node& norm = graph.node(i);
+  const auto count = [&](int node, int output) {
+    auto it = refs.find((int64_t{node} << 16) + output);
+    return it == refs.end() ? 0 : it->second;
+  };
+  if (norm.args.size() != 7 || !norm.args[0].is_value() ||
+      !norm.args[6].is_number() || norm.args[6].is_bool() || count(i, 1) != 0 ||
+      count(i, 2) != 0) {
+    return std::nullopt;
+  }
+  const int c = norm.args[0].as_value().node;
+  const Node& conv = graph.node(c);
+  if (conv.target != kConvolution || conv.args.size() != 9 ||
+      !conv.args[6].is_bool() || conv.args[6].as_bool() || count(c, 0) != 1) {
+    return std::nullopt;
+  }
+  const Node* weight = ConstantOf(graph, conv.args[1]);
+  const Node* bias = ConstantOf(graph, conv.args[2]);
+  const Node* gamma = ConstantOf(graph, norm.args[1]);
+  const Node* beta = ConstantOf(graph, norm.args[2]);
+  const Node* mean = ConstantOf(graph, norm.args[3]);
+  const Node* var = ConstantOf(graph, norm.args[4]);
+  if (weight == nullptr || mean == nullptr || var == nullptr ||
+      (bias == nullptr && !conv.args[2].is_none()) ||
+      (gamma == nullptr && !norm.args[1].is_none()) ||
+      (beta == nullptr && !norm.args[2].is_none())) {
+    return std::nullopt;
+  }
+  const DType dtype = weight->constant.dtype();
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) return std::nullopt;
+  const int64_t channels = weight->constant.sizes()[0];
+  for (const Node* p : {bias, gamma, beta, mean, var}) {
+    if (p != nullptr &&
+        (p->constant.dtype() != dtype || p->constant.dim() != 1 ||
+         p->constant.sizes()[0] != channels)) {
+      return std::nullopt;
+    }
+  }
+  const double eps = norm.args[6].is_int()
+                         ? static_cast<double>(norm.args[6].as_int())
+                         : norm.args[6].as_float();
+  ASSIGN_OR_RETURN(std::vector<double> w, Values(weight->constant));
+  ASSIGN_OR_RETURN(const std::vector<double> m, Values(mean->constant));
+  ASSIGN_OR_RETURN(const std::vector<double> v, Values(var->constant));
+  std::vector<double> g(channels, 1.0), bt(channels, 0.0), b(channels, 0.0);
+  if (gamma != nullptr) {
+    ASSIGN_OR_RETURN(g, Values(gamma->constant));
+  }
+  if (beta != nullptr) {
+    ASSIGN_OR_RETURN(bt, Values(beta->constant));
+  }
+  if (bias != nullptr) {
+    ASSIGN_OR_RETURN(b, Values(bias->constant));
+  }
+  const int64_t per_channel = channels == 0 ? 0 : w.size() / channels;
+  for (int64_t o = 0; o < channels; ++o) {
+    const double scale = g[o] / std::sqrt(v[o] + eps);
+    for (int64_t k = 0; k < per_channel; ++k) w[o * per_channel + k] *= scale;
+    b[o] = (b[o] - m[o]) * scale + bt[o];
+  }
+  Fold fold;
+  fold.conv = c;
+  fold.norm = i;
+  const Shape sizes(weight->constant.sizes().begin(),
+                    weight->constant.sizes().end());
+  ASSIGN_OR_RETURN(fold.weight, TensorOf(dtype, sizes, w));
+  ASSIGN_OR_RETURN(fold.bias, TensorOf(dtype, {channels}, b));
+  return fold;
+}
+
+}  // namespace
+
+absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph) {
+  FoldedGraph out;
+  const int n = static_cast<int>(graph->nodes().size());
+  if (!graph->subgraphs().empty()) {
+    out.graph = std::move(graph);
+    return out;
+  }
+  const absl::flat_hash_map<int64_t, int> refs = References(*graph);
+  std::vector<std::optional<Fold>> fold_at(n);  // by convolution node
+  std::vector<int> norm_conv(n, -1);            // batch norm -> its conv
+  for (int i = 0; i < n; ++i) {
+    if (graph->node(i).target != kBatchNorm) continue;
+    ASSIGN_OR_RETURN(std::optional<Fold> fold, FoldOf(*graph, i, refs));
+    if (!fold.has_value()) continue;
+    norm_conv[i] = fold->conv;
+    fold_at[fold->conv] = *std::move(fold);
+    ++out.folded;
+  }
+  if (out.folded == 0) {
+    out.graph = std::move(graph);
+    return out;
+  }
+  absl::flat_hash_set<std::string> names;
+  for (const Node& node : graph->nodes()) names.insert(node.name);
+  const auto unique = [&](std::string name) {
+    while (!names.insert(name).second) name += "_";
+    return name;
+  };
+  GraphBuilder builder(graph->name());
+  std::vector<std::vector<Arg>> mapped(n);
+  std::vector<std::pair<int, int>> copies;  // (new node, input node)
+  const auto remap = [&](const Arg& a) { return RemapArg(mapped, a); };
+  for (int i = 0; i < n; ++i) {
+    const Node& node = graph->node(i);
+    switch (node.kind) {
+      case NodeKind::kPlaceholder: {
+        ASSIGN_OR_RETURN(ValueRef ref,
+                         builder.AddPlaceholder(node.name, node.meta));
+        copies.emplace_back(ref.node, i);
+        mapped[i] = {Arg::Value(ref)};
+        break;
+      }
+      case NodeKind::kConstant: {
+        ASSIGN_OR_RETURN(ValueRef ref,
+                         builder.AddConstant(node.name, node.constant));
+        copies.emplace_back(ref.node, i);
+        mapped[i] = {Arg::Value(ref)};
+        break;
+      }
+      case NodeKind::kCallFunction: {
+        if (norm_conv[i] >= 0) {
+          // The folded convolution stands for the batch norm's output 0.
+          mapped[i] = {mapped[norm_conv[i]][0]};
+          break;
+        }
+        auto [args, kwargs] = UnbindArgs(node, remap);
+        if (fold_at[i].has_value()) {
+          ASSIGN_OR_RETURN(
+              ValueRef w,
+              builder.AddConstant(unique(absl::StrCat(node.name, "_weight")),
+                                  fold_at[i]->weight));
+          ASSIGN_OR_RETURN(
+              ValueRef b,
+              builder.AddConstant(unique(absl::StrCat(node.name, "_bias")),
+                                  fold_at[i]->bias));
+          args[1] = Arg::Value(w);
+          args[2] = Arg::Value(b);
+        }
+        ASSIGN_OR_RETURN(ValueRef ref,
+                         builder.AddNode(node.name, node.target,
+                                         std::move(args), std::move(kwargs)));
+        copies.emplace_back(ref.node, i);
+        mapped[i] = {Arg::Value(ref)};
+        break;
+      }
+      case NodeKind::kGetItem: {
+        const int source = node.args[0].as_value().node;
+        if (norm_conv[source] >= 0) {
+          mapped[i] = {mapped[source][0]};
+          break;
+        }
+        ASSIGN_OR_RETURN(ValueRef ref,
+                         builder.AddNode(node.name, "getitem",
+                                         {remap(node.args[0]), node.args[1]}));
+        copies.emplace_back(ref.node, i);
+        mapped[i] = {Arg::Value(ref)};
+        break;
+      }
+      case NodeKind::kOutput: {
+        std::vector<Arg> outputs;
+        for (const Arg& a : node.args) outputs.push_back(remap(a));
+        RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+        break;
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> folded, builder.Finish());
+  out.source_node.assign(folded->nodes().size(), -1);
+  for (const auto& [to, from] : copies) out.source_node[to] = from;
+  out.source_node.back() = n - 1;  // the output node
+  out.graph = std::move(folded);
+  return out;
+}
+
+}  // namespace guardjit

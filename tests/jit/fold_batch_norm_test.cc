@@ -1,0 +1,153 @@
+// Inference batch norms folded into the convolutions before them
+// (jit/fold_batch_norm.h): which fold, and compiled results of the folded
+// graphs against the eager interpreter on the original ones.
+
+#include "jit/fold_batch_norm.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gtest/gtest.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::AddNode;
+using testing::ExpectJitMatchesEager;
+using testing::Finish;
+using testing::Ints;
+using testing::RandomTensor;
+
+struct Options {
+  DType dtype = DType::kFloat32;
+  bool conv_bias = true;
+  bool affine = true;  // the batch norm's weight and bias
+  int64_t groups = 1;
+  bool params_as_inputs = false;  // running stats as graph inputs
+  bool conv_read_twice = false;   // the convolution's output is an output
+  bool reads_stats = false;       // the batch norm's output 1 is read
+};
+
+// x -> conv -> batch norm (no training) -> relu.
+std::shared_ptr<const Graph> ConvBnGraph(const Options& o) {
+  GraphBuilder b("conv_bn");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const int64_t c = 8;
+  const auto constant = [&](const std::string& name, const Shape& shape,
+                            uint64_t seed, double lo, double hi) {
+    EXPECT_TRUE(
+        b.AddConstant(name, RandomTensor(o.dtype, shape, seed, lo, hi)).ok());
+  };
+  constant("w", {c, 4 / o.groups, 3, 3}, 1, -0.5, 0.5);
+  if (o.conv_bias) constant("cb", {c}, 2, -1, 1);
+  if (o.affine) {
+    constant("gamma", {c}, 3, 0.5, 1.5);
+    constant("beta", {c}, 4, -1, 1);
+  }
+  if (o.params_as_inputs) {
+    EXPECT_TRUE(b.AddPlaceholder("mean").ok());
+    EXPECT_TRUE(b.AddPlaceholder("var").ok());
+  } else {
+    constant("mean", {c}, 5, -1, 1);
+    constant("var", {c}, 6, 0.2, 2);
+  }
+  AddNode(
+      b, "conv", "aten.convolution.default",
+      {Arg::Ref("x"), Arg::Ref("w"), o.conv_bias ? Arg::Ref("cb") : Arg::None(),
+       Ints({1, 1}), Ints({1, 1}), Ints({1, 1}), Arg::Bool(false), Ints({0, 0}),
+       Arg::Int(o.groups)});
+  AddNode(b, "bn", "aten._native_batch_norm_legit_no_training.default",
+          {Arg::Ref("conv"), o.affine ? Arg::Ref("gamma") : Arg::None(),
+           o.affine ? Arg::Ref("beta") : Arg::None(), Arg::Ref("mean"),
+           Arg::Ref("var"), Arg::Float(0.1), Arg::Float(1e-5)});
+  AddNode(b, "bn0", "getitem", {Arg::Ref("bn"), Arg::Int(0)});
+  AddNode(b, "out", "aten.relu.default", {Arg::Ref("bn0")});
+  std::vector<Arg> outputs = {Arg::Ref("out")};
+  if (o.conv_read_twice) outputs.push_back(Arg::Ref("conv"));
+  if (o.reads_stats) {
+    AddNode(b, "bn1", "getitem", {Arg::Ref("bn"), Arg::Int(1)});
+    outputs.push_back(Arg::Ref("bn1"));
+  }
+  EXPECT_TRUE(b.SetOutputs(std::move(outputs)).ok());
+  return Finish(b);
+}
+
+std::vector<Tensor> Inputs(const Options& o) {
+  std::vector<Tensor> inputs = {RandomTensor(o.dtype, {2, 4, 7, 6}, 10)};
+  if (o.params_as_inputs) {
+    inputs.push_back(RandomTensor(o.dtype, {8}, 11, -1, 1));
+    inputs.push_back(RandomTensor(o.dtype, {8}, 12, 0.2, 2));
+  }
+  return inputs;
+}
+
+int Count(const Graph& graph, const std::string& target) {
+  int n = 0;
+  for (const Node& node : graph.nodes()) n += node.target == target;
+  return n;
+}
+
+constexpr char kBatchNorm[] =
+    "aten._native_batch_norm_legit_no_training.default";
+
+TEST(FoldBatchNormTest, FoldsAndMatchesEager) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (bool conv_bias : {true, false}) {
+      for (bool affine : {true, false}) {
+        for (int64_t groups : {1, 2}) {
+          Options o;
+          o.dtype = dtype;
+          o.conv_bias = conv_bias;
+          o.affine = affine;
+          o.groups = groups;
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), conv_bias ? " bias" : "",
+                                    affine ? " affine" : "", " groups ",
+                                    groups));
+          const auto graph = ConvBnGraph(o);
+          auto folded = FoldBatchNorms(graph);
+          ASSERT_TRUE(folded.ok()) << folded.status();
+          EXPECT_EQ(folded->folded, 1);
+          EXPECT_EQ(Count(*folded->graph, kBatchNorm), 0);
+          EXPECT_EQ(Count(*folded->graph, "aten.convolution.default"), 1);
+          ExpectJitMatchesEager(graph, Inputs(o),
+                                dtype == DType::kFloat32 ? 1e-5 : 1e-12);
+        }
+      }
+    }
+  }
+}
+
+// A dynamic entry's symbolic metadata follows the folded graph's nodes.
+TEST(FoldBatchNormTest, DynamicBatchMatchesEager) {
+  const auto graph = ConvBnGraph(Options());
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t batch : {2, 3, 5}) {
+    calls.push_back({RandomTensor(DType::kFloat32, {batch, 4, 7, 6}, batch)});
+  }
+  testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls, 1e-5);
+}
+
+TEST(FoldBatchNormTest, LeavesWhatCannotFold) {
+  Options stats_inputs;
+  stats_inputs.params_as_inputs = true;
+  Options conv_read;
+  conv_read.conv_read_twice = true;
+  Options stats_read;
+  stats_read.reads_stats = true;
+  for (const Options& o : {stats_inputs, conv_read, stats_read}) {
+    const auto graph = ConvBnGraph(o);
+    auto folded = FoldBatchNorms(graph);
+    ASSERT_TRUE(folded.ok()) << folded.status();
+    EXPECT_EQ(folded->folded, 0);
+    EXPECT_EQ(folded->graph, graph);
+    ExpectJitMatchesEager(graph, Inputs(o), 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
