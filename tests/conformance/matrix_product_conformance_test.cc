@@ -139,6 +139,19 @@ std::vector<GemmCase> Cases(DType dtype) {
                      Finish(b),
                      {t({8, 16}), t({12, 16}), t({12}), t({8, 12})}});
   }
+  // One row (a batch-1 linear layer: a matrix-vector product on the CPU),
+  // the row contiguous or strided, the weight as it is or transposed.
+  cases.push_back({"mm_one_row",
+                   ProductGraph("mm1", "aten.mm.default", {x0, x1}, 2),
+                   {t({1, 9}), t({9, 4})}});
+  cases.push_back(
+      {"mm_one_strided_row",
+       ProductGraph("mm1s", "aten.mm.default", {x0, x1}, 2),
+       {t({3, 9}).AsStrided({1, 9}, {27, 3}), Transposed(t({4, 9}))}});
+  cases.push_back(
+      {"addmm_one_row",
+       ProductGraph("addmm1", "aten.addmm.default", {x0, x1, x2}, 3),
+       {t({4}), t({1, 7}), Transposed(t({4, 7}))}});
   cases.push_back({"bmm",
                    ProductGraph("bmm", "aten.bmm.default", {x0, x1}, 2),
                    {t({3, 5, 7}), t({3, 7, 4})}});
