@@ -1,9 +1,11 @@
 #ifndef GUARDJIT_JIT_STEPS_CONV_STEP_H_
 #define GUARDJIT_JIT_STEPS_CONV_STEP_H_
 
-// An extern convolution (aten.convolution.default, not transposed) run as
-// im2col + BLAS GEMM per batch image and group, each image's output handed
-// to a compiled epilogue kernel while it is still in cache. As in
+// An extern convolution (aten.convolution.default, not transposed): on the
+// CPU a float32 one runs on oneDNN (`onednn` below, onednn_conv.h); the
+// others (float64, or all with GJ_ONEDNN=0) run here as im2col + BLAS GEMM
+// per batch image and group, each image's output handed to a compiled
+// epilogue kernel while it is still in cache. As in
 // gemm_step.h, the convolution's result never exists in memory as a whole:
 // BLAS writes one image of it into per-thread scratch, and the epilogue
 // (the bias broadcast over channels, activations, a residual add, ... fused

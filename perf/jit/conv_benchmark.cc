@@ -8,24 +8,35 @@
 //                        built before timing (a 1x1 kernel's columns are the
 //                        image), into a preallocated output; no im2col, no
 //                        bias, no activation: the floor a conv step can reach
-//   BM_Jit/<conv>        relu(convolution(x, w, bias)) through JitCompiler:
-//                        one conv step (im2col per image, sgemm, bias + relu
-//                        fused per image)
+//   BM_Jit/<conv>        relu(convolution(x, w, bias)) through JitCompiler,
+//                        x, w and bias inputs: one conv step (oneDNN, the
+//                        weight reordered per call; GJ_ONEDNN=0: im2col per
+//                        image, sgemm, bias + relu fused per image)
+//   BM_JitConstants/<conv> the same with w and bias graph constants (a
+//                        served model's): the weight packed once
 //   BM_Eager/<conv>      the same graph on the eager interpreter
 // Each iteration of the graph benchmarks also times one baseline run, so
 // `vs_baseline` (graph time / baseline time: above 1 is the cost of im2col,
-// the epilogue and the output allocation) is measured under the same load;
+// the epilogue and the output allocation) is measured under the same load,
+// and one direct oneDNN call, so `vs_onednn` compares with what a host would
+// embed instead: a oneDNN convolution primitive in the layouts it picks,
+// its weight packed before timing, bias and relu as post-ops, reordering
+// the NCHW input in and the result out to NCHW (as the graph's contract
+// is), on oneDNN's own OpenMP threads (one per core, as the pool has by
+// default: set OMP_NUM_THREADS with GJ_NUM_THREADS).
 // `GFLOPs` counts 2 * multiply-adds per call.
 //
 // Threads: the ThreadPool's (GJ_NUM_THREADS, default one per hardware
 // thread); main() gives OpenBLAS the same count for the baseline and the
-// eager path. Run with GJ_NUM_THREADS=1 for single-threaded numbers.
+// eager path. Run with GJ_NUM_THREADS=1 OMP_NUM_THREADS=1 for
+// single-threaded numbers.
 
 #include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <dnnl.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +95,101 @@ std::shared_ptr<const Graph> ConvBiasRelu(const ConvShape& s) {
   (void)b.SetOutputs({Arg::Ref("out")});
   return std::shared_ptr<const Graph>(*b.Finish());
 }
+
+// The same with the weight and bias graph constants: x is the only input.
+std::shared_ptr<const Graph> ConvBiasReluConstants(const ConvShape& s) {
+  GraphBuilder b("conv_bias_relu_constants");
+  (void)b.AddPlaceholder("x");
+  (void)b.AddConstant(
+      "w", Filled({s.out_channels, s.in_channels, s.kernel, s.kernel}, 2));
+  (void)b.AddConstant("bias", Filled({s.out_channels}, 3));
+  const auto pair = [](int64_t v) {
+    return Arg::OfList({Arg::Int(v), Arg::Int(v)});
+  };
+  (void)b.AddNode(
+      "conv", "aten.convolution.default",
+      {Arg::Ref("x"), Arg::Ref("w"), Arg::Ref("bias"), pair(1), pair(s.padding),
+       pair(1), Arg::Bool(false), pair(0), Arg::Int(1)});
+  (void)b.AddNode("out", "aten.relu.default", {Arg::Ref("conv")});
+  (void)b.SetOutputs({Arg::Ref("out")});
+  return std::shared_ptr<const Graph>(*b.Finish());
+}
+
+// A direct oneDNN convolution, as a host embedding oneDNN would run it (see
+// the top of the file); Run returns its seconds.
+class OneDnnBaseline {
+ public:
+  explicit OneDnnBaseline(const ConvShape& s)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const auto f32 = memory::data_type::f32;
+    const int64_t out = s.out_size();
+    const memory::dims src = {s.batch, s.in_channels, s.size, s.size};
+    const memory::dims dst = {s.batch, s.out_channels, out, out};
+    const memory::dims weights = {s.out_channels, s.in_channels, s.kernel,
+                                  s.kernel};
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    const dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct,
+            memory::desc(src, f32, tag::any),
+            memory::desc(weights, f32, tag::any),
+            memory::desc({s.out_channels}, f32, tag::x),
+            memory::desc(dst, f32, tag::any), {1, 1}, {s.padding, s.padding},
+            {s.padding, s.padding}),
+        attr, engine_);
+    conv_ = dnnl::convolution_forward(pd);
+    x_ = Filled({s.batch, s.in_channels, s.size, s.size}, 1);
+    w_ = Filled({s.out_channels, s.in_channels, s.kernel, s.kernel}, 2);
+    b_ = Filled({s.out_channels}, 3);
+    y_ = Filled({s.batch, s.out_channels, out, out}, 0);
+    user_src_ = memory({src, f32, tag::nchw}, engine_, x_.data());
+    user_dst_ = memory({dst, f32, tag::nchw}, engine_, y_.data());
+    src_ = memory(pd.src_desc(), engine_);
+    dst_ = memory(pd.dst_desc(), engine_);
+    weights_ = memory(pd.weights_desc(), engine_);
+    bias_ = memory(pd.bias_desc(), engine_, b_.data());
+    memory user_weights({weights, f32, tag::oihw}, engine_, w_.data());
+    dnnl::reorder(user_weights, weights_)
+        .execute(stream_, user_weights, weights_);
+    stream_.wait();
+    if (pd.src_desc() != user_src_.get_desc()) {
+      src_reorder_ = dnnl::reorder(user_src_, src_);
+    }
+    if (pd.dst_desc() != user_dst_.get_desc()) {
+      dst_reorder_ = dnnl::reorder(dst_, user_dst_);
+    }
+  }
+
+  double Run() {
+    const auto start = std::chrono::steady_clock::now();
+    const bool reorder_src = src_reorder_.get(true) != nullptr;
+    const bool reorder_dst = dst_reorder_.get(true) != nullptr;
+    if (reorder_src) src_reorder_.execute(stream_, user_src_, src_);
+    conv_.execute(stream_, {{DNNL_ARG_SRC, reorder_src ? src_ : user_src_},
+                            {DNNL_ARG_WEIGHTS, weights_},
+                            {DNNL_ARG_BIAS, bias_},
+                            {DNNL_ARG_DST, reorder_dst ? dst_ : user_dst_}});
+    if (reorder_dst) dst_reorder_.execute(stream_, dst_, user_dst_);
+    stream_.wait();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+
+ private:
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  dnnl::convolution_forward conv_;
+  dnnl::reorder src_reorder_, dst_reorder_;
+  Tensor x_, w_, b_, y_;
+  dnnl::memory user_src_, user_dst_, src_, dst_, weights_, bias_;
+};
 
 std::vector<Tensor> Inputs(const ConvShape& s) {
   return {Filled({s.batch, s.in_channels, s.size, s.size}, 1),
@@ -163,18 +269,25 @@ void BM_Baseline(benchmark::State& state, ConvShape s) {
   state.counters["threads"] = ThreadPool::Global().num_threads();
 }
 
-// Times `run` per iteration, with one baseline run after each.
+// Times `run` per iteration, with one baseline run and one direct oneDNN
+// run after each.
 template <typename Fn>
 void RunAgainstBaseline(benchmark::State& state, const ConvShape& s, Fn run) {
   Baseline baseline(s);
-  double seconds, baseline_seconds;
+  OneDnnBaseline onednn(s);
+  double seconds, baseline_seconds, onednn_seconds = 0;
   if (!bench::TimeAgainstBaseline(
-          state, run, [&] { return baseline.Run(); }, &seconds,
-          &baseline_seconds)) {
+          state, run,
+          [&] {
+            onednn_seconds += onednn.Run();
+            return baseline.Run();
+          },
+          &seconds, &baseline_seconds)) {
     return;
   }
   state.counters["GFLOPs"] = s.flops() * state.iterations() / seconds / 1e9;
   state.counters["vs_baseline"] = seconds / baseline_seconds;
+  state.counters["vs_onednn"] = seconds / onednn_seconds;
 }
 
 void BM_Jit(benchmark::State& state, ConvShape s) {
@@ -182,6 +295,18 @@ void BM_Jit(benchmark::State& state, ConvShape s) {
   Specialization spec;
   for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
   auto exe = Jit().Compile(ConvBiasRelu(s), spec);
+  if (!exe.ok()) {
+    state.SkipWithError(exe.status().ToString().c_str());
+    return;
+  }
+  RunAgainstBaseline(state, s, [&] { return RunToVector(**exe, inputs); });
+}
+
+void BM_JitConstants(benchmark::State& state, ConvShape s) {
+  const std::vector<Tensor> inputs = {Inputs(s)[0]};
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(inputs[0]));
+  auto exe = Jit().Compile(ConvBiasReluConstants(s), spec);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());
     return;
@@ -211,6 +336,7 @@ void BM_Eager(benchmark::State& state, ConvShape s) {
 
 GJ_CONV_BENCHMARKS(BM_Baseline);
 GJ_CONV_BENCHMARKS(BM_Jit);
+GJ_CONV_BENCHMARKS(BM_JitConstants);
 GJ_CONV_BENCHMARKS(BM_Eager);
 
 }  // namespace

@@ -3,7 +3,7 @@
 
 // The step interface of a program (program.h): one runner per step kind,
 // supplied by the backend that compiled the program's kernels (the LLVM
-// backend's host kernels, BLAS GEMM and im2col convolution steps:
+// backend's host kernels, BLAS GEMM and oneDNN or im2col convolution steps:
 // jit/steps/; the CUDA backends' launches and cuBLASLt steps: jit/cuda/),
 // plus the eager step every backend shares (eager_step.h). ProgramRunner
 // gives each step its slots' memory, runs it, and lets go of what nothing
