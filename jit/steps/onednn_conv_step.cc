@@ -135,7 +135,7 @@ class OneDnnConvStep : public StepRunner {
     const dnnl::engine& engine = OneDnnEngine();
     absl::Status status;
     try {
-      SetOpenMpThreads(1);
+      const ScopedOpenMpThreads one_thread(1);
       thread_local dnnl::stream stream(OneDnnEngine());
       if (p->src_reorder.has_value()) {
         memory from(p->user_src, engine, src);
@@ -151,7 +151,7 @@ class OneDnnConvStep : public StepRunner {
       }
       stream.wait();
       if (p->parts.size() == 1) {
-        SetOpenMpThreads(p->openmp_threads);
+        const ScopedOpenMpThreads threads(p->openmp_threads);
         RunPart(*p, 0, 0, src, weights, dst, base);
       }
     } catch (const dnnl::error& e) {
@@ -164,7 +164,7 @@ class OneDnnConvStep : public StepRunner {
       for (int64_t n = 0; n < rounds && status.ok(); ++n) {
         pool_->ParallelFor(static_cast<int64_t>(p->parts.size()), 1,
                            [&](int64_t first, int64_t last) {
-                             SetOpenMpThreads(1);
+                             const ScopedOpenMpThreads one_thread(1);
                              for (int64_t i = first; i < last; ++i) {
                                try {
                                  RunPart(*p, i, n, src, weights, dst, base);
@@ -361,7 +361,7 @@ class OneDnnConvStep : public StepRunner {
     memory from(user, OneDnnEngine(), weight_constant_->data());
     auto to = std::make_shared<memory>(packed, OneDnnEngine());
     dnnl::stream stream(OneDnnEngine());
-    SetOpenMpThreads(1);
+    const ScopedOpenMpThreads one_thread(1);
     dnnl::reorder(from, *to).execute(stream, from, *to);
     stream.wait();
     packed_.push_back(to);

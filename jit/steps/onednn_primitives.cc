@@ -151,17 +151,41 @@ bool IsReferenceImpl(const dnnl::convolution_forward::primitive_desc& pd) {
   return std::string(pd.impl_info_str()).find("ref") != std::string::npos;
 }
 
-void SetOpenMpThreads(int threads) {
-  // The OpenMP runtime libdnnl runs its parallel regions on (libgomp, loaded
-  // with it): the thread count of the calling thread's next regions, a
-  // per-thread setting. Looked up rather than declared: clang has no
-  // <omp.h> for libgomp.
-  using SetNumThreads = void (*)(int);
-  static const SetNumThreads set_num_threads = reinterpret_cast<SetNumThreads>(
-      dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set_num_threads != nullptr) {
-    set_num_threads(kThreadSanitizer ? 1 : threads);
-  }
+namespace {
+
+// libgomp's, which libdnnl runs its parallel regions on (loaded with it):
+// the calling thread's thread count for its next regions, a per-thread
+// setting. Looked up rather than declared (clang has no <omp.h> for
+// libgomp), in libdnnl's own libgomp.so.1: a Python host also has torch's
+// copy loaded under another name, whose setting oneDNN never reads.
+struct OpenMp {
+  using Set = void (*)(int);
+  using Get = int (*)();
+  void* library = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  void* scope = library != nullptr ? library : RTLD_DEFAULT;
+  Set set = reinterpret_cast<Set>(dlsym(scope, "omp_set_num_threads"));
+  Get get = reinterpret_cast<Get>(dlsym(scope, "omp_get_max_threads"));
+};
+
+const OpenMp& Omp() {
+  static const OpenMp omp;
+  return omp;
+}
+
+}  // namespace
+
+ScopedOpenMpThreads::ScopedOpenMpThreads(int threads) {
+  const OpenMp& omp = Omp();
+  if (omp.set == nullptr || omp.get == nullptr) return;
+  const int want = kThreadSanitizer ? 1 : threads;
+  const int have = omp.get();
+  if (have == want) return;
+  saved_ = have;
+  omp.set(want);
+}
+
+ScopedOpenMpThreads::~ScopedOpenMpThreads() {
+  if (saved_ > 0) Omp().set(saved_);
 }
 
 }  // namespace guardjit

@@ -55,10 +55,21 @@ dnnl::convolution_forward::primitive_desc OneDnnConvPd(
 // im2col + BLAS).
 bool IsReferenceImpl(const dnnl::convolution_forward::primitive_desc& pd);
 
-// The OpenMP thread count of the calling thread's next oneDNN calls (1
-// under TSan: libgomp is not instrumented, so its threads' writes, ordered
-// by its barriers, would read as races).
-void SetOpenMpThreads(int threads);
+// The OpenMP thread count of the calling thread's oneDNN calls while it
+// lives (1 under TSan: libgomp is not instrumented, so its threads' writes,
+// ordered by its barriers, would read as races), then the thread's own
+// setting again: the host's OpenMP state is the host's (torch runs on the
+// same libgomp, and torch.compile guards on torch.get_num_threads()).
+class ScopedOpenMpThreads {
+ public:
+  explicit ScopedOpenMpThreads(int threads);
+  ~ScopedOpenMpThreads();
+  ScopedOpenMpThreads(const ScopedOpenMpThreads&) = delete;
+  ScopedOpenMpThreads& operator=(const ScopedOpenMpThreads&) = delete;
+
+ private:
+  int saved_ = 0;  // 0: nothing to restore
+};
 
 }  // namespace guardjit
 

@@ -9,6 +9,8 @@
 
 #include "jit/steps/onednn_conv.h"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -262,6 +264,31 @@ TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
   }
   EXPECT_TRUE(pool_seen) << plan.ToString();
   ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+// oneDNN runs on libgomp, as torch does: a call runs its primitives with one
+// OpenMP thread each but leaves the calling thread's OpenMP setting as the
+// host had it (torch.compile guards on torch.get_num_threads()).
+TEST_F(OneDnnConvTest, CallsLeaveTheHostsOpenMpThreadCountAlone) {
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  ASSERT_NE(gomp, nullptr) << "libdnnl's libgomp is not loaded";
+  const auto set = reinterpret_cast<SetFn>(dlsym(gomp, "omp_set_num_threads"));
+  const auto get = reinterpret_cast<GetFn>(dlsym(gomp, "omp_get_max_threads"));
+  ASSERT_NE(set, nullptr);
+  ASSERT_NE(get, nullptr);
+  const int before = get();
+  set(5);
+  const auto graph = ConvNet(2, 16, {{32, 3, 1, 1}, {32, 1}});
+  for (int64_t batch : {1, 4}) {
+    ExpectJitMatchesEager(
+        graph, {RandomTensor(DType::kFloat32, {batch, 16, 20, 20}, batch)},
+        1e-4);
+    EXPECT_EQ(get(), 5) << "batch " << batch;
+  }
+  set(before);
+  dlclose(gomp);
 }
 
 TEST_F(OneDnnConvTest, StridedInputsAreReorderedFromTheirStrides) {
