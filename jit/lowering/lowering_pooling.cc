@@ -1,4 +1,5 @@
-// Lowering of max_pool2d_with_indices as reductions over a window value:
+// Lowerings of max_pool2d_with_indices and avg_pool2d as reductions over a
+// window value:
 // a select of rank + 2 (the output's dims, then the window's kernel rows
 // and columns) reading the input at out * stride - padding + k * dilation,
 // out-of-input taps filled with the lowest value (-inf for floats). As the
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,10 +155,10 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   if (!ctx.ReadsOutput(node, 1)) {
     // Nothing reads the indices (torch.export's F.max_pool2d): a value no
     // kernel computes stands in for them.
-    return std::vector<int>{
-        values, ctx.Pointwise(out[1], {}, [](const Values&) {
-          return ValueExpr::Const(DType::kInt64, -1);
-        })};
+    return std::vector<int>{values,
+                            ctx.Pointwise(out[1], {}, [](const Values&) {
+                              return ValueExpr::Const(DType::kInt64, -1);
+                            })};
   }
   // Flat index of the first in-input tap holding the maximum.
   TensorMeta flat = taps;
@@ -221,10 +223,88 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   return std::vector<int>{values, indices};
 }
 
+// avg_pool2d: the sum of the window's in-input taps over the divisor the
+// eager kernel uses: divisor_override, else with count_include_pad the
+// window clipped to the padded input, else its in-input taps; a window with
+// no in-input tap gives 0. Floating dtypes only (the eager kernel divides
+// int64 sums as integers, which the loop IR does not).
+Outputs AvgPool2d(LoweringContext& ctx, const Node& node,
+                  const std::vector<TensorMeta>& out) {
+  const MetaArgs args = ArgsOf(ctx, node);
+  absl::StatusOr<Pool2dWindow> w = ReadPool2dWindow(args, "avg_pool2d", -1, 4);
+  if (!w.ok()) return w.status();
+  const DType dtype = out[0].dtype;
+  if (!IsFloating(dtype)) return Unsupported("avg_pool2d of integers");
+  const bool count_include_pad = args.bool_arg(5);
+  const std::optional<int64_t> divisor_override = args.optional_int(6);
+  const int self = ctx.Operand(node.args[0]);
+  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
+  const int rank = static_cast<int>(in_sizes.size());
+  if (rank != 3 && rank != 4) return Unsupported("avg_pool2d rank");
+  Window win{*w, rank - 2};
+  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
+    return Unsupported("avg_pool2d over symbolic rows or columns");
+  }
+  win.in_h = in_sizes[win.h].value();
+  win.in_w = in_sizes[win.h + 1].value();
+  const DType d = ComputeDType(dtype);
+  TensorMeta taps = out[0];
+  taps.dtype = d;
+  taps.sizes.push_back(SymInt(w->kernel[0]));
+  taps.sizes.push_back(SymInt(w->kernel[1]));
+  std::vector<bool> mask(rank + 2, false);
+  mask[rank] = mask[rank + 1] = true;
+  const int sum = ctx.Reduce(
+      ctx.Select(
+          taps, {self},
+          [win](const std::vector<IndexExpr>& idx) {
+            return std::vector<std::vector<IndexExpr>>{win.Source(idx)};
+          },
+          [win, d](const std::vector<IndexExpr>& idx, const Values& v) {
+            return ValueExpr::Where(win.InInput(idx), C(v[0], d),
+                                    ValueExpr::Const(d, 0.0));
+          }),
+      mask, false, CombineOp::kSum);
+  return std::vector<int>{ctx.Select(
+      out[0], {sum},
+      [](const std::vector<IndexExpr>& idx) {
+        return std::vector<std::vector<IndexExpr>>{idx};
+      },
+      [win, d, count_include_pad, divisor_override](
+          const std::vector<IndexExpr>& idx, const Values& v) {
+        // Per dim: the window's start, its end clipped to the padded input,
+        // and the in-input part [first, last).
+        IndexExpr padded = IndexExpr::Const(1), inside = IndexExpr::Const(1);
+        for (int dim = 0; dim < 2; ++dim) {
+          const IndexExpr start =
+              win.Input(dim, idx[win.h + dim], IndexExpr::Const(0));
+          const int64_t size = dim == 0 ? win.in_h : win.in_w;
+          const IndexExpr end =
+              IndexExpr::Min(start + IndexExpr::Const(win.w.kernel[dim]),
+                             IndexExpr::Const(size + win.w.padding[dim]));
+          const IndexExpr first = IndexExpr::Max(start, IndexExpr::Const(0));
+          const IndexExpr last = IndexExpr::Min(end, IndexExpr::Const(size));
+          padded = padded * (end + start * IndexExpr::Const(-1));
+          inside = inside * IndexExpr::Max(IndexExpr::Const(0),
+                                           last + first * IndexExpr::Const(-1));
+        }
+        const IndexExpr divisor = divisor_override.has_value()
+                                      ? IndexExpr::Const(*divisor_override)
+                                      : (count_include_pad ? padded : inside);
+        const ValueExpr mean =
+            Bin(BinaryOp::kDiv, v[0],
+                ValueExpr::Cast(ValueExpr::Index(divisor), d));
+        return ValueExpr::Where(Bin(BinaryOp::kGt, ValueExpr::Index(inside),
+                                    ValueExpr::Index(IndexExpr::Const(0))),
+                                mean, ValueExpr::Const(d, 0.0));
+      })};
+}
+
 }  // namespace
 
 void AddPoolingLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
   t["aten.max_pool2d_with_indices.default"] = MaxPool2dWithIndices;
+  t["aten.avg_pool2d.default"] = AvgPool2d;
 }
 
 }  // namespace guardjit

@@ -92,7 +92,8 @@ fi
 
 # ops: every registered op and what runs it.
 expect 0 'aten\.max_pool2d_with_indices\.default +yes +yes +- +yes' -- ops
-expect 0 'aten\.avg_pool2d\.default +yes +- +- +-' -- ops
+expect 0 'aten\.avg_pool2d\.default +yes +yes +- +yes' -- ops
+expect 0 'aten\._adaptive_avg_pool2d\.default +yes +- +- +-' -- ops
 expect 0 'aten\.mm\.default +yes +- +yes +-' -- ops
 expect 0 'aten\.hardtanh\.default +yes +yes +- +yes' -- ops
 expect 0 'aten\._unique2\.default +yes +- +- +-' -- ops

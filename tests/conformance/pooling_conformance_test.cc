@@ -1,13 +1,16 @@
-// max_pool2d_with_indices compiled (jit/lowering/lowering_pooling.cc)
-// against the eager kernel: random windows (kernel, stride, padding,
-// dilation, ceil_mode) over 3-D and 4-D inputs of every dtype the kernel
-// takes, values and indices both read, with NaN, -inf and ties in the
-// windows; no eager step left in the plan. A graph that reads only the
-// values plans no index reductions.
+// max_pool2d_with_indices and avg_pool2d compiled
+// (jit/lowering/lowering_pooling.cc) against the eager kernels: random
+// windows (kernel, stride, padding, dilation, ceil_mode; for average pooling
+// count_include_pad and divisor_override) over 3-D and 4-D inputs of the
+// dtypes they compile for, max pooling's values and indices both read, with
+// NaN, -inf and ties in the windows; no eager step left in the plan. A graph
+// that reads only max pooling's values plans no index reductions; int64
+// average pooling stays its eager kernel.
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,6 +136,69 @@ TEST_F(PoolingConformanceTest, ResNetStemPoolAndIndicesLeftUnread) {
   EXPECT_EQ(text.find("min<int64>"), std::string::npos) << text;
   const auto both = PoolGraph(p, /*indices=*/true);
   ExpectJitMatchesEager(both, inputs);
+}
+
+// avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad,
+// divisor_override).
+std::shared_ptr<const Graph> AvgPoolGraph(const Pool& p, bool include_pad,
+                                          std::optional<int64_t> divisor) {
+  GraphBuilder b("avg_pool");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "pool", "aten.avg_pool2d.default",
+          {Arg::Ref("x"), Ints(p.kernel), Ints(p.stride), Ints(p.padding),
+           Arg::Bool(p.ceil_mode), Arg::Bool(include_pad),
+           divisor.has_value() ? Arg::Int(*divisor) : Arg::None()});
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("pool")}).ok());
+  return Finish(b);
+}
+
+TEST_F(PoolingConformanceTest, AvgPoolRandomWindowsMatchEager) {
+  std::mt19937_64 rng(11);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
+  };
+  const std::vector<DType> dtypes = {DType::kFloat32, DType::kFloat64,
+                                     DType::kFloat16};
+  const int cases = testing::SharedJitBackend()[0] == '\0' ? 30 : 5;
+  for (int i = 0; i < cases; ++i) {
+    Pool p;
+    if (i % 4 != 3) p.input.push_back(pick(1, 3));
+    p.input.push_back(pick(1, 4));
+    p.input.push_back(pick(1, 11));
+    p.input.push_back(pick(1, 11));
+    for (int d = 0; d < 2; ++d) {
+      const int64_t size = p.input[p.input.size() - 2 + d];
+      int64_t k, pad;
+      do {
+        k = pick(1, 4);
+        pad = pick(0, k / 2);
+      } while (size + 2 * pad - k < 0);
+      p.kernel.push_back(k);
+      p.stride.push_back(pick(1, 3));
+      p.padding.push_back(pad);
+      p.dilation.push_back(1);
+    }
+    p.ceil_mode = i % 3 == 0;
+    const bool include_pad = i % 2 == 0;
+    const std::optional<int64_t> divisor =
+        i % 5 == 4 ? std::optional<int64_t>(pick(1, 7)) : std::nullopt;
+    const DType dtype = dtypes[i % dtypes.size()];
+    SCOPED_TRACE(
+        absl::StrCat(p.ToString(), include_pad ? " include_pad" : "",
+                     divisor ? absl::StrCat(" divisor ", *divisor) : "", " ",
+                     DTypeName(dtype)));
+    const auto graph = AvgPoolGraph(p, include_pad, divisor);
+    const std::vector<Tensor> inputs = {RandomTensor(dtype, p.input, 200 + i)};
+    ExpectJitMatchesEager(graph, inputs,
+                          dtype == DType::kFloat16 ? 2e-3 : 1e-5);
+    EXPECT_EQ(EagerSteps(graph, inputs), 0);
+  }
+  // int64 sums divide as integers in the eager kernel: left to it.
+  Pool p{{1, 2, 5, 5}, {2, 2}, {2, 2}, {0, 0}, {1, 1}};
+  const auto graph = AvgPoolGraph(p, true, std::nullopt);
+  const std::vector<Tensor> ints = {RandomTensor(DType::kInt64, p.input, 9)};
+  ExpectJitMatchesEager(graph, ints);
+  EXPECT_EQ(EagerSteps(graph, ints), 1);
 }
 
 TEST_F(PoolingConformanceTest, DynamicBatch) {

@@ -27,7 +27,6 @@ TEST(LoweringCoverageTest, EveryOpLowersOrIsAKnownExternal) {
       "aten.sym_size.int",
       "aten.sym_numel.default",
       "higher_order.cond",
-      "aten.avg_pool2d.default",
       "aten._adaptive_avg_pool2d.default",
       "aten._native_batch_norm_legit.no_stats",
       "aten._assert_tensor_metadata.default",
