@@ -15,13 +15,16 @@
 // dims may be symbolic.
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "core/ops/pool_args.h"
+#include "core/status_macros.h"
 #include "jit/lowering/lowering_context.h"
 
 namespace guardjit {
@@ -110,6 +113,50 @@ ValueExpr Lowest(DType d) {
       d);
 }
 
+// A pool's window over input `self` (rank 3 or 4, rows and columns fixed)
+// and its taps: the output's dims, then the kernel's rows and columns, in
+// the compute dtype, reduced over the last two.
+struct Taps {
+  Window win;
+  int rank = 0;
+  TensorMeta meta;
+  std::vector<bool> mask;
+
+  // The input element each tap reads (Window::Source).
+  std::function<
+      std::vector<std::vector<IndexExpr>>(const std::vector<IndexExpr>&)>
+  Source() const {
+    return [win = win](const std::vector<IndexExpr>& idx) {
+      return std::vector<std::vector<IndexExpr>>{win.Source(idx)};
+    };
+  }
+};
+
+absl::StatusOr<Taps> TapsOf(const LoweringContext& ctx, int self,
+                            const Pool2dWindow& w, const TensorMeta& out,
+                            absl::string_view op) {
+  const std::vector<IndexExpr>& in_sizes = ctx.value(self).sizes;
+  Taps taps;
+  taps.rank = static_cast<int>(in_sizes.size());
+  if (taps.rank != 3 && taps.rank != 4) {
+    return Unsupported(absl::StrCat(op, " rank"));
+  }
+  taps.win = Window{w, taps.rank - 2};
+  Window& win = taps.win;
+  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
+    return Unsupported(absl::StrCat(op, " over symbolic rows or columns"));
+  }
+  win.in_h = in_sizes[win.h].value();
+  win.in_w = in_sizes[win.h + 1].value();
+  taps.meta = out;
+  taps.meta.dtype = ComputeDType(out.dtype);
+  taps.meta.sizes.push_back(SymInt(w.kernel[0]));
+  taps.meta.sizes.push_back(SymInt(w.kernel[1]));
+  taps.mask.assign(taps.rank + 2, false);
+  taps.mask[taps.rank] = taps.mask[taps.rank + 1] = true;
+  return taps;
+}
+
 Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
                              const std::vector<TensorMeta>& out) {
   const MetaArgs args = ArgsOf(ctx, node);
@@ -118,27 +165,13 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   const DType dtype = out[0].dtype;
   if (dtype == DType::kBool) return Unsupported("max_pool2d of bool");
   const int self = ctx.Operand(node.args[0]);
-  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
-  const int rank = static_cast<int>(in_sizes.size());
-  if (rank != 3 && rank != 4) return Unsupported("max_pool2d rank");
-  Window win{*w, rank - 2};
-  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
-    return Unsupported("max_pool2d over symbolic rows or columns");
-  }
-  win.in_h = in_sizes[win.h].value();
-  win.in_w = in_sizes[win.h + 1].value();
-  const DType d = ComputeDType(dtype);
-
-  // The taps: out dims, then kernel rows and columns.
-  TensorMeta taps = out[0];
-  taps.dtype = d;
-  taps.sizes.push_back(SymInt(w->kernel[0]));
-  taps.sizes.push_back(SymInt(w->kernel[1]));
-  std::vector<bool> mask(rank + 2, false);
-  mask[rank] = mask[rank + 1] = true;
-  const auto source = [win](const std::vector<IndexExpr>& idx) {
-    return std::vector<std::vector<IndexExpr>>{win.Source(idx)};
-  };
+  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], "max_pool2d"));
+  const Window& win = t.win;
+  const int rank = t.rank;
+  const std::vector<bool>& mask = t.mask;
+  const TensorMeta& taps = t.meta;
+  const auto source = t.Source();
+  const DType d = taps.dtype;
   const ValueExpr lowest = Lowest(dtype);
   const int window = ctx.Select(
       taps, {self}, source,
@@ -238,33 +271,16 @@ Outputs AvgPool2d(LoweringContext& ctx, const Node& node,
   const bool count_include_pad = args.bool_arg(5);
   const std::optional<int64_t> divisor_override = args.optional_int(6);
   const int self = ctx.Operand(node.args[0]);
-  const std::vector<IndexExpr> in_sizes = ctx.value(self).sizes;
-  const int rank = static_cast<int>(in_sizes.size());
-  if (rank != 3 && rank != 4) return Unsupported("avg_pool2d rank");
-  Window win{*w, rank - 2};
-  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
-    return Unsupported("avg_pool2d over symbolic rows or columns");
-  }
-  win.in_h = in_sizes[win.h].value();
-  win.in_w = in_sizes[win.h + 1].value();
-  const DType d = ComputeDType(dtype);
-  TensorMeta taps = out[0];
-  taps.dtype = d;
-  taps.sizes.push_back(SymInt(w->kernel[0]));
-  taps.sizes.push_back(SymInt(w->kernel[1]));
-  std::vector<bool> mask(rank + 2, false);
-  mask[rank] = mask[rank + 1] = true;
+  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], "avg_pool2d"));
+  const Window& win = t.win;
+  const DType d = t.meta.dtype;
   const int sum = ctx.Reduce(
-      ctx.Select(
-          taps, {self},
-          [win](const std::vector<IndexExpr>& idx) {
-            return std::vector<std::vector<IndexExpr>>{win.Source(idx)};
-          },
-          [win, d](const std::vector<IndexExpr>& idx, const Values& v) {
-            return ValueExpr::Where(win.InInput(idx), C(v[0], d),
-                                    ValueExpr::Const(d, 0.0));
-          }),
-      mask, false, CombineOp::kSum);
+      ctx.Select(t.meta, {self}, t.Source(),
+                 [win, d](const std::vector<IndexExpr>& idx, const Values& v) {
+                   return ValueExpr::Where(win.InInput(idx), C(v[0], d),
+                                           ValueExpr::Const(d, 0.0));
+                 }),
+      t.mask, false, CombineOp::kSum);
   return std::vector<int>{ctx.Select(
       out[0], {sum},
       [](const std::vector<IndexExpr>& idx) {

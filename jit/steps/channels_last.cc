@@ -63,15 +63,9 @@ bool HasPointLoops(const Kernel& kernel, const std::vector<IndexExpr>& sizes) {
   return true;
 }
 
-// How `step`'s kernel stores: whether all its stores are channels-last
-// point stores, and whether any is.
-struct Stores {
-  bool all_channels_last = true;
-  bool any_channels_last = false;
-};
-
-Stores StoresOf(const PlanStep& step, const Plan& plan) {
-  Stores stores;
+// Whether `step`'s kernel stores something, and only channels-last values
+// at the point it computes.
+bool StoresOnlyChannelsLast(const PlanStep& step, const Plan& plan) {
   const Kernel& k = step.kernel.kernel;
   bool any = false;
   for (const Stage& stage : k.stages) {
@@ -79,16 +73,34 @@ Stores StoresOf(const PlanStep& step, const Plan& plan) {
     any = true;
     const std::vector<IndexExpr>& sizes =
         plan.slots[step.kernel.buffer_slots[stage.buffer]].sizes;
-    const bool channels_last =
-        stage.kind == Stage::Kind::kStore && stage.loops.empty() &&
-        sizes.size() >= 3 && HasPointLoops(k, sizes) &&
-        IsPointIndexAt(stage.index, sizes, ChannelsLastStrideExprs(sizes)) &&
-        !IsPointIndex(stage.index, sizes);
-    stores.all_channels_last &= channels_last;
-    stores.any_channels_last |= channels_last;
+    if (stage.kind != Stage::Kind::kStore || !stage.loops.empty() ||
+        sizes.size() < 3 || !HasPointLoops(k, sizes) ||
+        !IsPointIndexAt(stage.index, sizes, ChannelsLastStrideExprs(sizes)) ||
+        IsPointIndex(stage.index, sizes)) {
+      return false;
+    }
   }
-  stores.all_channels_last &= any;
-  return stores;
+  return any;
+}
+
+// [spatial 0, N, spatial 1..., C] for an [N, C, spatial...] space: channels
+// innermost, and rows first for the pool to split at batch 1.
+void ChannelsLastLoops(Kernel& kernel) {
+  const int rank = static_cast<int>(kernel.outer.size());
+  if (rank < 3) return;
+  std::vector<int> vars = {2, 0};
+  for (int d = 3; d < rank; ++d) vars.push_back(d);
+  vars.push_back(1);
+  OrderLoops(kernel, vars);
+}
+
+// [C, N, spatial...].
+void ChannelsFirstLoops(Kernel& kernel) {
+  const int rank = static_cast<int>(kernel.outer.size());
+  if (rank < 2) return;
+  std::vector<int> vars = {1, 0};
+  for (int d = 2; d < rank; ++d) vars.push_back(d);
+  OrderLoops(kernel, vars);
 }
 
 }  // namespace
@@ -155,33 +167,13 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
   return prefer;
 }
 
-void ChannelsLastLoops(Kernel& kernel) {
-  const int rank = static_cast<int>(kernel.outer.size());
-  if (rank < 3) return;
-  std::vector<int> vars = {2, 0};
-  for (int d = 3; d < rank; ++d) vars.push_back(d);
-  vars.push_back(1);
-  OrderLoops(kernel, vars);
-}
-
-void ChannelsFirstLoops(Kernel& kernel) {
-  const int rank = static_cast<int>(kernel.outer.size());
-  if (rank < 2) return;
-  std::vector<int> vars = {1, 0};
-  for (int d = 2; d < rank; ++d) vars.push_back(d);
-  OrderLoops(kernel, vars);
-}
-
 void OrderChannelsLastLoops(Plan& plan) {
   for (PlanStep& step : plan.steps) {
     if (!step.is_kernel) continue;
-    const Stores stores = StoresOf(step, plan);
-    const bool onednn_epilogue = step.conv != nullptr &&
-                                 step.conv->onednn.has_value() &&
-                                 step.conv->onednn->block == 0;
-    if (stores.all_channels_last) {
+    if (StoresOnlyChannelsLast(step, plan)) {
       ChannelsLastLoops(step.kernel.kernel);
-    } else if (onednn_epilogue && !stores.any_channels_last) {
+    } else if (step.conv != nullptr && step.conv->onednn.has_value()) {
+      // The pool splits the first loop even at batch 1.
       ChannelsFirstLoops(step.kernel.kernel);
     }
   }

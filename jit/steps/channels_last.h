@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "jit/lowering/loop_ir.h"
 #include "jit/lowering/lowering.h"
 #include "jit/schedule/fusion.h"
 
@@ -33,17 +32,11 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
 
 // Orders the outer loops of `plan`'s kernels (a host plan after
 // FuseConvSteps) for their stores: channels innermost for a kernel storing
-// only channels-last values, channels first for a oneDNN convolution's
-// epilogue storing none (it reads a channels-last result either way).
+// only channels-last values (a oneDNN convolution's epilogue then also
+// reads its result along channels), else channels first for a oneDNN
+// convolution's epilogue (whose first loop, which the pool splits, would
+// otherwise be a batch of 1).
 void OrderChannelsLastLoops(Plan& plan);
-
-// Orders `kernel`'s outer loops, var d over dim d of an [N, C, spatial...]
-// space, as [spatial 0, N, spatial 1..., C]: channels innermost, and rows
-// first for the pool to split at batch 1.
-void ChannelsLastLoops(Kernel& kernel);
-
-// Orders them [C, N, spatial...].
-void ChannelsFirstLoops(Kernel& kernel);
 
 }  // namespace guardjit
 

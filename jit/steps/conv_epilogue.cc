@@ -13,7 +13,6 @@
 #include "core/logging.h"
 #include "jit/cuda/device_conv_step.h"
 #include "jit/lowering/lowering.h"
-#include "jit/steps/channels_last.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/extern_epilogue.h"
 #include "jit/steps/onednn_conv.h"
@@ -224,21 +223,13 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
     if (!device && OneDnnConvEnabled() &&
         match->conv->dtype == DType::kFloat32) {
       absl::StatusOr<ConvStep::OneDnn> onednn =
-          PlanOneDnnConv(*match->conv, match->bias, graph, plan);
+          PlanOneDnnConv(*match->conv, match->bias, plan);
       if (onednn.ok()) {
         bias_in_epilogue = bias_in_epilogue && !onednn->bias.has_value();
         match->conv->onednn = *std::move(onednn);
-        Kernel& kernel = epilogue->step.kernel.kernel;
-        ReindexLoads(kernel, epilogue->product_param,
+        // Its loop order is OrderChannelsLastLoops' (channels_last.h).
+        ReindexLoads(epilogue->step.kernel.kernel, epilogue->product_param,
                      OneDnnResultIndex(*match->conv));
-        // The pool splits the first outer loop, and the innermost one
-        // should read the result contiguously: channels last, or channel
-        // blocks first.
-        if (match->conv->onednn->block == 0) {
-          ChannelsLastLoops(kernel);
-        } else {
-          ChannelsFirstLoops(kernel);
-        }
       } else {
         Log(LogTopic::kCodegen,
             absl::StrCat(

@@ -84,8 +84,6 @@ struct ConvStep {
     // The result's layout: channel blocks of `block` (8 or 16: nChw8c,
     // nChw16c), 0 for channels last (nhwc), 1 for plain (nchw).
     int block = 1;
-    // Channels as the layout stores them: rounded up to the block.
-    int64_t padded_channels = 0;
     // Graph nodes of the weight and the bias when they are graph constants:
     // the weight is then reordered into the primitive's layout once, when
     // the program is built, and the bias is added by oneDNN (else by the

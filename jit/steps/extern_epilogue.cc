@@ -313,17 +313,4 @@ void ReindexLoads(Kernel& kernel, int param, const IndexExpr& index) {
   }
 }
 
-std::vector<ValueExpr> LoadsOf(const Kernel& kernel, int param) {
-  std::vector<ValueExpr> loads;
-  absl::flat_hash_set<const void*> seen;
-  for (const Stage& stage : kernel.stages) {
-    VisitExpr(stage.value, seen, [&](const ValueExpr& e) {
-      if (e.kind() == ValueExpr::Kind::kLoad && e.buffer() == param) {
-        loads.push_back(e);
-      }
-    });
-  }
-  return loads;
-}
-
 }  // namespace guardjit

@@ -101,9 +101,6 @@ void AddToProduct(Epilogue& epilogue, const ValueExpr& term);
 // at the point the kernel computes).
 void ReindexLoads(Kernel& kernel, int param, const IndexExpr& index);
 
-// Every load of buffer parameter `param` anywhere in `kernel`'s stages.
-std::vector<ValueExpr> LoadsOf(const Kernel& kernel, int param);
-
 }  // namespace guardjit
 
 #endif  // GUARDJIT_JIT_STEPS_EXTERN_EPILOGUE_H_

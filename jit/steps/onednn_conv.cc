@@ -29,8 +29,7 @@ bool OneDnnConvEnabled() {
 
 absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
     const ConvStep& conv, const std::optional<FixedRef>& bias,
-    const Graph& graph, const Plan& plan) {
-  (void)graph;
+    const Plan& plan) {
   if (conv.dtype != DType::kFloat32) {
     return absl::UnimplementedError("oneDNN conv steps take float32");
   }
@@ -85,10 +84,6 @@ absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
       return absl::UnimplementedError(
           "no oneDNN primitive writes a layout conv steps read");
     }
-    const int64_t channels = conv.groups * conv.out_channels;
-    dnn.padded_channels =
-        dnn.block > 1 ? (channels + dnn.block - 1) / dnn.block * dnn.block
-                      : channels;
     dnn.impl = pd->impl_info_str();
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(absl::StrCat("oneDNN: ", e.what()));
@@ -116,7 +111,9 @@ IndexExpr OneDnnResultIndex(const ConvStep& conv) {
       return n * k(channels * positions) + position * k(channels) + c;
     default: {
       const IndexExpr block = k(dnn.block);
-      return n * k(dnn.padded_channels * positions) +
+      // Blocked layouts pad the channels to whole blocks.
+      const int64_t padded = (channels + dnn.block - 1) / dnn.block * dnn.block;
+      return n * k(padded * positions) +
              IndexExpr::FloorDiv(c, block) * k(positions * dnn.block) +
              position * block + IndexExpr::Mod(c, block);
     }

@@ -42,7 +42,7 @@ bool OneDnnConvEnabled();
 // UNIMPLEMENTED saying why when oneDNN cannot run it as planned.
 absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
     const ConvStep& conv, const std::optional<FixedRef>& bias,
-    const Graph& graph, const Plan& plan);
+    const Plan& plan);
 
 // The element offset of the result's point (loop variable 0 over the
 // batch, 1 over channels, 2... over spatial dims) in the planned layout.

@@ -136,7 +136,7 @@ class OneDnnConvStep : public StepRunner {
     absl::Status status;
     try {
       const ScopedOpenMpThreads one_thread(1);
-      thread_local dnnl::stream stream(OneDnnEngine());
+      dnnl::stream& stream = OneDnnStream();
       if (p->src_reorder.has_value()) {
         memory from(p->user_src, engine, src);
         memory to(p->src, engine, base + p->src_offset);
@@ -191,7 +191,7 @@ class OneDnnConvStep : public StepRunner {
   // Runs part `i` of image `n` (with per_image parts) on the calling thread.
   void RunPart(const Primitives& p, int64_t i, int64_t n, char* src,
                char* weights, char* dst, char* base) const {
-    thread_local dnnl::stream stream(OneDnnEngine());
+    dnnl::stream& stream = OneDnnStream();
     const dnnl::engine& engine = OneDnnEngine();
     const Part& part = p.parts[i];
     const int64_t image = p.per_image ? n : 0;
@@ -360,7 +360,7 @@ class OneDnnConvStep : public StepRunner {
     }
     memory from(user, OneDnnEngine(), weight_constant_->data());
     auto to = std::make_shared<memory>(packed, OneDnnEngine());
-    dnnl::stream stream(OneDnnEngine());
+    dnnl::stream& stream = OneDnnStream();
     const ScopedOpenMpThreads one_thread(1);
     dnnl::reorder(from, *to).execute(stream, from, *to);
     stream.wait();

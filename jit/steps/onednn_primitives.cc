@@ -73,6 +73,11 @@ const dnnl::engine& OneDnnEngine() {
   return *engine;
 }
 
+dnnl::stream& OneDnnStream() {
+  thread_local dnnl::stream stream(OneDnnEngine());
+  return stream;
+}
+
 Tag OneDnnTag(int spatial, int block) {
   switch (spatial) {
     case 1:

@@ -32,6 +32,8 @@ struct ConvGeometry {
 };
 
 const dnnl::engine& OneDnnEngine();
+// The calling thread's stream on OneDnnEngine().
+dnnl::stream& OneDnnStream();
 
 // The layouts a result may be kept in, by ConvStep::OneDnn::block.
 dnnl::memory::format_tag OneDnnTag(int spatial, int block);

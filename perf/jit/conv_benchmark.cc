@@ -79,30 +79,20 @@ Tensor Filled(IntSpan sizes, int salt) {
   return t;
 }
 
-std::shared_ptr<const Graph> ConvBiasRelu(const ConvShape& s) {
-  GraphBuilder b("conv_bias_relu");
+// relu(convolution(x, w, bias)): x, w and bias inputs, or with `constants`
+// w and bias graph constants (a served model's) and x the only input.
+std::shared_ptr<const Graph> ConvBiasRelu(const ConvShape& s,
+                                          bool constants = false) {
+  GraphBuilder b(constants ? "conv_bias_relu_constants" : "conv_bias_relu");
   (void)b.AddPlaceholder("x");
-  (void)b.AddPlaceholder("w");
-  (void)b.AddPlaceholder("bias");
-  const auto pair = [](int64_t v) {
-    return Arg::OfList({Arg::Int(v), Arg::Int(v)});
-  };
-  (void)b.AddNode(
-      "conv", "aten.convolution.default",
-      {Arg::Ref("x"), Arg::Ref("w"), Arg::Ref("bias"), pair(1), pair(s.padding),
-       pair(1), Arg::Bool(false), pair(0), Arg::Int(1)});
-  (void)b.AddNode("out", "aten.relu.default", {Arg::Ref("conv")});
-  (void)b.SetOutputs({Arg::Ref("out")});
-  return std::shared_ptr<const Graph>(*b.Finish());
-}
-
-// The same with the weight and bias graph constants: x is the only input.
-std::shared_ptr<const Graph> ConvBiasReluConstants(const ConvShape& s) {
-  GraphBuilder b("conv_bias_relu_constants");
-  (void)b.AddPlaceholder("x");
-  (void)b.AddConstant(
-      "w", Filled({s.out_channels, s.in_channels, s.kernel, s.kernel}, 2));
-  (void)b.AddConstant("bias", Filled({s.out_channels}, 3));
+  if (constants) {
+    (void)b.AddConstant(
+        "w", Filled({s.out_channels, s.in_channels, s.kernel, s.kernel}, 2));
+    (void)b.AddConstant("bias", Filled({s.out_channels}, 3));
+  } else {
+    (void)b.AddPlaceholder("w");
+    (void)b.AddPlaceholder("bias");
+  }
   const auto pair = [](int64_t v) {
     return Arg::OfList({Arg::Int(v), Arg::Int(v)});
   };
@@ -290,11 +280,14 @@ void RunAgainstBaseline(benchmark::State& state, const ConvShape& s, Fn run) {
   state.counters["vs_onednn"] = seconds / onednn_seconds;
 }
 
-void BM_Jit(benchmark::State& state, ConvShape s) {
-  const std::vector<Tensor> inputs = Inputs(s);
+// The graph compiled by JitCompiler for the benchmark's inputs (x alone
+// with `constants`).
+void RunJit(benchmark::State& state, const ConvShape& s, bool constants) {
+  std::vector<Tensor> inputs = Inputs(s);
+  if (constants) inputs.resize(1);
   Specialization spec;
   for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
-  auto exe = Jit().Compile(ConvBiasRelu(s), spec);
+  auto exe = Jit().Compile(ConvBiasRelu(s, constants), spec);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());
     return;
@@ -302,16 +295,10 @@ void BM_Jit(benchmark::State& state, ConvShape s) {
   RunAgainstBaseline(state, s, [&] { return RunToVector(**exe, inputs); });
 }
 
+void BM_Jit(benchmark::State& state, ConvShape s) { RunJit(state, s, false); }
+
 void BM_JitConstants(benchmark::State& state, ConvShape s) {
-  const std::vector<Tensor> inputs = {Inputs(s)[0]};
-  Specialization spec;
-  spec.inputs.push_back(TensorMeta::Of(inputs[0]));
-  auto exe = Jit().Compile(ConvBiasReluConstants(s), spec);
-  if (!exe.ok()) {
-    state.SkipWithError(exe.status().ToString().c_str());
-    return;
-  }
-  RunAgainstBaseline(state, s, [&] { return RunToVector(**exe, inputs); });
+  RunJit(state, s, true);
 }
 
 void BM_Eager(benchmark::State& state, ConvShape s) {
