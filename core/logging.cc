@@ -22,6 +22,7 @@ unsigned ParseTopics(absl::string_view spec) {
     if (part == "graph_breaks") bits |= Bit(LogTopic::kGraphBreaks);
     if (part == "codegen") bits |= Bit(LogTopic::kCodegen);
     if (part == "cudagraphs") bits |= Bit(LogTopic::kCudaGraphs);
+    if (part == "cache") bits |= Bit(LogTopic::kCache);
     if (part == "all") bits = ~0u;
   }
   return bits;
@@ -61,6 +62,8 @@ const char* LogTopicName(LogTopic t) {
       return "warning";
     case LogTopic::kCudaGraphs:
       return "cudagraphs";
+    case LogTopic::kCache:
+      return "cache";
   }
   return "?";
 }

@@ -9,7 +9,8 @@
 namespace guardjit {
 
 // Topics of GJ_LOGS (comma-separated, like TORCH_LOGS): "guards",
-// "recompiles", "graph_breaks", "codegen", "cudagraphs", or "all".
+// "recompiles", "graph_breaks", "codegen", "cudagraphs", "cache" (the
+// compile cache's hits and stores), or "all".
 enum class LogTopic {
   kGuards,
   kRecompiles,
@@ -17,6 +18,7 @@ enum class LogTopic {
   kCodegen,
   kWarnings,
   kCudaGraphs,
+  kCache,
 };
 
 // Whether `topic` is on (read from GJ_LOGS once; warnings are always on).
@@ -25,7 +27,7 @@ bool LogEnabled(LogTopic topic);
 void Log(LogTopic topic, absl::string_view message);
 
 // "guards", "recompiles", "graph_breaks", "codegen", "warning",
-// "cudagraphs".
+// "cudagraphs", "cache".
 const char* LogTopicName(LogTopic topic);
 
 // Replaces stderr with `sink` (null restores stderr); for hosts and tests.
