@@ -20,6 +20,32 @@ struct SymbolBound {
   int64_t max = 0;
 };
 
+// Where an executable's compiled code came from, kernel by kernel (each
+// distinct kernel once): compiled for it, loaded from the persistent compile
+// cache (runtime/compile_cache/), or already in this process's memory.
+struct CodeOrigin {
+  int compiled = 0;
+  int loaded = 0;         // from the disk or the remote tier
+  int loaded_remote = 0;  // of `loaded`, from the remote tier
+  int reused = 0;
+  // What compiling the loaded kernels took where they were compiled, and
+  // the process that compiled the first of them.
+  double original_compile_ms = 0;
+  int64_t original_pid = 0;
+
+  // Whether all of the code came from the persistent cache: nothing was
+  // compiled, something was loaded.
+  bool all_loaded() const { return compiled == 0 && loaded > 0; }
+  void Add(const CodeOrigin& other) {
+    if (original_pid == 0) original_pid = other.original_pid;
+    compiled += other.compiled;
+    loaded += other.loaded;
+    loaded_remote += other.loaded_remote;
+    reused += other.reused;
+    original_compile_ms += other.original_compile_ms;
+  }
+};
+
 // What a compile produces for one cache entry (an eager plan, JIT kernels, a
 // CUDA graph). Implemented outside core (runtime/, jit/).
 class Executable {
@@ -51,6 +77,8 @@ class Executable {
   // 1048576, the bound under which ...": "the entry's CUDA kernels index in
   // 32 bits". Empty when there are none.
   virtual std::string chosen_bounds_purpose() const { return ""; }
+  // Where its compiled code came from (default: nothing compiled).
+  virtual CodeOrigin origin() const { return {}; }
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
   // The memory its kernels read and write: inputs on another device must be

@@ -44,6 +44,9 @@ struct FunctionStats {
   int64_t graph_break_count = 0;
   // Calls run eagerly while their entry compiled in the background.
   int64_t eager_while_compiling = 0;
+  // Entries (of `compiles`) whose compiled code all came from the
+  // persistent compile cache: nothing was compiled for them.
+  int64_t entries_loaded = 0;
 };
 
 // A graph plus its cache entries: TorchDynamo's frame cache. Call() builds no

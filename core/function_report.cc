@@ -54,6 +54,7 @@ FunctionStats Function::stats() const {
       s.fallback_calls += g.fallback_calls;
       s.cache_entries += g.cache_entries;
       s.compile_ms_total += g.compile_ms_total;
+      s.entries_loaded += g.entries_loaded;
       s.eager_while_compiling += g.eager_while_compiling;
       if (g.guard_ns_mean > 0) {
         guard_ns += g.guard_ns_mean;
@@ -75,8 +76,10 @@ FunctionStats Function::stats() const {
   s.compiles = static_cast<int64_t>(entries_.size());
   s.recompiles = s.compiles > 0 ? s.compiles - 1 : 0;
   s.cache_entries = s.compiles;
-  for (const auto& e : entries_)
+  for (const auto& e : entries_) {
     s.hits += e->hits.load(std::memory_order_relaxed);
+    s.entries_loaded += e->executable->origin().all_loaded();
+  }
   s.compile_ms_total = compile_ms_total_;
   s.eager_while_compiling = eager_while_compiling_.load();
   return s;
@@ -132,10 +135,25 @@ void Function::AppendGuards(std::string& out, const std::string& label) const {
 void Function::AppendCompileTimes(std::string& out,
                                   const std::string& label) const {
   for (const auto& e : entries_) {
+    const CodeOrigin o = e->executable->origin();
+    std::string took = absl::StrFormat("%.3f ms", e->compile_ms);
+    if (o.all_loaded()) {
+      const char* tier = o.loaded_remote == o.loaded ? "remote"
+                         : o.loaded_remote > 0       ? "disk and remote"
+                                                     : "disk";
+      took = absl::StrFormat(
+          "loaded from the %s cache in %.3f ms (compiled in %.1f ms by pid "
+          "%d)",
+          tier, e->compile_ms, o.original_compile_ms, o.original_pid);
+    } else if (o.loaded > 0) {
+      absl::StrAppend(
+          &took, absl::StrFormat(", %d of %d kernels loaded from the compile "
+                                 "cache",
+                                 o.loaded, o.loaded + o.compiled + o.reused));
+    }
     absl::StrAppend(
-        &out,
-        absl::StrFormat("  %sentry %d: %.3f ms (%s) - %s\n", label, e->id,
-                        e->compile_ms, e->executable->Describe(), e->reason));
+        &out, absl::StrFormat("  %sentry %d: %s (%s) - %s\n", label, e->id,
+                              took, e->executable->Describe(), e->reason));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -131,7 +132,6 @@ absl::StatusOr<std::optional<Fold>> FoldOf(
   const double eps = norm.args[6].is_int()
                          ? static_cast<double>(norm.args[6].as_int())
                          : norm.args[6].as_float();
-  ASSIGN_OR_RETURN(std::vector<double> w, Values(weight->constant));
   ASSIGN_OR_RETURN(const std::vector<double> m, Values(mean->constant));
   ASSIGN_OR_RETURN(const std::vector<double> v, Values(var->constant));
   std::vector<double> g(channels, 1.0), bt(channels, 0.0), b(channels, 0.0);
@@ -144,18 +144,34 @@ absl::StatusOr<std::optional<Fold>> FoldOf(
   if (bias != nullptr) {
     ASSIGN_OR_RETURN(b, Values(bias->constant));
   }
-  const int64_t per_channel = channels == 0 ? 0 : w.size() / channels;
+  std::vector<double> scale(channels);
   for (int64_t o = 0; o < channels; ++o) {
-    const double scale = g[o] / std::sqrt(v[o] + eps);
-    for (int64_t k = 0; k < per_channel; ++k) w[o * per_channel + k] *= scale;
-    b[o] = (b[o] - m[o]) * scale + bt[o];
+    scale[o] = g[o] / std::sqrt(v[o] + eps);
+    b[o] = (b[o] - m[o]) * scale[o] + bt[o];
   }
   Fold fold;
   fold.conv = c;
   fold.norm = i;
-  const Shape sizes(weight->constant.sizes().begin(),
-                    weight->constant.sizes().end());
-  ASSIGN_OR_RETURN(fold.weight, TensorOf(dtype, sizes, w));
+  // The weight scaled per output channel straight into its new tensor (in
+  // double, rounded once): no double copy of a large weight.
+  ASSIGN_OR_RETURN(const Tensor w, Contiguous(weight->constant));
+  const Shape sizes(w.sizes().begin(), w.sizes().end());
+  ASSIGN_OR_RETURN(fold.weight, Tensor::Empty(dtype, sizes));
+  const int64_t per_channel = channels == 0 ? 0 : w.numel() / channels;
+  auto scale_into = [&](const auto* in, auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    for (int64_t o = 0; o < channels; ++o) {
+      for (int64_t k = 0; k < per_channel; ++k) {
+        const int64_t at = o * per_channel + k;
+        out[at] = static_cast<T>(static_cast<double>(in[at]) * scale[o]);
+      }
+    }
+  };
+  if (dtype == DType::kFloat32) {
+    scale_into(w.data_as<float>(), fold.weight.data_as<float>());
+  } else {
+    scale_into(w.data_as<double>(), fold.weight.data_as<double>());
+  }
   ASSIGN_OR_RETURN(fold.bias, TensorOf(dtype, {channels}, b));
   return fold;
 }

@@ -200,6 +200,11 @@ class JitExecutable : public Executable {
 
   Device device() const override { return program_->program().device(); }
 
+  CodeOrigin origin() const override {
+    const auto& module = program_->program().module;
+    return module != nullptr ? module->origin() : CodeOrigin();
+  }
+
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : plan_.steps) eager += !s.is_kernel;
@@ -418,14 +423,15 @@ absl::StatusOr<std::unique_ptr<JitCompiler>> JitCompiler::Create(
         absl::StrCat("JitCompiler: num_threads is ", options.num_threads,
                      "; expected 0 (the global pool) or more"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<KernelCompiler> kernels,
-                   KernelCompiler::Create(options.max_cached_kernels));
   // The global pool is never destroyed: share it without ownership.
   std::shared_ptr<ThreadPool> pool =
       options.num_threads == 0
           ? std::shared_ptr<ThreadPool>(&ThreadPool::Global(),
                                         [](ThreadPool*) {})
           : std::make_shared<ThreadPool>(options.num_threads);
+  ASSIGN_OR_RETURN(std::unique_ptr<KernelCompiler> kernels,
+                   KernelCompiler::Create(options.max_cached_kernels,
+                                          options.compile_cache, pool));
   return std::unique_ptr<JitCompiler>(
       new JitCompiler(std::move(kernels), std::move(pool),
                       options.fail_instead_of_eager, options.kernel_backend));

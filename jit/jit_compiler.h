@@ -62,6 +62,9 @@ class JitCompiler : public Compiler {
     // plan's epilogue as a kernel (jit/cuda/device_gemm_step.h,
     // device_conv_step.h).
     std::shared_ptr<KernelBackend> kernel_backend;
+    // The persistent compile cache the host backend's kernels are looked up
+    // in and stored to (runtime/compile_cache/compile_cache.h); null: none.
+    std::shared_ptr<CompileCache> compile_cache;
   };
   static absl::StatusOr<std::unique_ptr<JitCompiler>> Create(
       const Options& options);

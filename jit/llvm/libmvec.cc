@@ -82,6 +82,8 @@ const Table& LibmvecTable() {
 
 }  // namespace
 
+bool LoadLibmvec() { return LibmvecTable().loaded; }
+
 int AddLibmvecFunctions(const llvm::TargetMachine& machine,
                         llvm::TargetLibraryInfoImpl& tlii) {
   if (machine.getTargetTriple().getArch() != llvm::Triple::x86_64) return 0;

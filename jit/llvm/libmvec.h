@@ -22,6 +22,12 @@ namespace guardjit {
 int AddLibmvecFunctions(const llvm::TargetMachine& machine,
                         llvm::TargetLibraryInfoImpl& tlii);
 
+// Loads libmvec.so.1 into the process (once), so that code compiled by
+// another process, which may call its variants, links here (KernelCompiler
+// calls it before loading objects from the compile cache). Whether it
+// loaded.
+bool LoadLibmvec();
+
 }  // namespace guardjit
 
 #endif  // GUARDJIT_JIT_LLVM_LIBMVEC_H_

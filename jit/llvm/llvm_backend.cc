@@ -13,10 +13,12 @@ class LlvmKernelModule : public KernelModule {
  public:
   LlvmKernelModule(std::vector<HostKernelFn> functions,
                    std::vector<IndexExpr> outer_extents,
-                   std::vector<std::shared_ptr<const ModuleCode>> code)
+                   std::vector<std::shared_ptr<const ModuleCode>> code,
+                   CodeOrigin origin)
       : functions_(std::move(functions)),
         outer_extents_(std::move(outer_extents)),
-        code_(std::move(code)) {}
+        code_(std::move(code)),
+        origin_(origin) {}
 
   // The whole kernel on the calling thread.
   absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
@@ -35,6 +37,7 @@ class LlvmKernelModule : public KernelModule {
   const std::vector<HostKernelFn>* host_functions() const override {
     return &functions_;
   }
+  CodeOrigin origin() const override { return origin_; }
 
  private:
   const std::vector<HostKernelFn> functions_;
@@ -42,6 +45,7 @@ class LlvmKernelModule : public KernelModule {
   // The modules the functions live in: their code is removed from the JIT
   // with the last owner (this module's programs, the compiler's cache).
   const std::vector<std::shared_ptr<const ModuleCode>> code_;
+  const CodeOrigin origin_;
 };
 
 }  // namespace
@@ -50,17 +54,18 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
     absl::Span<const Kernel* const> kernels,
     absl::Span<const std::string> labels) {
   std::vector<std::shared_ptr<const ModuleCode>> code;
+  CodeOrigin origin;
   ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> functions,
                    compiler_->Compile(std::vector<const Kernel*>(
                                           kernels.begin(), kernels.end()),
-                                      &code, labels));
+                                      &code, labels, &origin));
   std::vector<IndexExpr> extents;
   for (const Kernel* k : kernels) {
     extents.push_back(k->outer.empty() ? IndexExpr::Const(1)
                                        : k->outer[0].extent);
   }
   return std::make_shared<const LlvmKernelModule>(
-      std::move(functions), std::move(extents), std::move(code));
+      std::move(functions), std::move(extents), std::move(code), origin);
 }
 
 absl::StatusOr<std::unique_ptr<const StepRunner>>

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/Error.h"
@@ -41,25 +43,39 @@ absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
   return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit), *jtmb));
 }
 
-absl::StatusOr<llvm::orc::ResourceTrackerSP> OrcJit::AddModule(
-    llvm::orc::ThreadSafeModule module) {
-  llvm::orc::ResourceTrackerSP tracker =
-      jit_->getMainJITDylib().createResourceTracker();
-  if (llvm::Error e = jit_->addIRModule(tracker, std::move(module))) {
-    return ToStatus(std::move(e), "adding an IR module");
-  }
-  return tracker;
+absl::StatusOr<llvm::orc::JITDylib*> OrcJit::CreateDylib() {
+  const std::string name = absl::StrCat(
+      "gj_dylib_", next_dylib_.fetch_add(1, std::memory_order_relaxed));
+  auto dylib = jit_->createJITDylib(name);
+  if (!dylib) return ToStatus(dylib.takeError(), "creating a JITDylib");
+  // Runtime helpers and libm resolve against the host process.
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          jit_->getDataLayout().getGlobalPrefix());
+  if (!generator) return ToStatus(generator.takeError(), "process symbols");
+  dylib->addGenerator(std::move(*generator));
+  return &*dylib;
 }
 
-absl::Status OrcJit::Remove(const llvm::orc::ResourceTrackerSP& tracker) {
-  if (llvm::Error e = tracker->remove()) {
+absl::Status OrcJit::RemoveDylib(llvm::orc::JITDylib* dylib) {
+  if (llvm::Error e = jit_->getExecutionSession().removeJITDylib(*dylib)) {
     return ToStatus(std::move(e), "removing a module's code");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<void*> OrcJit::Lookup(absl::string_view name) {
-  auto address = jit_->lookup(llvm::StringRef(name.data(), name.size()));
+absl::Status OrcJit::AddObject(llvm::orc::JITDylib* dylib,
+                               std::unique_ptr<llvm::MemoryBuffer> object) {
+  if (llvm::Error e = jit_->addObjectFile(*dylib, std::move(object))) {
+    return ToStatus(std::move(e), "linking an object file");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<void*> OrcJit::Lookup(llvm::orc::JITDylib* dylib,
+                                     absl::string_view name) {
+  auto address =
+      jit_->lookup(*dylib, llvm::StringRef(name.data(), name.size()));
   if (!address) {
     return ToStatus(address.takeError(),
                     absl::StrCat("looking up '", name, "'"));
@@ -67,9 +83,24 @@ absl::StatusOr<void*> OrcJit::Lookup(absl::string_view name) {
   return address->toPtr<void*>();
 }
 
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> OrcJit::CompileToObject(
+    llvm::Module& module, llvm::TargetMachine& machine) const {
+  llvm::orc::SimpleCompiler compiler(machine);
+  auto object = compiler(module);
+  if (!object) return ToStatus(object.takeError(), "compiling to an object");
+  return std::move(*object);
+}
+
 std::string OrcJit::TargetDescription() const {
   return absl::StrCat(jit_->getTargetTriple().str(), " ",
                       llvm::sys::getHostCPUName().str());
+}
+
+std::string OrcJit::TargetFingerprint() const {
+  return absl::StrCat("triple=", jit_->getTargetTriple().str(),
+                      " cpu=", builder_.getCPU(),
+                      " features=", builder_.getFeatures().getString(),
+                      " llvm=", LLVM_VERSION_STRING);
 }
 
 }  // namespace guardjit

@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "core/allocator.h"
 #include "core/device.h"
+#include "core/executable.h"
 #include "core/run_context.h"
 #include "core/tensor.h"
 
@@ -102,6 +103,9 @@ class KernelModule {
   virtual const std::vector<HostKernelFn>* host_functions() const {
     return nullptr;
   }
+  // Where the kernels' code came from (compiled, loaded from the persistent
+  // compile cache, already in memory) when the module was made.
+  virtual CodeOrigin origin() const { return {}; }
 };
 
 // How a backend whose kernels read device memory moves tensors: the

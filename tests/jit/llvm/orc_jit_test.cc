@@ -28,26 +28,57 @@ llvm::orc::ThreadSafeModule BuildAxpyModule() {
   return llvm::orc::ThreadSafeModule(std::move(module), std::move(context));
 }
 
-TEST(OrcJitTest, CompilesAndRunsOneFunction) {
+TEST(OrcJitTest, CompilesToAnObjectLinksAndRunsIt) {
   auto jit = OrcJit::Create();
   ASSERT_TRUE(jit.ok()) << jit.status();
-  ASSERT_TRUE((*jit)->AddModule(BuildAxpyModule()).ok());
-  auto address = (*jit)->Lookup("gj_smoke_axpy");
-  ASSERT_TRUE(address.ok()) << address.status();
-  auto* axpy =
-      reinterpret_cast<int64_t (*)(int64_t, int64_t, int64_t)>(*address);
-  EXPECT_EQ(axpy(3, 7, 5), 26);
-  EXPECT_EQ(axpy(-2, 1 << 20, 1), -(2 << 20) + 1);
+  auto machine = (*jit)->CreateTargetMachine();
+  ASSERT_TRUE(machine.ok()) << machine.status();
+  llvm::orc::ThreadSafeModule module = BuildAxpyModule();
+  auto object = module.withModuleDo([&](llvm::Module& m) {
+    m.setDataLayout((*machine)->createDataLayout());
+    return (*jit)->CompileToObject(m, **machine);
+  });
+  ASSERT_TRUE(object.ok()) << object.status();
+  const std::string bytes((*object)->getBuffer());
+  EXPECT_EQ(bytes.substr(0, 4),
+            "\x7f"
+            "ELF");
+  // The same object linked into two dylibs: no clash, both run.
+  for (int copy = 0; copy < 2; ++copy) {
+    auto dylib = (*jit)->CreateDylib();
+    ASSERT_TRUE(dylib.ok()) << dylib.status();
+    ASSERT_TRUE((*jit)
+                    ->AddObject(*dylib, llvm::MemoryBuffer::getMemBufferCopy(
+                                            bytes, "axpy"))
+                    .ok());
+    auto address = (*jit)->Lookup(*dylib, "gj_smoke_axpy");
+    ASSERT_TRUE(address.ok()) << address.status();
+    auto* axpy =
+        reinterpret_cast<int64_t (*)(int64_t, int64_t, int64_t)>(*address);
+    EXPECT_EQ(axpy(3, 7, 5), 26);
+    EXPECT_EQ(axpy(-2, 1 << 20, 1), -(2 << 20) + 1);
+    EXPECT_TRUE((*jit)->RemoveDylib(*dylib).ok());
+  }
   EXPECT_NE((*jit)->TargetDescription().find("x86_64"), std::string::npos);
+  // The cache key's target part names the CPU's features and LLVM.
+  const std::string fingerprint = (*jit)->TargetFingerprint();
+  EXPECT_NE(fingerprint.find("features=+"), std::string::npos) << fingerprint;
+  EXPECT_NE(fingerprint.find("llvm=19"), std::string::npos) << fingerprint;
 }
 
-TEST(OrcJitTest, MissingSymbolIsAnError) {
+TEST(OrcJitTest, MissingSymbolAndBadObjectAreErrors) {
   auto jit = OrcJit::Create();
   ASSERT_TRUE(jit.ok());
-  auto address = (*jit)->Lookup("gj_no_such_function");
+  auto dylib = (*jit)->CreateDylib();
+  ASSERT_TRUE(dylib.ok());
+  auto address = (*jit)->Lookup(*dylib, "gj_no_such_function");
   EXPECT_FALSE(address.ok());
   EXPECT_NE(address.status().message().find("gj_no_such_function"),
             std::string::npos);
+  EXPECT_FALSE((*jit)
+                   ->AddObject(*dylib, llvm::MemoryBuffer::getMemBufferCopy(
+                                           "not an object", "junk"))
+                   .ok());
 }
 
 }  // namespace
