@@ -18,6 +18,10 @@ GJ_OFFSET(gj_context_options, num_threads, 8);
 GJ_OFFSET(gj_context_options, backend, 12);
 GJ_OFFSET(gj_context_options, max_cached_kernels, 16);
 GJ_OFFSET(gj_context_options, max_cached_bytes, 24);
+GJ_OFFSET(gj_context_options, cache_dir, 32);
+GJ_OFFSET(gj_context_options, max_cache_bytes, 40);
+GJ_OFFSET(gj_context_options, cache_key, 48);
+GJ_OFFSET(gj_context_options, remote_cache, 56);
 
 GJ_OFFSET(gj_memory_stats, struct_size, 0);
 GJ_OFFSET(gj_memory_stats, bytes_in_use, 8);
@@ -90,6 +94,22 @@ GJ_OFFSET(gj_function_stats, cuda_graph_recaptures, 120);
 GJ_OFFSET(gj_function_stats, cuda_graph_evictions, 128);
 GJ_OFFSET(gj_function_stats, cuda_graph_pool_bytes, 136);
 GJ_OFFSET(gj_function_stats, eager_while_compiling, 144);
+GJ_OFFSET(gj_function_stats, entries_loaded, 152);
+
+GJ_OFFSET(gj_compile_cache_stats, struct_size, 0);
+GJ_OFFSET(gj_compile_cache_stats, kernels_compiled, 8);
+GJ_OFFSET(gj_compile_cache_stats, kernels_loaded, 16);
+GJ_OFFSET(gj_compile_cache_stats, disk_hits, 24);
+GJ_OFFSET(gj_compile_cache_stats, disk_misses, 32);
+GJ_OFFSET(gj_compile_cache_stats, disk_stores, 40);
+GJ_OFFSET(gj_compile_cache_stats, remote_hits, 48);
+GJ_OFFSET(gj_compile_cache_stats, remote_misses, 56);
+GJ_OFFSET(gj_compile_cache_stats, remote_stores, 64);
+GJ_OFFSET(gj_compile_cache_stats, lock_waits, 72);
+GJ_OFFSET(gj_compile_cache_stats, lock_timeouts, 80);
+GJ_OFFSET(gj_compile_cache_stats, rejected, 88);
+GJ_OFFSET(gj_compile_cache_stats, errors, 96);
+GJ_OFFSET(gj_compile_cache_stats, evictions, 104);
 
 GJ_OFFSET(gj_compile_report_options, struct_size, 0);
 GJ_OFFSET(gj_compile_report_options, target, 8);

@@ -13,6 +13,7 @@
 #include "jit/cuda/cuda_backend.h"
 #include "jit/device_compiler.h"
 #include "jit/jit_compiler.h"
+#include "runtime/compile_cache/compile_cache.h"
 #include "runtime/cuda/cuda_allocator.h"
 #include "runtime/eager_compiler.h"
 
@@ -29,6 +30,10 @@ static void ContextOptionsDefaults(gj_context_options* options) {
       guardjit::KernelCompiler::kDefaultMaxCachedKernels;
   options->max_cached_bytes =
       guardjit::CachingHostAllocator::kDefaultMaxCachedBytes;
+  options->cache_dir = nullptr;
+  options->max_cache_bytes = guardjit::DiskCache::kDefaultMaxBytes;
+  options->cache_key = nullptr;
+  options->remote_cache = nullptr;
 }
 
 void gj_context_options_init_v(gj_context_options* options,
@@ -53,6 +58,15 @@ gj_error* gj_context_create(const gj_context_options* options,
       GJ_READ_OPTION(opts, options, backend);
       GJ_READ_OPTION(opts, options, max_cached_kernels);
       GJ_READ_OPTION(opts, options, max_cached_bytes);
+      GJ_READ_OPTION(opts, options, cache_dir);
+      GJ_READ_OPTION(opts, options, max_cache_bytes);
+      GJ_READ_OPTION(opts, options, cache_key);
+      GJ_READ_OPTION(opts, options, remote_cache);
+    }
+    if (opts.max_cache_bytes < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gj_context_create: options->max_cache_bytes is ",
+          opts.max_cache_bytes, "; expected 0 (unbounded) or more"));
     }
     if (opts.max_cached_bytes < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -70,6 +84,27 @@ gj_error* gj_context_create(const gj_context_options* options,
                        opts.num_threads, "; expected 0 (all cores) or more"));
     }
     auto context = std::make_unique<gj_context>();
+    // NULL: the environment's; "": none.
+    const guardjit::CompileCacheOptions cache =
+        guardjit::CompileCacheOptions::Of(opts.cache_dir, opts.cache_key,
+                                          opts.max_cache_bytes,
+                                          opts.remote_cache);
+    absl::StatusOr<std::shared_ptr<guardjit::CompileCache>> compile_cache =
+        guardjit::CompileCache::Create(cache);
+    if (!compile_cache.ok()) {
+      // A bad URL names the remote cache, anything else the directory.
+      const bool remote = absl::IsInvalidArgument(compile_cache.status());
+      return absl::Status(
+          compile_cache.status().code(),
+          absl::StrCat(
+              "gj_context_create: options->",
+              remote ? "remote_cache" : "cache_dir",
+              remote
+                  ? (opts.remote_cache == nullptr ? " (GJ_REMOTE_CACHE)" : "")
+                  : (opts.cache_dir == nullptr ? " (GJ_CACHE_DIR)" : ""),
+              ": ", compile_cache.status().message()));
+    }
+    context->compile_cache = *std::move(compile_cache);
     context->allocator =
         std::make_shared<guardjit::CachingHostAllocator>(opts.max_cached_bytes);
     switch (guardjit::capi::RawEnum(opts.backend)) {
@@ -81,6 +116,7 @@ gj_error* gj_context_create(const gj_context_options* options,
         guardjit::JitCompiler::Options jit_options;
         jit_options.num_threads = opts.num_threads;
         jit_options.max_cached_kernels = opts.max_cached_kernels;
+        jit_options.compile_cache = context->compile_cache;
         ASSIGN_OR_RETURN(context->compiler,
                          guardjit::JitCompiler::Create(jit_options));
         break;

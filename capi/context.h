@@ -7,6 +7,7 @@
 #include "core/compile_queue.h"
 #include "core/compiler.h"
 #include "runtime/caching_host_allocator.h"
+#include "runtime/compile_cache/compile_cache.h"
 
 // Settings shared by the graphs and functions made from it. Functions share
 // the context's compiler and host allocator (and keep them alive); the JIT
@@ -18,6 +19,9 @@ struct gj_context {
   std::shared_ptr<guardjit::Compiler> compiler;
   std::shared_ptr<guardjit::Compiler> device_compiler;
   std::shared_ptr<guardjit::CachingHostAllocator> allocator;
+  // The persistent compile cache (cache_dir, GJ_CACHE_DIR), or null; the
+  // host JIT's kernels go through it.
+  std::shared_ptr<guardjit::CompileCache> compile_cache;
   // The background thread of GJ_COMPILE_ASYNC functions, started by the
   // first one (CompileQueueOf); functions keep it alive.
   std::once_flag compile_queue_once;

@@ -75,6 +75,7 @@ gj_error* gj_function_get_stats(const gj_function* function,
     full.graph_count = s.graph_count;
     full.graph_break_count = s.graph_break_count;
     full.eager_while_compiling = s.eager_while_compiling;
+    full.entries_loaded = s.entries_loaded;
     // An older host's struct is shorter: write only what it has.
     const size_t size =
         stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);

@@ -13,6 +13,7 @@
 //                        [--benchmark_format=console|json]
 //                        [--shapes SETS | --shapes-file FILE] [--seed N]
 //   guardjit ops [--json]
+//   guardjit cache stats|verify|clear [DIR] [--remove-bad]
 //
 // Exit status: 0 success, 1 a guardjit error (printed with its code) or, for
 // compile --emulate, a result past the tolerance or a failed run, 2 a usage
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "bindings/cli/bench.h"
+#include "bindings/cli/cache_command.h"
 #include "bindings/cli/cli_common.h"
 #include "bindings/cli/input_spec.h"
 #include "bindings/cli/ops_list.h"
@@ -56,6 +58,7 @@ constexpr char kUsage[] =
     "                            [--shapes 'SET; SET; ...' | --shapes-file "
     "FILE]\n"
     "       guardjit ops [--json]\n"
+    "       guardjit cache stats|verify|clear [DIR] [--remove-bad]\n"
     "\n"
     "GRAPH is a guardjit.proto.Graph: text format for .pbtxt/.txt, binary "
     "otherwise.\n"
@@ -101,6 +104,15 @@ constexpr char kUsage[] =
     "kernel,\n"
     "       CPU JIT lowering, extern step (BLAS), CUDA lowering (--json: "
     "as JSON).\n"
+    "cache  a compile cache directory (DIR, default $GJ_CACHE_DIR; "
+    "README\n"
+    "       \"Compile cache\"): stats counts its records and bytes; verify "
+    "reads\n"
+    "       and checks every record (digest, key, signature under "
+    "$GJ_CACHE_KEY\n"
+    "       when set; exit status 1 when one fails; --remove-bad removes "
+    "those);\n"
+    "       clear removes them all.\n"
     "DTYPE: float32, float64, float16, bfloat16, int8, int16, int32, int64, "
     "uint8,\n"
     "       bool. Values default to random (fixed --seed, default 0).\n";
@@ -360,6 +372,7 @@ int Main(int argc, char** argv) {
   if (command == "compile") return Compile(args);
   if (command == "bench") return Bench(args, argv[0]);
   if (command == "ops") return OpsList(args);
+  if (command == "cache") return CacheCommand(args);
   return UsageError("unknown command '" + command + "'");
 }
 

@@ -239,7 +239,8 @@ GJ_EXPORT gj_error* gj_function_precompile(gj_function* function,
 /* Logging (since 0.5)                                                      */
 
 /* Receives guardjit's log lines instead of stderr: `topic` is "guards",
- * "recompiles", "graph_breaks", "codegen", "cudagraphs" or "warning";
+ * "recompiles", "graph_breaks", "codegen", "cudagraphs", "cache" (since
+ * 0.11: the compile cache's hits and stores) or "warning";
  * `message` has no
  * "[guardjit:...]" prefix. Both strings live only during the call. Called
  * from whichever thread logs, one message at a time; it must not call back
@@ -275,9 +276,9 @@ typedef struct gj_function_stats {
   /* Since 0.8, reduce-overhead mode (gj_function_mode), over all entries:
    * CUDA graphs captured and instantiated (re-captures included), replays
    * (cuGraphLaunch calls), kernel and memcpy nodes patched with a call's new
-   * input or output addresses, re-captures (a key recorded again after an eviction or
-   * a change its node parameters could not express), graphs evicted past
-   * max_graphs_per_entry, and the device bytes the entries' private pools
+   * input or output addresses, re-captures (a key recorded again after an
+   * eviction or a change its node parameters could not express), graphs evicted
+   * past max_graphs_per_entry, and the device bytes the entries' private pools
    * hold now. */
   int64_t cuda_graphs_recorded;
   int64_t cuda_graph_replays;
@@ -288,6 +289,10 @@ typedef struct gj_function_stats {
   /* Since 0.8: calls answered by the eager interpreter because their entry
    * was compiling in the background (GJ_COMPILE_ASYNC). */
   int64_t eager_while_compiling;
+  /* Since 0.11 (appended): entries (of `compiles`) whose code all came from
+   * the context's compile cache (gj_context_options.cache_dir): nothing was
+   * compiled for them. explain() says "loaded from the disk cache". */
+  int64_t entries_loaded;
 } gj_function_stats;
 
 GJ_EXPORT void gj_function_stats_init_v(gj_function_stats* stats,

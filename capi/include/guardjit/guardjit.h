@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 10
+#define GJ_API_VERSION_MINOR 11
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -169,6 +169,39 @@ typedef struct gj_context_options {
    * allocates what the last one did gets the same pages back); default
    * 1 GiB, 0 = none. gj_context_release_cached_memory returns it all. */
   int64_t max_cached_bytes;
+  /* Since 0.11 (appended): the persistent compile cache, a directory where
+   * the context stores the code it compiles and looks it up before
+   * compiling, so that the next process, or any process sharing the
+   * directory, loads what was compiled once (README "Compile cache"). NULL:
+   * GJ_CACHE_DIR if set, else none; "": none. Created if missing;
+   * gj_context_create fails with UNAVAILABLE, naming it, when it cannot be
+   * created or written. Several processes may share one directory. */
+  const char* cache_dir;
+  /* Since 0.11 (appended): the directory's size limit in bytes; beyond it
+   * the least recently used records are removed. Default 1 GiB, 0 =
+   * unbounded. */
+  int64_t max_cache_bytes;
+  /* Since 0.11 (appended): a secret key (any bytes up to the NUL) that
+   * signs every record the context stores (HMAC-SHA256); with a key, a
+   * record without a valid signature under it is refused (counted in
+   * gj_compile_cache_stats.rejected) and the code compiled anew, so whoever
+   * can write to the directory cannot make the process run code. NULL:
+   * GJ_CACHE_KEY if set, else none; "": none. */
+  const char* cache_key;
+  /* Since 0.11 (appended): a Redis server the records are shared through,
+   * for a fleet: "redis://[:password@]host[:port][/db]" with optional
+   * "?timeout_ms=100&ttl_s=0&max_value_bytes=67108864&lock_ms=10000&
+   * wait_ms=10000". A lookup that misses the directory asks Redis (a hit is
+   * written to the directory); what the context compiles is stored in both.
+   * Replicas missing the same kernel at once compile it once: one takes a
+   * lock (SET NX PX lock_ms), the others wait up to wait_ms for its record,
+   * then compile themselves. Every Redis command is bounded by timeout_ms;
+   * after a failure Redis is left alone for a backoff (1 s doubling to 30
+   * s) and the context compiles locally, with one warning. NULL:
+   * GJ_REMOTE_CACHE if set, else none; "": none. A malformed URL fails
+   * gj_context_create with INVALID_ARGUMENT; an unreachable server does
+   * not. */
+  const char* remote_cache;
 } gj_context_options;
 
 GJ_EXPORT void gj_context_options_init_v(gj_context_options* options,
@@ -205,6 +238,76 @@ GJ_INIT_FUNCTION(gj_memory_stats, gj_memory_stats_init)
  * in use until released, even after the context is destroyed. */
 GJ_EXPORT gj_error* gj_context_get_memory_stats(const gj_context* context,
                                                 gj_memory_stats* stats);
+/* Since 0.11: what the context's compile cache (gj_context_options.cache_dir)
+ * did. A record is one compiled kernel; a lookup that finds no usable
+ * record is a miss, and the kernel compiles. */
+typedef struct gj_compile_cache_stats {
+  size_t struct_size;
+  int64_t kernels_compiled; /* kernels the context compiled */
+  int64_t kernels_loaded;   /* kernels loaded from the cache instead */
+  int64_t disk_hits;
+  int64_t disk_misses;
+  int64_t disk_stores;
+  int64_t remote_hits; /* from Redis (gj_context_options.remote_cache) */
+  int64_t remote_misses;
+  int64_t remote_stores;
+  /* Kernels left to another replica holding their compile lock, and of
+   * those the waits that ended without its record (compiled here then). */
+  int64_t lock_waits;
+  int64_t lock_timeouts;
+  /* Records refused: truncated, corrupt (digest), of another record format,
+   * stored under another key, unsigned or wrongly signed with cache_key set.
+   * Each is removed, its kernel compiled and stored again. */
+  int64_t rejected;
+  int64_t errors;    /* I/O and Redis failures: each a miss or a lost store */
+  int64_t evictions; /* records this context removed past max_cache_bytes */
+} gj_compile_cache_stats;
+
+GJ_EXPORT void gj_compile_cache_stats_init_v(gj_compile_cache_stats* stats,
+                                             size_t struct_size);
+static inline void gj_compile_cache_stats_init(gj_compile_cache_stats* s) {
+  gj_compile_cache_stats_init_v(s, sizeof *s);
+}
+/* Fills the fields that fit in stats->struct_size (call _init first); all
+ * counters are 0 for a context without a compile cache (or with the eager
+ * backend). Thread-safe. */
+GJ_EXPORT gj_error* gj_context_get_compile_cache_stats(
+    const gj_context* context, gj_compile_cache_stats* stats);
+
+/* Since 0.11: a compile cache directory as a whole, for tools (`guardjit
+ * cache stats|verify|clear DIR`) and hosts that maintain one. */
+typedef struct gj_cache_dir_stats {
+  size_t struct_size;
+  int64_t records;       /* record files */
+  int64_t bytes;         /* their total size */
+  int64_t oldest_use_ms; /* last use of the least recently used (Unix ms) */
+  int64_t newest_use_ms; /* last use of the most recently used (Unix ms) */
+  int64_t verified;      /* with verify: records whose checks passed */
+  int64_t bad;           /* with verify: records that failed them */
+  int64_t removed;       /* with remove_bad: bad records removed */
+} gj_cache_dir_stats;
+
+GJ_EXPORT void gj_cache_dir_stats_init_v(gj_cache_dir_stats* stats,
+                                         size_t struct_size);
+static inline void gj_cache_dir_stats_init(gj_cache_dir_stats* s) {
+  gj_cache_dir_stats_init_v(s, sizeof *s);
+}
+/* Counts the records of cache directory `dir`; with `verify`, reads each
+ * one whole and checks it as a load would (its digest, its file name
+ * against its key, with a non-NULL `key` its signature), and with
+ * `remove_bad` also removes those that fail. `out_report` (optional; free
+ * with gj_string_destroy): a summary by kind of record, then one line per
+ * bad record naming the file and the problem. NOT_FOUND when `dir` does not
+ * exist. Safe while other processes use the directory. */
+GJ_EXPORT gj_error* gj_cache_dir_inspect(const char* dir, const char* key,
+                                         int32_t verify, int32_t remove_bad,
+                                         gj_cache_dir_stats* stats,
+                                         char** out_report);
+/* Removes every record (and leftover temporary file) of cache directory
+ * `dir`; `out_removed` (optional) gets how many files. NOT_FOUND when `dir`
+ * does not exist. */
+GJ_EXPORT gj_error* gj_cache_dir_clear(const char* dir, int64_t* out_removed);
+
 /* Returns every cached host block to the system. Thread-safe. */
 GJ_EXPORT gj_error* gj_context_release_cached_memory(gj_context* context);
 /* Since 0.10: the memory of one device. {kDLCPU, 0}: the context's host

@@ -9,8 +9,8 @@ guardjit.export(module, args) turns a torch module into a Graph
 (torch.export + Core ATen), and torch.compile(model, backend="guardjit")
 runs Dynamo's graphs through the library.
 """
-from ._core import (Context, DynamicDim, Function, FunctionStats, Graph, MemoryStats, Tensor,
-                    default_context)
+from ._core import (CompileCacheStats, Context, DynamicDim, Function, FunctionStats, Graph,
+                    MemoryStats, Tensor, default_context)
 from ._errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossError,
                       DeadlineExceededError, Error, ErrorCode, FailedPreconditionError,
                       InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError,
@@ -19,7 +19,7 @@ from ._errors import (AbortedError, AlreadyExistsError, CancelledError, DataLoss
 from ._native import api_version, set_log_topics
 from ._native import version as library_version
 
-__version__ = "0.10.0"
+__version__ = "0.11.0"
 
 
 def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, context=None,
@@ -34,7 +34,8 @@ def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, cont
 
 
 __all__ = [
-    "Context", "DynamicDim", "Function", "FunctionStats", "Graph", "MemoryStats", "Tensor",
+    "CompileCacheStats", "Context", "DynamicDim", "Function", "FunctionStats", "Graph",
+    "MemoryStats", "Tensor",
     "default_context", "export", "api_version", "library_version", "set_log_topics",
     "Error", "ErrorCode", "AbortedError", "AlreadyExistsError", "CancelledError",
     "DataLossError", "DeadlineExceededError", "FailedPreconditionError", "InternalError",

@@ -37,6 +37,26 @@ class MemoryStats:
 
 
 @dataclasses.dataclass(frozen=True)
+class CompileCacheStats:
+    """gj_compile_cache_stats: what a context's compile cache did (C API
+    0.11). A record is one compiled kernel."""
+
+    kernels_compiled: int
+    kernels_loaded: int
+    disk_hits: int
+    disk_misses: int
+    disk_stores: int
+    remote_hits: int  # Redis (remote_cache)
+    remote_misses: int
+    remote_stores: int
+    lock_waits: int  # kernels another replica was compiling
+    lock_timeouts: int
+    rejected: int  # refused records: corrupt, truncated, foreign, unsigned ...
+    errors: int
+    evictions: int
+
+
+@dataclasses.dataclass(frozen=True)
 class FunctionStats:
     """gj_function_stats: what a function's guard cache did."""
 
@@ -66,6 +86,9 @@ class FunctionStats:
     cuda_graph_pool_bytes: int
     # compile="async": calls run eagerly while their entry was compiling.
     eager_while_compiling: int
+    # Entries whose code all came from the context's compile cache (C API
+    # 0.11): nothing was compiled for them.
+    entries_loaded: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,17 +113,37 @@ class Context(_native.Context):
 
     num_threads: threads compiled programs run on (0 = GJ_NUM_THREADS or one
     per core). backend: "default", "eager" or "cpu_jit".
+
+    Compile cache (C API 0.11, README "Compile cache"): cache_dir is a
+    directory where compiled kernels are stored and looked up, so the next
+    process loads what this one compiled (None: GJ_CACHE_DIR if set; "":
+    none); max_cache_bytes bounds it (default 1 GiB, 0 = unbounded);
+    cache_key signs the records and refuses unsigned ones (None:
+    GJ_CACHE_KEY; "": none); remote_cache shares them through Redis,
+    "redis://host:port/db" (None: GJ_REMOTE_CACHE; "": none).
     """
 
     def __new__(cls, num_threads: int = 0, backend: str = "default",
                 max_cached_kernels: Optional[int] = None,
-                max_cached_bytes: Optional[int] = None):
+                max_cached_bytes: Optional[int] = None,
+                cache_dir: Optional[Union[str, os.PathLike]] = None,
+                cache_key: Optional[str] = None,
+                max_cache_bytes: Optional[int] = None,
+                remote_cache: Optional[str] = None):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
         return super().__new__(
             cls, num_threads=num_threads, backend=_BACKENDS[backend],
             max_cached_kernels=-1 if max_cached_kernels is None else max_cached_kernels,
-            max_cached_bytes=-1 if max_cached_bytes is None else max_cached_bytes)
+            max_cached_bytes=-1 if max_cached_bytes is None else max_cached_bytes,
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            cache_key=cache_key,
+            max_cache_bytes=-2**63 if max_cache_bytes is None else max_cache_bytes,
+            remote_cache=remote_cache)
+
+    @property
+    def compile_cache_stats(self) -> CompileCacheStats:
+        return CompileCacheStats(**super().compile_cache_stats())
 
     def __init__(self, *args, **kwargs):
         pass

@@ -3,6 +3,7 @@
  * its outputs through _dlpack.c. */
 #include "_native.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,22 @@ typedef struct {
 
 static PyObject* context_new(PyTypeObject* type, PyObject* args,
                              PyObject* kwargs) {
-  static char* keywords[] = {"num_threads", "backend", "max_cached_kernels",
-                             "max_cached_bytes", NULL};
+  static char* keywords[] = {"num_threads",     "backend",
+                             "max_cached_kernels", "max_cached_bytes",
+                             "cache_dir",       "cache_key",
+                             "max_cache_bytes", "remote_cache", NULL};
   int num_threads = 0, backend = 0, max_cached_kernels = -1;
   long long max_cached_bytes = -1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$iiiL", keywords,
+  long long max_cache_bytes = LLONG_MIN; /* unset: the library's default */
+  /* None: the environment's (GJ_CACHE_DIR, GJ_CACHE_KEY,
+   * GJ_REMOTE_CACHE); "": none. */
+  const char* cache_dir = NULL;
+  const char* cache_key = NULL;
+  const char* remote_cache = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$iiiLzzLz", keywords,
                                    &num_threads, &backend, &max_cached_kernels,
-                                   &max_cached_bytes)) {
+                                   &max_cached_bytes, &cache_dir, &cache_key,
+                                   &max_cache_bytes, &remote_cache)) {
     return NULL;
   }
   gj_context_options options;
@@ -33,6 +43,10 @@ static PyObject* context_new(PyTypeObject* type, PyObject* args,
   options.backend = (gj_backend)backend;
   if (max_cached_kernels >= 0) options.max_cached_kernels = max_cached_kernels;
   if (max_cached_bytes >= 0) options.max_cached_bytes = max_cached_bytes;
+  options.cache_dir = cache_dir;
+  options.cache_key = cache_key;
+  options.remote_cache = remote_cache;
+  if (max_cache_bytes != LLONG_MIN) options.max_cache_bytes = max_cache_bytes;
   ContextObject* self = (ContextObject*)type->tp_alloc(type, 0);
   if (self == NULL) return NULL;
   gj_error* error = gj_context_create(&options, &self->context);
@@ -113,7 +127,33 @@ static PyObject* context_release_cached_device_memory(ContextObject* self,
   Py_RETURN_NONE;
 }
 
+/* compile_cache_stats(): C API 0.11. */
+static PyObject* context_compile_cache_stats(ContextObject* self,
+                                             PyObject* Py_UNUSED(ignored)) {
+  gj_compile_cache_stats stats;
+  gj_compile_cache_stats_init(&stats);
+  gj_error* error = gj_context_get_compile_cache_stats(self->context, &stats);
+  if (error != NULL) return raise_gj_error(error);
+  return Py_BuildValue(
+      "{sLsLsLsLsLsLsLsLsLsLsLsLsL}", "kernels_compiled",
+      (long long)stats.kernels_compiled, "kernels_loaded",
+      (long long)stats.kernels_loaded, "disk_hits", (long long)stats.disk_hits,
+      "disk_misses", (long long)stats.disk_misses, "disk_stores",
+      (long long)stats.disk_stores, "remote_hits",
+      (long long)stats.remote_hits, "remote_misses",
+      (long long)stats.remote_misses, "remote_stores",
+      (long long)stats.remote_stores, "lock_waits",
+      (long long)stats.lock_waits, "lock_timeouts",
+      (long long)stats.lock_timeouts, "rejected", (long long)stats.rejected,
+      "errors", (long long)stats.errors, "evictions",
+      (long long)stats.evictions);
+}
+
 static PyMethodDef context_methods[] = {
+    {"compile_cache_stats", (PyCFunction)context_compile_cache_stats,
+     METH_NOARGS,
+     "The context's compile cache counters as a dict "
+     "(gj_compile_cache_stats)."},
     {"memory_stats", (PyCFunction)context_memory_stats, METH_NOARGS,
      "The context's memory counters as a dict (gj_memory_stats)."},
     {"release_cached_memory", (PyCFunction)context_release_cached_memory,
@@ -530,7 +570,8 @@ static PyObject* function_stats(FunctionObject* self,
   gj_error* error = gj_function_get_stats(self->function, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsLsdsdsLsLsLsLsLsLsLsLsL}", "calls", (long long)stats.calls,
+      "{sLsLsLsLsLsLsLsdsdsLsLsLsLsLsLsLsLsLsL}", "calls",
+      (long long)stats.calls,
       "hits", (long long)stats.hits, "misses", (long long)stats.misses,
       "compiles", (long long)stats.compiles, "recompiles",
       (long long)stats.recompiles, "fallback_calls",
@@ -545,7 +586,8 @@ static PyObject* function_stats(FunctionObject* self,
       (long long)stats.cuda_graph_recaptures, "cuda_graph_evictions",
       (long long)stats.cuda_graph_evictions, "cuda_graph_pool_bytes",
       (long long)stats.cuda_graph_pool_bytes, "eager_while_compiling",
-      (long long)stats.eager_while_compiling);
+      (long long)stats.eager_while_compiling, "entries_loaded",
+      (long long)stats.entries_loaded);
 }
 
 static PyObject* function_explain(FunctionObject* self,
