@@ -13,7 +13,9 @@ same inputs:
 Steady state: the median of per-call times over batches of calls for at least
 --min-time seconds after warm-up. First call: guardjit's Function creation
 plus its first call (the compile), and ORT's session creation plus its first
-run (each after its own export, timed apart). GFLOP/s from torch's
+run (each after its own export, timed apart); and starts in fresh processes
+(perf/models/first_call.py): guardjit with an empty and with a warm compile
+cache (issue #31), ORT's session creation + first run. GFLOP/s from torch's
 FlopCounterMode, against the peak measured in the same run (a large
 float32 torch.mm on one thread). --load also runs every model beside a busy
 loop on every core and reports the slowdown.
@@ -248,6 +250,22 @@ def measure(name, threads, min_time, inductor, tmp):
         row["ort_err"] = rel_error([torch.from_numpy(o) for o in ort_outs], expected)
         row["ort"] = median_time(lambda: session.run(None, feed), min_time)
 
+        # Starts in fresh processes (first_call.py): guardjit cold (an
+        # empty compile cache), guardjit warm (the cache the cold start
+        # filled), ORT's session + first run. Medians of 3.
+        graph_path = os.path.join(tmp, f"{name}.pbtxt")
+        inputs_path = os.path.join(tmp, f"{name}.inputs.pt")
+        graph.save(graph_path)
+        torch.save(inputs, inputs_path)
+        cache = tempfile.mkdtemp(dir=tmp)
+        cold = [start_time("gj", graph_path, inputs_path, threads, cache, clear=True)
+                for _ in range(3)]
+        warm = [start_time("gj", graph_path, inputs_path, threads, cache) for _ in range(3)]
+        ort_start = [start_time("ort", path, inputs_path, threads) for _ in range(3)]
+        row["gj_start_cold"] = statistics.median(cold)
+        row["gj_start_warm"] = statistics.median(warm)
+        row["ort_start"] = statistics.median(ort_start)
+
         row["inductor"] = None
         if inductor:
             torch._dynamo.reset()
@@ -257,6 +275,24 @@ def measure(name, threads, min_time, inductor, tmp):
             except Exception as e:  # noqa: BLE001 - reported in the table
                 print(f"  {name}: inductor failed: {type(e).__name__}: {str(e)[:100]}")
     return row, (fn, session), inputs, model
+
+
+def start_time(kind, path, inputs_path, threads, cache_dir=None, clear=False):
+    """Seconds of one start in a fresh process (first_call.py); `clear`
+    empties the compile cache first."""
+    import shutil
+    import subprocess
+    if clear and cache_dir:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        os.makedirs(cache_dir)
+    args = [sys.executable, os.path.join(os.path.dirname(__file__), "first_call.py"), kind,
+            path, inputs_path, str(threads)]
+    if kind == "gj":
+        args.append(cache_dir or "")
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    if kind == "gj" and not clear and "compiled=0" not in out:
+        print(f"  warm start compiled something: {' '.join(out)}")
+    return float(out[0])
 
 
 def fmt_ms(seconds):
@@ -343,6 +379,21 @@ def write_report(rows, header, peak, args):
             cells = [f"{fmt_ms(r[k + '_load'])} ({r[k + '_load'] / r[k]:.1f}x)"
                      for k in ("guardjit", "ort", "eager")]
             lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(cells) + " |")
+    if any("gj_start_cold" in r for r in rows):
+        lines += ["", "Starts, each in a fresh process (perf/models/first_call.py, median of 3; "
+                  "imports not timed): guardjit Context + Graph.from_file + Function + first "
+                  "call with an empty compile cache (cold) and with the one the cold start "
+                  "filled (warm), against ONNX Runtime's session creation + first run:", "",
+                  "| model | threads | gj cold | gj warm | cold/warm | ORT | ORT/gj warm |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if "gj_start_cold" not in r:
+                continue
+            lines.append(
+                f"| {r['model']} | {r['threads']} | {fmt_ms(r['gj_start_cold'])} | "
+                f"{fmt_ms(r['gj_start_warm'])} | "
+                f"{r['gj_start_cold'] / r['gj_start_warm']:.1f}x | {fmt_ms(r['ort_start'])} | "
+                f"{r['ort_start'] / r['gj_start_warm']:.2f} |")
     bad = [r["model"] for r in rows if r["gj_err"] > TOLERANCE]
     if bad:
         lines += ["", f"guardjit outside {TOLERANCE} relative of eager: {', '.join(bad)}"]
