@@ -1,6 +1,8 @@
 #include "jit/llvm/orc_jit.h"
 
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -22,25 +24,65 @@ absl::Status ToStatus(llvm::Error error, absl::string_view what) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
-  static std::once_flag init;
-  std::call_once(init, [] {
+namespace {
+
+// The host's target, CPU and features and the data layout, detected once per
+// process: detection and the subtarget tables it builds cost about a
+// millisecond, which every context's warm start would otherwise pay.
+struct HostTarget {
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  std::optional<llvm::DataLayout> layout;
+  std::string error;
+};
+
+const HostTarget& Host() {
+  static const HostTarget* host = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-  });
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) return ToStatus(jtmb.takeError(), "detecting the host CPU");
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto* h = new HostTarget;
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      h->error = llvm::toString(jtmb.takeError());
+      return h;
+    }
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto layout = jtmb->getDefaultDataLayoutForTarget();
+    if (!layout) {
+      h->error = llvm::toString(layout.takeError());
+      return h;
+    }
+    h->builder = *jtmb;
+    h->layout = *layout;
+    return h;
+  }();
+  return *host;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OrcJit>> OrcJit::Create() {
+  const HostTarget& host = Host();
+  if (!host.builder.has_value()) {
+    return absl::InternalError(
+        absl::StrCat("detecting the host CPU: ", host.error));
+  }
+  // Code arrives as object files (CompileToObject, the compile cache): the
+  // JIT's own IR compile layer is never used, so its target machine is made
+  // only if it ever is (ConcurrentIRCompiler makes one per compile).
   auto jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(*host.builder)
+          .setDataLayout(*host.layout)
+          .setCompileFunctionCreator(
+              [](llvm::orc::JITTargetMachineBuilder jtmb)
+                  -> llvm::Expected<
+                      std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                return std::make_unique<llvm::orc::ConcurrentIRCompiler>(
+                    std::move(jtmb));
+              })
+          .create();
   if (!jit) return ToStatus(jit.takeError(), "creating the ORC LLJIT");
-  // Runtime helpers and libm resolve against the host process.
-  auto generator =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          (*jit)->getDataLayout().getGlobalPrefix());
-  if (!generator) return ToStatus(generator.takeError(), "process symbols");
-  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit), *jtmb));
+  return std::unique_ptr<OrcJit>(new OrcJit(std::move(*jit), *host.builder));
 }
 
 absl::StatusOr<llvm::orc::JITDylib*> OrcJit::CreateDylib() {
@@ -92,8 +134,7 @@ absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> OrcJit::CompileToObject(
 }
 
 std::string OrcJit::TargetDescription() const {
-  return absl::StrCat(jit_->getTargetTriple().str(), " ",
-                      llvm::sys::getHostCPUName().str());
+  return absl::StrCat(jit_->getTargetTriple().str(), " ", builder_.getCPU());
 }
 
 std::string OrcJit::TargetFingerprint() const {

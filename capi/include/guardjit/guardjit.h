@@ -268,9 +268,10 @@ GJ_EXPORT void gj_compile_cache_stats_init_v(gj_compile_cache_stats* stats,
 static inline void gj_compile_cache_stats_init(gj_compile_cache_stats* s) {
   gj_compile_cache_stats_init_v(s, sizeof *s);
 }
-/* Fills the fields that fit in stats->struct_size (call _init first); all
- * counters are 0 for a context without a compile cache (or with the eager
- * backend). Thread-safe. */
+/* Fills the fields that fit in stats->struct_size (call _init first).
+ * kernels_compiled counts for every JIT context; the other counters stay 0
+ * without a compile cache, and all of them with the eager backend.
+ * Thread-safe. */
 GJ_EXPORT gj_error* gj_context_get_compile_cache_stats(
     const gj_context* context, gj_compile_cache_stats* stats);
 
