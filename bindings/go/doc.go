@@ -1,6 +1,7 @@
 // Package guardjit is the Go binding of guardjit, an embeddable JIT for
 // tensor graphs with a guard cache (TorchDynamo's model) behind a stable C
-// ABI. It uses cgo and finds the library with `pkg-config guardjit`.
+// ABI (C API 0.11: the library it loads must be 0.11 or newer). It uses cgo
+// and finds the library with `pkg-config guardjit`.
 //
 //	c, _ := guardjit.NewContext()
 //	defer c.Close()
@@ -24,6 +25,17 @@
 // handle used after Close returns a FAILED_PRECONDITION *Error. Calls on one
 // Function may run concurrently (one compile per new shape; other callers
 // of that shape wait for it).
+//
+// # Compile cache
+//
+// WithCacheDir gives a context a persistent compile cache (C API 0.11): the
+// object code of every CPU kernel it compiles is stored in the directory and
+// looked up there first, so a restarted process, or any process sharing the
+// directory, loads instead of compiling (Context.CompileCacheStats,
+// Stats.EntriesLoaded). The string options WithCacheDir, WithCacheKey and
+// WithRemoteCache keep the C API's NULL-versus-"" rule: an option left out is
+// NULL, and the library takes GJ_CACHE_DIR, GJ_CACHE_KEY or GJ_REMOTE_CACHE
+// from the environment; an option given as "" turns that part off.
 //
 // # Errors
 //

@@ -265,6 +265,10 @@ type Stats struct {
 	CUDAGraphPoolBytes      int64
 	// CompileAsync: calls run eagerly while their entry was compiling.
 	EagerWhileCompiling int64
+	// Entries (of Compiles) whose code all came from the context's compile
+	// cache (WithCacheDir; C API 0.11): nothing was compiled for them, and
+	// Explain says "loaded from the disk cache".
+	EntriesLoaded int64
 }
 
 // Stats reads the function's counters.
@@ -300,6 +304,7 @@ func (f *Function) Stats() (Stats, error) {
 		CUDAGraphPoolBytes:      int64(s.cuda_graph_pool_bytes),
 
 		EagerWhileCompiling: int64(s.eager_while_compiling),
+		EntriesLoaded:       int64(s.entries_loaded),
 	}, nil
 }
 

@@ -45,7 +45,7 @@ go build -o "$tmp/loadtest" ./examples/server/loadtest
 
 step "load test against the server on a loopback port"
 "$tmp/server" -model mlp=../../examples/mlp.pbtxt -model absdiv=../../examples/seed_abs_div.pbtxt \
-  -addr 127.0.0.1:0 >"$tmp/server.log" 2>&1 &
+  -addr 127.0.0.1:0 -cache-dir "$tmp/compile-cache" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 addr=
 for _ in $(seq 100); do

@@ -3,7 +3,7 @@
 # Debian's Maven repository (/usr/share/maven-repo, MAVEN_REPO to change it):
 #   mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo \
 #       -Dguardjit.native.dir=build/cmake package
-# compiles src/main/java and src/test/java, runs the 60 JUnit 5 tests through
+# compiles src/main/java and src/test/java, runs the 63 JUnit 5 tests through
 # surefire under -Xcheck:jni (any JNI warning fails this script) and packs
 # build/maven/guardjit.jar with the JNI library inside, as test.sh's jar.
 # The JNI library is CMake's: GUARDJIT_JNI_DIR (default build/cmake, where

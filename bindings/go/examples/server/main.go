@@ -37,6 +37,49 @@ func (m modelFlags) Set(v string) error {
 	return nil
 }
 
+// cacheFlags are the compile cache's flags (C API 0.11).
+type cacheFlags struct {
+	dir, keyFile, remote *string
+	maxBytes             *int64
+}
+
+func addCacheFlags(fs *flag.FlagSet) *cacheFlags {
+	return &cacheFlags{
+		dir:      fs.String("cache-dir", "", "compile cache directory, shared by restarts and replicas (unset: GJ_CACHE_DIR; \"\": none)"),
+		keyFile:  fs.String("cache-key-file", "", "file holding the key that signs compile cache records, trailing newline dropped (unset: GJ_CACHE_KEY; an empty file: none)"),
+		remote:   fs.String("remote-cache", "", "Redis the compile cache records are shared through, redis://[:password@]host[:port][/db] (unset: GJ_REMOTE_CACHE; \"\": none)"),
+		maxBytes: fs.Int64("max-cache-bytes", 1<<30, "compile cache directory size limit in bytes (0: unbounded)"),
+	}
+}
+
+// apply sets the cache flags fs was given into cfg (after fs.Parse). A flag
+// left out leaves its option unset, so the library reads the environment
+// (GJ_CACHE_DIR, GJ_CACHE_KEY, GJ_REMOTE_CACHE); given, even as "", it wins.
+func (c *cacheFlags) apply(fs *flag.FlagSet, cfg *config) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "cache-dir":
+			cfg.cacheDir = c.dir
+		case "remote-cache":
+			cfg.remoteCache = c.remote
+		case "max-cache-bytes":
+			cfg.maxCacheBytes = c.maxBytes
+		case "cache-key-file":
+			// A file rather than the key itself: a command line is visible
+			// to every user of the host.
+			key, e := os.ReadFile(*c.keyFile)
+			if e != nil {
+				err = fmt.Errorf("-cache-key-file: %w", e)
+				return
+			}
+			k := strings.TrimRight(string(key), "\r\n")
+			cfg.cacheKey = &k
+		}
+	})
+	return err
+}
+
 func main() {
 	log.SetFlags(log.LstdFlags)
 	log.SetPrefix("server: ")
@@ -50,10 +93,14 @@ func main() {
 	maxBody := flag.Int64("max-body", 64<<20, "largest request body in bytes")
 	maxElements := flag.Int64("max-elements", 1<<24, "largest input tensor in elements")
 	timeout := flag.Duration("timeout", 0, "per-request compute limit (0: none)")
+	cache := addCacheFlags(flag.CommandLine)
 	flag.Parse()
 
 	cfg := config{models: models, threads: *threads, recompileLimit: *limit,
 		maxBodyBytes: *maxBody, maxElements: *maxElements, timeout: *timeout}
+	if err := cache.apply(flag.CommandLine, &cfg); err != nil {
+		log.Fatal(err)
+	}
 	switch *backend {
 	case "default":
 	case "eager":

@@ -11,8 +11,9 @@ import (
 )
 
 // serveMetrics writes Prometheus text format (version 0.0.4): per model the
-// guard cache's counters (gj_function_stats) and the requests served, and
-// the context's memory (gj_memory_stats).
+// guard cache's counters (gj_function_stats) and the requests served, the
+// context's memory (gj_memory_stats) and its compile cache
+// (gj_compile_cache_stats).
 func (s *server) serveMetrics(w http.ResponseWriter) {
 	var b bytes.Buffer
 	type sample struct {
@@ -45,6 +46,7 @@ func (s *server) serveMetrics(w http.ResponseWriter) {
 		stat("entries", m, float64(st.CacheEntries))
 		stat("compile_seconds", m, st.CompileTime.Seconds())
 		stat("guard_seconds", m, float64(st.GuardLookup)/float64(time.Second))
+		stat("entries_loaded", m, float64(st.EntriesLoaded))
 		var codes []int
 		m.requests.Range(func(k, _ any) bool { codes = append(codes, k.(int)); return true })
 		sort.Ints(codes)
@@ -65,6 +67,7 @@ func (s *server) serveMetrics(w http.ResponseWriter) {
 	family("guardjit_cache_entries", "gauge", "Cache entries held.", perModel["entries"])
 	family("guardjit_compile_seconds_total", "counter", "Time spent compiling (gj_function_stats.compile_ms_total / 1000).", perModel["compile_seconds"])
 	family("guardjit_guard_lookup_seconds", "gauge", "Mean guard lookup on hits, sampled (gj_function_stats.guard_ns_mean / 1e9).", perModel["guard_seconds"])
+	family("guardjit_entries_loaded_total", "counter", "Cache entries whose code all came from the compile cache.", perModel["entries_loaded"])
 	family("guardjit_http_requests_total", "counter", "Predict requests by HTTP status.", requests)
 	b.WriteString("# HELP guardjit_predict_seconds Predict request latency.\n# TYPE guardjit_predict_seconds summary\n")
 	for i := range latencySum {
@@ -77,6 +80,28 @@ func (s *server) serveMetrics(w http.ResponseWriter) {
 		family("guardjit_memory_peak_in_use_bytes", "gauge", "Peak bytes in use since start.", []sample{{"", float64(ms.PeakBytesInUse)}})
 		family("guardjit_compiled_modules", "gauge", "JIT code modules loaded.", []sample{{"", float64(ms.CompiledModules)}})
 		family("guardjit_cached_kernels", "gauge", "Compiled kernels kept for reuse.", []sample{{"", float64(ms.CachedKernels)}})
+	}
+	if cs, err := s.ctx.CompileCacheStats(); err == nil {
+		for _, c := range []struct {
+			name, help string
+			value      int64
+		}{
+			{"kernels_compiled", "Kernels the context compiled.", cs.KernelsCompiled},
+			{"kernels_loaded", "Kernels loaded from the compile cache instead of compiled.", cs.KernelsLoaded},
+			{"disk_hits", "Compile cache lookups answered by the directory.", cs.DiskHits},
+			{"disk_misses", "Compile cache lookups the directory had no usable record for.", cs.DiskMisses},
+			{"disk_stores", "Records written to the compile cache directory.", cs.DiskStores},
+			{"remote_hits", "Compile cache lookups answered by Redis.", cs.RemoteHits},
+			{"remote_misses", "Compile cache lookups Redis had no usable record for.", cs.RemoteMisses},
+			{"remote_stores", "Records written to Redis.", cs.RemoteStores},
+			{"lock_waits", "Kernels left to another replica holding their compile lock.", cs.LockWaits},
+			{"lock_timeouts", "Lock waits that ended without the other replica's record.", cs.LockTimeouts},
+			{"rejected", "Records refused (truncated, corrupt, foreign, unsigned or wrongly signed).", cs.Rejected},
+			{"errors", "Compile cache I/O and Redis failures.", cs.Errors},
+			{"evictions", "Records removed past the directory's size limit.", cs.Evictions},
+		} {
+			family("guardjit_compile_cache_"+c.name+"_total", "counter", c.help, []sample{{"", float64(c.value)}})
+		}
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())

@@ -27,6 +27,11 @@ type config struct {
 	maxBodyBytes   int64
 	maxElements    int64
 	timeout        time.Duration // per predict call; 0: none
+	// The persistent compile cache (C API 0.11). nil leaves the option
+	// unset, so the library reads GJ_CACHE_DIR, GJ_CACHE_KEY and
+	// GJ_REMOTE_CACHE from the environment; "" turns it off.
+	cacheDir, cacheKey, remoteCache *string
+	maxCacheBytes                   *int64 // nil: the library's default, 1 GiB
 }
 
 // model is one loaded graph and its serving counters.
@@ -62,6 +67,18 @@ func newServer(cfg config) (*server, error) {
 	opts := []gj.ContextOption{gj.WithBackend(cfg.backend)}
 	if cfg.threads > 0 {
 		opts = append(opts, gj.WithThreads(cfg.threads))
+	}
+	if cfg.cacheDir != nil {
+		opts = append(opts, gj.WithCacheDir(*cfg.cacheDir))
+	}
+	if cfg.cacheKey != nil {
+		opts = append(opts, gj.WithCacheKey(*cfg.cacheKey))
+	}
+	if cfg.remoteCache != nil {
+		opts = append(opts, gj.WithRemoteCache(*cfg.remoteCache))
+	}
+	if cfg.maxCacheBytes != nil {
+		opts = append(opts, gj.WithMaxCacheBytes(*cfg.maxCacheBytes))
 	}
 	c, err := gj.NewContext(opts...)
 	if err != nil {
@@ -323,6 +340,7 @@ type statsJSON struct {
 	CacheEntries   int64   `json:"cache_entries"`
 	CompileMsTotal float64 `json:"compile_ms_total"`
 	GuardNsMean    float64 `json:"guard_ns_mean"`
+	EntriesLoaded  int64   `json:"entries_loaded"` // from the compile cache
 }
 
 // serveModel: inputs, outputs, cache entries, stats and recompile reasons;
@@ -342,7 +360,7 @@ func (s *server) serveModel(w http.ResponseWriter, r *http.Request, m *model) {
 		Name: m.name, Path: m.path, Inputs: m.fn.InputNames(), Outputs: m.fn.OutputNames(),
 		CacheEntries: st.CacheEntries,
 		Stats: statsJSON{st.Calls, st.Hits, st.Misses, st.Compiles, st.Recompiles, st.FallbackCalls, st.CacheEntries,
-			float64(st.CompileTime) / float64(time.Millisecond), float64(st.GuardLookup)},
+			float64(st.CompileTime) / float64(time.Millisecond), float64(st.GuardLookup), st.EntriesLoaded},
 		RecompileReasons: gj.ParseRecompileReasons(explain),
 	}
 	if info.RecompileReasons == nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -221,13 +223,87 @@ func TestModelInfoAndMetrics(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v", key, got, ok, want)
 		}
 	}
-	for _, key := range []string{`guardjit_compiles_total{model="mlp"}`, `guardjit_compile_seconds_total{model="mlp"}`, `guardjit_guard_lookup_seconds{model="mlp"}`, `guardjit_memory_in_use_bytes`, `guardjit_compiled_modules`} {
+	for _, key := range []string{`guardjit_compiles_total{model="mlp"}`, `guardjit_compile_seconds_total{model="mlp"}`, `guardjit_guard_lookup_seconds{model="mlp"}`, `guardjit_memory_in_use_bytes`, `guardjit_compiled_modules`,
+		`guardjit_entries_loaded_total{model="mlp"}`, `guardjit_compile_cache_kernels_compiled_total`, `guardjit_compile_cache_kernels_loaded_total`, `guardjit_compile_cache_disk_misses_total`, `guardjit_compile_cache_evictions_total`} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("no %s", key)
 		}
 	}
 	if m[`guardjit_compiles_total{model="mlp"}`] < 2 || m[`guardjit_compile_seconds_total{model="mlp"}`] <= 0 {
 		t.Errorf("compiles %v", m)
+	}
+}
+
+// Two servers on one -cache-dir: the second loads every kernel of the
+// attention example from the directory (no compile), says so in its
+// metrics and model info, and answers what the first did.
+func TestCompileCacheMetrics(t *testing.T) {
+	dir := t.TempDir()
+	attention := func(c *config) {
+		c.models = map[string]string{"attention": examples + "attention.pbtxt"}
+		c.cacheDir = &dir
+	}
+	x := make([]string, 64)
+	for i := range x {
+		x[i] = strconv.FormatFloat(0.01*float64(i%17)-0.05, 'g', -1, 32)
+	}
+	body := `{"inputs":[{"name":"x","dtype":"float32","shape":[2,4,8],"data":[` + strings.Join(x, ",") + `]}]}`
+	run := func() ([]outputJSON, map[string]float64, modelInfo) {
+		_, base := startServer(t, attention)
+		outs := predictJSON(t, base, "attention", body)
+		_, _, b := do(t, "GET", base+"/metrics", "", nil)
+		m := parseMetrics(t, string(b))
+		_, _, b = do(t, "GET", base+"/v1/models/attention", "", nil)
+		var info modelInfo
+		if err := json.Unmarshal(b, &info); err != nil {
+			t.Fatal(err)
+		}
+		return outs, m, info
+	}
+	want, m, info := run()
+	if m["guardjit_compile_cache_kernels_compiled_total"] == 0 || m["guardjit_compile_cache_kernels_loaded_total"] != 0 ||
+		m["guardjit_compile_cache_disk_stores_total"] != m["guardjit_compile_cache_kernels_compiled_total"] ||
+		m[`guardjit_entries_loaded_total{model="attention"}`] != 0 || info.Stats.EntriesLoaded != 0 {
+		t.Fatalf("first server: %v", m)
+	}
+	got, m, info := run()
+	if m["guardjit_compile_cache_kernels_compiled_total"] != 0 || m["guardjit_compile_cache_kernels_loaded_total"] == 0 ||
+		m["guardjit_compile_cache_disk_hits_total"] != m["guardjit_compile_cache_kernels_loaded_total"] ||
+		m[`guardjit_entries_loaded_total{model="attention"}`] != 1 || info.Stats.EntriesLoaded != 1 {
+		t.Fatalf("second server: %v", m)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("outputs from the cache %v, compiled %v", got, want)
+	}
+}
+
+// The cache flags: one left out stays nil (the library reads the
+// environment), one given as "" is "", the key comes from a file.
+func TestCacheFlags(t *testing.T) {
+	keyFile := t.TempDir() + "/key"
+	if err := os.WriteFile(keyFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	cf := addCacheFlags(fs)
+	if err := fs.Parse([]string{"-cache-dir=", "-cache-key-file", keyFile, "-max-cache-bytes", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	var cfg config
+	if err := cf.apply(fs, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.cacheDir == nil || *cfg.cacheDir != "" || cfg.cacheKey == nil || *cfg.cacheKey != "s3cret" ||
+		cfg.remoteCache != nil || cfg.maxCacheBytes == nil || *cfg.maxCacheBytes != 0 {
+		t.Fatalf("%+v", cfg)
+	}
+	fs = flag.NewFlagSet("server", flag.ContinueOnError)
+	cf = addCacheFlags(fs)
+	if err := fs.Parse([]string{"-cache-key-file", keyFile + ".missing"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cf.apply(fs, &config{}); err == nil || !strings.Contains(err.Error(), "-cache-key-file") {
+		t.Fatalf("a missing key file: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.8)
+//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.11)
 //! and the parts of DLPack 0.6 (`dlpack/dlpack.h`) it uses, written by hand
 //! to match the header declaration for declaration.
 //!
@@ -90,7 +90,7 @@ pub struct DLManagedTensor {
 // guardjit.h
 
 pub const GJ_API_VERSION_MAJOR: u32 = 0;
-pub const GJ_API_VERSION_MINOR: u32 = 10;
+pub const GJ_API_VERSION_MINOR: u32 = 11;
 
 /// DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it).
 pub const GJ_DL_BOOL: u8 = 6;
@@ -157,6 +157,18 @@ pub struct gj_context_options {
     pub max_cached_kernels: i32,
     /// Since 0.5.
     pub max_cached_bytes: i64,
+    /// Since 0.11: the persistent compile cache's directory. NULL:
+    /// `GJ_CACHE_DIR` if set, else none; `""`: none.
+    pub cache_dir: *const c_char,
+    /// Since 0.11: the directory's size limit (default 1 GiB, 0 =
+    /// unbounded).
+    pub max_cache_bytes: i64,
+    /// Since 0.11: the key signing the records (HMAC-SHA256). NULL:
+    /// `GJ_CACHE_KEY` if set, else none; `""`: none.
+    pub cache_key: *const c_char,
+    /// Since 0.11: `redis://[:password@]host[:port][/db]` the records are
+    /// shared through. NULL: `GJ_REMOTE_CACHE` if set, else none; `""`: none.
+    pub remote_cache: *const c_char,
 }
 
 /// Since 0.5.
@@ -171,6 +183,41 @@ pub struct gj_memory_stats {
     pub cache_hits: i64,
     pub compiled_modules: i64,
     pub cached_kernels: i64,
+}
+
+/// Since 0.11: what the context's compile cache did.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct gj_compile_cache_stats {
+    pub struct_size: usize,
+    pub kernels_compiled: i64,
+    pub kernels_loaded: i64,
+    pub disk_hits: i64,
+    pub disk_misses: i64,
+    pub disk_stores: i64,
+    pub remote_hits: i64,
+    pub remote_misses: i64,
+    pub remote_stores: i64,
+    pub lock_waits: i64,
+    pub lock_timeouts: i64,
+    pub rejected: i64,
+    pub errors: i64,
+    pub evictions: i64,
+}
+
+/// Since 0.11: a compile cache directory as a whole.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct gj_cache_dir_stats {
+    pub struct_size: usize,
+    pub records: i64,
+    pub bytes: i64,
+    /// Unix milliseconds.
+    pub oldest_use_ms: i64,
+    pub newest_use_ms: i64,
+    pub verified: i64,
+    pub bad: i64,
+    pub removed: i64,
 }
 
 #[repr(C)]
@@ -326,6 +373,8 @@ pub struct gj_function_stats {
     /// Since 0.8: calls run eagerly while their entry compiled in the
     /// background (`GJ_COMPILE_ASYNC`).
     pub eager_while_compiling: i64,
+    /// Since 0.11: entries whose code all came from the compile cache.
+    pub entries_loaded: i64,
 }
 
 /// Since 0.6.
@@ -395,6 +444,25 @@ extern "C" {
         context: *mut gj_context,
         device: DLDevice,
     ) -> *mut gj_error;
+
+    // Compile cache (since 0.11; the header's `gj_*_init` for these two
+    // structs are `static inline` calls of `_init_v`, with no symbol)
+    pub fn gj_compile_cache_stats_init_v(stats: *mut gj_compile_cache_stats, struct_size: usize);
+    pub fn gj_context_get_compile_cache_stats(
+        context: *const gj_context,
+        stats: *mut gj_compile_cache_stats,
+    ) -> *mut gj_error;
+    pub fn gj_cache_dir_stats_init_v(stats: *mut gj_cache_dir_stats, struct_size: usize);
+    /// `key` may be NULL; `stats` and `out_report` are optional.
+    pub fn gj_cache_dir_inspect(
+        dir: *const c_char,
+        key: *const c_char,
+        verify: i32,
+        remove_bad: i32,
+        stats: *mut gj_cache_dir_stats,
+        out_report: *mut *mut c_char,
+    ) -> *mut gj_error;
+    pub fn gj_cache_dir_clear(dir: *const c_char, out_removed: *mut i64) -> *mut gj_error;
 
     // Graphs
 

@@ -112,10 +112,21 @@ fn table() -> Table {
         DLDataType { code, bits, lanes }
         DLTensor { data, device, ndim, dtype, shape, strides, byte_offset }
         DLManagedTensor { dl_tensor, manager_ctx, deleter }
-        gj_context_options { struct_size, num_threads, backend, max_cached_kernels, max_cached_bytes }
+        gj_context_options {
+            struct_size, num_threads, backend, max_cached_kernels, max_cached_bytes, cache_dir,
+            max_cache_bytes, cache_key, remote_cache,
+        }
         gj_memory_stats {
             struct_size, bytes_in_use, bytes_cached, peak_bytes_in_use, system_allocations,
             cache_hits, compiled_modules, cached_kernels,
+        }
+        gj_compile_cache_stats {
+            struct_size, kernels_compiled, kernels_loaded, disk_hits, disk_misses, disk_stores,
+            remote_hits, remote_misses, remote_stores, lock_waits, lock_timeouts, rejected, errors,
+            evictions,
+        }
+        gj_cache_dir_stats {
+            struct_size, records, bytes, oldest_use_ms, newest_use_ms, verified, bad, removed,
         }
         gj_graph_load_options { struct_size, external_data_dir }
         gj_arg { kind, name, i, f, str, dtype, ints, floats, refs, len }
@@ -129,7 +140,7 @@ fn table() -> Table {
             struct_size, calls, hits, misses, compiles, recompiles, fallback_calls, cache_entries,
             compile_ms_total, guard_ns_mean, graph_count, graph_break_count, cuda_graphs_recorded,
             cuda_graph_replays, cuda_graph_pointer_updates, cuda_graph_recaptures, cuda_graph_evictions,
-            cuda_graph_pool_bytes, eager_while_compiling,
+            cuda_graph_pool_bytes, eager_while_compiling, entries_loaded,
         }
         gj_compile_report_options { struct_size, target, emulate, seed }
         gj_compile_check { struct_size, checked, run_code, max_abs_error, within_tolerance }
@@ -243,7 +254,7 @@ fn layouts_and_constants_match_the_c_header() {
         mismatches.join("\n")
     );
     assert_eq!(c.len(), table.rust.len());
-    // Structs 14, enums 9, constants: a sanity check that the table is full.
+    // Structs 16, enums 9, constants: a sanity check that the table is full.
     assert!(table.rust.len() > 200, "{} checks", table.rust.len());
 }
 

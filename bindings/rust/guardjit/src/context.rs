@@ -1,9 +1,13 @@
 //! `Context`: the thread pool, the compiler and the caching allocator.
 
-use crate::error::{check, Result};
+use crate::compile_cache::CompileCacheStats;
+use crate::error::{check, Error, Result};
+use crate::graph::path_c_string;
 use crate::versioned;
 use guardjit_sys as sys;
+use std::ffi::CString;
 use std::fmt;
+use std::path::PathBuf;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
@@ -31,15 +35,28 @@ impl Backend {
 
 /// `gj_context_options`, starting from the library's defaults
 /// (`gj_context_options_init`). The library validates the values.
-#[derive(Clone, Copy)]
+///
+/// The compile cache's strings keep the C API's rule: an option never set is
+/// NULL, and the library takes `GJ_CACHE_DIR`, `GJ_CACHE_KEY` or
+/// `GJ_REMOTE_CACHE` from the environment; one set to `""` turns that part
+/// off whatever the environment says.
+#[derive(Clone)]
 pub struct ContextOptions {
     raw: sys::gj_context_options,
+    // Since 0.11; copied into C strings by Context::with_options (the raw
+    // struct's pointers stay NULL here).
+    cache_dir: Option<PathBuf>,
+    cache_key: Option<Vec<u8>>,
+    remote_cache: Option<String>,
 }
 
 impl ContextOptions {
     pub fn new() -> ContextOptions {
         ContextOptions {
             raw: versioned::init(),
+            cache_dir: None,
+            cache_key: None,
+            remote_cache: None,
         }
     }
 
@@ -68,6 +85,47 @@ impl ContextOptions {
         self.raw.max_cached_bytes = bytes;
         self
     }
+
+    /// The persistent compile cache (since 0.11): a directory where the
+    /// context stores the code it compiles and looks it up before
+    /// compiling, so that the next process, or any process sharing the
+    /// directory, loads what was compiled once. Unset: `GJ_CACHE_DIR` if
+    /// set, else none; `""`: none. Created if missing; creating the context
+    /// fails with `Unavailable`, naming it, when it cannot be created or
+    /// written.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// The cache directory's size limit in bytes (since 0.11); beyond it the
+    /// least recently used records are removed. Default 1 GiB, 0 =
+    /// unbounded.
+    pub fn max_cache_bytes(mut self, bytes: i64) -> Self {
+        self.raw.max_cache_bytes = bytes;
+        self
+    }
+
+    /// A secret key (any bytes but NUL) that signs every record the context
+    /// stores (HMAC-SHA256, since 0.11); with a key, a record without a
+    /// valid signature under it is refused
+    /// ([`CompileCacheStats::rejected`]) and compiled anew. Unset:
+    /// `GJ_CACHE_KEY` if set, else none; `""`: none.
+    pub fn cache_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.cache_key = Some(key.into());
+        self
+    }
+
+    /// A Redis server the records are shared through, for a fleet (since
+    /// 0.11): `redis://[:password@]host[:port][/db]` with optional
+    /// `?timeout_ms=100&ttl_s=0&max_value_bytes=67108864&lock_ms=10000&wait_ms=10000`.
+    /// An unreachable server is not an error (the context compiles locally,
+    /// with one warning); a malformed URL fails with `InvalidArgument`.
+    /// Unset: `GJ_REMOTE_CACHE` if set, else none; `""`: none.
+    pub fn remote_cache(mut self, url: impl Into<String>) -> Self {
+        self.remote_cache = Some(url.into());
+        self
+    }
 }
 
 impl Default for ContextOptions {
@@ -78,11 +136,18 @@ impl Default for ContextOptions {
 
 impl fmt::Debug for ContextOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The key and the Redis URL (which may hold a password) are not
+        // printed, only whether they are set.
+        let set = |v: bool| if v { "<set>" } else { "<unset>" };
         f.debug_struct("ContextOptions")
             .field("num_threads", &self.raw.num_threads)
             .field("backend", &self.raw.backend)
             .field("max_cached_kernels", &self.raw.max_cached_kernels)
             .field("max_cached_bytes", &self.raw.max_cached_bytes)
+            .field("cache_dir", &self.cache_dir)
+            .field("max_cache_bytes", &self.raw.max_cache_bytes)
+            .field("cache_key", &set(self.cache_key.is_some()))
+            .field("remote_cache", &set(self.remote_cache.is_some()))
             .finish()
     }
 }
@@ -145,7 +210,37 @@ impl Context {
     }
 
     pub fn with_options(options: &ContextOptions) -> Result<Context> {
-        Context::create(&options.raw)
+        let cache_dir = options
+            .cache_dir
+            .as_deref()
+            .map(|d| path_c_string("ContextOptions::cache_dir", d))
+            .transpose()?;
+        // The key is a secret: the error does not repeat it.
+        let cache_key = options
+            .cache_key
+            .clone()
+            .map(|k| {
+                CString::new(k).map_err(|_| {
+                    Error::invalid_argument("ContextOptions::cache_key contains a NUL byte")
+                })
+            })
+            .transpose()?;
+        let remote_cache = options
+            .remote_cache
+            .as_deref()
+            .map(|u| {
+                CString::new(u).map_err(|_| {
+                    Error::invalid_argument("ContextOptions::remote_cache contains a NUL byte")
+                })
+            })
+            .transpose()?;
+        let c_str = |s: &Option<CString>| s.as_ref().map_or(ptr::null(), |s| s.as_ptr());
+        let mut raw = options.raw;
+        raw.cache_dir = c_str(&cache_dir);
+        raw.cache_key = c_str(&cache_key);
+        raw.remote_cache = c_str(&remote_cache);
+        // The strings outlive the call, which copies them.
+        Context::create(&raw)
     }
 
     fn create(options: *const sys::gj_context_options) -> Result<Context> {
@@ -178,6 +273,22 @@ impl Context {
             compiled_modules: raw.compiled_modules,
             cached_kernels: raw.cached_kernels,
         })
+    }
+
+    /// What the context's compile cache did (`gj_compile_cache_stats`,
+    /// since 0.11). Without a compile cache only `kernels_compiled` counts
+    /// (what a JIT context compiles; all are 0 with [`Backend::Eager`]).
+    pub fn compile_cache_stats(&self) -> Result<CompileCacheStats> {
+        let mut raw: sys::gj_compile_cache_stats = versioned::init();
+        // SAFETY: fills the fields inside raw.struct_size; thread-safe per
+        // the header.
+        unsafe {
+            check(sys::gj_context_get_compile_cache_stats(
+                self.as_ptr(),
+                &mut raw,
+            ))?
+        };
+        Ok(CompileCacheStats::from_raw(&raw))
     }
 
     /// Returns every cached host block to the system.

@@ -338,6 +338,11 @@ pub struct FunctionStats {
     /// [`CompileMode::Async`]: calls run eagerly while their entry was
     /// compiling in the background.
     pub eager_while_compiling: i64,
+    /// Entries (of `compiles`) whose code all came from the context's
+    /// compile cache ([`ContextOptions::cache_dir`](crate::ContextOptions::cache_dir),
+    /// since 0.11): nothing was compiled for them, and
+    /// [`explain`](Function::explain) says "loaded from the disk cache".
+    pub entries_loaded: i64,
 }
 
 /// A graph plus its compiled cache entries: each call is checked against
@@ -603,6 +608,7 @@ impl Function {
             cuda_graph_evictions: raw.cuda_graph_evictions,
             cuda_graph_pool_bytes: raw.cuda_graph_pool_bytes,
             eager_while_compiling: raw.eager_while_compiling,
+            entries_loaded: raw.entries_loaded,
         })
     }
 

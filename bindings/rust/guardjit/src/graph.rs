@@ -44,7 +44,7 @@ impl LoadOptions {
     }
 }
 
-fn path_c_string(what: &str, path: &Path) -> Result<CString> {
+pub(crate) fn path_c_string(what: &str, path: &Path) -> Result<CString> {
     #[cfg(unix)]
     let bytes = {
         use std::os::unix::ffi::OsStrExt;

@@ -1,6 +1,6 @@
 //! Safe Rust API for guardjit, an embeddable JIT for tensor graphs with a
 //! guard cache (TorchDynamo's model), over its C ABI (`guardjit.h`, C API
-//! 0.10; raw declarations in the `guardjit-sys` crate).
+//! 0.11; raw declarations in the `guardjit-sys` crate).
 //!
 //! ```no_run
 //! # fn main() -> guardjit::Result<()> {
@@ -51,6 +51,7 @@
 //! ```
 
 mod builder;
+mod compile_cache;
 mod context;
 mod dtype;
 mod error;
@@ -61,6 +62,7 @@ mod tensor;
 mod versioned;
 
 pub use builder::{Arg, ArgValue, GraphBuilder};
+pub use compile_cache::{clear_cache_dir, inspect_cache_dir, CacheDirStats, CompileCacheStats};
 pub use context::{Backend, Context, ContextOptions, Device, MemoryStats};
 pub use dtype::{DType, Element, BF16, F16};
 pub use error::{Error, ErrorCode, Result};

@@ -37,6 +37,8 @@ versioned! {
     gj_function_stats => gj_function_stats_init_v,
     gj_compile_report_options => gj_compile_report_options_init_v,
     gj_compile_check => gj_compile_check_init_v,
+    gj_compile_cache_stats => gj_compile_cache_stats_init_v,
+    gj_cache_dir_stats => gj_cache_dir_stats_init_v,
 }
 
 /// The library's defaults for `T`; `struct_size` is `size_of::<T>()`, or
@@ -70,6 +72,14 @@ mod tests {
             (ctx.max_cached_kernels, ctx.max_cached_bytes),
             (1024, 1 << 30)
         );
+        // Unset compile cache strings are NULL (the environment's), not "".
+        assert!(ctx.cache_dir.is_null() && ctx.cache_key.is_null() && ctx.remote_cache.is_null());
+        assert_eq!(ctx.max_cache_bytes, 1 << 30);
+        let cache: sys::gj_compile_cache_stats = init();
+        assert_eq!(cache.struct_size, size_of::<sys::gj_compile_cache_stats>());
+        assert_eq!((cache.kernels_compiled, cache.evictions), (0, 0));
+        let dir: sys::gj_cache_dir_stats = init();
+        assert_eq!(dir.struct_size, size_of::<sys::gj_cache_dir_stats>());
         let f: sys::gj_function_options = init();
         assert_eq!(f.recompile_limit, 8);
         let stats: sys::gj_function_stats = init();

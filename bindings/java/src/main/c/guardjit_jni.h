@@ -3,9 +3,10 @@
  * One concept per file: guardjit_jni.c (JNI_OnLoad, exceptions, strings,
  * version, logging), tensors.c (packed metadata to DLTensor, library
  * tensors), handles.c (contexts, graphs, functions), builder.c (the graph
- * builder), calls.c (call options and the calls), stats.c (memory and
- * function stats, explain, guard dumps, compile reports). Symbols other than
- * the JNI entry points are hidden (C_VISIBILITY_PRESET in CMakeLists.txt).
+ * builder), calls.c (call options and the calls), stats.c (memory, compile
+ * cache and function stats, cache directories, explain, guard dumps, compile
+ * reports). Symbols other than the JNI entry points are hidden
+ * (C_VISIBILITY_PRESET in CMakeLists.txt).
  */
 #ifndef GUARDJIT_JNI_H_
 #define GUARDJIT_JNI_H_
@@ -40,7 +41,6 @@ jstring take_string(JNIEnv* env, char* text);
 /* ------------------------------------------------------------------------ */
 /* Tensors (tensors.c)                                                      */
 
-
 /* The DLTensors of one call. Small calls live on the stack. */
 enum { kInlineTensors = 8, kInlineMeta = 128 };
 
@@ -60,4 +60,4 @@ void tensor_set_free(tensor_set* set);
 int tensor_set_init(JNIEnv* env, tensor_set* set, jlongArray meta_array,
                     size_t count);
 
-#endif  /* GUARDJIT_JNI_H_ */
+#endif /* GUARDJIT_JNI_H_ */

@@ -7,20 +7,44 @@
 /* Context                                                                   */
 
 /* Option values below are set only when their bit is in `mask`:
- * 1 num_threads, 2 backend, 4 max_cached_kernels, 8 max_cached_bytes. */
-JNIEXPORT jlong JNICALL FN(contextCreate)(JNIEnv* env, jclass cls,
-                                          jint num_threads, jint backend,
-                                          jint max_cached_kernels,
-                                          jlong max_cached_bytes, jint mask) {
+ * 1 num_threads, 2 backend, 4 max_cached_kernels, 8 max_cached_bytes,
+ * 16 max_cache_bytes. */
+/* The compile cache's strings (C API 0.11): a null String stays NULL, so the
+ * library reads GJ_CACHE_DIR / GJ_CACHE_KEY / GJ_REMOTE_CACHE; "" is "". */
+JNIEXPORT jlong JNICALL FN(contextCreate)(
+    JNIEnv* env, jclass cls, jint num_threads, jint backend,
+    jint max_cached_kernels, jlong max_cached_bytes, jint mask,
+    jstring cache_dir, jlong max_cache_bytes, jstring cache_key,
+    jstring remote_cache) {
   gj_context_options options;
   gj_context* context = NULL;
+  char* cdir = NULL;
+  char* ckey = NULL;
+  char* cremote = NULL;
+  gj_error* error;
   (void)cls;
+  if (utf8_dup(env, cache_dir, &cdir) != 0 ||
+      utf8_dup(env, cache_key, &ckey) != 0 ||
+      utf8_dup(env, remote_cache, &cremote) != 0) {
+    free(cdir);
+    free(ckey);
+    free(cremote);
+    return 0;
+  }
   gj_context_options_init_v(&options, sizeof options);
   if (mask & 1) options.num_threads = num_threads;
   if (mask & 2) options.backend = (gj_backend)backend;
   if (mask & 4) options.max_cached_kernels = max_cached_kernels;
   if (mask & 8) options.max_cached_bytes = max_cached_bytes;
-  if (check(env, gj_context_create(&options, &context))) return 0;
+  if (mask & 16) options.max_cache_bytes = max_cache_bytes;
+  options.cache_dir = cdir;
+  options.cache_key = ckey;
+  options.remote_cache = cremote;
+  error = gj_context_create(&options, &context);
+  free(cdir);
+  free(ckey);
+  free(cremote);
+  if (check(env, error)) return 0;
   return JLONG(context);
 }
 

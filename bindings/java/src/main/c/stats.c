@@ -1,5 +1,5 @@
-/* What the library reports: memory and function stats, explain, guard
- * dumps, compile reports. */
+/* What the library reports: memory, compile cache and function stats,
+ * cache directories, explain, guard dumps, compile reports. */
 #include "guardjit_jni.h"
 
 #include <stdlib.h>
@@ -58,15 +58,99 @@ JNIEXPORT jlongArray JNICALL FN(contextDeviceMemoryStats)(JNIEnv* env,
   return result;
 }
 
+/* gj_context_get_compile_cache_stats (0.11), in CompileCacheStats.of's
+ * order (the struct's). */
+JNIEXPORT jlongArray JNICALL FN(contextCompileCacheStats)(JNIEnv* env,
+                                                          jclass cls,
+                                                          jlong context) {
+  gj_compile_cache_stats stats;
+  jlong values[13];
+  jlongArray result;
+  (void)cls;
+  gj_compile_cache_stats_init_v(&stats, sizeof stats);
+  if (check(env, gj_context_get_compile_cache_stats(
+                     HANDLE(gj_context, context), &stats))) {
+    return NULL;
+  }
+  values[0] = stats.kernels_compiled;
+  values[1] = stats.kernels_loaded;
+  values[2] = stats.disk_hits;
+  values[3] = stats.disk_misses;
+  values[4] = stats.disk_stores;
+  values[5] = stats.remote_hits;
+  values[6] = stats.remote_misses;
+  values[7] = stats.remote_stores;
+  values[8] = stats.lock_waits;
+  values[9] = stats.lock_timeouts;
+  values[10] = stats.rejected;
+  values[11] = stats.errors;
+  values[12] = stats.evictions;
+  result = (*env)->NewLongArray(env, 13);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 13, values);
+  return result;
+}
+
+/* gj_cache_dir_inspect (0.11): fills stats_out with [records, bytes,
+ * oldest_use_ms, newest_use_ms, verified, bad, removed] and returns the
+ * report. A null key is NULL. */
+JNIEXPORT jstring JNICALL FN(cacheDirInspect)(JNIEnv* env, jclass cls,
+                                              jstring dir, jstring key,
+                                              jboolean verify,
+                                              jboolean remove_bad,
+                                              jlongArray stats_out) {
+  gj_cache_dir_stats stats;
+  char* cdir;
+  char* ckey;
+  char* report = NULL;
+  gj_error* error;
+  jlong values[7];
+  (void)cls;
+  if (utf8_dup(env, dir, &cdir) != 0) return NULL;
+  if (utf8_dup(env, key, &ckey) != 0) {
+    free(cdir);
+    return NULL;
+  }
+  gj_cache_dir_stats_init_v(&stats, sizeof stats);
+  error = gj_cache_dir_inspect(cdir, ckey, verify ? 1 : 0, remove_bad ? 1 : 0,
+                               &stats, &report);
+  free(cdir);
+  free(ckey);
+  if (check(env, error)) return NULL;
+  values[0] = stats.records;
+  values[1] = stats.bytes;
+  values[2] = stats.oldest_use_ms;
+  values[3] = stats.newest_use_ms;
+  values[4] = stats.verified;
+  values[5] = stats.bad;
+  values[6] = stats.removed;
+  (*env)->SetLongArrayRegion(env, stats_out, 0, 7, values);
+  return take_string(env, report);
+}
+
+/* gj_cache_dir_clear (0.11): the files removed. */
+JNIEXPORT jlong JNICALL FN(cacheDirClear)(JNIEnv* env, jclass cls,
+                                          jstring dir) {
+  char* cdir;
+  int64_t removed = 0;
+  gj_error* error;
+  (void)cls;
+  if (utf8_dup(env, dir, &cdir) != 0) return 0;
+  error = gj_cache_dir_clear(cdir, &removed);
+  free(cdir);
+  if (check(env, error)) return 0;
+  return (jlong)removed;
+}
+
 /* [calls, hits, misses, compiles, recompiles, fallback_calls,
  * cache_entries, compile_ms_total bits, guard_ns_mean bits, graph_count,
  * graph_break_count, cuda_graphs_recorded, cuda_graph_replays,
  * cuda_graph_pointer_updates, cuda_graph_recaptures, cuda_graph_evictions,
- * cuda_graph_pool_bytes, eager_while_compiling]: FunctionStats.of's order. */
+ * cuda_graph_pool_bytes, eager_while_compiling, entries_loaded]:
+ * FunctionStats.of's order. */
 JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
                                                jlong function) {
   gj_function_stats stats;
-  jlong values[18];
+  jlong values[19];
   jlongArray result;
   union {
     double d;
@@ -97,8 +181,9 @@ JNIEXPORT jlongArray JNICALL FN(functionStats)(JNIEnv* env, jclass cls,
   values[15] = stats.cuda_graph_evictions;
   values[16] = stats.cuda_graph_pool_bytes;
   values[17] = stats.eager_while_compiling;
-  result = (*env)->NewLongArray(env, 18);
-  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 18, values);
+  values[18] = stats.entries_loaded;
+  result = (*env)->NewLongArray(env, 19);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 19, values);
   return result;
 }
 

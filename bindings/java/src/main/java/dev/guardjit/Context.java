@@ -37,6 +37,20 @@ public final class Context implements AutoCloseable {
     }
   }
 
+  /**
+   * What the context's compile cache ({@link ContextOptions#cacheDir(String)}) did (C API 0.11).
+   * Without a compile cache only {@code kernelsCompiled} counts (what a JIT context compiles; all
+   * are 0 with {@link Backend#EAGER}). Thread-safe.
+   */
+  public CompileCacheStats compileCacheStats() {
+    long p = state.acquire();
+    try {
+      return CompileCacheStats.of(Native.contextCompileCacheStats(p));
+    } finally {
+      state.release();
+    }
+  }
+
   /** Returns every cached host block to the system. Thread-safe. */
   public void releaseCachedMemory() {
     long p = state.acquire();

@@ -26,6 +26,9 @@ package dev.guardjit;
  * @param cudaGraphPoolBytes device bytes the entries' private pools hold now
  * @param eagerWhileCompiling {@link CompileMode#ASYNC}: calls run eagerly while their entry was
  *     compiling
+ * @param entriesLoaded entries (of {@code compiles}) whose code all came from the context's compile
+ *     cache ({@link ContextOptions#cacheDir(String)}, C API 0.11): nothing was compiled for them,
+ *     and {@link Function#explain()} says "loaded from the disk cache"
  */
 public record FunctionStats(
     long calls,
@@ -45,11 +48,12 @@ public record FunctionStats(
     long cudaGraphRecaptures,
     long cudaGraphEvictions,
     long cudaGraphPoolBytes,
-    long eagerWhileCompiling) {
+    long eagerWhileCompiling,
+    long entriesLoaded) {
   static FunctionStats of(long[] v) {
     return new FunctionStats(
         v[0], v[1], v[2], v[3], v[4], v[5], v[6],
         Double.longBitsToDouble(v[7]), Double.longBitsToDouble(v[8]),
-        v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17]);
+        v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17], v[18]);
   }
 }

@@ -90,8 +90,17 @@ final class Native {
 
   static native void setLogHandler(LogHandler handler);
 
+  /** Null strings pass NULL (the environment's); mask bit 16 sets maxCacheBytes. */
   static native long contextCreate(
-      int numThreads, int backend, int maxCachedKernels, long maxCachedBytes, int mask);
+      int numThreads,
+      int backend,
+      int maxCachedKernels,
+      long maxCachedBytes,
+      int mask,
+      String cacheDir,
+      long maxCacheBytes,
+      String cacheKey,
+      String remoteCache);
 
   static native void contextDestroy(long context);
 
@@ -102,6 +111,14 @@ final class Native {
   static native long[] contextDeviceMemoryStats(long context, int deviceType, int deviceId);
 
   static native void contextReleaseCachedDeviceMemory(long context, int deviceType, int deviceId);
+
+  static native long[] contextCompileCacheStats(long context);
+
+  /** Fills stats (CacheDirStats.of's order) and returns the report. */
+  static native String cacheDirInspect(
+      String dir, String key, boolean verify, boolean removeBad, long[] stats);
+
+  static native long cacheDirClear(String dir);
 
   static native long graphFromFile(long context, String path, String externalDataDir);
 

@@ -39,7 +39,7 @@ class GraphTest {
   @Test
   void versionIsTheHeaders() {
     assertEquals(0, Guardjit.apiVersionMajor());
-    assertTrue(Guardjit.apiVersionMinor() >= 8, "C API 0.8+ expected");
+    assertTrue(Guardjit.apiVersionMinor() >= 11, "C API 0.11+ expected");
     assertTrue(Guardjit.version().matches("\\d+\\.\\d+\\.\\d+"), Guardjit.version());
   }
 

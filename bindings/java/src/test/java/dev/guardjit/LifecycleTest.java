@@ -81,6 +81,7 @@ class LifecycleTest {
 
     ctx.close();
     assertThrows(IllegalStateException.class, ctx::memoryStats);
+    assertThrows(IllegalStateException.class, ctx::compileCacheStats);
     assertThrows(IllegalStateException.class, ctx::releaseCachedMemory);
     assertThrows(
         IllegalStateException.class, () -> Graph.fromFile(ctx, example("seed_mul.pbtxt")));
