@@ -130,11 +130,12 @@ gj_error* gj_context_create(const gj_context_options* options,
         guardjit::capi::RawEnum(opts.backend) == GJ_BACKEND_EAGER;
     context->device_compiler = std::make_shared<guardjit::DeviceCompiler>(
         context->compiler,
-        [eager](guardjit::Device device)
+        [eager, compile_cache = context->compile_cache](guardjit::Device device)
             -> absl::StatusOr<std::shared_ptr<guardjit::Compiler>> {
           if (eager) return std::make_shared<guardjit::EagerCompiler>();
           guardjit::CudaKernelBackend::Options cuda;
           cuda.device = device.index;
+          cuda.compile_cache = compile_cache;
           ASSIGN_OR_RETURN(std::shared_ptr<guardjit::CudaKernelBackend> backend,
                            guardjit::CudaKernelBackend::Create(cuda));
           guardjit::JitCompiler::Options jit_options;

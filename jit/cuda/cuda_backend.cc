@@ -367,8 +367,10 @@ class CudaDeviceModule : public KernelModule {
 absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
     Options options) {
   ASSIGN_OR_RETURN(const CudaDevice* device, CudaDevice::Get(options.device));
+  NvrtcCompiler::Options nvrtc_options;
+  nvrtc_options.persistent = options.compile_cache;
   ASSIGN_OR_RETURN(std::shared_ptr<NvrtcCompiler> nvrtc,
-                   NvrtcCompiler::Create());
+                   NvrtcCompiler::Create(std::move(nvrtc_options)));
   const CudaDeviceProperties& props = device->properties();
   if (options.block_threads <= 0) options.block_threads = 256;
   options.block_threads = std::min(options.block_threads,

@@ -39,6 +39,9 @@ class CudaKernelBackend : public KernelBackend, public DeviceTransfer {
     int64_t max_blocks = 0;
     // Loaded modules kept for identical programs (LRU beyond).
     int max_cached_modules = 64;
+    // The persistent compile cache NVRTC's results go through
+    // (NvrtcCompiler::Options::persistent); null: none.
+    std::shared_ptr<CompileCache> compile_cache;
   };
   static absl::StatusOr<std::shared_ptr<CudaKernelBackend>> Create(
       Options options);

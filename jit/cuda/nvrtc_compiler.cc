@@ -1,9 +1,12 @@
 #include "jit/cuda/nvrtc_compiler.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -77,6 +80,75 @@ int64_t NvrtcCompiler::compiled() const {
 int64_t NvrtcCompiler::cache_hits() const {
   std::lock_guard<std::mutex> lock(mu_);
   return cache_hits_;
+}
+
+int64_t NvrtcCompiler::loaded() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loaded_;
+}
+
+namespace {
+
+// A result as a compile-cache payload: the image's length (8 bytes,
+// little-endian), the image, then the log. The rest of a result follows
+// from the key (arch, options, NVRTC version) or the log (kernel
+// resources).
+std::string EncodeResult(const CudaCompileResult& result) {
+  std::string out;
+  const uint64_t n = result.image.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(n >> (8 * i)));
+  out += result.image;
+  out += result.log;
+  return out;
+}
+
+std::string PersistentKey(const std::string& key) {
+  return absl::StrCat("guardjit nvrtc\n", key);
+}
+
+}  // namespace
+
+std::shared_ptr<const CudaCompileResult> NvrtcCompiler::LoadPersistent(
+    const std::string& key, const NvrtcTarget& target,
+    const std::vector<std::string>& options) const {
+  if (options_.persistent == nullptr) return nullptr;
+  std::optional<CompileCache::Hit> hit =
+      options_.persistent->Lookup(PersistentKey(key));
+  if (!hit.has_value()) return nullptr;
+  const std::string& payload = hit->record.payload;
+  uint64_t n = 0;
+  for (int i = 0; i < 8 && i < static_cast<int>(payload.size()); ++i) {
+    n |= uint64_t{static_cast<uint8_t>(payload[i])} << (8 * i);
+  }
+  if (payload.size() < 8 || n == 0 || n > payload.size() - 8) {
+    options_.persistent->CountError(absl::DataLossError(
+        "a cached NVRTC result does not hold an image"));
+    return nullptr;
+  }
+  auto result = std::make_shared<CudaCompileResult>();
+  result->image = payload.substr(8, n);
+  result->log = payload.substr(8 + n);
+  if (!target.ptx) result->kernels = ParsePtxasLog(result->log);
+  result->ptx = target.ptx;
+  result->arch = target.arch;
+  result->note = target.note;
+  result->options = options;
+  result->compile_time = absl::Milliseconds(hit->record.info.compile_ms);
+  result->nvrtc_version = nvrtc_version();
+  return result;
+}
+
+void NvrtcCompiler::StorePersistent(const std::string& key,
+                                    const CudaCompileResult& result) const {
+  if (options_.persistent == nullptr) return;
+  CacheRecord record;
+  record.key = PersistentKey(key);
+  record.info.kind = result.ptx ? "nvrtc-ptx" : "nvrtc-cubin";
+  record.info.pid = ::getpid();
+  record.info.compile_ms = absl::ToDoubleMilliseconds(result.compile_time);
+  record.info.created_ms = absl::ToUnixMillis(absl::Now());
+  record.payload = EncodeResult(result);
+  options_.persistent->Store(record);
 }
 
 size_t NvrtcCompiler::cache_size() const {
@@ -207,13 +279,18 @@ absl::StatusOr<std::shared_ptr<const CudaCompileResult>> NvrtcCompiler::Compile(
     }
     pending = std::make_shared<Pending>();
     pending_.emplace(key, pending);
-    ++compiled_;
   }
   absl::StatusOr<std::shared_ptr<const CudaCompileResult>> result =
-      CompileUncached(request, target, std::move(options));
+      LoadPersistent(key, target, options);
+  const bool loaded = *result != nullptr;
+  if (!loaded) {
+    result = CompileUncached(request, target, std::move(options));
+    if (result.ok()) StorePersistent(key, **result);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.erase(key);
+    ++(loaded ? loaded_ : compiled_);
     if (result.ok()) Insert(std::move(key), *result);
   }
   pending->promise.set_value(result);

@@ -24,7 +24,9 @@
 // version): one compiler is shared (shared_ptr) by the functions of a context
 // so identical kernels compile once. Concurrent requests for the same key
 // wait for the one compile in flight. Least recently used entries go past
-// Options::cache_capacity. Thread-safe.
+// Options::cache_capacity. With Options::persistent, results also go to and
+// come from the compile cache on disk or in Redis, under the same key: the
+// next process loads the CUBIN instead of running NVRTC. Thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +42,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "jit/cuda/ptxas_log.h"
+#include "runtime/compile_cache/compile_cache.h"
 #include "runtime/cuda/cuda_arch.h"
 
 namespace guardjit {
@@ -96,6 +99,11 @@ class NvrtcCompiler {
     // $CUDA_HOME/include, $CUDA_PATH/include, libnvrtc's ../include and
     // /usr/local/cuda/include that has cuda_fp16.h.
     std::vector<std::string> include_dirs;
+    // The persistent compile cache (runtime/compile_cache/): a miss in
+    // memory is looked up there before NVRTC runs, and what NVRTC compiles
+    // is stored (the image and the log, under the same key as in memory).
+    // Null: none.
+    std::shared_ptr<CompileCache> persistent;
   };
 
   // UNAVAILABLE when NVRTC cannot be loaded (see NvrtcApi::Get).
@@ -112,10 +120,12 @@ class NvrtcCompiler {
   absl::StatusOr<std::shared_ptr<const CudaCompileResult>> Compile(
       const CudaCompileRequest& request);
 
-  // NVRTC compilations run (including failed ones) and requests served
-  // without one (from the cache, or by waiting for the same compile).
+  // NVRTC compilations run (including failed ones), requests served
+  // without one (from the cache, or by waiting for the same compile), and
+  // results loaded from the persistent cache instead of compiling.
   int64_t compiled() const;
   int64_t cache_hits() const;
+  int64_t loaded() const;
   size_t cache_size() const;
 
   int nvrtc_version() const;                        // 13000 for 13.0
@@ -137,6 +147,12 @@ class NvrtcCompiler {
       const CudaCompileRequest& request, const NvrtcTarget& target,
       std::vector<std::string> options) const;
   void Insert(std::string key, std::shared_ptr<const CudaCompileResult> result);
+  // The persistent cache's result for `key`, or null.
+  std::shared_ptr<const CudaCompileResult> LoadPersistent(
+      const std::string& key, const NvrtcTarget& target,
+      const std::vector<std::string>& options) const;
+  void StorePersistent(const std::string& key,
+                       const CudaCompileResult& result) const;
 
   const NvrtcApi* const api_;
   const Options options_;
@@ -148,6 +164,7 @@ class NvrtcCompiler {
   absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_;
   int64_t compiled_ = 0;
   int64_t cache_hits_ = 0;
+  int64_t loaded_ = 0;
 };
 
 }  // namespace guardjit

@@ -3,7 +3,10 @@
 
 #include "jit/cuda/nvrtc_compiler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -330,6 +333,51 @@ TEST(NvrtcCompilerTest, ConcurrentCompilesOfDifferentSources) {
   for (const absl::Status& status : statuses)
     EXPECT_TRUE(status.ok()) << status;
   EXPECT_EQ(compiler.compiled(), kThreads);
+}
+
+// Issue #31: a second compiler over the same compile cache (another
+// process, as far as the cache can tell) loads the CUBIN and its log instead
+// of running NVRTC; the result is the same image with the same per-kernel
+// resources.
+TEST(NvrtcCompilerTest, PersistentCacheLoadsInsteadOfCompiling) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("gj_nvrtc_cache_", ::getpid()))
+          .string();
+  std::filesystem::remove_all(dir);
+  CompileCacheOptions cache_options;
+  cache_options.dir = dir;
+  NvrtcCompiler::Options options;
+  options.persistent = *CompileCache::Create(cache_options);
+  std::shared_ptr<const CudaCompileResult> first;
+  {
+    GJ_COMPILER_OR_SKIP(compiler, options);
+    auto result = compiler.Compile(Request(kKernels, CudaArch{8, 0}));
+    ASSERT_TRUE(result.ok()) << result.status();
+    first = *result;
+    EXPECT_EQ(compiler.compiled(), 1);
+    EXPECT_EQ(compiler.loaded(), 0);
+    EXPECT_EQ(options.persistent->stats().disk_stores, 1);
+  }
+  options.persistent = *CompileCache::Create(cache_options);
+  GJ_COMPILER_OR_SKIP(compiler, options);
+  auto second = compiler.Compile(Request(kKernels, CudaArch{8, 0}));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(compiler.compiled(), 0);
+  EXPECT_EQ(compiler.loaded(), 1);
+  EXPECT_EQ((*second)->image, first->image);
+  EXPECT_EQ((*second)->log, first->log);
+  EXPECT_EQ((*second)->options, first->options);
+  EXPECT_EQ((*second)->arch, first->arch);
+  ASSERT_EQ((*second)->kernels.size(), first->kernels.size());
+  for (size_t i = 0; i < first->kernels.size(); ++i) {
+    EXPECT_EQ((*second)->kernels[i].name, first->kernels[i].name);
+    EXPECT_EQ((*second)->kernels[i].registers, first->kernels[i].registers);
+  }
+  // Another arch is another key: compiled.
+  ASSERT_TRUE(compiler.Compile(Request(kKernels, CudaArch{9, 0})).ok());
+  EXPECT_EQ(compiler.compiled(), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
