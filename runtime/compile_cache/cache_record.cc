@@ -1,10 +1,9 @@
 #include "runtime/compile_cache/cache_record.h"
 
 #include <cstring>
-#include <optional>
 #include <vector>
 
-#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -17,7 +16,6 @@ constexpr char kMagic[8] = {'G', 'J', 'C', 'A', 'C', 'H', 'E', '\0'};
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 4 + 4 + 8;
 constexpr size_t kDigestBytes = 32;
 constexpr uint32_t kSigned = 1;
-constexpr absl::string_view kProblemPayload = "guardjit.cache_record_problem";
 
 void PutU32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -67,11 +65,8 @@ absl::Status Problem(CacheRecordProblem problem, absl::string_view detail) {
       problem == CacheRecordProblem::kBadSignature) {
     code = absl::StatusCode::kPermissionDenied;
   }
-  absl::Status status(
+  return absl::Status(
       code, absl::StrCat(CacheRecordProblemName(problem), ": ", detail));
-  status.SetPayload(kProblemPayload,
-                    absl::Cord(absl::StrCat(static_cast<int>(problem))));
-  return status;
 }
 
 }  // namespace
@@ -95,12 +90,15 @@ const char* CacheRecordProblemName(CacheRecordProblem problem) {
 }
 
 CacheRecordProblem ProblemOf(const absl::Status& status) {
-  const auto payload = status.GetPayload(kProblemPayload);
-  int value = 0;
-  if (payload.has_value() && absl::SimpleAtoi(std::string(*payload), &value) &&
-      value >= 0 &&
-      value <= static_cast<int>(CacheRecordProblem::kBadSignature)) {
-    return static_cast<CacheRecordProblem>(value);
+  // The message starts with the problem's name (Problem above).
+  for (CacheRecordProblem p :
+       {CacheRecordProblem::kTruncated, CacheRecordProblem::kCorrupt,
+        CacheRecordProblem::kVersionSkew, CacheRecordProblem::kForeign,
+        CacheRecordProblem::kUnsigned, CacheRecordProblem::kBadSignature}) {
+    if (absl::StartsWith(status.message(),
+                         absl::StrCat(CacheRecordProblemName(p), ":"))) {
+      return p;
+    }
   }
   return CacheRecordProblem::kCorrupt;
 }

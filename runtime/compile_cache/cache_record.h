@@ -44,8 +44,8 @@ struct CacheRecord {
   std::string payload;
 };
 
-// Why a record was refused (DecodeCacheRecord's error carries it as its
-// message's first word and as the status code below).
+// Why a record was refused (DecodeCacheRecord's error names it first in
+// its message, "corrupt: ...", with the status code below).
 enum class CacheRecordProblem {
   kTruncated,     // DATA_LOSS: shorter than its header or lengths say
   kCorrupt,       // DATA_LOSS: bad magic, or the digest does not match
