@@ -252,7 +252,12 @@ class JitExecutable : public Executable {
                                      graph_->node(s.node).target, ")")
                       : (s.gemm != nullptr ? s.gemm->target : s.conv->target);
       const char* library = device ? "cuBLASLt" : "BLAS";
-      if (s.gemm != nullptr) {
+      if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
+        externs.push_back(absl::StrCat(name, " on oneDNN (",
+                                       s.gemm->onednn->impl,
+                                       ", weights packed once) with an "
+                                       "epilogue kernel"));
+      } else if (s.gemm != nullptr) {
         const bool fused = device && s.gemm->device_epilogue.has_value();
         externs.push_back(absl::StrCat(name, " on ", library,
                                        fused ? " with the epilogue inside it"

@@ -20,8 +20,10 @@ namespace guardjit {
 // compiles the kernels with LLVM and returns an executable that runs them,
 // with ops the JIT cannot compile (indexing, float16 ...) run by their eager
 // kernels in between. Matrix products and convolutions (float32, float64)
-// are extern BLAS steps with their pointwise consumers fused as epilogues
-// (gemm_epilogue.h, conv_epilogue.h); in a dynamic entry their symbolic
+// are extern steps with their pointwise consumers fused as epilogues
+// (gemm_epilogue.h, conv_epilogue.h): BLAS, or oneDNN for float32
+// convolutions and for float32 products of few rows on constant weights
+// (onednn_conv.h, onednn_gemm.h); in a dynamic entry their symbolic
 // extents are bound per call. Nodes computing sizes (sym_size, integer
 // arithmetic) are lowered from their values' expressions over the entry's
 // symbols. Should the JIT itself fail on a graph, Compile logs a warning and

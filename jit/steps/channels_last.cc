@@ -109,7 +109,7 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
                                      const LoweredGraph& lowered) {
   const int n = static_cast<int>(lowered.values.size());
   std::vector<bool> prefer(n, false);
-  if (!OneDnnConvEnabled()) return prefer;
+  if (!OneDnnEnabled()) return prefer;
   // Readers of each value, and which values may not be strided.
   std::vector<std::vector<int>> readers(n);
   std::vector<bool> pinned(n, false);

@@ -220,7 +220,7 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
         TakeEpilogue(plan, &i, match->product, /*store_bare=*/true);
     match->conv->product_param = epilogue->product_param;
     bool bias_in_epilogue = match->bias.has_value();
-    if (!device && OneDnnConvEnabled() &&
+    if (!device && OneDnnEnabled() &&
         match->conv->dtype == DType::kFloat32) {
       absl::StatusOr<ConvStep::OneDnn> onednn =
           PlanOneDnnConv(*match->conv, match->bias, plan);

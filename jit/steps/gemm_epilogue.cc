@@ -11,6 +11,8 @@
 #include "jit/lowering/lowering.h"
 #include "jit/steps/extern_epilogue.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/onednn_conv.h"
+#include "jit/steps/onednn_gemm.h"
 
 namespace guardjit {
 namespace {
@@ -290,6 +292,13 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
       }
     }
     if (match->bias.has_value()) AddBias(*match, *epilogue);
+    if (!device && OneDnnEnabled()) {
+      // Linear layers at a serving batch: oneDNN's matmul on the weight
+      // packed once (onednn_gemm.h), else BLAS.
+      absl::StatusOr<GemmStep::OneDnn> dnn =
+          PlanOneDnnGemm(*match->gemm, plan);
+      if (dnn.ok()) match->gemm->onednn = *std::move(dnn);
+    }
     NameParams(epilogue->step.kernel.kernel);
     epilogue->step.gemm = std::move(match->gemm);
     steps.push_back(std::move(epilogue->step));

@@ -69,6 +69,16 @@ struct GemmStep {
   };
   std::optional<DeviceEpilogue> device_epilogue;
 
+  // Host plans (onednn_gemm.h): a float32 product of few rows whose b is a
+  // graph constant (a linear layer's weight) runs on oneDNN's matmul with b
+  // packed once; `impl` is oneDNN's name for the implementation
+  // ("brg:avx512_core").
+  struct OneDnn {
+    int weight_node = -1;
+    std::string impl;
+  };
+  std::optional<OneDnn> onednn;
+
   // The step at a call's symbol values (a copy of a dynamic step, with its
   // extents checked as MatchProduct checks a static step's).
   absl::StatusOr<GemmStep> Bind(absl::Span<const int64_t> symbols) const;

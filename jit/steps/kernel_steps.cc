@@ -11,6 +11,7 @@
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_step.h"
 #include "jit/steps/onednn_conv.h"
+#include "jit/steps/onednn_gemm.h"
 
 namespace guardjit {
 namespace {
@@ -194,6 +195,9 @@ absl::StatusOr<std::unique_ptr<const StepRunner>> MakeHostStep(
   if (fn == nullptr) return absl::InternalError("a host step without code");
   if (step.conv != nullptr && step.conv->onednn.has_value()) {
     return MakeOneDnnConvStep(step, graph, fn, std::move(pool));
+  }
+  if (step.gemm != nullptr && step.gemm->onednn.has_value()) {
+    return MakeOneDnnGemmStep(step, graph, fn, std::move(pool));
   }
   if (step.gemm != nullptr) {
     return std::make_unique<HostGemmStep>(step, step.gemm, fn, std::move(pool));

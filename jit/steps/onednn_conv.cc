@@ -22,7 +22,7 @@ int ConstantNode(const Plan& plan, int slot) {
 
 }  // namespace
 
-bool OneDnnConvEnabled() {
+bool OneDnnEnabled() {
   const char* env = std::getenv("GJ_ONEDNN");
   return env == nullptr || std::strcmp(env, "0") != 0;
 }

@@ -34,8 +34,9 @@
 
 namespace guardjit {
 
-// Whether convolutions may be planned on oneDNN (GJ_ONEDNN is not "0").
-bool OneDnnConvEnabled();
+// Whether convolutions and matrix products may be planned on oneDNN
+// (GJ_ONEDNN is not "0"; onednn_gemm.h for the products).
+bool OneDnnEnabled();
 
 // Plans `conv` (float32, its fields set by the matcher) on oneDNN, the bias
 // `bias` included when it is a graph constant: what ConvStep::onednn holds.

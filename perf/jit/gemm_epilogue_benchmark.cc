@@ -7,6 +7,9 @@
 //                              BLAS reads w transposed, no copy
 //   BM_EagerAddmmRelu          the same graph on the eager interpreter
 //                              (bias copy, sgemm with beta = 1, relu pass)
+//   BM_JitServedLinear         8 x 784 -> 512 with constant weights (oneDNN,
+//                              weights packed once) against cblas_sgemm of
+//                              that shape
 // Each iteration of the graph benchmarks also times one cblas_sgemm call of
 // the same shape and transposes, so `vs_cblas` (cblas time / graph time) is
 // measured under the same load; `GFLOPs` counts 2*M*N*K per call. The graphs
@@ -76,21 +79,26 @@ std::vector<Tensor> Inputs(bool linear) {
           linear ? Filled({kN, kK}, 2) : Filled({kK, kN}, 2), Filled({kN}, 3)};
 }
 
-// One direct cblas_sgemm of the benchmark's shape; returns its seconds.
+// One direct cblas_sgemm of an m x n x k shape (the benchmark's by
+// default); returns its seconds.
 class Baseline {
  public:
-  explicit Baseline(bool transposed_b)
-      : a_(Filled({kM, kK}, 1)),
-        b_(Filled({kK, kN}, 2)),
-        c_(Filled({kM, kN}, 0)),
+  explicit Baseline(bool transposed_b, int64_t m = kM, int64_t n = kN,
+                    int64_t k = kK)
+      : m_(m),
+        n_(n),
+        k_(k),
+        a_(Filled({m, k}, 1)),
+        b_(Filled({k, n}, 2)),
+        c_(Filled({m, n}, 0)),
         trans_b_(transposed_b ? CblasTrans : CblasNoTrans) {}
 
   double Run() {
     const auto start = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b_, kM, kN, kK, 1.0f,
-                a_.data_as<float>(), kK, b_.data_as<float>(),
-                trans_b_ == CblasTrans ? kK : kN, 0.0f, c_.data_as<float>(),
-                kN);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b_, m_, n_, k_, 1.0f,
+                a_.data_as<float>(), k_, b_.data_as<float>(),
+                trans_b_ == CblasTrans ? k_ : n_, 0.0f, c_.data_as<float>(),
+                n_);
     benchmark::DoNotOptimize(c_.data());
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)
@@ -98,6 +106,7 @@ class Baseline {
   }
 
  private:
+  int64_t m_, n_, k_;
   Tensor a_, b_, c_;
   CBLAS_TRANSPOSE trans_b_;
 };
@@ -150,6 +159,46 @@ BENCHMARK_CAPTURE(BM_JitGraph, LinearRelu, true)
     ->Name("BM_JitLinearRelu")
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
+
+// A served model's linear layer: relu(x @ w^T + bias) at a batch of 8 rows
+// (an MNIST MLP's first layer, 8 x 784 -> 512), w and bias graph constants:
+// oneDNN's matmul on w packed once (jit/steps/onednn_gemm.h), against a
+// direct cblas_sgemm of the same shape (which packs w on every call).
+void BM_JitServedLinear(benchmark::State& state) {
+  constexpr int64_t m = 8, k = 784, n = 512;
+  GraphBuilder b("served_linear");
+  (void)b.AddPlaceholder("x");
+  (void)b.AddConstant("w", Filled({n, k}, 2));
+  (void)b.AddConstant("bias", Filled({n}, 3));
+  (void)b.AddNode("wt", "aten.permute.default",
+                  {Arg::Ref("w"), Arg::OfList({Arg::Int(1), Arg::Int(0)})});
+  (void)b.AddNode("mm", "aten.addmm.default",
+                  {Arg::Ref("bias"), Arg::Ref("x"), Arg::Ref("wt")});
+  (void)b.AddNode("out", "aten.relu.default", {Arg::Ref("mm")});
+  (void)b.SetOutputs({Arg::Ref("out")});
+  const std::vector<Tensor> inputs = {Filled({m, k}, 1)};
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(inputs[0]));
+  auto exe = Jit().Compile(std::shared_ptr<const Graph>(*b.Finish()), spec);
+  if (!exe.ok()) {
+    state.SkipWithError(exe.status().ToString().c_str());
+    return;
+  }
+  Baseline baseline(/*transposed_b=*/true, m, n, k);
+  double seconds, baseline_seconds;
+  if (!bench::TimeAgainstBaseline(
+          state, [&] { return RunToVector(**exe, inputs); },
+          [&] { return baseline.Run(); }, &seconds, &baseline_seconds)) {
+    return;
+  }
+  const double flops = 2.0 * m * n * k;
+  state.counters["GFLOPs"] = flops * state.iterations() / seconds / 1e9;
+  state.counters["vs_cblas"] = baseline_seconds / seconds;
+  state.SetLabel((*exe)->Describe().find("oneDNN") != std::string::npos
+                     ? "oneDNN"
+                     : "BLAS");
+}
+BENCHMARK(BM_JitServedLinear)->Unit(benchmark::kMicrosecond)->UseManualTime();
 
 void BM_EagerAddmmRelu(benchmark::State& state) {
   const std::vector<Tensor> inputs = Inputs(false);

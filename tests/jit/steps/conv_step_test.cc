@@ -175,7 +175,7 @@ TEST(ConvStepTest, ConvBiasReluIsOneConvStepWithItsEpilogue) {
                               "[2x3x8x8] * [4x3x3x3] stride 1x1 padding 1x1 "
                               "dilation 1x1 groups 1"));
   // " on oneDNN <impl> into <layout>" in between unless GJ_ONEDNN=0.
-  EXPECT_EQ(plan.steps[0].conv->onednn.has_value(), OneDnnConvEnabled());
+  EXPECT_EQ(plan.steps[0].conv->onednn.has_value(), OneDnnEnabled());
   EXPECT_THAT(text, HasSubstr(" with epilogue computing v1"));
   EXPECT_THAT(text, HasSubstr("relu"));
 }

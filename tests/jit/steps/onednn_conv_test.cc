@@ -120,7 +120,7 @@ int OneDnnSteps(const Plan& plan) {
 class OneDnnConvTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!OneDnnConvEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
+    if (!OneDnnEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
   }
 };
 

@@ -1,0 +1,242 @@
+#include "jit/steps/onednn_gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "jit/steps/kernel_steps.h"
+#include "jit/steps/onednn_conv.h"
+#include "jit/steps/onednn_primitives.h"
+#include "runtime/blas_panels.h"
+
+namespace guardjit {
+namespace {
+
+using dnnl::memory;
+constexpr auto kF32 = memory::data_type::f32;
+constexpr int64_t kItem = sizeof(float);
+constexpr size_t kAlign = 64;
+// Products with at least this many rows stay BLAS, whose row panels keep
+// each panel's product in cache for the epilogue.
+constexpr int64_t kMaxRows = 256;
+// Column parts: at least this many multiply-adds in all, each part a
+// multiple of this many columns.
+constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
+constexpr int64_t kColumnAlign = 16;
+
+size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// The matmul of columns [n0, n1) of `g`: a strided a, the weight in the
+// layout oneDNN picks, the result written with the whole product's row
+// stride.
+dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t n0,
+                                      int64_t n1) {
+  const memory::desc src({g.m, g.k}, kF32, {g.a.strides[0], g.a.strides[1]});
+  const memory::desc weights({g.k, n1 - n0}, kF32, memory::format_tag::any);
+  const memory::desc dst({g.m, n1 - n0}, kF32, {g.n, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (g.alpha != 1) {
+    attr.set_output_scales(0, {static_cast<float>(g.alpha)});
+  }
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst),
+                                      attr, OneDnnEngine());
+}
+
+// One primitive of a call: the whole product, or a range of its columns.
+struct Part {
+  dnnl::matmul matmul;
+  memory::desc src, dst, scratchpad;
+  int64_t n0 = 0;
+  std::shared_ptr<const memory> weights;  // the constant's columns, packed
+};
+
+class OneDnnGemmStep : public StepRunner {
+ public:
+  OneDnnGemmStep(const PlanStep& step, HostKernelFn fn,
+                 std::shared_ptr<ThreadPool> pool)
+      : gemm_(step.gemm),
+        pool_(std::move(pool)),
+        epilogue_(step.kernel, fn, pool_),
+        buffer_slots_(step.kernel.buffer_slots) {}
+
+  // Builds the parts' primitives and packs their slices of the weight.
+  absl::Status Init(const Graph& graph) {
+    const GemmStep& g = *gemm_;
+    const Tensor weight =
+        graph.node(g.onednn->weight_node)
+            .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
+    const int threads = pool_->num_threads();
+    int64_t parts = 1;
+    if (threads > 1 && g.m * g.n * g.k >= kMinSplitMacs &&
+        g.n >= 2 * kColumnAlign) {
+      parts = std::min<int64_t>(threads, g.n / kColumnAlign);
+    }
+    const int64_t columns =
+        ((g.n + parts - 1) / parts + kColumnAlign - 1) / kColumnAlign *
+        kColumnAlign;
+    try {
+      size_t pad_bytes = 0;
+      dnnl::stream& stream = OneDnnStream();
+      const ScopedOpenMpThreads one_thread(1);
+      for (int64_t n0 = 0; n0 < g.n; n0 += columns) {
+        const int64_t n1 = std::min(g.n, n0 + columns);
+        const dnnl::matmul::primitive_desc pd = MatmulPd(g, n0, n1);
+        Part part;
+        part.matmul = dnnl::matmul(pd);
+        part.src = pd.src_desc();
+        part.dst = pd.dst_desc();
+        part.scratchpad = pd.scratchpad_desc();
+        part.n0 = n0;
+        memory from(memory::desc({g.k, n1 - n0}, kF32,
+                                 {g.b.strides[0], g.b.strides[1]}),
+                    OneDnnEngine(),
+                    const_cast<float*>(weight.data_as<float>()) +
+                        n0 * g.b.strides[1]);
+        auto packed = std::make_shared<memory>(pd.weights_desc(),
+                                               OneDnnEngine());
+        dnnl::reorder(from, *packed).execute(stream, from, *packed);
+        stream.wait();
+        part.weights = std::move(packed);
+        pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
+        parts_.push_back(std::move(part));
+      }
+      product_bytes_ = AlignUp(static_cast<size_t>(g.m * g.n * kItem));
+      pad_stride_ = AlignUp(pad_bytes);
+      scratch_bytes_ = product_bytes_ + pad_stride_ * parts_.size();
+      // oneDNN finishes setting a primitive up on its first run (several ms
+      // for the first in a process): run each part once on zeros here, so
+      // that building the program (gj_function_precompile) pays it rather
+      // than the first call.
+      std::vector<float> zeros(
+          static_cast<size_t>((g.m - 1) * g.a.strides[0] +
+                              (g.k - 1) * g.a.strides[1] + 1),
+          0.0f);
+      PanelScratch scratch;
+      char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
+      for (size_t i = 0; i < parts_.size(); ++i) {
+        RunPart(static_cast<int64_t>(i), reinterpret_cast<char*>(zeros.data()),
+                base);
+      }
+    } catch (const dnnl::error& e) {
+      return Failed(e);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(StepCall& call) const override {
+    const GemmStep& g = *gemm_;
+    char* const a = static_cast<char*>(call.slots[g.a.slot].data()) +
+                    g.a.offset * kItem;
+    PanelScratch scratch;
+    char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
+    absl::Status status;
+    absl::Mutex mu;
+    const auto run = [&](int64_t first, int64_t last) {
+      const ScopedOpenMpThreads one_thread(1);
+      for (int64_t i = first; i < last; ++i) {
+        try {
+          RunPart(i, a, base);
+        } catch (const dnnl::error& e) {
+          absl::MutexLock lock(&mu);
+          status.Update(Failed(e));
+        }
+      }
+    };
+    const int64_t parts = static_cast<int64_t>(parts_.size());
+    if (parts > 1) {
+      pool_->ParallelFor(parts, 1, run);
+    } else {
+      run(0, 1);
+    }
+    RETURN_IF_ERROR(status);
+    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    pointers[g.product_param] = base;
+    return epilogue_.RunWith(call, pointers);
+  }
+
+ private:
+  absl::Status Failed(const dnnl::error& e) const {
+    return absl::InternalError(
+        absl::StrCat(gemm_->ToString(), ": oneDNN failed: ", e.what()));
+  }
+
+  // Part `i` on the calling thread: its columns of the product into `base`.
+  void RunPart(int64_t i, char* a, char* base) const {
+    const Part& part = parts_[i];
+    const dnnl::engine& engine = OneDnnEngine();
+    dnnl::stream& stream = OneDnnStream();
+    part.matmul.execute(
+        stream,
+        {{DNNL_ARG_SRC, memory(part.src, engine, a)},
+         {DNNL_ARG_WEIGHTS, *part.weights},
+         {DNNL_ARG_DST, memory(part.dst, engine, base + part.n0 * kItem)},
+         {DNNL_ARG_SCRATCHPAD,
+          memory(part.scratchpad, engine,
+                 base + product_bytes_ + i * pad_stride_)}});
+    stream.wait();
+  }
+
+  const std::shared_ptr<const GemmStep> gemm_;
+  const std::shared_ptr<ThreadPool> pool_;
+  const HostKernelStep epilogue_;
+  const std::vector<int> buffer_slots_;
+  std::vector<Part> parts_;
+  size_t product_bytes_ = 0, pad_stride_ = 0, scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
+                                                const Plan& plan) {
+  if (gemm.dtype != DType::kFloat32 || gemm.batched ||
+      gemm.symbolic.has_value()) {
+    return absl::UnimplementedError(
+        "oneDNN matmul steps take static float32 products");
+  }
+  if (gemm.m >= kMaxRows) {
+    return absl::UnimplementedError(absl::StrCat(
+        gemm.m, " rows: BLAS row panels keep the product in cache"));
+  }
+  if (gemm.b.slot < 0 || gemm.b.slot >= static_cast<int>(plan.slots.size()) ||
+      plan.slots[gemm.b.slot].source != Slot::Source::kConstant) {
+    return absl::UnimplementedError("b is not a graph constant");
+  }
+  GemmStep::OneDnn dnn;
+  dnn.weight_node = plan.slots[gemm.b.slot].node;
+  try {
+    const dnnl::matmul::primitive_desc pd = MatmulPd(gemm, 0, gemm.n);
+    dnn.impl = pd.impl_info_str();
+  } catch (const dnnl::error& e) {
+    return absl::UnimplementedError(
+        absl::StrCat("oneDNN has no matmul for it: ", e.what()));
+  }
+  if (absl::StartsWith(dnn.impl, "ref")) {
+    return absl::UnimplementedError(
+        absl::StrCat("oneDNN's matmul for it is its reference one (",
+                     dnn.impl, ")"));
+  }
+  return dnn;
+}
+
+absl::StatusOr<std::unique_ptr<const StepRunner>> MakeOneDnnGemmStep(
+    const PlanStep& step, const Graph& graph, HostKernelFn fn,
+    std::shared_ptr<ThreadPool> pool) {
+  if (step.gemm == nullptr || !step.gemm->onednn.has_value()) {
+    return absl::InternalError("a oneDNN matmul step without a oneDNN plan");
+  }
+  auto runner = std::make_unique<OneDnnGemmStep>(step, fn, std::move(pool));
+  RETURN_IF_ERROR(runner->Init(graph));
+  return std::unique_ptr<const StepRunner>(std::move(runner));
+}
+
+}  // namespace guardjit

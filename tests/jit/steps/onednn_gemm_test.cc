@@ -1,0 +1,216 @@
+// Matrix products on oneDNN's matmul (jit/steps/onednn_gemm.h): which are
+// planned on it (float32 products of fewer than 256 rows whose b is a graph
+// constant) and their results against the eager interpreter: linear layers
+// with bias and activation, alpha and beta, a weight used as [K, N] or
+// transposed, a strided a, row counts at the limits, concurrent calls.
+// ctest runs this suite at 1 and 3 threads too (column parts).
+
+#include "jit/steps/onednn_gemm.h"
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "jit/steps/onednn_conv.h"
+#include "runtime/eager_interpreter.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectJitMatchesEager;
+using ::testing::HasSubstr;
+using testing::PlanOfInputs;
+using testing::RandomTensor;
+
+Arg R(const std::string& name) { return Arg::Ref(name); }
+Arg Dims(int64_t a, int64_t b) {
+  return Arg::OfList({Arg::Int(a), Arg::Int(b)});
+}
+
+// x [M, in] -> linear(in, hidden) -> relu -> linear(hidden, out), the
+// weights graph constants [out, in] read transposed (torch's Linear).
+std::shared_ptr<const Graph> Mlp(int64_t in, int64_t hidden, int64_t out,
+                                 DType dtype = DType::kFloat32) {
+  GraphBuilder b("mlp");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const double l1 = 1 / std::sqrt(static_cast<double>(in));
+  const double l2 = 1 / std::sqrt(static_cast<double>(hidden));
+  EXPECT_TRUE(
+      b.AddConstant("w1", RandomTensor(dtype, {hidden, in}, 1, -l1, l1)).ok());
+  EXPECT_TRUE(b.AddConstant("b1", RandomTensor(dtype, {hidden}, 2)).ok());
+  EXPECT_TRUE(
+      b.AddConstant("w2", RandomTensor(dtype, {out, hidden}, 3, -l2, l2)).ok());
+  EXPECT_TRUE(b.AddConstant("b2", RandomTensor(dtype, {out}, 4)).ok());
+  testing::AddNode(b, "t1", "aten.permute.default", {R("w1"), Dims(1, 0)});
+  testing::AddNode(b, "fc1", "aten.addmm.default", {R("b1"), R("x"), R("t1")});
+  testing::AddNode(b, "relu", "aten.relu.default", {R("fc1")});
+  testing::AddNode(b, "t2", "aten.permute.default", {R("w2"), Dims(1, 0)});
+  testing::AddNode(b, "fc2", "aten.addmm.default",
+                   {R("b2"), R("relu"), R("t2")});
+  EXPECT_TRUE(b.SetOutputs({R("fc2")}).ok());
+  return testing::Finish(b);
+}
+
+int OneDnnGemms(const Plan& plan) {
+  int n = 0;
+  for (const PlanStep& s : plan.steps) {
+    n += s.gemm != nullptr && s.gemm->onednn.has_value();
+  }
+  return n;
+}
+
+class OneDnnGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!OneDnnEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
+  }
+};
+
+TEST_F(OneDnnGemmTest, ServingBatchLinearLayersRunOnOneDnn) {
+  const auto graph = Mlp(784, 512, 10);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {8, 784}, 5)};
+  const Plan plan = PlanOfInputs(*graph, inputs);
+  ASSERT_EQ(OneDnnGemms(plan), 2) << plan.ToString();
+  const GemmStep& first = *plan.steps[0].gemm;
+  EXPECT_GE(first.onednn->weight_node, 0);
+  EXPECT_FALSE(first.onednn->impl.empty());
+  EXPECT_THAT(first.onednn->impl, ::testing::Not(HasSubstr("ref")));
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+  // explain() names it.
+  auto jit = JitCompiler::Create();
+  ASSERT_TRUE(jit.ok());
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(inputs[0]));
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_THAT((*exe)->Describe(),
+              HasSubstr("'fc1' (aten.addmm.default) on oneDNN ("));
+  EXPECT_THAT((*exe)->Describe(), HasSubstr("weights packed once"));
+}
+
+// Rows 1 to 255 take oneDNN (with column parts across the pool when large
+// enough), 256 and more stay BLAS.
+TEST_F(OneDnnGemmTest, RowCountsAtTheLimits) {
+  const auto graph = Mlp(96, 320, 48);
+  for (int64_t m : {1, 3, 64, 255, 256, 300}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 96}, 10 + m)};
+    EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, inputs)), m < 256 ? 2 : 0);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
+// alpha and beta, weights read as [K, N] (not transposed), and a strided a
+// (a transposed input).
+TEST_F(OneDnnGemmTest, AlphaBetaLayoutsAndStridedInputsMatchEager) {
+  GraphBuilder b("products");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  ASSERT_TRUE(
+      b.AddConstant("w", RandomTensor(DType::kFloat32, {64, 40}, 20, -0.2, 0.2))
+          .ok());
+  ASSERT_TRUE(
+      b.AddConstant("bias", RandomTensor(DType::kFloat32, {40}, 21)).ok());
+  ASSERT_TRUE(
+      b.AddConstant("v", RandomTensor(DType::kFloat32, {40, 24}, 22, -0.2, 0.2))
+          .ok());
+  ASSERT_TRUE(b.AddConstant("c", RandomTensor(DType::kFloat32, {24}, 25)).ok());
+  // addmm(bias, x, w, beta=0.5, alpha=2), then gelu.
+  ASSERT_TRUE(b.AddNode("a", "aten.addmm.default", {R("bias"), R("x"), R("w")},
+                        {{"beta", Arg::Float(0.5)}, {"alpha", Arg::Float(2)}})
+                  .ok());
+  testing::AddNode(b, "g", "aten.gelu.default", {R("a")});
+  // addmm(bias, y^T, w): a strided a, then a consumer.
+  testing::AddNode(b, "yt", "aten.permute.default", {R("y"), Dims(1, 0)});
+  testing::AddNode(b, "m", "aten.addmm.default", {R("bias"), R("yt"), R("w")});
+  testing::AddNode(b, "s", "aten.sigmoid.default", {R("m")});
+  // addmm(c, g, v) * 3, v read as [K, N].
+  testing::AddNode(b, "m2", "aten.addmm.default", {R("c"), R("g"), R("v")});
+  testing::AddNode(b, "o", "aten.mul.Scalar", {R("m2"), Arg::Float(3)});
+  ASSERT_TRUE(b.SetOutputs({R("s"), R("o")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {12, 64}, 23),
+      RandomTensor(DType::kFloat32, {64, 12}, 24)};
+  EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, inputs)), 3)
+      << PlanOfInputs(*graph, inputs).ToString();
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+// Float64, and weights given as inputs, stay BLAS.
+TEST_F(OneDnnGemmTest, Float64AndInputWeightsStayBlas) {
+  const auto f64 = Mlp(32, 48, 8, DType::kFloat64);
+  const std::vector<Tensor> x64 = {RandomTensor(DType::kFloat64, {4, 32}, 30)};
+  EXPECT_EQ(OneDnnGemms(PlanOfInputs(*f64, x64)), 0);
+  ExpectJitMatchesEager(f64, x64);
+
+  GraphBuilder b("linear");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  ASSERT_TRUE(b.AddPlaceholder("bias").ok());
+  testing::AddNode(b, "t", "aten.permute.default", {R("w"), Dims(1, 0)});
+  testing::AddNode(b, "y", "aten.addmm.default", {R("bias"), R("x"), R("t")});
+  ASSERT_TRUE(b.SetOutputs({R("y")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {4, 32}, 31),
+      RandomTensor(DType::kFloat32, {16, 32}, 32),
+      RandomTensor(DType::kFloat32, {16}, 33)};
+  EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, inputs)), 0);
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+// One executable called from several threads at once (each call its own
+// scratch; the packed weights shared, read only).
+TEST_F(OneDnnGemmTest, ConcurrentCallsMatchEager) {
+  const auto graph = Mlp(256, 512, 64);
+  auto jit = JitCompiler::Create({.num_threads = 2});
+  ASSERT_TRUE(jit.ok());
+  const Tensor x = RandomTensor(DType::kFloat32, {16, 256}, 40);
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  auto expected = (*eager)->Run({x});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  const std::vector<double> want = testing::ToDoubles((*expected)[0]);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto out = RunToVector(**exe, {x});
+        if (!out.ok()) {
+          ++mismatches;
+          continue;
+        }
+        const std::vector<double> got = testing::ToDoubles((*out)[0]);
+        for (size_t j = 0; j < want.size(); ++j) {
+          if (std::abs(got[j] - want[j]) > 1e-4 * (1 + std::abs(want[j]))) {
+            ++mismatches;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace guardjit
