@@ -28,21 +28,20 @@ constexpr size_t kAlign = 64;
 // Products with at least this many rows stay BLAS, whose row panels keep
 // each panel's product in cache for the epilogue.
 constexpr int64_t kMaxRows = 256;
-// Column parts: at least this many multiply-adds in all, each part a
-// multiple of this many columns.
+// Row parts across the pool: at least this many multiply-adds in all.
 constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
-constexpr int64_t kColumnAlign = 16;
 
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-// The matmul of columns [n0, n1) of `g`: a strided a, the weight in the
-// layout oneDNN picks, the result written with the whole product's row
-// stride.
-dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t n0,
-                                      int64_t n1) {
-  const memory::desc src({g.m, g.k}, kF32, {g.a.strides[0], g.a.strides[1]});
-  const memory::desc weights({g.k, n1 - n0}, kF32, memory::format_tag::any);
-  const memory::desc dst({g.m, n1 - n0}, kF32, {g.n, 1});
+// The matmul of rows [r0, r1) of `g`: a strided a, the weight in the
+// layout oneDNN picks (the same for any row count), the rows' share of the
+// product dense.
+dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0,
+                                      int64_t r1) {
+  const memory::desc src({r1 - r0, g.k}, kF32,
+                         {g.a.strides[0], g.a.strides[1]});
+  const memory::desc weights({g.k, g.n}, kF32, memory::format_tag::any);
+  const memory::desc dst({r1 - r0, g.n}, kF32, memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1) {
@@ -52,12 +51,11 @@ dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t n0,
                                       attr, OneDnnEngine());
 }
 
-// One primitive of a call: the whole product, or a range of its columns.
+// One primitive of a call: the whole product, or a range of its rows.
 struct Part {
   dnnl::matmul matmul;
   memory::desc src, dst, scratchpad;
-  int64_t n0 = 0;
-  std::shared_ptr<const memory> weights;  // the constant's columns, packed
+  int64_t r0 = 0;
 };
 
 class OneDnnGemmStep : public StepRunner {
@@ -69,54 +67,53 @@ class OneDnnGemmStep : public StepRunner {
         epilogue_(step.kernel, fn, pool_),
         buffer_slots_(step.kernel.buffer_slots) {}
 
-  // Builds the parts' primitives and packs their slices of the weight.
+  // Builds the parts' primitives and packs the weight.
   absl::Status Init(const Graph& graph) {
     const GemmStep& g = *gemm_;
     const Tensor weight =
         graph.node(g.onednn->weight_node)
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
     const int threads = pool_->num_threads();
-    int64_t parts = 1;
-    if (threads > 1 && g.m * g.n * g.k >= kMinSplitMacs &&
-        g.n >= 2 * kColumnAlign) {
-      parts = std::min<int64_t>(threads, g.n / kColumnAlign);
-    }
-    const int64_t columns =
-        ((g.n + parts - 1) / parts + kColumnAlign - 1) / kColumnAlign *
-        kColumnAlign;
+    const int64_t parts =
+        threads > 1 && g.m * g.n * g.k >= kMinSplitMacs
+            ? std::min<int64_t>(threads, g.m)
+            : 1;
     try {
       size_t pad_bytes = 0;
       dnnl::stream& stream = OneDnnStream();
       const ScopedOpenMpThreads one_thread(1);
-      for (int64_t n0 = 0; n0 < g.n; n0 += columns) {
-        const int64_t n1 = std::min(g.n, n0 + columns);
-        const dnnl::matmul::primitive_desc pd = MatmulPd(g, n0, n1);
+      for (int64_t i = 0; i < parts; ++i) {
+        const int64_t r0 = g.m * i / parts, r1 = g.m * (i + 1) / parts;
+        const dnnl::matmul::primitive_desc pd = MatmulPd(g, r0, r1);
+        if (weights_ == nullptr) {
+          memory from(
+              memory::desc({g.k, g.n}, kF32, {g.b.strides[0], g.b.strides[1]}),
+              OneDnnEngine(), const_cast<float*>(weight.data_as<float>()));
+          weights_ = std::make_shared<memory>(pd.weights_desc(),
+                                              OneDnnEngine());
+          dnnl::reorder(from, *weights_).execute(stream, from, *weights_);
+          stream.wait();
+        } else if (pd.weights_desc() != weights_->get_desc()) {
+          return absl::InternalError(
+              absl::StrCat(g.ToString(),
+                           ": oneDNN wants the weight in another layout for ",
+                           r1 - r0, " rows"));
+        }
         Part part;
         part.matmul = dnnl::matmul(pd);
         part.src = pd.src_desc();
         part.dst = pd.dst_desc();
         part.scratchpad = pd.scratchpad_desc();
-        part.n0 = n0;
-        memory from(memory::desc({g.k, n1 - n0}, kF32,
-                                 {g.b.strides[0], g.b.strides[1]}),
-                    OneDnnEngine(),
-                    const_cast<float*>(weight.data_as<float>()) +
-                        n0 * g.b.strides[1]);
-        auto packed = std::make_shared<memory>(pd.weights_desc(),
-                                               OneDnnEngine());
-        dnnl::reorder(from, *packed).execute(stream, from, *packed);
-        stream.wait();
-        part.weights = std::move(packed);
+        part.r0 = r0;
         pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
         parts_.push_back(std::move(part));
       }
       product_bytes_ = AlignUp(static_cast<size_t>(g.m * g.n * kItem));
       pad_stride_ = AlignUp(pad_bytes);
       scratch_bytes_ = product_bytes_ + pad_stride_ * parts_.size();
-      // oneDNN finishes setting a primitive up on its first run (several ms
-      // for the first in a process): run each part once on zeros here, so
-      // that building the program (gj_function_precompile) pays it rather
-      // than the first call.
+      // oneDNN finishes setting a primitive up on its first run: run each
+      // part once on zeros here, so that building the program
+      // (gj_function_precompile) pays it rather than the first call.
       std::vector<float> zeros(
           static_cast<size_t>((g.m - 1) * g.a.strides[0] +
                               (g.k - 1) * g.a.strides[1] + 1),
@@ -170,16 +167,19 @@ class OneDnnGemmStep : public StepRunner {
         absl::StrCat(gemm_->ToString(), ": oneDNN failed: ", e.what()));
   }
 
-  // Part `i` on the calling thread: its columns of the product into `base`.
+  // Part `i` on the calling thread: its rows of the product into `base`.
   void RunPart(int64_t i, char* a, char* base) const {
+    const GemmStep& g = *gemm_;
     const Part& part = parts_[i];
     const dnnl::engine& engine = OneDnnEngine();
     dnnl::stream& stream = OneDnnStream();
     part.matmul.execute(
         stream,
-        {{DNNL_ARG_SRC, memory(part.src, engine, a)},
-         {DNNL_ARG_WEIGHTS, *part.weights},
-         {DNNL_ARG_DST, memory(part.dst, engine, base + part.n0 * kItem)},
+        {{DNNL_ARG_SRC,
+          memory(part.src, engine, a + part.r0 * g.a.strides[0] * kItem)},
+         {DNNL_ARG_WEIGHTS, *weights_},
+         {DNNL_ARG_DST,
+          memory(part.dst, engine, base + part.r0 * g.n * kItem)},
          {DNNL_ARG_SCRATCHPAD,
           memory(part.scratchpad, engine,
                  base + product_bytes_ + i * pad_stride_)}});
@@ -191,6 +191,7 @@ class OneDnnGemmStep : public StepRunner {
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
   std::vector<Part> parts_;
+  std::shared_ptr<memory> weights_;  // the constant, packed once
   size_t product_bytes_ = 0, pad_stride_ = 0, scratch_bytes_ = 0;
 };
 
@@ -214,7 +215,7 @@ absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
   GemmStep::OneDnn dnn;
   dnn.weight_node = plan.slots[gemm.b.slot].node;
   try {
-    const dnnl::matmul::primitive_desc pd = MatmulPd(gemm, 0, gemm.n);
+    const dnnl::matmul::primitive_desc pd = MatmulPd(gemm, 0, gemm.m);
     dnn.impl = pd.impl_info_str();
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(

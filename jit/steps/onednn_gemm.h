@@ -9,9 +9,12 @@
 // The product lands in scratch as the contiguous [M, N] matrix BLAS would
 // write, and the step's epilogue kernel (bias, activation, the consumers
 // fused into it) runs over it unchanged. With several pool threads a large
-// enough product is cut into column ranges, each a primitive with its own
-// packed slice of the weight, run in parallel on the pool with one OpenMP
-// thread each (onednn_conv_step.cc says why).
+// enough product is cut into ranges of rows, each a primitive writing its
+// dense share of the product and all reading the one packed weight (its
+// layout does not depend on the row count), run in parallel on the pool
+// with one OpenMP thread each (onednn_conv_step.cc says why). Column ranges
+// would leave each part's result strided, which oneDNN 2.6 runs on its
+// slower gemm:jit instead of brgemm.
 //
 // Planned only on host plans, for static products (no size symbols), not
 // batched (bmm), alpha any, and never on oneDNN's reference
