@@ -73,6 +73,7 @@ class HostCopyExecutable : public Executable {
     return absl::OkStatus();
   }
   size_t num_outputs() const override { return inner_->num_outputs(); }
+  CodeOrigin origin() const override { return inner_->origin(); }
 
   std::string Describe() const override {
     return absl::StrCat(inner_->Describe(), "; CUDA calls run on host copies (",

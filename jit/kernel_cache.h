@@ -60,7 +60,9 @@ struct KernelCacheKey {
 };
 
 struct KernelCacheStats {
-  int64_t compiles = 0;   // entries inserted (each one compile)
+  int64_t compiles = 0;   // entries inserted (compiled, or loaded from the
+                          // persistent compile cache: KernelCompiler counts
+                          // those apart)
   int64_t hits = 0;       // lookups served from the cache
   int64_t evictions = 0;  // entries dropped past the capacity
   int64_t entries = 0;    // entries held now

@@ -105,37 +105,36 @@ std::optional<CompileCache::Hit> CompileCache::LookupDisk(
   return Hit{*std::move(record), CacheTier::kDisk};
 }
 
-std::optional<CompileCache::Hit> CompileCache::LookupRemote(
-    const std::string& key, const std::string& hash) {
-  absl::StatusOr<std::optional<std::string>> bytes = remote_->Get(hash);
-  if (!bytes.ok()) {
-    CountError(bytes.status());
-    remote_misses_.fetch_add(1, std::memory_order_relaxed);
-    return std::nullopt;
-  }
-  if (!bytes->has_value()) {
-    remote_misses_.fetch_add(1, std::memory_order_relaxed);
-    return std::nullopt;
-  }
+std::optional<CompileCache::Hit> CompileCache::AcceptRemote(
+    const std::string& key, const std::string& hash, const std::string& bytes) {
   absl::StatusOr<CacheRecord> record =
-      DecodeCacheRecord(**bytes, key, options_.signing_key);
+      DecodeCacheRecord(bytes, key, options_.signing_key);
   if (!record.ok()) {
     // Left in Redis (another replica with the right key may store over
     // it); this process compiles and stores its own.
     Reject(absl::StrCat(remote_->options().Url(), " ", hash), record.status());
-    remote_misses_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   remote_hits_.fetch_add(1, std::memory_order_relaxed);
   if (disk_ != nullptr) {
     // The next process on this machine finds it on the disk.
-    if (absl::Status s = disk_->Write(hash, **bytes); s.ok()) {
+    if (absl::Status s = disk_->Write(hash, bytes); s.ok()) {
       disk_stores_.fetch_add(1, std::memory_order_relaxed);
     } else {
       CountError(s);
     }
   }
   return Hit{*std::move(record), CacheTier::kRemote};
+}
+
+std::optional<CompileCache::Hit> CompileCache::LookupRemote(
+    const std::string& key, const std::string& hash) {
+  absl::StatusOr<std::optional<std::string>> bytes = remote_->Get(hash);
+  if (!bytes.ok()) CountError(bytes.status());
+  std::optional<Hit> hit;
+  if (bytes.ok() && bytes->has_value()) hit = AcceptRemote(key, hash, **bytes);
+  if (!hit.has_value()) remote_misses_.fetch_add(1, std::memory_order_relaxed);
+  return hit;
 }
 
 std::optional<CompileCache::Hit> CompileCache::Lookup(const std::string& key) {
@@ -216,18 +215,7 @@ std::optional<CompileCache::Hit> CompileCache::WaitFor(const std::string& key) {
       break;  // Redis is gone: compile here
     }
     if (!bytes->has_value()) continue;
-    absl::StatusOr<CacheRecord> record =
-        DecodeCacheRecord(**bytes, key, options_.signing_key);
-    if (!record.ok()) {
-      Reject(absl::StrCat(remote_->options().Url(), " ", hash),
-             record.status());
-      break;
-    }
-    remote_hits_.fetch_add(1, std::memory_order_relaxed);
-    if (disk_ != nullptr && disk_->Write(hash, **bytes).ok()) {
-      disk_stores_.fetch_add(1, std::memory_order_relaxed);
-    }
-    return Hit{*std::move(record), CacheTier::kRemote};
+    return AcceptRemote(key, hash, **bytes);  // nullopt if refused: compile
   }
   lock_timeouts_.fetch_add(1, std::memory_order_relaxed);
   return std::nullopt;

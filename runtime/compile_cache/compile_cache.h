@@ -129,6 +129,10 @@ class CompileCache {
                                 const std::string& hash);
   std::optional<Hit> LookupRemote(const std::string& key,
                                   const std::string& hash);
+  // A record Redis returned: checked, counted, written to the disk.
+  std::optional<Hit> AcceptRemote(const std::string& key,
+                                  const std::string& hash,
+                                  const std::string& bytes);
   void Reject(absl::string_view where, const absl::Status& problem);
 
   const CompileCacheOptions options_;

@@ -16,6 +16,7 @@
 // treats as a miss: the cache never fails a compile.
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>

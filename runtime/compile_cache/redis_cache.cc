@@ -145,43 +145,26 @@ absl::Status RedisCache::ConnectLocked() {
   if (redisSetTimeout(context_, Timeval(options_.timeout_ms)) != REDIS_OK) {
     return FailLocked(absl::UnavailableError("cannot set the timeout"));
   }
-  auto simple = [&](std::vector<std::string> argv) -> absl::Status {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    for (const std::string& a : argv) {
-      ptrs.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    auto* r = static_cast<redisReply*>(redisCommandArgv(
-        context_, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
-    if (r == nullptr) {
-      return absl::UnavailableError(context_->errstr);
-    }
-    Reply owned(r);
-    if (r->type == REDIS_REPLY_ERROR) {
-      return absl::PermissionDeniedError(std::string(r->str, r->len));
-    }
-    return absl::OkStatus();
-  };
   if (!options_.password.empty()) {
-    if (absl::Status s = simple({"AUTH", options_.password}); !s.ok()) {
-      return FailLocked(s);
+    if (absl::StatusOr<std::unique_ptr<Reply>> r =
+            RunLocked({"AUTH", options_.password});
+        !r.ok()) {
+      return FailLocked(r.status());
     }
   }
   if (options_.db != 0) {
-    if (absl::Status s = simple({"SELECT", absl::StrCat(options_.db)});
-        !s.ok()) {
-      return FailLocked(s);
+    if (absl::StatusOr<std::unique_ptr<Reply>> r =
+            RunLocked({"SELECT", absl::StrCat(options_.db)});
+        !r.ok()) {
+      return FailLocked(r.status());
     }
   }
   backoff_ = std::chrono::milliseconds(0);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<RedisCache::Reply>> RedisCache::Command(
+absl::StatusOr<std::unique_ptr<RedisCache::Reply>> RedisCache::RunLocked(
     std::initializer_list<absl::string_view> argv) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status s = ConnectLocked(); !s.ok()) return s;
   std::vector<const char*> ptrs;
   std::vector<size_t> lens;
   for (absl::string_view a : argv) {
@@ -192,8 +175,8 @@ absl::StatusOr<std::unique_ptr<RedisCache::Reply>> RedisCache::Command(
       context_, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
   if (r == nullptr) {
     // A timeout, a reset connection: the context is unusable now.
-    return FailLocked(absl::UnavailableError(
-        context_->err != 0 ? context_->errstr : "no reply"));
+    return absl::UnavailableError(context_->err != 0 ? context_->errstr
+                                                     : "no reply");
   }
   auto reply = std::make_unique<Reply>(r);
   if (r->type == REDIS_REPLY_ERROR) {
@@ -201,6 +184,15 @@ absl::StatusOr<std::unique_ptr<RedisCache::Reply>> RedisCache::Command(
     return absl::InternalError(absl::StrCat("Redis at ", options_.Url(), ": ",
                                             std::string(r->str, r->len)));
   }
+  return reply;
+}
+
+absl::StatusOr<std::unique_ptr<RedisCache::Reply>> RedisCache::Command(
+    std::initializer_list<absl::string_view> argv) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status s = ConnectLocked(); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Reply>> reply = RunLocked(argv);
+  if (absl::IsUnavailable(reply.status())) return FailLocked(reply.status());
   return reply;
 }
 

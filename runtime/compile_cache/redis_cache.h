@@ -76,6 +76,10 @@ class RedisCache {
   struct Reply;
   absl::StatusOr<std::unique_ptr<Reply>> Command(
       std::initializer_list<absl::string_view> argv);
+  // One command on the connected context: UNAVAILABLE when the connection
+  // failed (the caller drops it), INTERNAL when Redis answered an error.
+  absl::StatusOr<std::unique_ptr<Reply>> RunLocked(
+      std::initializer_list<absl::string_view> argv);
   absl::Status ConnectLocked();
   absl::Status FailLocked(absl::Status error);
 
