@@ -286,6 +286,11 @@ class OneDnnConvStep : public StepRunner {
       const auto tag = OneDnnTag(s.spatial, dnn.block);
       const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
       std::vector<PartPlan> plans = PlanParts(s, *p);
+      // oneDNN fixes a primitive's thread count when it creates it (brgconv
+      // reads omp_get_max_threads() then), not when it runs: create each at
+      // the count it runs with, whatever the host's OpenMP setting.
+      const ScopedOpenMpThreads threads(plans.size() == 1 ? p->openmp_threads
+                                                          : 1);
       size_t pad_bytes = 0;
       for (const PartPlan& plan : plans) {
         const dnnl::convolution_forward::primitive_desc pd = OneDnnConvPd(

@@ -9,6 +9,7 @@
 
 #include "jit/steps/onednn_conv.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 
 #include <cmath>
@@ -286,6 +287,57 @@ TEST_F(OneDnnConvTest, CallsLeaveTheHostsOpenMpThreadCountAlone) {
         1e-4);
     EXPECT_EQ(get(), 5) << "batch " << batch;
   }
+  set(before);
+  dlclose(gomp);
+}
+
+// The number of threads this process has now (/proc/self/task).
+int ProcessThreads() {
+  int n = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(dir)) n += e->d_name[0] != '.';
+    closedir(dir);
+  }
+  return n;
+}
+
+// oneDNN fixes a convolution's thread count when the primitive is created
+// (brgconv reads omp_get_max_threads() then), not when it runs: primitives
+// created at the host's OpenMP count and run on a one-thread program started
+// an OpenMP team of the host's size on every call, whose spinning barrier
+// cost a 1-thread convnet 3x on a loaded 2-core machine. Programs on a pool
+// of one thread start no thread at all, whatever the host's OpenMP count.
+TEST_F(OneDnnConvTest, OneThreadProgramsStartNoOpenMpTeam) {
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  ASSERT_NE(gomp, nullptr) << "libdnnl's libgomp is not loaded";
+  const auto set = reinterpret_cast<SetFn>(dlsym(gomp, "omp_set_num_threads"));
+  const auto get = reinterpret_cast<GetFn>(dlsym(gomp, "omp_get_max_threads"));
+  ASSERT_NE(set, nullptr);
+  ASSERT_NE(get, nullptr);
+  const int before = get();
+  set(4);
+  auto jit = JitCompiler::Create({.num_threads = 1});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  // A whole-batch convolution (too small to cut into parts) and a blocked
+  // one (3 input channels), as a convnet's first layers are.
+  const auto graph = ConvNet(2, 3, {{32, 3, 1, 1}, {64, 3, 1, 1}});
+  const Tensor x = RandomTensor(DType::kFloat32, {8, 3, 16, 16}, 60);
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  spec.example_sizes.emplace_back(x.sizes().begin(), x.sizes().end());
+  spec.example_strides.emplace_back(x.strides().begin(), x.strides().end());
+  const int threads_before = ProcessThreads();
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*graph, {x})), 2);
+  for (int i = 0; i < 3; ++i) {
+    auto out = RunToVector(**exe, {x});
+    ASSERT_TRUE(out.ok()) << out.status();
+  }
+  EXPECT_EQ(ProcessThreads(), threads_before)
+      << "a call of a one-thread program started threads";
   set(before);
   dlclose(gomp);
 }
