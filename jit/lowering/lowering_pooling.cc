@@ -42,6 +42,9 @@ struct Window {
   Pool2dWindow w;
   int h = 0;  // the input's dim of rows (rank - 2)
   int64_t in_h = 0, in_w = 0;
+  // Per dim (rows, columns): every tap of every output position is in the
+  // input (no padding, no window past the end), so taps need no bounds.
+  bool inside[2] = {false, false};
 
   // Input row (d 0) or column (d 1) of output position `o`, tap `k`.
   IndexExpr Input(int d, const IndexExpr& o, const IndexExpr& k) const {
@@ -64,6 +67,7 @@ struct Window {
     const int rank = h + 2;
     ValueExpr in = ValueExpr::Const(DType::kBool, 1);
     for (int d = 0; d < 2; ++d) {
+      if (inside[d]) continue;
       const IndexExpr i = Input(d, idx[h + d], idx[rank + d]);
       const int64_t size = d == 0 ? in_h : in_w;
       in = Bin(BinaryOp::kAnd, in,
@@ -82,6 +86,10 @@ struct Window {
     std::vector<IndexExpr> in(idx.begin(), idx.begin() + rank);
     for (int d = 0; d < 2; ++d) {
       const int64_t size = d == 0 ? in_h : in_w;
+      if (inside[d]) {
+        in[h + d] = Input(d, idx[h + d], idx[rank + d]);
+        continue;
+      }
       in[h + d] =
           IndexExpr::Min(IndexExpr::Max(Input(d, idx[h + d], idx[rank + d]),
                                         IndexExpr::Const(0)),
@@ -148,6 +156,13 @@ absl::StatusOr<Taps> TapsOf(const LoweringContext& ctx, int self,
   }
   win.in_h = in_sizes[win.h].value();
   win.in_w = in_sizes[win.h + 1].value();
+  for (int d = 0; d < 2; ++d) {
+    const SymInt& out_size = out.sizes[win.h + d];
+    const int64_t last =
+        (out_size.hint() - 1) * w.stride[d] + (w.kernel[d] - 1) * w.dilation[d];
+    win.inside[d] = !out_size.is_symbolic() && w.padding[d] == 0 &&
+                    last <= (d == 0 ? win.in_h : win.in_w) - 1;
+  }
   taps.meta = out;
   taps.meta.dtype = ComputeDType(out.dtype);
   taps.meta.sizes.push_back(SymInt(w.kernel[0]));
@@ -176,6 +191,7 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   const int window = ctx.Select(
       taps, {self}, source,
       [win, d, lowest](const std::vector<IndexExpr>& idx, const Values& v) {
+        if (win.inside[0] && win.inside[1]) return C(v[0], d);
         return ValueExpr::Where(win.InInput(idx), C(v[0], d), lowest);
       });
   int values = ctx.Reduce(window, mask, false, CombineOp::kMax);

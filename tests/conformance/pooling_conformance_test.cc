@@ -138,6 +138,29 @@ TEST_F(PoolingConformanceTest, ResNetStemPoolAndIndicesLeftUnread) {
   ExpectJitMatchesEager(both, inputs);
 }
 
+// Windows that never leave the input (no padding; the last window ends in
+// it) read their taps without bounds checks or clamps; a ceil-mode window
+// past the end, or padding, keeps them for that dim only.
+TEST_F(PoolingConformanceTest, WindowsInsideTheInputReadWithoutBounds) {
+  const Pool inside{{2, 4, 16, 12}, {2, 2}, {2, 2}, {0, 0}, {1, 1}};
+  const Pool ceil{{2, 4, 15, 12}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true};
+  const Pool padded{{2, 4, 16, 12}, {3, 2}, {2, 2}, {1, 0}, {1, 1}};
+  const std::vector<Pool> pools = {inside, ceil, padded};
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const Pool& p = pools[i];
+    SCOPED_TRACE(p.ToString());
+    const auto graph = PoolGraph(p, /*indices=*/true);
+    const std::vector<Tensor> inputs = {PoolInput(DType::kFloat32, p.input, 9)};
+    ExpectJitMatchesEager(graph, inputs);
+    const auto values = PoolGraph(p, /*indices=*/false);
+    const std::string text = PlanOfInputs(*values, inputs).ToString();
+    const bool checked = text.find("where(") != std::string::npos;
+    EXPECT_EQ(checked, i > 0) << text;
+    const bool clamped = text.find("min(max(") != std::string::npos;
+    EXPECT_EQ(clamped, i > 0) << text;
+  }
+}
+
 // avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad,
 // divisor_override).
 std::shared_ptr<const Graph> AvgPoolGraph(const Pool& p, bool include_pad,
