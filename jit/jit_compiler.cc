@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -91,9 +92,10 @@ std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
 // `backend`: the kernels' backend; one that is not host code keeps matrix
 // products and convolutions eager (their epilogues are CPU code), but a
 // device's, which run on cuBLASLt.
-absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
-                               const Layout& layout, int num_symbols,
-                               const KernelBackend& backend) {
+absl::StatusOr<Plan> PlanGraph(
+    const Graph& graph, const GraphMeta& metas, const Layout& layout,
+    int num_symbols, const KernelBackend& backend,
+    const absl::flat_hash_set<int>& contiguous_results = {}) {
   std::vector<std::string> fallbacks;
   const Device device = backend.transfer() != nullptr
                             ? backend.transfer()->device()
@@ -103,14 +105,24 @@ absl::StatusOr<Plan> PlanGraph(const Graph& graph, const GraphMeta& metas,
   // Activations around oneDNN convolutions are laid out channels last
   // (jit/steps/channels_last.h).
   const std::vector<bool> channels_last =
-      backend.host_code() ? PreferChannelsLast(graph, lowered)
-                          : std::vector<bool>();
+      backend.host_code()
+          ? PreferChannelsLast(graph, lowered, contiguous_results)
+          : std::vector<bool>();
+  LayOutConvResults(lowered, channels_last);
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered, channels_last));
   // GEMM and conv steps of a dynamic entry bind their symbolic extents per
   // call (FuseConvSteps logs why a convolution stays eager).
   if (backend.host_code()) {
     FuseGemmEpilogues(graph, plan);
     FuseConvSteps(graph, plan, &fallbacks);
+    // A convolution whose result was laid out channels last but which no
+    // conv step took (FuseConvSteps says why) would be written contiguous by
+    // its reference kernel: plan again with its result contiguous.
+    if (absl::flat_hash_set<int> eager = StridedResultsLeftEager(plan);
+        !eager.empty()) {
+      eager.insert(contiguous_results.begin(), contiguous_results.end());
+      return PlanGraph(graph, metas, layout, num_symbols, backend, eager);
+    }
     OrderChannelsLastLoops(plan);
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
@@ -276,7 +288,8 @@ class JitExecutable : public Executable {
             absl::StrCat(name, " on oneDNN (", dnn.impl,
                          dnn.weight_node >= 0 ? ", weights packed once" : "",
                          dnn.block == 0 ? ", channels last" : "",
-                         ") with an epilogue kernel"));
+                         dnn.result_param >= 0 ? ") writing its result"
+                                               : ") with an epilogue kernel"));
       } else {
         externs.push_back(absl::StrCat(name, " as im2col and ", library,
                                        " per image with an epilogue kernel"));

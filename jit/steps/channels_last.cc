@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/extern_epilogue.h"
@@ -31,6 +32,15 @@ bool Eligible(const LValue& v, int rank) {
       v.dtype != DType::kFloat32 || v.rank() != rank) {
     return false;
   }
+  for (int d = 1; d < v.rank(); ++d) {
+    if (!v.sizes[d].is_const()) return false;
+  }
+  return true;
+}
+
+// A convolution's result (a buffer its step writes) that can be.
+bool EligibleResult(const LValue& v, int rank) {
+  if (v.dtype != DType::kFloat32 || v.rank() != rank) return false;
   for (int d = 1; d < v.rank(); ++d) {
     if (!v.sizes[d].is_const()) return false;
   }
@@ -105,8 +115,9 @@ void ChannelsFirstLoops(Kernel& kernel) {
 
 }  // namespace
 
-std::vector<bool> PreferChannelsLast(const Graph& graph,
-                                     const LoweredGraph& lowered) {
+std::vector<bool> PreferChannelsLast(
+    const Graph& graph, const LoweredGraph& lowered,
+    const absl::flat_hash_set<int>& contiguous_results) {
   const int n = static_cast<int>(lowered.values.size());
   std::vector<bool> prefer(n, false);
   if (!OneDnnEnabled()) return prefer;
@@ -122,8 +133,16 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
     }
   }
   for (int v : lowered.outputs) pinned[v] = true;
+  // Lowering views memory as a buffer value of the same slot, its strides
+  // derived from the contiguous layout then: a result viewed so stays so.
+  absl::flat_hash_map<int, int> buffers_of_slot;
+  for (const LValue& value : lowered.values) {
+    if (value.kind == LValue::Kind::kBuffer) ++buffers_of_slot[value.slot];
+  }
   // Seeds: the inputs and outputs of the convolutions oneDNN may run; a
-  // value another extern step reads stays contiguous.
+  // value another extern step reads stays contiguous. A convolution's
+  // result is laid out by its conv step's epilogue (conv_epilogue.h).
+  std::vector<bool> conv_result(n, false);
   std::deque<int> queue;
   int rank = 0;
   for (const ExternNode& ext : lowered.externs) {
@@ -147,6 +166,9 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
     if (conv) {
       rank = lowered.values[ext.outputs[0]].rank();
       for (int out : ext.outputs) queue.push_back(out);
+      const int result = ext.outputs[0];
+      conv_result[result] = !contiguous_results.contains(ext.node) &&
+                            buffers_of_slot[lowered.values[result].slot] == 1;
     }
   }
   if (rank == 0) return prefer;
@@ -160,11 +182,35 @@ std::vector<bool> PreferChannelsLast(const Graph& graph,
     seen[v] = true;
     const LValue& value = lowered.values[v];
     if (value.kind == LValue::Kind::kView) continue;
-    if (!pinned[v] && Eligible(value, rank)) prefer[v] = true;
+    if (!pinned[v] && (Eligible(value, rank) ||
+                       (conv_result[v] && EligibleResult(value, rank)))) {
+      prefer[v] = true;
+    }
     for (int r : readers[v]) queue.push_back(r);
     for (int operand : value.operands) queue.push_back(operand);
   }
   return prefer;
+}
+
+void LayOutConvResults(LoweredGraph& lowered,
+                       const std::vector<bool>& channels_last) {
+  for (size_t v = 0; v < channels_last.size(); ++v) {
+    LValue& value = lowered.values[v];
+    if (!channels_last[v] || value.kind != LValue::Kind::kBuffer) continue;
+    value.strides = ChannelsLastStrideExprs(value.sizes);
+    lowered.slots[value.slot].strides = value.strides;
+  }
+}
+
+absl::flat_hash_set<int> StridedResultsLeftEager(const Plan& plan) {
+  absl::flat_hash_set<int> nodes;
+  for (const Slot& slot : plan.slots) {
+    if (slot.source != Slot::Source::kExtern || slot.strides.empty()) continue;
+    for (const PlanStep& step : plan.steps) {
+      if (!step.is_kernel && step.node == slot.node) nodes.insert(slot.node);
+    }
+  }
+  return nodes;
 }
 
 void OrderChannelsLastLoops(Plan& plan) {

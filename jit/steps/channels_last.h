@@ -18,6 +18,7 @@
 
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "core/graph.h"
 #include "jit/lowering/lowering.h"
 #include "jit/schedule/fusion.h"
@@ -26,9 +27,24 @@ namespace guardjit {
 
 // Per lowered value of `lowered` (lowered from `graph`): whether it should
 // be laid out channels last if it is given memory. All false unless the
-// graph has a float32 convolution oneDNN may run.
-std::vector<bool> PreferChannelsLast(const Graph& graph,
-                                     const LoweredGraph& lowered);
+// graph has a float32 convolution oneDNN may run. The results of those
+// convolutions are among them (their conv steps' epilogues store them at
+// the strides LayOutConvResults gives), except those of the nodes in
+// `contiguous_results`.
+std::vector<bool> PreferChannelsLast(
+    const Graph& graph, const LoweredGraph& lowered,
+    const absl::flat_hash_set<int>& contiguous_results = {});
+
+// Gives the flagged convolution results (buffers of extern outputs) their
+// channels-last strides, in their values (which kernels read them through)
+// and slots (which their conv steps store them at). Before Schedule.
+void LayOutConvResults(LoweredGraph& lowered,
+                       const std::vector<bool>& channels_last);
+
+// The nodes whose results LayOutConvResults laid out but which stayed eager
+// steps after FuseConvSteps (their reference kernels write contiguous
+// results): the plan is to be made again with them in `contiguous_results`.
+absl::flat_hash_set<int> StridedResultsLeftEager(const Plan& plan);
 
 // Orders the outer loops of `plan`'s kernels (a host plan after
 // FuseConvSteps) for their stores: channels innermost for a kernel storing

@@ -166,6 +166,7 @@ absl::StatusOr<Match> MatchConv(const Graph& graph, const Plan& plan,
   }
   match.product.dtype = s.dtype;
   match.product.sizes = out.sizes;
+  match.product.strides = out.strides;
   match.product.label = node.name;
   match.conv = std::move(conv);
   return match;
@@ -220,12 +221,17 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
         TakeEpilogue(plan, &i, match->product, /*store_bare=*/true);
     match->conv->product_param = epilogue->product_param;
     bool bias_in_epilogue = match->bias.has_value();
-    if (!device && OneDnnEnabled() &&
-        match->conv->dtype == DType::kFloat32) {
+    if (!device && OneDnnEnabled() && match->conv->dtype == DType::kFloat32) {
       absl::StatusOr<ConvStep::OneDnn> onednn =
           PlanOneDnnConv(*match->conv, match->bias, plan);
       if (onednn.ok()) {
         bias_in_epilogue = bias_in_epilogue && !onednn->bias.has_value();
+        // A result stored channels last is oneDNN's nhwc result as it is:
+        // oneDNN writes it in place of a copy.
+        if (epilogue->bare_store_param >= 0 && !bias_in_epilogue &&
+            onednn->block == 0 && !match->product.strides.empty()) {
+          onednn->result_param = epilogue->bare_store_param;
+        }
         match->conv->onednn = *std::move(onednn);
         // Its loop order is OrderChannelsLastLoops' (channels_last.h).
         ReindexLoads(epilogue->step.kernel.kernel, epilogue->product_param,

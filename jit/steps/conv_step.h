@@ -92,6 +92,10 @@ struct ConvStep {
     int bias_node = -1;
     std::optional<FixedRef> bias;
     std::string impl;  // oneDNN's implementation: "brgconv:avx512_core"
+    // The epilogue kernel's parameter of the result when oneDNN writes the
+    // result straight into it (channels last, and the epilogue only a copy,
+    // which then does not run); -1: the epilogue stores it.
+    int result_param = -1;
   };
   std::optional<OneDnn> onednn;
 

@@ -87,10 +87,12 @@ ValueExpr RewriteLoads(const ValueExpr& e, int buffer,
 }
 
 // Whether kernel `k`, run over a subrange of its outer loop 0, computes
-// exactly those points, reading `param` (a tensor of `sizes`) only at the
-// point it computes: a pointwise kernel over `sizes`.
+// exactly those points, reading `param` (a tensor of `sizes` laid out at
+// `strides`, empty: contiguous) only at the point it computes: a pointwise
+// kernel over `sizes`.
 bool IsPointwiseEpilogue(const Kernel& k, int param,
-                         const std::vector<IndexExpr>& sizes) {
+                         const std::vector<IndexExpr>& sizes,
+                         const std::vector<IndexExpr>& strides) {
   // The extern steps run epilogues without looking for failed index checks.
   if (k.num_size_params != 0 || k.num_checks != 0 ||
       k.outer.size() != sizes.size()) {
@@ -110,7 +112,9 @@ bool IsPointwiseEpilogue(const Kernel& k, int param,
     }
     VisitExpr(stage.value, seen, [&](const ValueExpr& e) {
       if (e.kind() == ValueExpr::Kind::kLoad && e.buffer() == param) {
-        ok = ok && IsPointIndex(e.index(), sizes);
+        ok =
+            ok && (strides.empty() ? IsPointIndex(e.index(), sizes)
+                                   : IsPointIndexAt(e.index(), sizes, strides));
       }
     });
   }
@@ -144,6 +148,12 @@ KernelStep StoreProductKernel(const ExternProduct& product,
   store.value = ValueExpr::Load(*product_param, product.dtype, point);
   store.buffer = AddParam(k, product.slot, product.dtype, /*output=*/true);
   store.index = point;
+  if (!product.strides.empty()) {
+    store.index = IndexExpr::Const(0);
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      store.index = store.index + idx[d] * product.strides[d];
+    }
+  }
   k.kernel.stages.push_back(std::move(store));
   k.allocate.push_back(product.slot);
   k.computes.push_back(product.label);
@@ -258,14 +268,25 @@ std::optional<Epilogue> TakeEpilogue(Plan& plan, size_t* i,
                         ? InputParam(next->kernel, product.slot)
                         : -1;
   if (param >= 0 && Readers(plan, product.slot) == 1 &&
-      IsPointwiseEpilogue(next->kernel.kernel, param, product.sizes)) {
+      IsPointwiseEpilogue(next->kernel.kernel, param, product.sizes,
+                          product.strides)) {
     fused.kernel = std::move(next->kernel);
+    if (!product.strides.empty()) {
+      // It read the result where the slot's layout puts it; the product it
+      // now reads is contiguous.
+      std::vector<IndexExpr> idx;
+      for (size_t d = 0; d < product.sizes.size(); ++d) {
+        idx.push_back(IndexExpr::Var(static_cast<int>(d)));
+      }
+      ReindexLoads(fused.kernel.kernel, param, Linearize(idx, product.sizes));
+    }
     fused.release.insert(fused.release.end(), next->release.begin(),
                          next->release.end());
     epilogue.product_param = param;
     ++*i;
   } else if (store_bare) {
     fused.kernel = StoreProductKernel(product, &epilogue.product_param);
+    epilogue.bare_store_param = fused.kernel.kernel.stages[0].buffer;
   } else {
     return std::nullopt;
   }

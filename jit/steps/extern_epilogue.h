@@ -66,6 +66,10 @@ struct ExternProduct {
   DType dtype = DType::kFloat32;
   std::vector<IndexExpr> sizes;
   std::string label;  // the node's name, for a kernel that only stores it
+  // Where the result is stored and read by later kernels (the slot's
+  // strides; empty: contiguous). The epilogue always reads the product
+  // itself as contiguous: a fused kernel's loads are reindexed so.
+  std::vector<IndexExpr> strides;
 };
 
 // An extern step's epilogue: a kernel step, and its buffer parameter that
@@ -74,6 +78,9 @@ struct ExternProduct {
 struct Epilogue {
   PlanStep step;
   int product_param = -1;
+  // The kernel only stores the product (StoreProductKernel): its output
+  // parameter, else -1.
+  int bare_store_param = -1;
 };
 
 // Takes the epilogue of eager step `*i` of `plan`, which computes `product`:

@@ -131,7 +131,11 @@ class OneDnnConvStep : public StepRunner {
                 s.input.offset * kItem;
     char* weights = static_cast<char*>(call.slots[s.weight.slot].data()) +
                     s.weight.offset * kItem;
-    char* const dst = base + p->dst_offset;
+    const int result_param = s.onednn->result_param;
+    char* const dst =
+        result_param >= 0
+            ? static_cast<char*>(call.slots[buffer_slots_[result_param]].data())
+            : base + p->dst_offset;
     const dnnl::engine& engine = OneDnnEngine();
     absl::Status status;
     try {
@@ -177,6 +181,7 @@ class OneDnnConvStep : public StepRunner {
       }
       RETURN_IF_ERROR(status);
     }
+    if (result_param >= 0) return absl::OkStatus();
     absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
     pointers[s.product_param] = dst;
     return epilogue_.RunWith(call, pointers);
@@ -344,8 +349,10 @@ class OneDnnConvStep : public StepRunner {
         }
       }
       p->dst_offset = bytes;
-      bytes +=
-          AlignUp(memory::desc(OneDnnDstDims(s, whole), kF32, tag).get_size());
+      if (dnn.result_param < 0) {
+        bytes += AlignUp(
+            memory::desc(OneDnnDstDims(s, whole), kF32, tag).get_size());
+      }
       p->pad_offset = bytes;
       p->pad_stride = AlignUp(pad_bytes);
       bytes += p->pad_stride * p->parts.size();

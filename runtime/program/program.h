@@ -32,6 +32,11 @@ struct Slot {
   int output = 0;  // kExtern: output of that node
   DType dtype = DType::kFloat32;
   std::vector<IndexExpr> sizes;  // kKernel, kExtern: allocated contiguous
+  // kExtern written by a step of the plan (a convolution's epilogue), not by
+  // a reference kernel: the strides it stores and kernels read it at (a
+  // permutation of the contiguous layout, so the allocation is the same);
+  // empty = contiguous.
+  std::vector<IndexExpr> strides;
 };
 
 // A strided view of a slot's memory, in expressions over the program's size

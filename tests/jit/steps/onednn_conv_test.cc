@@ -266,6 +266,90 @@ TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
   ExpectJitMatchesEager(graph, inputs, 1e-4);
 }
 
+// A convolution's result that kernels read other than pointwise (a pool
+// computing the relu in its window, a mean over the spatial dims) is laid
+// out channels last, as oneDNN writes it: oneDNN writes it in place, no
+// epilogue transposes it into [N, C, H, W]. A result the graph outputs, or a
+// view reads, stays contiguous.
+TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
+  GraphBuilder b("convbn");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  const auto constant = [&](const std::string& name, const Shape& shape,
+                            uint64_t seed) {
+    ASSERT_TRUE(b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed,
+                                                 -0.3, 0.3))
+                    .ok());
+  };
+  constant("w0", {16, 3, 3, 3}, 1);
+  constant("w1", {32, 16, 3, 3}, 2);
+  constant("w2", {8, 16, 1, 1}, 3);
+  const auto conv = [&](const std::string& name, const std::string& x,
+                        const std::string& w, int64_t pad) {
+    testing::AddNode(
+        b, name, "aten.convolution.default",
+        {Arg::Ref(x), Arg::Ref(w), Arg::None(), List(2, 1), List(2, pad),
+         List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
+  };
+  conv("c0", "x", "w0", 1);
+  testing::AddNode(b, "r0", "aten.relu.default", {Arg::Ref("c0")});
+  testing::AddNode(
+      b, "pool", "aten.max_pool2d_with_indices.default",
+      {Arg::Ref("r0"), testing::Ints({2, 2}), testing::Ints({2, 2})});
+  testing::AddNode(b, "p0", "getitem", {Arg::Ref("pool"), Arg::Int(0)});
+  conv("c1", "p0", "w1", 1);
+  testing::AddNode(b, "r1", "aten.relu.default", {Arg::Ref("c1")});
+  testing::AddNode(b, "m", "aten.mean.dim",
+                   {Arg::Ref("r1"), testing::Ints({2, 3})});
+  conv("c2", "p0", "w2", 0);  // an output: stays contiguous
+  conv("c3", "p0", "w2", 0);  // flattened by a view: stays contiguous
+  testing::AddNode(b, "flat", "aten.view.default",
+                   {Arg::Ref("c3"), testing::Ints({3, -1})});
+  testing::AddNode(b, "e", "aten.exp.default", {Arg::Ref("flat")});
+  ASSERT_TRUE(
+      b.SetOutputs({Arg::Ref("m"), Arg::Ref("c2"), Arg::Ref("e")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {3, 3, 18, 14}, 5)};
+  const Plan plan = PlanOfInputs(*graph, inputs);
+  ASSERT_EQ(OneDnnSteps(plan), 4) << plan.ToString();
+  std::vector<std::string> channels_last, contiguous;
+  for (const Slot& slot : plan.slots) {
+    if (slot.source != Slot::Source::kExtern) continue;
+    const std::string& name = graph->node(slot.node).name;
+    if (slot.strides.empty()) {
+      contiguous.push_back(name);
+      continue;
+    }
+    channels_last.push_back(name);
+    // [N, C, H, W] at [H*W*C, 1, W*C, C].
+    ASSERT_EQ(slot.strides.size(), 4u);
+    EXPECT_TRUE(slot.strides[1].is_const(1)) << name;
+    EXPECT_EQ(slot.strides[3].ToString(), slot.sizes[1].ToString()) << name;
+  }
+  EXPECT_THAT(channels_last, ::testing::UnorderedElementsAre("c0", "c1"))
+      << plan.ToString();
+  EXPECT_THAT(contiguous, ::testing::IsSupersetOf({"c2", "c3"}))
+      << plan.ToString();
+  // oneDNN writes those two results in place: their epilogues would only
+  // copy them.
+  std::vector<std::string> in_place;
+  for (const PlanStep& step : plan.steps) {
+    if (step.conv != nullptr && step.conv->onednn->result_param >= 0) {
+      in_place.push_back(graph->node(step.node).name);
+    }
+  }
+  EXPECT_THAT(in_place, ::testing::UnorderedElementsAre("c0", "c1"))
+      << plan.ToString();
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+  // A dynamic batch: the same layout, one entry for every batch size.
+  testing::ExpectDynamicJitMatchesEager(
+      graph, {{0, 0}},
+      {{RandomTensor(DType::kFloat32, {3, 3, 18, 14}, 6)},
+       {RandomTensor(DType::kFloat32, {2, 3, 18, 14}, 7)},
+       {RandomTensor(DType::kFloat32, {5, 3, 18, 14}, 8)}},
+      1e-4);
+}
+
 // oneDNN runs on libgomp, as torch does: a call runs its primitives with one
 // OpenMP thread each but leaves the calling thread's OpenMP setting as the
 // host had it (torch.compile guards on torch.get_num_threads()).
