@@ -25,6 +25,11 @@ constexpr int64_t kSumBlock = 2048;
 constexpr int kSumBlockVar = -1;
 // Loops of at most this many constant iterations are kept rolled.
 constexpr int64_t kMaxUnrolledTrip = 64;
+// Reductions of at most this many constant steps (a pooling window) are
+// emitted step by step: the loop around them (channels, in a channels-last
+// pool) is then an innermost loop the vectorizer takes, where a rolled
+// 2x2 window was a scalar loop of two inside it.
+constexpr int64_t kMaxInlineReduction = 16;
 
 class KernelEmitter {
  public:
@@ -53,6 +58,10 @@ class KernelEmitter {
                     const std::function<absl::Status()>& body);
   absl::Status Loops(const std::vector<LoopRange>& loops, size_t first,
                      const std::function<absl::Status()>& body);
+  // `body` once per point of `loops` (constant extents), the loop
+  // variables constants: no loop is emitted.
+  absl::Status Inline(const std::vector<LoopRange>& loops, size_t first,
+                      const std::function<absl::Status()>& body);
   absl::Status EmitStages();
   absl::Status EmitStage(const Stage& stage);
   absl::Status EmitArgReduction(const Stage& stage);
@@ -256,6 +265,29 @@ absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
   return absl::OkStatus();
 }
 
+std::optional<int64_t> ConstantVolume(const std::vector<LoopRange>& loops) {
+  int64_t volume = 1;
+  for (const LoopRange& loop : loops) {
+    if (!loop.extent.is_const() || loop.extent.value() < 0) {
+      return std::nullopt;
+    }
+    volume *= loop.extent.value();
+    if (volume > (int64_t{1} << 20)) return std::nullopt;
+  }
+  return volume;
+}
+
+absl::Status KernelEmitter::Inline(const std::vector<LoopRange>& loops,
+                                   size_t first,
+                                   const std::function<absl::Status()>& body) {
+  if (first == loops.size()) return body();
+  for (int64_t i = 0; i < loops[first].extent.value(); ++i) {
+    vars_[loops[first].var] = b_.getInt64(i);
+    RETURN_IF_ERROR(Inline(loops, first + 1, body));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KernelEmitter::Loops(const std::vector<LoopRange>& loops,
                                   size_t first,
                                   const std::function<absl::Status()>& body) {
@@ -414,7 +446,10 @@ absl::Status KernelEmitter::EmitStage(const Stage& stage) {
     return absl::OkStatus();
   };
   absl::Status status;
-  if (!widen_sum) {
+  if (std::optional<int64_t> steps = ConstantVolume(stage.loops);
+      !widen_sum && steps.has_value() && *steps <= kMaxInlineReduction) {
+    status = Inline(stage.loops, 0, element);
+  } else if (!widen_sum) {
     status = Loops(stage.loops, 0, element);
   } else {
     const std::vector<LoopRange> outer(stage.loops.begin(),

@@ -85,6 +85,18 @@ TEST(GoldenIrTest, Softmax) {
   ExpectGolden("softmax", CodegenLog(Finish(b), StaticSpec({{4, 16}})));
 }
 
+// A 2x2 max pool: its window reduction is emitted tap by tap, no loop, so
+// the loop around it is innermost for the vectorizer.
+TEST(GoldenIrTest, MaxPoolWindow) {
+  GraphBuilder b("pool");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddNode(b, "pool", "aten.max_pool2d_with_indices.default",
+          {Arg::Ref("x"), Ints({2, 2}), Ints({2, 2})});
+  AddNode(b, "values", "getitem", {Arg::Ref("pool"), Arg::Int(0)});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("values")}).ok());
+  ExpectGolden("max_pool", CodegenLog(Finish(b), StaticSpec({{2, 8, 8, 6}})));
+}
+
 TEST(GoldenIrTest, LayerNorm) {
   GraphBuilder b("layer_norm");
   for (const char* x : {"x", "w", "bias"}) {
