@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
 #include "runtime/eager_interpreter.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -412,6 +413,8 @@ TEST_F(OneDnnConvTest, OneThreadProgramsStartNoOpenMpTeam) {
   spec.inputs.push_back(TensorMeta::Of(x));
   spec.example_sizes.emplace_back(x.sizes().begin(), x.sizes().end());
   spec.example_strides.emplace_back(x.strides().begin(), x.strides().end());
+  // Kernels compile on the process's pool (its threads start with it).
+  ThreadPool::Global();
   const int threads_before = ProcessThreads();
   auto exe = (*jit)->Compile(graph, spec);
   ASSERT_TRUE(exe.ok()) << exe.status();
