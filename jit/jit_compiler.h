@@ -56,7 +56,7 @@ class JitCompiler : public Compiler {
     // Where fused kernels run: null for the built-in host backend
     // (LlvmKernelBackend over this compiler's KernelCompiler); else this
     // backend compiles and launches them (the CUDA C generator on the SIMT
-    // emulator: jit/cuda/simt_backend.h, or on a device:
+    // emulator: jit/simt/simt_backend.h, or on a device:
     // jit/cuda/cuda_backend.h). On the SIMT emulator matrix products and
     // convolutions stay eager steps (their fused epilogues are CPU code); on
     // a device, matrix products run on cuBLASLt where it loads and

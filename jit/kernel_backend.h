@@ -15,7 +15,7 @@
 //     runners call directly, splitting their first outer loop across a
 //     ThreadPool (no virtual call or Status per chunk), and its plans get
 //     GEMM and conv steps (CPU epilogues: jit/steps/kernel_steps.h);
-//   - the CUDA C generator through the SIMT emulator (jit/cuda/simt_backend.h);
+//   - the CUDA C generator through the SIMT emulator (jit/simt/simt_backend.h);
 //   - the CUDA C generator through NVRTC + the driver API on a device
 //     (jit/cuda/cuda_backend.h).
 // Each keeps its compiled code in a KernelCache (jit/kernel_cache.h) keyed by

@@ -11,7 +11,7 @@
 // - "cpu": the kernels' LLVM IR before optimization (what GJ_LOGS=codegen
 //   shows for the compile).
 // With `emulate` the graph also runs on random inputs through the target's
-// kernels (cuda: the SIMT emulator, jit/cuda/simt_backend.h; cpu: the LLVM
+// kernels (cuda: the SIMT emulator, jit/simt/simt_backend.h; cpu: the LLVM
 // JIT), strictly (no eager fallback for kernels the backend fails on), and
 // is compared with the eager interpreter.
 

@@ -59,7 +59,7 @@ if command -v ccache >/dev/null; then
   ccache -z >/dev/null
 fi
 
-# The SIMT module cache (runtime/cuda/simt_module_cache.h) outside the build
+# The SIMT module cache (runtime/simt/simt_module_cache.h) outside the build
 # trees, so a later run on this machine loads what this one host-compiled for
 # the emulated CUDA suites; entries unused for a week are removed.
 if [ -z "${GJ_SIMT_CACHE_DIR:-}" ] && [ -n "${HOME:-}" ] && [ -w "${HOME}" ]; then

@@ -4,7 +4,7 @@
 // The GPU backend's code generator: CUDA C from the same loop IR the CPU JIT
 // compiles (no second lowering, no second fusion). One translation unit per
 // cache entry holds all its kernels; NVRTC compiles it for the device
-// (nvrtc_compiler.h) and the SIMT emulator (runtime/cuda/simt_emulator.h)
+// (nvrtc_compiler.h) and the SIMT emulator (runtime/simt/simt_emulator.h)
 // runs it on the host in tests and `guardjit compile --emulate`.
 //
 // Mapping. A kernel's outer points are its "rows"; a group of threads

@@ -21,7 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "runtime/cuda/cuda_driver.h"
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 #include "testing/cuda/emulated_driver.h"
 
 namespace guardjit::emulated {

@@ -14,7 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 #include "testing/cuda/emulated_device_state.h"
 
 namespace guardjit {

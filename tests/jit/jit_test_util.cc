@@ -18,7 +18,7 @@
 #include "core/status_macros.h"
 #include "gtest/gtest.h"
 #include "jit/cuda/cuda_backend.h"
-#include "jit/cuda/simt_backend.h"
+#include "jit/simt/simt_backend.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/eager_interpreter.h"

@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -23,8 +23,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "core/status_macros.h"
-#include "runtime/cuda/simt_crew.h"
-#include "runtime/cuda/simt_module_cache.h"
+#include "runtime/simt/simt_crew.h"
+#include "runtime/simt/simt_module_cache.h"
 
 namespace guardjit {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 
 #include <chrono>
 #include <cmath>

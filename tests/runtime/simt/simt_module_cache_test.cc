@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_module_cache.h"
+#include "runtime/simt/simt_module_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "gtest/gtest.h"
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 #include "test_paths.h"  // GJ_EXAMPLES_DIR, GJ_GOLDEN_DIR, GJ_HOST_CXX
 
 namespace guardjit {

@@ -1,5 +1,5 @@
-#ifndef GUARDJIT_RUNTIME_CUDA_SIMT_EMULATOR_H_
-#define GUARDJIT_RUNTIME_CUDA_SIMT_EMULATOR_H_
+#ifndef GUARDJIT_RUNTIME_SIMT_SIMT_EMULATOR_H_
+#define GUARDJIT_RUNTIME_SIMT_SIMT_EMULATOR_H_
 
 // The SIMT emulator: generated CUDA C run on the CPU, for machines and CI
 // without a GPU (numba's CUDA simulator and tinygrad's emulated backend do the
@@ -23,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "runtime/cuda/simt_emulation_header.h"
+#include "runtime/simt/simt_emulation_header.h"
 
 namespace guardjit {
 
@@ -41,7 +41,7 @@ struct SimtOptions {
   // wins.
   std::vector<std::string> extra_flags;
   // A directory of compiled modules shared by processes
-  // (runtime/cuda/simt_module_cache.h); empty: $GJ_SIMT_CACHE_DIR, and none
+  // (runtime/simt/simt_module_cache.h); empty: $GJ_SIMT_CACHE_DIR, and none
   // when that is unset.
   std::string cache_dir;
 };
@@ -93,4 +93,4 @@ class SimtModule {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_SIMT_EMULATOR_H_
+#endif  // GUARDJIT_RUNTIME_SIMT_SIMT_EMULATOR_H_

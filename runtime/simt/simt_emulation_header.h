@@ -1,5 +1,5 @@
-#ifndef GUARDJIT_RUNTIME_CUDA_SIMT_EMULATION_HEADER_H_
-#define GUARDJIT_RUNTIME_CUDA_SIMT_EMULATION_HEADER_H_
+#ifndef GUARDJIT_RUNTIME_SIMT_SIMT_EMULATION_HEADER_H_
+#define GUARDJIT_RUNTIME_SIMT_SIMT_EMULATION_HEADER_H_
 
 // The SIMT emulator's contract between CUDA C compiled for the host and the
 // launcher that runs it (simt_emulator.h): the emulation header the source is
@@ -67,4 +67,4 @@ std::string SimtAritySymbol(absl::string_view kernel);
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_SIMT_EMULATION_HEADER_H_
+#endif  // GUARDJIT_RUNTIME_SIMT_SIMT_EMULATION_HEADER_H_

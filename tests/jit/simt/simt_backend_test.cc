@@ -4,7 +4,7 @@
 // threads, warps and blocks, one dynamic entry at many sizes, and the
 // module cache (and its ASSERT_COMPILE switch).
 
-#include "jit/cuda/simt_backend.h"
+#include "jit/simt/simt_backend.h"
 
 #include <cmath>
 #include <cstdint>

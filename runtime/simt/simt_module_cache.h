@@ -1,4 +1,4 @@
-// A directory of host-compiled SIMT modules (runtime/cuda/simt_emulator.h),
+// A directory of host-compiled SIMT modules (runtime/simt/simt_emulator.h),
 // so that a process, or the next one, that emulates the same CUDA source with
 // the same compiler and flags loads the shared object instead of compiling
 // it again (~60 ms of g++ per module; the emulated conformance suites compile
@@ -13,8 +13,8 @@
 // replaced by the next store. A hit refreshes the file's mtime; nothing
 // prunes the directory (scripts/test.sh removes entries unused for days).
 // Every failure is a miss: the cache never fails a compile.
-#ifndef GUARDJIT_RUNTIME_CUDA_SIMT_MODULE_CACHE_H_
-#define GUARDJIT_RUNTIME_CUDA_SIMT_MODULE_CACHE_H_
+#ifndef GUARDJIT_RUNTIME_SIMT_SIMT_MODULE_CACHE_H_
+#define GUARDJIT_RUNTIME_SIMT_SIMT_MODULE_CACHE_H_
 
 #include <cstdint>
 #include <optional>
@@ -56,4 +56,4 @@ class SimtModuleCache {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_SIMT_MODULE_CACHE_H_
+#endif  // GUARDJIT_RUNTIME_SIMT_SIMT_MODULE_CACHE_H_

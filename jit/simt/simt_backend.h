@@ -1,10 +1,10 @@
-#ifndef GUARDJIT_JIT_CUDA_SIMT_BACKEND_H_
-#define GUARDJIT_JIT_CUDA_SIMT_BACKEND_H_
+#ifndef GUARDJIT_JIT_SIMT_SIMT_BACKEND_H_
+#define GUARDJIT_JIT_SIMT_SIMT_BACKEND_H_
 
 // The CUDA backend without a GPU: the CUDA C the generator writes for a
 // program's kernels (cuda_codegen.h), compiled by the host compiler against
 // the SIMT emulator's header and launched block by block with real threads
-// (runtime/cuda/simt_emulator.h). Buffers are host memory. Tests run the
+// (runtime/simt/simt_emulator.h). Buffers are host memory. Tests run the
 // JIT's conformance suites through it (the same kernels NVRTC compiles for
 // the device), and `guardjit compile --target cuda:sm_XX --emulate` runs
 // any graph through it.
@@ -19,7 +19,7 @@
 #include "jit/cuda/nvrtc_compiler.h"
 #include "jit/kernel_backend.h"
 #include "jit/kernel_cache.h"
-#include "runtime/cuda/simt_emulator.h"
+#include "runtime/simt/simt_emulator.h"
 
 namespace guardjit {
 
@@ -73,4 +73,4 @@ class SimtCudaBackend : public KernelBackend {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_JIT_CUDA_SIMT_BACKEND_H_
+#endif  // GUARDJIT_JIT_SIMT_SIMT_BACKEND_H_

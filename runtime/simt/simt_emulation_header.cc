@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_emulation_header.h"
+#include "runtime/simt/simt_emulation_header.h"
 
 #include <cstddef>
 
@@ -13,7 +13,7 @@ namespace {
 // libm).
 constexpr char kHeader[] = R"gj_simt(
 // guardjit SIMT emulation: CUDA C compiled by a host C++ compiler, run by
-// guardjit's launcher (runtime/cuda/simt_emulator.h) with each block's threads
+// guardjit's launcher (runtime/simt/simt_emulator.h) with each block's threads
 // as real threads. Generated code must stay inside the subset modelled here:
 // - qualifiers __global__, __device__, __host__, __forceinline__,
 //   __noinline__, __restrict__, __launch_bounds__(...), __align__(n);
@@ -74,7 +74,7 @@ struct uint3 {
 };
 
 // The launcher's contract (SimtThreadState and SimtOps in guardjit's
-// runtime/cuda/simt_emulation_header.h); the entry points appended to the
+// runtime/simt/simt_emulation_header.h); the entry points appended to the
 // source check its size and offsets.
 namespace gj_simt {
 struct Ops;

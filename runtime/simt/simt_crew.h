@@ -1,12 +1,12 @@
-#ifndef GUARDJIT_RUNTIME_CUDA_SIMT_CREW_H_
-#define GUARDJIT_RUNTIME_CUDA_SIMT_CREW_H_
+#ifndef GUARDJIT_RUNTIME_SIMT_SIMT_CREW_H_
+#define GUARDJIT_RUNTIME_SIMT_SIMT_CREW_H_
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "runtime/cuda/simt_emulation_header.h"
+#include "runtime/simt/simt_emulation_header.h"
 
 namespace guardjit {
 
@@ -69,4 +69,4 @@ class SimtCrew {
 
 }  // namespace guardjit
 
-#endif  // GUARDJIT_RUNTIME_CUDA_SIMT_CREW_H_
+#endif  // GUARDJIT_RUNTIME_SIMT_SIMT_CREW_H_

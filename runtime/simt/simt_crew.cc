@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_crew.h"
+#include "runtime/simt/simt_crew.h"
 
 #include <algorithm>
 #include <condition_variable>

@@ -1,4 +1,4 @@
-#include "jit/cuda/simt_backend.h"
+#include "jit/simt/simt_backend.h"
 
 #include <utility>
 #include <vector>

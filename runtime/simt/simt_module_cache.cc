@@ -1,4 +1,4 @@
-#include "runtime/cuda/simt_module_cache.h"
+#include "runtime/simt/simt_module_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
