@@ -45,7 +45,7 @@ extern "C" {
 #define GJ_TRITON_EXPORT __attribute__((visibility("default")))
 
 GJ_TRITON_EXPORT TRITONSERVER_Error* TRITONBACKEND_Initialize(
-    TRITONBACKEND_Backend* /*backend*/) {
+    TRITONBACKEND_Backend* backend) {
   uint32_t major = 0, minor = 0;
   GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ApiVersion(&major, &minor));
   if (major != GJ_TRITONBACKEND_API_VERSION_MAJOR ||
@@ -65,6 +65,12 @@ GJ_TRITON_EXPORT TRITONSERVER_Error* TRITONBACKEND_Initialize(
             std::to_string(GJ_API_VERSION_MAJOR) + "." +
             std::to_string(GJ_API_VERSION_MINOR) + ", loaded " + gj_version());
   }
+  auto options = std::make_unique<guardjit_triton::BackendOptions>();
+  GJ_TRITON_RETURN_IF_ERROR(
+      guardjit_triton::ReadBackendOptions(backend, options.get()));
+  GJ_TRITON_RETURN_IF_ERROR(
+      TRITONBACKEND_BackendSetState(backend, options.get()));
+  options.release();
   guardjit_triton::InstanceMetrics::CreateFamilies();
   guardjit_triton::Log(TRITONSERVER_LOG_INFO,
                        std::string("guardjit backend on libguardjit ") +
@@ -74,16 +80,25 @@ GJ_TRITON_EXPORT TRITONSERVER_Error* TRITONBACKEND_Initialize(
 }
 
 GJ_TRITON_EXPORT TRITONSERVER_Error* TRITONBACKEND_Finalize(
-    TRITONBACKEND_Backend* /*backend*/) {
+    TRITONBACKEND_Backend* backend) {
   guardjit_triton::InstanceMetrics::DeleteFamilies();
+  void* state = nullptr;
+  GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendState(backend, &state));
+  delete static_cast<guardjit_triton::BackendOptions*>(state);
   return nullptr;
 }
 
 GJ_TRITON_EXPORT TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(
     TRITONBACKEND_Model* model) {
   return Guarded("TRITONBACKEND_ModelInitialize", [&]() -> TRITONSERVER_Error* {
+    TRITONBACKEND_Backend* backend = nullptr;
+    GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelBackend(model, &backend));
+    void* options = nullptr;
+    GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendState(backend, &options));
     std::unique_ptr<ModelState> state;
-    GJ_TRITON_RETURN_IF_ERROR(ModelState::Create(model, &state));
+    GJ_TRITON_RETURN_IF_ERROR(ModelState::Create(
+        model, *static_cast<guardjit_triton::BackendOptions*>(options),
+        &state));
     GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelSetState(model, state.get()));
     state.release();
     return nullptr;

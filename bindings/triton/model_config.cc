@@ -6,8 +6,6 @@
 namespace guardjit_triton {
 namespace {
 
-constexpr int64_t kAutoMaxBatchSize = 8;
-
 bool ParseTensors(const Json& config, const char* field,
                   std::vector<TensorConfig>* out, std::string* error) {
   const Json* list = config.Find(field);
@@ -297,8 +295,8 @@ bool ParseModelConfig(const Json& config, ModelConfig* out,
   return ParseParameters(out, error);
 }
 
-bool AutoCompleteConfig(const gj_graph* graph, Json* config, bool* changed,
-                        std::string* error) {
+bool AutoCompleteConfig(const gj_graph* graph, int64_t default_max_batch_size,
+                        Json* config, bool* changed, std::string* error) {
   *changed = false;
   const std::vector<Declared> inputs = Declarations(graph, true);
   const std::vector<Declared> outputs = Declarations(graph, false);
@@ -308,9 +306,9 @@ bool AutoCompleteConfig(const gj_graph* graph, Json* config, bool* changed,
   const bool has_outputs = HasList(*config, "output");
   std::vector<Declared> all = inputs;
   all.insert(all.end(), outputs.begin(), outputs.end());
-  if (max_batch == 0 && !has_inputs && !has_outputs &&
-      !BatchSymbol(all).empty()) {
-    max_batch = kAutoMaxBatchSize;
+  if (max_batch == 0 && default_max_batch_size > 0 && !has_inputs &&
+      !has_outputs && !BatchSymbol(all).empty()) {
+    max_batch = default_max_batch_size;
     config->Member("max_batch_size") = Json::Int(max_batch);
     if (config->Find("dynamic_batching") == nullptr) {
       config->Member("dynamic_batching") = Json::Object();

@@ -46,13 +46,15 @@ struct ModelConfig {
 bool ParseModelConfig(const Json& config, ModelConfig* out, std::string* error);
 
 // Fills what `config` leaves out from what `graph` declares (names, data
-// types, dims; max_batch_size 8 with dynamic batching when dim 0 of every
-// input and output is one symbol and the config sets no max_batch_size).
+// types, dims; `default_max_batch_size` — Triton's --backend-config
+// default-max-batch-size, 4 unless set — with dynamic batching when dim 0 of
+// every input and output is one symbol and the config sets no
+// max_batch_size).
 // Inputs and outputs the config lists are kept. Sets *changed when it wrote
 // anything. False with *error when the graph does not declare what the
 // config needs ("input 'x': the graph declares no shape ...").
-bool AutoCompleteConfig(const gj_graph* graph, Json* config, bool* changed,
-                        std::string* error);
+bool AutoCompleteConfig(const gj_graph* graph, int64_t default_max_batch_size,
+                        Json* config, bool* changed, std::string* error);
 
 // Checks the config's inputs and outputs against the graph's: same names
 // (every graph input listed), data types and dims where both declare them.

@@ -12,25 +12,34 @@ bool IsFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The config Triton holds for `model`, as JSON.
-TRITONSERVER_Error* ReadConfig(TRITONBACKEND_Model* model, Json* out) {
-  TRITONSERVER_Message* message = nullptr;
-  GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelConfig(model, 1, &message));
+// `message` as JSON; deletes it when `owned` (the model config is the
+// caller's, the backend config Triton's).
+TRITONSERVER_Error* MessageToJson(TRITONSERVER_Message* message, bool owned,
+                                  Json* out) {
   const char* base = nullptr;
   size_t size = 0;
   TRITONSERVER_Error* err =
       TRITONSERVER_MessageSerializeToJson(message, &base, &size);
   std::string text;
   if (err == nullptr) text.assign(base, size);
-  TRITONSERVER_Error* deleted = TRITONSERVER_MessageDelete(message);
-  if (deleted != nullptr) TRITONSERVER_ErrorDelete(deleted);
+  if (owned) {
+    TRITONSERVER_Error* deleted = TRITONSERVER_MessageDelete(message);
+    if (deleted != nullptr) TRITONSERVER_ErrorDelete(deleted);
+  }
   if (err != nullptr) return err;
   std::string error;
   if (!Json::Parse(text, out, &error)) {
     return Error(TRITONSERVER_ERROR_INTERNAL,
-                 "the model config Triton gave is not JSON: " + error);
+                 "a message Triton gave is not JSON: " + error);
   }
   return nullptr;
+}
+
+// The config Triton holds for `model`, as JSON.
+TRITONSERVER_Error* ReadConfig(TRITONBACKEND_Model* model, Json* out) {
+  TRITONSERVER_Message* message = nullptr;
+  GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelConfig(model, 1, &message));
+  return MessageToJson(message, /*owned=*/true, out);
 }
 
 TRITONSERVER_Error* WriteConfig(TRITONBACKEND_Model* model,
@@ -47,7 +56,26 @@ TRITONSERVER_Error* WriteConfig(TRITONBACKEND_Model* model,
 
 }  // namespace
 
+TRITONSERVER_Error* ReadBackendOptions(TRITONBACKEND_Backend* backend,
+                                       BackendOptions* out) {
+  TRITONSERVER_Message* message = nullptr;
+  GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendConfig(backend, &message));
+  Json config;
+  GJ_TRITON_RETURN_IF_ERROR(MessageToJson(message, /*owned=*/false, &config));
+  const Json* cmdline = config.Find("cmdline");
+  const Json* value = cmdline != nullptr && cmdline->is_object()
+                          ? cmdline->Find("default-max-batch-size")
+                          : nullptr;
+  if (value != nullptr && (!value->AsInt(&out->default_max_batch_size) ||
+                           out->default_max_batch_size < 0)) {
+    return Error(TRITONSERVER_ERROR_INVALID_ARG,
+                 "guardjit: default-max-batch-size is not a count");
+  }
+  return nullptr;
+}
+
 TRITONSERVER_Error* ModelState::Create(TRITONBACKEND_Model* model,
+                                       const BackendOptions& options,
                                        std::unique_ptr<ModelState>* out) {
   std::unique_ptr<ModelState> state(new ModelState());
   const char* name = nullptr;
@@ -93,7 +121,8 @@ TRITONSERVER_Error* ModelState::Create(TRITONBACKEND_Model* model,
       TRITONBACKEND_ModelAutoCompleteConfig(model, &auto_complete));
   if (auto_complete) {
     bool changed = false;
-    if (!AutoCompleteConfig(state->graph_, &config, &changed, &error)) {
+    if (!AutoCompleteConfig(state->graph_, options.default_max_batch_size,
+                            &config, &changed, &error)) {
       return Error(TRITONSERVER_ERROR_INVALID_ARG, what + error);
     }
     if (changed) {

@@ -14,6 +14,13 @@
 
 namespace guardjit_triton {
 
+// What the server's --backend-config=guardjit,... says.
+struct BackendOptions {
+  int64_t default_max_batch_size = 4;  // Triton's default
+};
+TRITONSERVER_Error* ReadBackendOptions(TRITONBACKEND_Backend* backend,
+                                       BackendOptions* out);
+
 class ModelState {
  public:
   // Reads the config, loads `<repository>/<version>/<file>` (model.pb, else
@@ -21,6 +28,7 @@ class ModelState {
   // config when Triton allows it and checks it against the graph. An error
   // names the model and carries the loader's message.
   static TRITONSERVER_Error* Create(TRITONBACKEND_Model* model,
+                                    const BackendOptions& options,
                                     std::unique_ptr<ModelState>* out);
   ~ModelState();
   ModelState(const ModelState&) = delete;

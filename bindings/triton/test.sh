@@ -76,7 +76,7 @@ if [ -x "$py_venv" ] && "$py_venv" -c "import guardjit, torch" 2>/dev/null; then
   cat >"$repo/mlp_dyn/config.pbtxt" <<'PB'
 backend: "guardjit"
 dynamic_batching { max_queue_delay_microseconds: 100000 }
-parameters { key: "warmup" value { string_value: "2,8" } }
+parameters { key: "warmup" value { string_value: "2,4" } }
 PB
   # The same graph with any trailing shape accepted, so that a wrong shape
   # reaches the library (its output auto-completed).

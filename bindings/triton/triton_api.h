@@ -134,6 +134,14 @@ TRITONSERVER_Error* TRITONSERVER_MetricSet(TRITONSERVER_Metric* metric,
 
 // tritonbackend.h
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(uint32_t* major, uint32_t* minor);
+TRITONSERVER_Error* TRITONBACKEND_BackendConfig(
+    TRITONBACKEND_Backend* backend, TRITONSERVER_Message** backend_config);
+TRITONSERVER_Error* TRITONBACKEND_BackendState(TRITONBACKEND_Backend* backend,
+                                               void** state);
+TRITONSERVER_Error* TRITONBACKEND_BackendSetState(
+    TRITONBACKEND_Backend* backend, void* state);
+TRITONSERVER_Error* TRITONBACKEND_ModelBackend(TRITONBACKEND_Model* model,
+                                               TRITONBACKEND_Backend** backend);
 TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model* model,
                                             const char** name);
 TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model,

@@ -111,7 +111,8 @@ TEST_F(ModelConfigTest, AutoCompletesABatchedModel) {
   Json config = Parse(R"({"name":"m","backend":"guardjit"})");
   bool changed = false;
   std::string error;
-  ASSERT_TRUE(AutoCompleteConfig(graph_, &config, &changed, &error)) << error;
+  ASSERT_TRUE(AutoCompleteConfig(graph_, 8, &config, &changed, &error))
+      << error;
   EXPECT_TRUE(changed);
   EXPECT_EQ(config.Serialize(),
             R"({"name":"m","backend":"guardjit","max_batch_size":8,)"
@@ -122,8 +123,19 @@ TEST_F(ModelConfigTest, AutoCompletesABatchedModel) {
   ASSERT_TRUE(ParseModelConfig(config, &parsed, &error)) << error;
   EXPECT_TRUE(CheckConfigAgainstGraph(parsed, graph_, &error)) << error;
   // A complete config stays as it is.
-  ASSERT_TRUE(AutoCompleteConfig(graph_, &config, &changed, &error));
+  ASSERT_TRUE(AutoCompleteConfig(graph_, 8, &config, &changed, &error));
   EXPECT_FALSE(changed);
+}
+
+TEST_F(ModelConfigTest, NoDefaultMaxBatchSizeKeepsTheBatchDimInDims) {
+  Load(kBatched);
+  Json config = Parse(R"({"name":"m"})");
+  bool changed = false;
+  std::string error;
+  ASSERT_TRUE(AutoCompleteConfig(graph_, 0, &config, &changed, &error))
+      << error;
+  EXPECT_EQ(config.Find("max_batch_size"), nullptr);
+  EXPECT_EQ((*config.Find("input"))[0].Find("dims")->Serialize(), "[-1,3]");
 }
 
 TEST_F(ModelConfigTest, AutoCompleteNeedsDeclaredMetadata) {
@@ -132,7 +144,7 @@ TEST_F(ModelConfigTest, AutoCompleteNeedsDeclaredMetadata) {
   Json config = Parse(R"({"name":"m"})");
   bool changed = false;
   std::string error;
-  EXPECT_FALSE(AutoCompleteConfig(graph_, &config, &changed, &error));
+  EXPECT_FALSE(AutoCompleteConfig(graph_, 8, &config, &changed, &error));
   EXPECT_THAT(error, HasSubstr("input 'x': the graph declares no dtype"));
 }
 
