@@ -122,6 +122,7 @@ TRITONSERVER_Error* InstanceState::Create(const ModelState* model,
     options.recompile_limit = config.recompile_limit;
   }
   options.compile = config.compile;
+  options.mode = config.mode;
   options.mark_dynamic = marks.empty() ? nullptr : marks.data();
   options.num_mark_dynamic = marks.size();
   GJ_TRITON_RETURN_IF_ERROR(

@@ -96,6 +96,15 @@ bool ParseParameters(ModelConfig* c, std::string* error) {
         *error = what + ": expected sync or async";
         return false;
       }
+    } else if (key == "mode") {
+      if (value == "default") {
+        c->mode = GJ_MODE_DEFAULT;
+      } else if (value == "reduce-overhead") {
+        c->mode = GJ_MODE_REDUCE_OVERHEAD;
+      } else {
+        *error = what + ": expected default or reduce-overhead";
+        return false;
+      }
     } else if (key == "warmup") {
       std::stringstream items(value);
       std::string item;
@@ -109,7 +118,7 @@ bool ParseParameters(ModelConfig* c, std::string* error) {
     } else {
       *error = "unknown parameter '" + key +
                "' (guardjit's are dynamic, recompile_limit, num_threads, "
-               "compile, warmup)";
+               "compile, mode, warmup)";
       return false;
     }
   }

@@ -37,6 +37,8 @@ struct ModelConfig {
   int32_t recompile_limit = 0;  // 0: the library's default
   int32_t num_threads = 0;      // per instance; 0: the process-wide pool
   gj_compile_mode compile = GJ_COMPILE_SYNC;
+  // reduce-overhead replays CUDA graphs; CPU calls ignore it.
+  gj_function_mode mode = GJ_MODE_DEFAULT;
   // Batch sizes (max_batch_size > 0) run at instance load; with
   // max_batch_size 0 a "1" runs the configured shapes once.
   std::vector<int64_t> warmup;

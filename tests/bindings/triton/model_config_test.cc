@@ -69,6 +69,7 @@ TEST_F(ModelConfigTest, ParsesParameters) {
             R"("recompile_limit":{"string_value":"3"},)"
             R"("num_threads":{"string_value":"2"},)"
             R"("compile":{"string_value":"async"},)"
+            R"("mode":{"string_value":"reduce-overhead"},)"
             R"("warmup":{"string_value":"1,8"}}})"),
       &c, &error))
       << error;
@@ -80,6 +81,7 @@ TEST_F(ModelConfigTest, ParsesParameters) {
   EXPECT_EQ(c.recompile_limit, 3);
   EXPECT_EQ(c.num_threads, 2);
   EXPECT_EQ(c.compile, GJ_COMPILE_ASYNC);
+  EXPECT_EQ(c.mode, GJ_MODE_REDUCE_OVERHEAD);
   EXPECT_EQ(c.warmup, (std::vector<int64_t>{1, 8}));
 }
 
@@ -90,6 +92,8 @@ TEST_F(ModelConfigTest, BadParametersNameThemselves) {
   } cases[] = {
       {R"({"parameters":{"dynamic":{"string_value":"maybe"}}})",
        "parameter 'dynamic' = 'maybe': expected auto, static or dynamic"},
+      {R"({"parameters":{"mode":{"string_value":"fast"}}})",
+       "parameter 'mode' = 'fast': expected default or reduce-overhead"},
       {R"({"parameters":{"warmup":{"string_value":"2,x"}}})",
        "parameter 'warmup' = '2,x'"},
       {R"({"parameters":{"speed":{"string_value":"max"}}})",
