@@ -43,6 +43,32 @@ std::optional<DType> DTypeFromC(const gj_dtype& dtype) {
   return std::nullopt;
 }
 
+gj_dtype DTypeToC(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return GJ_DTYPE_FLOAT32;
+    case DType::kFloat64:
+      return GJ_DTYPE_FLOAT64;
+    case DType::kFloat16:
+      return GJ_DTYPE_FLOAT16;
+    case DType::kBFloat16:
+      return GJ_DTYPE_BFLOAT16;
+    case DType::kInt8:
+      return GJ_DTYPE_INT8;
+    case DType::kUInt8:
+      return GJ_DTYPE_UINT8;
+    case DType::kInt16:
+      return GJ_DTYPE_INT16;
+    case DType::kInt32:
+      return GJ_DTYPE_INT32;
+    case DType::kInt64:
+      return GJ_DTYPE_INT64;
+    case DType::kBool:
+      return GJ_DTYPE_BOOL;
+  }
+  return GJ_DTYPE_UNKNOWN;
+}
+
 absl::StatusOr<Arg> ArgFromC(const gj_arg& arg, absl::string_view what) {
   switch (RawEnum(arg.kind)) {
     case GJ_ARG_NONE:

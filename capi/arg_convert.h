@@ -13,6 +13,8 @@ namespace guardjit::capi {
 
 // Our element type for a gj_dtype (numbered as guardjit.proto.DType).
 std::optional<DType> DTypeFromC(const gj_dtype& dtype);
+// The gj_dtype of one of our element types.
+gj_dtype DTypeToC(DType dtype);
 
 // The builder's argument for a gj_arg, checking the fields its kind reads
 // (NULL strings and arrays, unknown kinds and dtypes, device names). Errors

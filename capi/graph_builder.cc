@@ -1,5 +1,6 @@
 #include "core/graph_builder.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 #include "capi/error.h"
 #include "capi/graph.h"
 #include "capi/options.h"
+#include "capi/raw_enum.h"
+#include "core/io_spec.h"
 #include "core/status_macros.h"
 #include "guardjit/guardjit.h"
 #include "runtime/tensor_copy.h"
@@ -129,6 +132,37 @@ absl::Status Finish(gj_graph_builder* builder, gj_graph** out_graph) {
   return absl::OkStatus();
 }
 
+// The IoSpec of a gj_graph_builder_set_*_info call; `what` names its
+// input or output.
+absl::StatusOr<IoSpec> SpecFromC(gj_dtype dtype, int64_t rank,
+                                 const int64_t* dims,
+                                 const char* const* dim_symbols,
+                                 absl::string_view what) {
+  IoSpec spec;
+  if (RawEnum(dtype) != GJ_DTYPE_UNKNOWN) {
+    spec.dtype = DTypeFromC(dtype);
+    if (!spec.dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": dtype ", RawEnum(dtype), " is not a gj_dtype"));
+    }
+  }
+  if (rank < -1 || rank > kMaxIoRank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": rank ", rank, " is not -1 (unknown) or 0 to ", kMaxIoRank));
+  }
+  if (rank == -1) return spec;
+  if (dims == nullptr && rank > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": dims is NULL with rank ", rank));
+  }
+  spec.dims.emplace();
+  for (int64_t k = 0; k < rank; ++k) {
+    const char* symbol = dim_symbols == nullptr ? nullptr : dim_symbols[k];
+    spec.dims->push_back({dims[k], symbol == nullptr ? "" : symbol});
+  }
+  return spec;
+}
+
 }  // namespace
 }  // namespace guardjit::capi
 
@@ -197,6 +231,45 @@ gj_error* gj_graph_builder_set_outputs(gj_graph_builder* builder,
                                        size_t num_outputs) {
   return guardjit::capi::Guarded(
       [&] { return guardjit::capi::SetOutputs(builder, names, num_outputs); });
+}
+
+gj_error* gj_graph_builder_set_input_info(gj_graph_builder* builder,
+                                          const char* name, gj_dtype dtype,
+                                          int64_t rank, const int64_t* dims,
+                                          const char* const* dim_symbols) {
+  using guardjit::capi::NullArgument;
+  constexpr absl::string_view kFn = "gj_graph_builder_set_input_info";
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    RETURN_IF_ERROR(guardjit::capi::CheckBuilder(builder, kFn));
+    if (name == nullptr) return NullArgument(kFn, "name");
+    ASSIGN_OR_RETURN(
+        guardjit::IoSpec spec,
+        guardjit::capi::SpecFromC(dtype, rank, dims, dim_symbols,
+                                  absl::StrCat(kFn, ": input '", name, "'")));
+    return guardjit::capi::Prefixed(
+        kFn, builder->builder.SetInputSpec(name, std::move(spec)));
+  });
+}
+
+gj_error* gj_graph_builder_set_output_info(gj_graph_builder* builder,
+                                           size_t index, gj_dtype dtype,
+                                           int64_t rank, const int64_t* dims,
+                                           const char* const* dim_symbols) {
+  constexpr absl::string_view kFn = "gj_graph_builder_set_output_info";
+  return guardjit::capi::Guarded([&]() -> absl::Status {
+    RETURN_IF_ERROR(guardjit::capi::CheckBuilder(builder, kFn));
+    ASSIGN_OR_RETURN(
+        guardjit::IoSpec spec,
+        guardjit::capi::SpecFromC(dtype, rank, dims, dim_symbols,
+                                  absl::StrCat(kFn, ": output ", index)));
+    if (index > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kFn, ": output ", index, " is out of range"));
+    }
+    return guardjit::capi::Prefixed(
+        kFn, builder->builder.SetOutputSpec(static_cast<int>(index),
+                                            std::move(spec)));
+  });
 }
 
 gj_error* gj_graph_builder_finish(gj_graph_builder* builder,

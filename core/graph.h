@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/arg_value.h"
+#include "core/io_spec.h"
 #include "core/tensor.h"
 #include "core/tensor_meta.h"
 
@@ -65,6 +66,10 @@ class Graph {
   const std::map<std::string, std::unique_ptr<Graph>>& subgraphs() const {
     return subgraphs_;
   }
+  // What the graph declares of input `i` / output `i` (unknown parts where it
+  // declares nothing); one per input and output.
+  const IoSpec& input_spec(int i) const { return input_specs_[i]; }
+  const IoSpec& output_spec(int i) const { return output_specs_[i]; }
   // Index of the node called `name`, or -1.
   int FindNode(absl::string_view name) const;
   // Number of ATen op nodes (what explain() calls the op count).
@@ -75,6 +80,8 @@ class Graph {
   std::string name_;
   std::vector<Node> nodes_;
   std::vector<int> inputs_;
+  std::vector<IoSpec> input_specs_;
+  std::vector<IoSpec> output_specs_;
   absl::flat_hash_map<std::string, int> index_;
   std::map<std::string, std::unique_ptr<Graph>> subgraphs_;
 };

@@ -414,6 +414,74 @@ absl::Status GraphBuilder::SetOutputs(std::vector<Arg> outputs) {
   }
   graph_->nodes_.push_back(std::move(node));
   outputs_set_ = true;
+  output_specs_.assign(outputs.size(), IoSpec());
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::SetInputSpec(const std::string& name, IoSpec spec) {
+  auto it = graph_->index_.find(name);
+  if (it == graph_->index_.end() ||
+      graph_->nodes_[it->second].kind != NodeKind::kPlaceholder) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph '", graph_->name_, "': no input named '", name, "'"));
+  }
+  RETURN_IF_ERROR(ValidateIoSpec(
+      spec, absl::StrCat("graph '", graph_->name_, "': input '", name, "'")));
+  Node& node = graph_->nodes_[it->second];
+  if (spec.IsFullyStatic()) {
+    Shape sizes;
+    for (const IoDim& d : *spec.dims) sizes.push_back(d.size);
+    node.meta = TensorMeta(*spec.dtype, sizes);
+  } else {
+    node.meta.reset();
+  }
+  input_specs_[name] = std::move(spec);
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::SetOutputSpec(int index, IoSpec spec) {
+  if (!outputs_set_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "graph '", graph_->name_, "': output specs are set after the outputs"));
+  }
+  const int n = static_cast<int>(output_specs_.size());
+  if (index < 0 || index >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph_->name_, "': output ", index,
+                     " is out of range (the graph has ", n, " outputs)"));
+  }
+  RETURN_IF_ERROR(ValidateIoSpec(
+      spec, absl::StrCat("graph '", graph_->name_, "': output ", index)));
+  output_specs_[index] = std::move(spec);
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::CheckOutputSpecs(const GraphMeta& inferred) const {
+  const Node& out = graph_->output_node();
+  for (size_t i = 0; i < output_specs_.size(); ++i) {
+    const IoSpec& spec = output_specs_[i];
+    const ValueRef v = out.args[i].as_value();
+    if (v.node >= static_cast<int>(inferred.size()) ||
+        v.index >= static_cast<int>(inferred[v.node].size())) {
+      continue;  // past a graph break: checked when a call reaches it
+    }
+    const TensorMeta& meta = inferred[v.node][v.index];
+    bool agrees = !spec.dtype || *spec.dtype == meta.dtype;
+    if (spec.dims) {
+      agrees &= spec.rank() == meta.dim();
+      for (int k = 0; agrees && k < spec.rank(); ++k) {
+        const IoDim& d = (*spec.dims)[k];
+        agrees &= !d.is_static() || meta.sizes[k].is_symbolic() ||
+                  meta.sizes[k].hint() == d.size;
+      }
+    }
+    if (!agrees) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph '", graph_->name_, "': output ", i, " ('",
+          graph_->nodes_[v.node].name, "') is declared ", spec.ToString(),
+          " but the graph computes ", meta.ToString()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -430,11 +498,20 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
   }
   if (inputs.size() == graph_->inputs_.size()) {
     int failed_node = -1;
-    absl::Status checked = InferShapes(*graph_, inputs, &failed_node).status();
-    if (!checked.ok() && !StopsAtGraphBreak(*graph_, checked, failed_node)) {
-      return checked;
+    absl::StatusOr<GraphMeta> inferred =
+        InferShapes(*graph_, inputs, &failed_node);
+    if (inferred.ok()) {
+      RETURN_IF_ERROR(CheckOutputSpecs(*inferred));
+    } else if (!StopsAtGraphBreak(*graph_, inferred.status(), failed_node)) {
+      return inferred.status();
     }
   }
+  for (int i : graph_->inputs_) {
+    auto it = input_specs_.find(graph_->nodes_[i].name);
+    graph_->input_specs_.push_back(it == input_specs_.end() ? IoSpec()
+                                                            : it->second);
+  }
+  graph_->output_specs_ = output_specs_;
   return std::move(graph_);
 }
 

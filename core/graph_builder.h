@@ -7,10 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/graph.h"
 #include "core/op_registry.h"
+#include "core/shape_inference.h"
 
 namespace guardjit {
 
@@ -60,9 +62,17 @@ class GraphBuilder {
   // A nested graph that control-flow nodes name.
   absl::Status AddSubgraph(std::string name, std::unique_ptr<Graph> graph);
   absl::Status SetOutputs(std::vector<Arg> outputs);
+  // What the graph declares of input `name` (an earlier placeholder) and of
+  // output `index` (after SetOutputs): Graph::input_spec/output_spec.
+  // Checked by ValidateIoSpec. A fully static input spec also serves as the
+  // placeholder's metadata for Finish()'s shape check.
+  absl::Status SetInputSpec(const std::string& name, IoSpec spec);
+  absl::Status SetOutputSpec(int index, IoSpec spec);
 
   // The graph; fails if outputs were never set. When every placeholder has
-  // metadata, shape and dtype inference runs and its errors name the node.
+  // metadata, shape and dtype inference runs and its errors name the node;
+  // then a declared output spec must agree with the inferred dtype, rank and
+  // static sizes (INVALID_ARGUMENT naming the output otherwise).
   absl::StatusOr<std::unique_ptr<Graph>> Finish();
 
  private:
@@ -77,9 +87,13 @@ class GraphBuilder {
   absl::Status CheckTensorRef(const Node& node, absl::string_view what,
                               const Arg& arg) const;
 
+  absl::Status CheckOutputSpecs(const GraphMeta& inferred) const;
+
   const OpRegistry& registry_;
   std::unique_ptr<Graph> graph_;
   bool outputs_set_ = false;
+  absl::flat_hash_map<std::string, IoSpec> input_specs_;
+  std::vector<IoSpec> output_specs_;
 };
 
 }  // namespace guardjit

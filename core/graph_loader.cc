@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph_builder.h"
+#include "core/proto_io_spec.h"
 #include "core/protobuf_diagnostics.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -46,6 +47,22 @@ absl::StatusOr<DType> FromProtoDType(proto::DType d, absl::string_view what) {
           absl::StrCat(what, ": dtype is unspecified or unknown (",
                        static_cast<int>(d), ")"));
   }
+}
+
+absl::Status LoadOutputSpecs(const proto::Graph& graph, GraphBuilder& builder) {
+  if (graph.output_meta_size() == 0) return absl::OkStatus();
+  if (graph.output_meta_size() != graph.outputs_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph '", graph.name(), "': ", graph.output_meta_size(),
+                     " output_meta for ", graph.outputs_size(), " outputs"));
+  }
+  for (int i = 0; i < graph.output_meta_size(); ++i) {
+    ASSIGN_OR_RETURN(
+        std::optional<IoSpec> spec,
+        IoSpecFromProto(graph.output_meta(i), absl::StrCat("output_meta ", i)));
+    if (spec) RETURN_IF_ERROR(builder.SetOutputSpec(i, *std::move(spec)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a,
@@ -244,22 +261,11 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
     RETURN_IF_ERROR(builder.AddSubgraph(name, *std::move(sub)));
   }
   for (const proto::Placeholder& p : graph.placeholders()) {
-    std::optional<TensorMeta> meta;
-    if (p.has_meta() && p.meta().dtype() != proto::DTYPE_UNSPECIFIED) {
-      ASSIGN_OR_RETURN(DType d, FromProtoDType(p.meta().dtype(),
-                                               absl::StrCat("placeholder '",
-                                                            p.name(), "'")));
-      for (int k = 0; k < p.meta().sizes_size(); ++k) {
-        if (p.meta().sizes(k) < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("placeholder '", p.name(), "': meta size ",
-                           p.meta().sizes(k), " at dim ", k, " is negative"));
-        }
-      }
-      meta = TensorMeta{
-          d, Shape(p.meta().sizes().begin(), p.meta().sizes().end())};
-    }
-    RETURN_IF_ERROR(builder.AddPlaceholder(p.name(), std::move(meta)).status());
+    RETURN_IF_ERROR(builder.AddPlaceholder(p.name()).status());
+    const std::string what = absl::StrCat("placeholder '", p.name(), "'");
+    ASSIGN_OR_RETURN(std::optional<IoSpec> spec,
+                     IoSpecFromProto(p.meta(), what));
+    if (spec) RETURN_IF_ERROR(builder.SetInputSpec(p.name(), *std::move(spec)));
   }
   for (const proto::Constant& c : graph.constants()) {
     ASSIGN_OR_RETURN(Tensor value, LoadConstant(c, options));
@@ -295,6 +301,7 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
     outputs.push_back(std::move(a));
   }
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+  RETURN_IF_ERROR(LoadOutputSpecs(graph, builder));
   return builder.Finish();
 }
 

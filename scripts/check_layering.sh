@@ -19,6 +19,8 @@ check jit 'capi/|guardjit/|testing/'
 # Test doubles (testing/) are for the tests and benchmarks: the library
 # never includes them, so they never ship inside libguardjit.
 check capi 'testing/'
+# Servers are hosts of the C ABI like the bindings: the header only.
+check bindings/triton 'core/|runtime/|jit/|capi/|testing/'
 hits=$(grep -rln 'extern "C"' core runtime jit --include='*.h' --include='*.cc' 2>/dev/null)
 if [ -n "$hits" ]; then echo "layering: extern \"C\" outside capi/:"; echo "$hits"; fail=1; fi
 [ $fail -eq 0 ] && echo "layering: ok"

@@ -82,7 +82,7 @@ end
 
 # The language bindings (Rust, Go, Java, ...), each over the installed
 # library: scripts/test_bindings.sh installs build/ into a temporary prefix.
-begin "bindings (go, java, python, rust)"
+begin "bindings (go, java, python, rust, triton)"
 bash scripts/test_bindings.sh build
 end
 

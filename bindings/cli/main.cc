@@ -34,6 +34,7 @@
 #include "bindings/cli/cache_command.h"
 #include "bindings/cli/cli_common.h"
 #include "bindings/cli/input_spec.h"
+#include "bindings/cli/io_info.h"
 #include "bindings/cli/ops_list.h"
 #include "bindings/cli/output_print.h"
 #include "guardjit/guardjit.h"
@@ -71,7 +72,9 @@ constexpr char kUsage[] =
     "       --explain the function's explain() (graphs, breaks, guards, "
     "compiles).\n"
     "check  validates the graph and prints it as torch.fx's print_tabular "
-    "does.\n"
+    "does,\n"
+    "       then what it declares of each input and output (dtype, dims;\n"
+    "       a symbol names a dynamic dim, ? an unknown one).\n"
     "compile specializes the graph for the inputs' dtypes and shapes and "
     "prints\n"
     "       the fusion plan and the code for --target (default cpu): for "
@@ -135,6 +138,7 @@ int Check(const std::vector<std::string>& args) {
   if (Failed(gj_graph_to_tabular(h.graph, &table))) return kExitError;
   std::printf("%s", table);
   gj_string_destroy(table);
+  std::printf("%s", FormatIoInfo(h.graph).c_str());
   const size_t num_inputs = gj_graph_num_inputs(h.graph);
   std::string names;
   for (size_t i = 0; i < num_inputs; ++i) {

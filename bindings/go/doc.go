@@ -1,6 +1,6 @@
 // Package guardjit is the Go binding of guardjit, an embeddable JIT for
 // tensor graphs with a guard cache (TorchDynamo's model) behind a stable C
-// ABI (C API 0.11: the library it loads must be 0.11 or newer). It uses cgo
+// ABI (C API 0.12: the library it loads must be 0.12 or newer). It uses cgo
 // and finds the library with `pkg-config guardjit`.
 //
 //	c, _ := guardjit.NewContext()

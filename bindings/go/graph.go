@@ -8,6 +8,8 @@ import "C"
 
 import (
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -19,6 +21,82 @@ type Graph struct {
 	ctx     *Context
 	inputs  []string
 	outputs []string
+	// What the graph declares of each input and output (C API 0.12).
+	inputInfo  []TensorInfo
+	outputInfo []TensorInfo
+}
+
+// TensorInfo is what a graph declares of one input or output: the dtype and
+// shape its exporter saw (guardjit.export, an ONNX model's value info).
+type TensorInfo struct {
+	Name string `json:"name"`
+	// DType is 0 (UnknownDType) where the graph does not declare it.
+	DType DType `json:"-"`
+	// Rank is -1 where the graph does not declare it; Dims has Rank entries.
+	Rank int       `json:"rank"`
+	Dims []DimInfo `json:"dims"`
+}
+
+// DimInfo is one declared dim: Size >= 0 for a static size, -1 for a
+// dynamic one, which Symbol names ("batch"; dims sharing a symbol have equal
+// sizes) or is "" when unnamed.
+type DimInfo struct {
+	Size   int64  `json:"size"`
+	Symbol string `json:"symbol,omitempty"`
+}
+
+// UnknownDType is TensorInfo.DType where the graph declares no dtype.
+const UnknownDType DType = C.GJ_DTYPE_UNKNOWN
+
+// String shows a declaration as "float32[batch, 3, ?]" ("?" for an unknown
+// dtype or an unnamed dynamic dim, "[*]" for an unknown rank).
+func (t TensorInfo) String() string {
+	dtype := "?"
+	if t.DType != UnknownDType {
+		dtype = t.DType.String()
+	}
+	if t.Rank < 0 {
+		return dtype + "[*]"
+	}
+	parts := make([]string, len(t.Dims))
+	for k, d := range t.Dims {
+		switch {
+		case d.Size >= 0:
+			parts[k] = strconv.FormatInt(d.Size, 10)
+		case d.Symbol != "":
+			parts[k] = d.Symbol
+		default:
+			parts[k] = "?"
+		}
+	}
+	return dtype + "[" + strings.Join(parts, ", ") + "]"
+}
+
+func tensorInfo(ptr *C.gj_graph, i int, input bool) TensorInfo {
+	idx := C.size_t(i)
+	var t TensorInfo
+	if input {
+		t = TensorInfo{Name: C.GoString(C.gj_graph_input_name(ptr, idx)),
+			DType: DType(C.gj_graph_input_dtype(ptr, idx)), Rank: int(C.gj_graph_input_rank(ptr, idx))}
+	} else {
+		t = TensorInfo{Name: C.GoString(C.gj_graph_output_name(ptr, idx)),
+			DType: DType(C.gj_graph_output_dtype(ptr, idx)), Rank: int(C.gj_graph_output_rank(ptr, idx))}
+	}
+	for k := 0; k < t.Rank; k++ {
+		var size C.int64_t
+		var symbol *C.char
+		if input {
+			size, symbol = C.gj_graph_input_dim(ptr, idx, C.size_t(k)), C.gj_graph_input_dim_symbol(ptr, idx, C.size_t(k))
+		} else {
+			size, symbol = C.gj_graph_output_dim(ptr, idx, C.size_t(k)), C.gj_graph_output_dim_symbol(ptr, idx, C.size_t(k))
+		}
+		d := DimInfo{Size: int64(size)}
+		if symbol != nil {
+			d.Symbol = C.GoString(symbol)
+		}
+		t.Dims = append(t.Dims, d)
+	}
+	return t
 }
 
 // LoadOption configures the graph loaders.
@@ -97,13 +175,30 @@ func (c *Context) loadGraph(opts []LoadOption, load func(*C.gj_graph_load_option
 func newGraph(c *Context, ptr *C.gj_graph) *Graph {
 	g := &Graph{ptr: ptr, ctx: c}
 	for i := 0; i < int(C.gj_graph_num_inputs(ptr)); i++ {
-		g.inputs = append(g.inputs, C.GoString(C.gj_graph_input_name(ptr, C.size_t(i))))
+		g.inputInfo = append(g.inputInfo, tensorInfo(ptr, i, true))
+		g.inputs = append(g.inputs, g.inputInfo[i].Name)
 	}
 	for i := 0; i < int(C.gj_graph_num_outputs(ptr)); i++ {
-		g.outputs = append(g.outputs, C.GoString(C.gj_graph_output_name(ptr, C.size_t(i))))
+		g.outputInfo = append(g.outputInfo, tensorInfo(ptr, i, false))
+		g.outputs = append(g.outputs, g.outputInfo[i].Name)
 	}
 	runtime.SetFinalizer(g, (*Graph).destroy)
 	return g
+}
+
+// Inputs are what the graph declares of its inputs, in call order.
+func (g *Graph) Inputs() []TensorInfo { return copyInfos(g.inputInfo) }
+
+// Outputs are what the graph declares of its outputs, in order.
+func (g *Graph) Outputs() []TensorInfo { return copyInfos(g.outputInfo) }
+
+func copyInfos(in []TensorInfo) []TensorInfo {
+	out := make([]TensorInfo, len(in))
+	for i, t := range in {
+		t.Dims = append([]DimInfo(nil), t.Dims...)
+		out[i] = t
+	}
+	return out
 }
 
 // Close destroys the graph; functions made from it are not affected.

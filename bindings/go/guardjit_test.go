@@ -93,14 +93,15 @@ func expectCode(t testing.TB, err error, code gj.Code, parts ...string) *gj.Erro
 }
 
 func TestVersion(t *testing.T) {
-	// The binding uses the API up to 0.11 (the compile cache's options,
-	// counters and directory functions); the header it is built against may
+	// The binding uses the API up to 0.12 (graph input/output metadata;
+	// 0.11: the compile cache's options, counters and directory
+	// functions); the header it is built against may
 	// be newer than the library it loads (options structs are read up to
 	// their struct_size).
 	major, minor := gj.APIVersion()
 	hmaj, hmin := gj.HeaderAPIVersion()
-	if major != hmaj || minor < 11 {
-		t.Fatalf("library API %d.%d, header %d.%d: need 0.11 or later", major, minor, hmaj, hmin)
+	if major != hmaj || minor < 12 {
+		t.Fatalf("library API %d.%d, header %d.%d: need 0.12 or later", major, minor, hmaj, hmin)
 	}
 	t.Logf("library API %d.%d, header %d.%d", major, minor, hmaj, hmin)
 	if v := gj.Version(); strings.Count(v, ".") != 2 {

@@ -30,6 +30,13 @@ placeholders { name: "mask" }
 outputs { ref: "x" }
 outputs { ref: "mask" }
 PB
+cat >"$tmp/meta.pbtxt" <<'PB'
+name: "meta"
+placeholders { name: "x" meta { dtype: FLOAT32 dims { symbol: "batch" } dims { size: 3 } dims {} } }
+placeholders { name: "y" }
+outputs { ref: "x" }
+output_meta { dtype: FLOAT32 unknown_rank: true }
+PB
 printf 'name: "broken"\nplaceholders { name: "x" }\noutputs { ref: "nowhere" }\n' >"$tmp/undefined.pbtxt"
 printf 'name: "g"\nbogus: 1\n' >"$tmp/syntax.pbtxt"
 printf 'name: "g"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.nope.default" args { ref: "x" } }\noutputs { ref: "n" }\n' >"$tmp/unknown.pbtxt"
@@ -37,6 +44,9 @@ printf 'name: "g"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.n
 # Success.
 expect 0 'placeholder +x' -- check "$tmp/pass.pbtxt"
 expect 0 'ok: 2 inputs \(x, mask\), 2 outputs' -- check "$tmp/pass.pbtxt"
+expect 0 'input x: float32\[batch, 3, \?\]' -- check "$tmp/meta.pbtxt"
+expect 0 'input y: \?\[\*\]' -- check "$tmp/meta.pbtxt"
+expect 0 'output x: float32\[\*\]' -- check "$tmp/meta.pbtxt"
 expect 0 'output 0 \(x\): int64\[2, 2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
 expect 0 'output 1 \(mask\): bool\[2\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0'
 expect 0 'values: \[1, 2, 3, 4\]' -- run "$tmp/pass.pbtxt" --input 'x=int64[2,2]:1,2,3,4' --input 'mask=bool[2]:1,0' --print

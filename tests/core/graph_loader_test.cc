@@ -286,6 +286,139 @@ TEST(GraphLoaderTest, RejectsBadGraphsNamingTheCulprit) {
   }
 }
 
+constexpr char kDynamicAddGraph[] = R"pb(
+  name: "dyn"
+  placeholders {
+    name: "x"
+    meta {
+      dtype: FLOAT32
+      dims { symbol: "batch" }
+      dims { size: 3 }
+    }
+  }
+  placeholders { name: "y" }
+  nodes {
+    name: "add"
+    target: "aten.add.Tensor"
+    args { ref: "x" }
+    args { ref: "x" }
+  }
+  outputs { ref: "add" }
+  outputs { ref: "y" }
+  output_meta {
+    dtype: FLOAT32
+    dims { symbol: "batch" }
+    dims { size: 3 }
+  }
+  output_meta {}
+)pb";
+
+TEST(GraphLoaderTest, KeepsInputAndOutputMetadata) {
+  auto g = LoadGraphFromText(kDynamicAddGraph, Toy());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->input_spec(0).ToString(), "float32[batch, 3]");
+  EXPECT_EQ((*g)->input_spec(1), IoSpec());
+  EXPECT_EQ((*g)->output_spec(0).ToString(), "float32[batch, 3]");
+  EXPECT_EQ((*g)->output_spec(1), IoSpec());
+  // A dynamic dim leaves the placeholder without inference metadata.
+  EXPECT_FALSE((*g)->node(0).meta.has_value());
+
+  // Old files: `sizes` is a static declaration.
+  auto old = LoadGraphFromText(kAddGraph, Toy());
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ((*old)->input_spec(0).ToString(), "float32[2, 3]");
+  EXPECT_EQ((*old)->output_spec(0), IoSpec());
+}
+
+TEST(GraphLoaderTest, RejectsBadMetadataNamingTheValue) {
+  const BadGraph cases[] = {
+      {R"pb(placeholders {
+              name: "x"
+              meta { dims { symbol: "2batch" } }
+            }
+            outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "placeholder 'x': dim 0: symbol '2batch' is not an identifier"},
+      {R"pb(placeholders {
+              name: "x"
+              meta {
+                dtype: FLOAT32
+                sizes: 2
+                dims { size: 2 }
+              }
+            }
+            outputs { ref: "x" })pb",
+       absl::StatusCode::kInvalidArgument,
+       "placeholder 'x': meta has both sizes"},
+      {R"pb(placeholders { name: "x" }
+            outputs { ref: "x" }
+            output_meta { dtype: FLOAT32 }
+            output_meta { dtype: FLOAT32 })pb",
+       absl::StatusCode::kInvalidArgument, "2 output_meta for 1 outputs"},
+      {R"pb(placeholders { name: "x" }
+            outputs { ref: "x" }
+            output_meta { dims { size: -3 } })pb",
+       absl::StatusCode::kInvalidArgument,
+       "output_meta 0: meta size -3 at dim 0 is negative"},
+      // Declared outputs must agree with what inference computes when every
+      // input is static: rank, then a static size, then the dtype.
+      {R"pb(placeholders {
+              name: "x"
+              meta {
+                dtype: FLOAT32
+                sizes: [ 2, 3 ]
+              }
+            }
+            nodes {
+              name: "add"
+              target: "aten.add.Tensor"
+              args { ref: "x" }
+              args { ref: "x" }
+            }
+            outputs { ref: "add" }
+            output_meta {
+              dtype: FLOAT32
+              dims { symbol: "n" }
+            })pb",
+       absl::StatusCode::kInvalidArgument,
+       "output 0 ('add') is declared float32[n] but the graph computes "
+       "float32[2, 3]"},
+      {R"pb(placeholders {
+              name: "x"
+              meta {
+                dtype: FLOAT32
+                sizes: [ 2, 3 ]
+              }
+            }
+            outputs { ref: "x" }
+            output_meta {
+              dtype: FLOAT32
+              sizes: [ 2, 4 ]
+            })pb",
+       absl::StatusCode::kInvalidArgument, "is declared float32[2, 4]"},
+      {R"pb(placeholders {
+              name: "x"
+              meta {
+                dtype: FLOAT32
+                sizes: [ 2 ]
+              }
+            }
+            outputs { ref: "x" }
+            output_meta {
+              dtype: INT64
+              dims { symbol: "n" }
+            })pb",
+       absl::StatusCode::kInvalidArgument,
+       "is declared int64[n] but the graph computes float32[2]"},
+  };
+  for (const BadGraph& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto g = LoadGraphFromText(c.text, Toy());
+    EXPECT_EQ(g.status().code(), c.code) << g.status();
+    EXPECT_THAT(std::string(g.status().message()), HasSubstr(c.message));
+  }
+}
+
 TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
   auto dir = std::filesystem::temp_directory_path() / "gj_loader_test";
   std::filesystem::create_directories(dir);

@@ -73,6 +73,32 @@ class ExampleGraphsTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, guardjit.ErrorCode.INVALID_ARGUMENT)
 
 
+class GraphMetadataTest(unittest.TestCase):
+    def test_inputs_and_outputs_declared_in_the_file(self):
+        graph = guardjit.Graph.from_text("""
+            name: "meta"
+            placeholders { name: "x" meta { dtype: FLOAT32 dims { symbol: "batch" }
+                                            dims { size: 3 } dims {} } }
+            placeholders { name: "y" }
+            outputs { ref: "x" }
+            outputs { ref: "y" }
+            output_meta { dtype: INT64 unknown_rank: true }
+            output_meta { dtype: BOOL }
+        """)
+        self.assertEqual(graph.inputs, (
+            guardjit.TensorInfo("x", "float32", ("batch", 3, None)),
+            guardjit.TensorInfo("y", None, None)))
+        self.assertEqual(graph.outputs, (
+            guardjit.TensorInfo("x", "int64", None),
+            guardjit.TensorInfo("y", "bool", ())))
+
+    def test_bad_symbol_is_invalid_argument_naming_the_placeholder(self):
+        with self.assertRaises(guardjit.InvalidArgumentError) as cm:
+            guardjit.Graph.from_text(
+                'placeholders { name: "x" meta { dims { symbol: "a-b" } } } outputs { ref: "x" }')
+        self.assertIn("placeholder 'x': dim 0: symbol 'a-b'", str(cm.exception))
+
+
 @needs_numpy
 class ZeroCopyTest(unittest.TestCase):
     def setUp(self):

@@ -272,6 +272,32 @@ class DynamicBatchTest(unittest.TestCase):
         self.assertEqual(graph.dynamic_dims,
                          (guardjit.DynamicDim("x", 0, 2, 2**63 - 1),))
 
+    def test_inputs_and_outputs_declare_dims_by_their_dim_names(self):
+        model = Attention().eval()
+        batch, seq = torch.export.Dim("batch", min=2, max=64), torch.export.Dim("seq", max=128)
+        graph = guardjit.export(model, (torch.randn(4, 10, 32),),
+                                dynamic_shapes={"x": {0: batch, 1: seq}})
+        self.assertEqual(graph.inputs, (guardjit.TensorInfo("x", "float32", ("batch", "seq", 32)),))
+        self.assertEqual(len(graph.outputs), 1)
+        self.assertEqual((graph.outputs[0].dtype, graph.outputs[0].shape),
+                         ("float32", ("batch", "seq", 32)))
+        # Kept by save and load; `guardjit check` prints them.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "attention.pbtxt")
+            graph.save(path)
+            loaded = guardjit.Graph.from_file(path)
+            self.assertEqual((loaded.inputs, loaded.outputs), (graph.inputs, graph.outputs))
+            cli = shutil.which("guardjit")
+            if cli is not None:
+                out = subprocess.run([cli, "check", path], capture_output=True, text=True,
+                                     check=True).stdout
+                self.assertIn("input x: float32[batch, seq, 32]", out)
+
+    def test_static_export_declares_static_shapes(self):
+        graph = guardjit.export(MLP().eval(), (torch.randn(8, 32),))
+        self.assertEqual(graph.inputs, (guardjit.TensorInfo("x", "float32", (8, 32)),))
+        self.assertEqual((graph.outputs[0].dtype, graph.outputs[0].shape), ("float32", (8, 10)))
+
     def test_dims_survive_save_and_load(self):
         model = MLP().eval()
         batch = torch.export.Dim("batch", min=2, max=1024)

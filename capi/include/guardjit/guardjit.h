@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 11
+#define GJ_API_VERSION_MINOR 12
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -335,6 +335,21 @@ GJ_EXPORT gj_error* gj_context_release_cached_device_memory(gj_context* context,
 
 typedef struct gj_graph gj_graph;
 
+/* Element types, numbered as guardjit.proto.DType. */
+typedef enum gj_dtype {
+  GJ_DTYPE_UNKNOWN = 0, /* since 0.12: graph metadata that names no dtype */
+  GJ_DTYPE_FLOAT32 = 1,
+  GJ_DTYPE_FLOAT64 = 2,
+  GJ_DTYPE_FLOAT16 = 3,
+  GJ_DTYPE_BFLOAT16 = 4,
+  GJ_DTYPE_INT8 = 5,
+  GJ_DTYPE_UINT8 = 6,
+  GJ_DTYPE_INT16 = 7,
+  GJ_DTYPE_INT32 = 8,
+  GJ_DTYPE_INT64 = 9,
+  GJ_DTYPE_BOOL = 10,
+} gj_dtype;
+
 typedef struct gj_graph_load_options {
   size_t struct_size;
   /* Directory that relative ExternalData paths resolve against; NULL = the
@@ -378,26 +393,39 @@ GJ_EXPORT const char* gj_graph_input_name(const gj_graph* graph, size_t index);
  * graph; NULL if out of range. Outputs returning one value share its name. */
 GJ_EXPORT const char* gj_graph_output_name(const gj_graph* graph, size_t index);
 
+/* Since 0.12: what the graph declares of its inputs and outputs: the dtypes
+ * and shapes its exporter saw (guardjit.proto's TensorMeta, which
+ * guardjit.export writes; gj_graph_builder_set_input_info), for hosts that
+ * describe a model before any call (a server's model metadata). Calls are
+ * not checked against it: they are specialized on the real inputs.
+ * - dtype: a gj_dtype, or GJ_DTYPE_UNKNOWN where the graph does not say (or
+ *   `index` is out of range);
+ * - rank: the number of dims, or -1 where not known;
+ * - dim: the static size of dim `dim`, or -1 where it is dynamic (or not
+ *   known, or out of range);
+ * - dim_symbol: for a dynamic dim, the symbol naming its size ("batch";
+ *   dims that share a symbol have equal sizes), or "" when it has none;
+ *   NULL for a static dim or out of range. Lives as long as the graph.
+ * None of them fails; thread-safe (they only read). */
+GJ_EXPORT gj_dtype gj_graph_input_dtype(const gj_graph* graph, size_t index);
+GJ_EXPORT int64_t gj_graph_input_rank(const gj_graph* graph, size_t index);
+GJ_EXPORT int64_t gj_graph_input_dim(const gj_graph* graph, size_t index,
+                                     size_t dim);
+GJ_EXPORT const char* gj_graph_input_dim_symbol(const gj_graph* graph,
+                                                size_t index, size_t dim);
+GJ_EXPORT gj_dtype gj_graph_output_dtype(const gj_graph* graph, size_t index);
+GJ_EXPORT int64_t gj_graph_output_rank(const gj_graph* graph, size_t index);
+GJ_EXPORT int64_t gj_graph_output_dim(const gj_graph* graph, size_t index,
+                                      size_t dim);
+GJ_EXPORT const char* gj_graph_output_dim_symbol(const gj_graph* graph,
+                                                 size_t index, size_t dim);
+
 /* The graph as torch.fx's print_tabular shows it (opcode, name, target, args,
  * kwargs). Free *out_text with gj_string_destroy. */
 GJ_EXPORT gj_error* gj_graph_to_tabular(const gj_graph* graph, char** out_text);
 
 /* ------------------------------------------------------------------------ */
 /* Graph builder: the same graphs without protobuf                           */
-
-/* Element types, numbered as guardjit.proto.DType. */
-typedef enum gj_dtype {
-  GJ_DTYPE_FLOAT32 = 1,
-  GJ_DTYPE_FLOAT64 = 2,
-  GJ_DTYPE_FLOAT16 = 3,
-  GJ_DTYPE_BFLOAT16 = 4,
-  GJ_DTYPE_INT8 = 5,
-  GJ_DTYPE_UINT8 = 6,
-  GJ_DTYPE_INT16 = 7,
-  GJ_DTYPE_INT32 = 8,
-  GJ_DTYPE_INT64 = 9,
-  GJ_DTYPE_BOOL = 10,
-} gj_dtype;
 
 typedef enum gj_arg_kind {
   GJ_ARG_NONE = 0,
@@ -460,6 +488,25 @@ GJ_EXPORT gj_error* gj_graph_builder_add_node_v(
 GJ_EXPORT gj_error* gj_graph_builder_set_outputs(gj_graph_builder* builder,
                                                  const char* const* names,
                                                  size_t num_outputs);
+/* Since 0.12: declares what input `name` (added before) or output `index`
+ * (after gj_graph_builder_set_outputs) is, for gj_graph_input_dtype and
+ * friends: `dtype` (GJ_DTYPE_UNKNOWN: not known), `rank` (-1: not known;
+ * `dims` and `dim_symbols` are then not read), `dims[rank]` (a size >= 0,
+ * or -1 for a dynamic dim), `dim_symbols` (NULL, or per dim NULL or "" for
+ * no name; a name, an identifier of letters, digits, '_' and '.', only on a
+ * dynamic dim). Arrays are read during the call only; a later call for the
+ * same input or output replaces what an earlier one declared. When every
+ * input is declared with dtype and static sizes, finish checks the
+ * outputs' declarations against the shapes it infers. Errors:
+ * INVALID_ARGUMENT naming the input or output and the dim (unknown input,
+ * index out of range, NULL arrays with rank > 0, bad sizes or symbols, rank
+ * above 64), FAILED_PRECONDITION for an output before set_outputs. */
+GJ_EXPORT gj_error* gj_graph_builder_set_input_info(
+    gj_graph_builder* builder, const char* name, gj_dtype dtype, int64_t rank,
+    const int64_t* dims, const char* const* dim_symbols);
+GJ_EXPORT gj_error* gj_graph_builder_set_output_info(
+    gj_graph_builder* builder, size_t index, gj_dtype dtype, int64_t rank,
+    const int64_t* dims, const char* const* dim_symbols);
 /* The finished graph. The builder is spent afterwards: only destroy it. */
 GJ_EXPORT gj_error* gj_graph_builder_finish(gj_graph_builder* builder,
                                             gj_graph** out_graph);

@@ -38,9 +38,11 @@ type config struct {
 type model struct {
 	name, path string
 	fn         *gj.Function
-	requests   sync.Map     // HTTP status code (int) -> *atomic.Int64
-	seconds    atomic.Int64 // predict latency sum, nanoseconds
-	count      atomic.Int64 // predict requests timed
+	// What the graph declares of its inputs and outputs.
+	inputs, outputs []tensorSpecJSON
+	requests        sync.Map     // HTTP status code (int) -> *atomic.Int64
+	seconds         atomic.Int64 // predict latency sum, nanoseconds
+	count           atomic.Int64 // predict requests timed
 }
 
 func (m *model) countStatus(code int) {
@@ -111,7 +113,8 @@ func (s *server) load(name, path string) error {
 	if err != nil {
 		return err
 	}
-	s.models[name] = &model{name: name, path: path, fn: fn}
+	s.models[name] = &model{name: name, path: path, fn: fn,
+		inputs: tensorSpecs(g.Inputs()), outputs: tensorSpecs(g.Outputs())}
 	return nil
 }
 
@@ -318,16 +321,52 @@ func mediaType(h string) string {
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
+// tensorSpecJSON is what a graph declares of an input or output: dtype ""
+// where not declared, shape null where the rank is not, -1 for a dynamic
+// dim, whose symbol ("batch", or "") is in dim_symbols.
+type tensorSpecJSON struct {
+	Name       string   `json:"name"`
+	DType      string   `json:"dtype"`
+	Shape      []int64  `json:"shape"`
+	DimSymbols []string `json:"dim_symbols,omitempty"`
+}
+
+func tensorSpecs(infos []gj.TensorInfo) []tensorSpecJSON {
+	out := make([]tensorSpecJSON, len(infos))
+	for i, t := range infos {
+		out[i].Name = t.Name
+		if t.DType != gj.UnknownDType {
+			out[i].DType = t.DType.String()
+		}
+		if t.Rank < 0 {
+			continue
+		}
+		out[i].Shape = []int64{}
+		dynamic := false
+		for _, d := range t.Dims {
+			out[i].Shape = append(out[i].Shape, d.Size)
+			out[i].DimSymbols = append(out[i].DimSymbols, d.Symbol)
+			dynamic = dynamic || d.Size < 0
+		}
+		if !dynamic {
+			out[i].DimSymbols = nil
+		}
+	}
+	return out
+}
+
 type modelInfo struct {
-	Name             string    `json:"name"`
-	Path             string    `json:"path"`
-	Inputs           []string  `json:"inputs"`
-	Outputs          []string  `json:"outputs"`
-	CacheEntries     int64     `json:"cache_entries"`
-	Stats            statsJSON `json:"stats"`
-	RecompileReasons []string  `json:"recompile_reasons"`
-	Explain          string    `json:"explain,omitempty"`
-	Guards           string    `json:"guards,omitempty"`
+	Name             string           `json:"name"`
+	Path             string           `json:"path"`
+	Inputs           []string         `json:"inputs"`
+	Outputs          []string         `json:"outputs"`
+	InputSpecs       []tensorSpecJSON `json:"input_specs"`
+	OutputSpecs      []tensorSpecJSON `json:"output_specs"`
+	CacheEntries     int64            `json:"cache_entries"`
+	Stats            statsJSON        `json:"stats"`
+	RecompileReasons []string         `json:"recompile_reasons"`
+	Explain          string           `json:"explain,omitempty"`
+	Guards           string           `json:"guards,omitempty"`
 }
 
 type statsJSON struct {
@@ -358,6 +397,7 @@ func (s *server) serveModel(w http.ResponseWriter, r *http.Request, m *model) {
 	}
 	info := modelInfo{
 		Name: m.name, Path: m.path, Inputs: m.fn.InputNames(), Outputs: m.fn.OutputNames(),
+		InputSpecs: m.inputs, OutputSpecs: m.outputs,
 		CacheEntries: st.CacheEntries,
 		Stats: statsJSON{st.Calls, st.Hits, st.Misses, st.Compiles, st.Recompiles, st.FallbackCalls, st.CacheEntries,
 			float64(st.CompileTime) / float64(time.Millisecond), float64(st.GuardLookup), st.EntriesLoaded},

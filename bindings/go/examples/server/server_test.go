@@ -194,6 +194,10 @@ func TestModelInfoAndMetrics(t *testing.T) {
 	if err := json.Unmarshal(b, &info); err != nil {
 		t.Fatal(err)
 	}
+	// examples/mlp.pbtxt declares x as float32[4, 8] and its output not at all.
+	if fmt.Sprint(info.InputSpecs, info.OutputSpecs) != "[{x float32 [4 8] []}] [{addmm_1  [] []}]" {
+		t.Fatalf("specs %s", b)
+	}
 	if fmt.Sprint(info.Inputs, info.Outputs) != "[x] [addmm_1]" || info.Stats.Calls != 4 || info.Stats.Hits+info.Stats.Misses != 4 || info.Stats.Hits < 1 ||
 		info.CacheEntries < 2 || len(info.RecompileReasons) == 0 || !strings.Contains(info.Guards, "TREE_GUARD_MANAGER") || info.Explain == "" {
 		t.Fatalf("info %s", b)

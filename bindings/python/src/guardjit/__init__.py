@@ -10,7 +10,7 @@ guardjit.export(module, args) turns a torch module into a Graph
 runs Dynamo's graphs through the library.
 """
 from ._core import (CompileCacheStats, Context, DynamicDim, Function, FunctionStats, Graph,
-                    MemoryStats, Tensor, default_context)
+                    MemoryStats, Tensor, TensorInfo, default_context)
 from ._errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossError,
                       DeadlineExceededError, Error, ErrorCode, FailedPreconditionError,
                       InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError,
@@ -19,7 +19,7 @@ from ._errors import (AbortedError, AlreadyExistsError, CancelledError, DataLoss
 from ._native import api_version, set_log_topics
 from ._native import version as library_version
 
-__version__ = "0.11.0"
+__version__ = "0.12.0"
 
 
 def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, context=None,
@@ -35,7 +35,7 @@ def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, cont
 
 __all__ = [
     "CompileCacheStats", "Context", "DynamicDim", "Function", "FunctionStats", "Graph",
-    "MemoryStats", "Tensor",
+    "MemoryStats", "Tensor", "TensorInfo",
     "default_context", "export", "api_version", "library_version", "set_log_topics",
     "Error", "ErrorCode", "AbortedError", "AlreadyExistsError", "CancelledError",
     "DataLossError", "DeadlineExceededError", "FailedPreconditionError", "InternalError",

@@ -105,6 +105,35 @@ class DynamicDim:
     max: int = INT64_MAX
 
 
+# gj_dtype numbers (guardjit.proto.DType) as torch spells the dtypes.
+_GJ_DTYPE_NAMES = {1: "float32", 2: "float64", 3: "float16", 4: "bfloat16", 5: "int8",
+                   6: "uint8", 7: "int16", 8: "int32", 9: "int64", 10: "bool"}
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorInfo:
+    """What a graph declares of one input or output (C API 0.12): the dtype
+    and shape its exporter saw. `dtype` is a torch dtype name ("float32") or
+    None when not declared; `shape` is None when the rank is not declared,
+    else one entry per dim: an int for a static size, the symbol's name
+    (str) for a named dynamic size ("batch"; dims sharing a symbol have equal
+    sizes), None for an unnamed dynamic one."""
+
+    name: str
+    dtype: Optional[str]
+    shape: Optional[Tuple[Union[int, str, None], ...]]
+
+
+def _tensor_infos(raw) -> Tuple[TensorInfo, ...]:
+    infos = []
+    for name, dtype, _rank, dims in raw:
+        shape = None
+        if dims is not None:
+            shape = tuple(size if size >= 0 else (symbol or None) for size, symbol in dims)
+        infos.append(TensorInfo(name, _GJ_DTYPE_NAMES.get(dtype), shape))
+    return tuple(infos)
+
+
 class Context(_native.Context):
     """gj_context: the thread pool, the compiler and the caches.
 
@@ -261,6 +290,16 @@ class Graph:
     @property
     def output_names(self) -> Tuple[str, ...]:
         return self._handle.output_names
+
+    @property
+    def inputs(self) -> Tuple[TensorInfo, ...]:
+        """What the graph declares of each input (dtype, shape with symbols)."""
+        return _tensor_infos(self._handle._io_info(True))
+
+    @property
+    def outputs(self) -> Tuple[TensorInfo, ...]:
+        """What the graph declares of each output."""
+        return _tensor_infos(self._handle._io_info(False))
 
     def tabular(self) -> str:
         """The graph as torch.fx's print_tabular shows it."""

@@ -10,6 +10,7 @@ import functools
 import math
 import operator
 import os
+import re
 import tempfile
 
 import torch
@@ -96,10 +97,13 @@ class GraphWriter:
 
     def __init__(self, name: str):
         self.name = name
-        self.placeholders = []  # (name, dtype name or None, sizes or None)
+        # (name, dtype name or None, dims or None): a dim is an int (static),
+        # a symbol's name (dynamic, named) or None (dynamic, unnamed).
+        self.placeholders = []
         self.constants = []  # (name, torch.Tensor)
         self.nodes = []  # (name, target, [arg text], {kw: arg text})
         self.outputs = []  # arg texts
+        self.output_meta = []  # per output: (dtype name, dims) or None; or empty
         self.dynamic_dims = []  # _core.DynamicDim
 
     def header(self):
@@ -112,10 +116,10 @@ class GraphWriter:
         """external: None (all inline) or (threshold, file object, relative path)."""
         out.write(self.header())
         out.write(f"name: {_quote(self.name)}\n")
-        for name, dtype, sizes in self.placeholders:
-            meta = ""  # TensorMeta is optional; sizes-less meta would read as 0-dim
-            if dtype is not None and sizes is not None:
-                meta = f" meta {{ dtype: {dtype}" + "".join(f" sizes: {s}" for s in sizes or ()) + " }"
+        for name, dtype, dims in self.placeholders:
+            # TensorMeta is optional; a dims-less meta would read as 0-dim
+            meta = f" meta {{ {_meta_text(dtype, dims)} }}" \
+                if dtype is not None and dims is not None else ""
             out.write(f"placeholders {{ name: {_quote(name)}{meta} }}\n")
         for name, tensor in self.constants:
             data = _tensor_bytes(tensor)
@@ -139,6 +143,10 @@ class GraphWriter:
             out.write("".join(parts) + " }\n")
         for o in self.outputs:
             out.write(f"outputs {{ {o} }}\n")
+        if any(m is not None for m in self.output_meta):
+            for m in self.output_meta:
+                text = _meta_text(*m) if m is not None and m[0] is not None else ""
+                out.write(f"output_meta {{ {text} }}\n")
 
     def to_text(self, external=None) -> str:
         import io
@@ -236,23 +244,61 @@ def _meta_val(node):
     return node.meta.get("val", node.meta.get("example_value"))
 
 
-def _static_sizes(val):
-    sizes = []
+def _meta_text(dtype, dims):
+    """A TensorMeta's fields: `sizes` when every dim is static (what files
+    before `dims` carry), `dims` otherwise."""
+    if all(isinstance(d, int) for d in dims):
+        return f"dtype: {dtype}" + "".join(f" sizes: {d}" for d in dims)
+    parts = []
+    for d in dims:
+        if isinstance(d, int):
+            parts.append(f" dims {{ size: {d} }}")
+        elif d is not None:
+            parts.append(f" dims {{ symbol: {_quote(d)} }}")
+        else:
+            parts.append(" dims {}")
+    return f"dtype: {dtype}" + "".join(parts)
+
+
+_SYMBOL_NAME = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]{0,63}$")
+
+
+def _dims(val, symbol_names=None):
+    """Per dim of a fake tensor: its size, the name of the symbol that is its
+    size (symbol_names maps sympy symbols to the user's Dim names), or None
+    for a size that is an expression."""
+    dims = []
     for s in val.shape:
-        if isinstance(s, torch.SymInt):
-            return None
-        sizes.append(int(s))
-    return sizes
+        if not isinstance(s, torch.SymInt):
+            dims.append(int(s))
+            continue
+        expr = s.node.expr
+        if getattr(expr, "is_Integer", False):
+            dims.append(int(expr))
+        elif getattr(expr, "is_Symbol", False):
+            name = (symbol_names or {}).get(expr, str(expr))
+            dims.append(name if _SYMBOL_NAME.match(name) else None)
+        else:
+            dims.append(None)
+    return dims
+
+
+def tensor_meta(val, symbol_names=None):
+    """(dtype name, dims) of a fake tensor, or None for other values."""
+    if not isinstance(val, torch.Tensor) or val.dtype not in _DTYPES:
+        return None
+    return _DTYPES[val.dtype], _dims(val, symbol_names)
 
 
 def convert(graph_module: torch.fx.GraphModule, name: str, constants=None,
-            symint_sources=None) -> GraphWriter:
+            symint_sources=None, symbol_names=None) -> GraphWriter:
     """Writes `graph_module`'s graph.
 
     constants: placeholder or get_attr name -> tensor, for weights the graph
     takes as placeholders (torch.export's parameters and buffers).
     symint_sources: placeholder name -> (tensor placeholder name, dim) for
     SymInt placeholders, which become aten.sym_size.int nodes.
+    symbol_names: sympy symbol -> the name its dims are declared with.
     """
     constants = constants or {}
     symint_sources = symint_sources or {}
@@ -267,12 +313,8 @@ def convert(graph_module: torch.fx.GraphModule, name: str, constants=None,
                 sym_nodes.append((node.name, "aten.sym_size.int",
                                   [f"ref: {_quote(source)}", f"i: {dim}"], {}))
             else:
-                val = _meta_val(node)
-                if isinstance(val, torch.Tensor):
-                    writer.placeholders.append(
-                        (node.name, _DTYPES.get(val.dtype), _static_sizes(val)))
-                else:
-                    writer.placeholders.append((node.name, None, None))
+                meta = tensor_meta(_meta_val(node), symbol_names)
+                writer.placeholders.append((node.name, *(meta or (None, None))))
         elif node.op == "get_attr":
             value = getattr(graph_module, node.target) if node.name not in constants \
                 else constants[node.name]

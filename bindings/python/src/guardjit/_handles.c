@@ -275,6 +275,57 @@ static PyObject* graph_output_names(GraphObject* self, void* Py_UNUSED(c)) {
   return graph_names(self, 0);
 }
 
+/* _io_info(inputs): per input (or output), (name, gj_dtype, rank, dims)
+ * with dims a tuple of (size, symbol or None) when rank >= 0, else None.
+ * C API 0.12. */
+static PyObject* graph_io_info(GraphObject* self, PyObject* arg) {
+  const int inputs = PyObject_IsTrue(arg);
+  if (inputs < 0) return NULL;
+  const gj_graph* g = self->graph;
+  size_t count = inputs ? gj_graph_num_inputs(g) : gj_graph_num_outputs(g);
+  PyObject* result = PyTuple_New((Py_ssize_t)count);
+  if (result == NULL) return NULL;
+  for (size_t i = 0; i < count; ++i) {
+    const char* name =
+        inputs ? gj_graph_input_name(g, i) : gj_graph_output_name(g, i);
+    int dtype = (int)(inputs ? gj_graph_input_dtype(g, i)
+                             : gj_graph_output_dtype(g, i));
+    int64_t rank = inputs ? gj_graph_input_rank(g, i) : gj_graph_output_rank(g, i);
+    PyObject* dims = Py_None;
+    Py_INCREF(Py_None);
+    if (rank >= 0) {
+      Py_DECREF(Py_None);
+      dims = PyTuple_New((Py_ssize_t)rank);
+      if (dims == NULL) {
+        Py_DECREF(result);
+        return NULL;
+      }
+      for (int64_t k = 0; k < rank; ++k) {
+        int64_t size = inputs ? gj_graph_input_dim(g, i, (size_t)k)
+                              : gj_graph_output_dim(g, i, (size_t)k);
+        const char* symbol = inputs ? gj_graph_input_dim_symbol(g, i, (size_t)k)
+                                    : gj_graph_output_dim_symbol(g, i, (size_t)k);
+        PyObject* dim = symbol != NULL ? Py_BuildValue("(Ls)", (long long)size, symbol)
+                                       : Py_BuildValue("(LO)", (long long)size, Py_None);
+        if (dim == NULL) {
+          Py_DECREF(dims);
+          Py_DECREF(result);
+          return NULL;
+        }
+        PyTuple_SET_ITEM(dims, (Py_ssize_t)k, dim);
+      }
+    }
+    PyObject* item = Py_BuildValue("(siLN)", name != NULL ? name : "", dtype,
+                                   (long long)rank, dims);
+    if (item == NULL) {
+      Py_DECREF(result);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(result, (Py_ssize_t)i, item);
+  }
+  return result;
+}
+
 static PyObject* graph_tabular(GraphObject* self, PyObject* Py_UNUSED(i)) {
   char* text = NULL;
   gj_error* error = gj_graph_to_tabular(self->graph, &text);
@@ -285,6 +336,8 @@ static PyObject* graph_tabular(GraphObject* self, PyObject* Py_UNUSED(i)) {
 static PyMethodDef graph_methods[] = {
     {"_load", (PyCFunction)graph_load, METH_VARARGS | METH_CLASS,
      "_load(kind, context, data_or_path, external_data_dir)"},
+    {"_io_info", (PyCFunction)graph_io_info, METH_O,
+     "_io_info(inputs): declared (name, dtype, rank, dims) per input/output"},
     {"tabular", (PyCFunction)graph_tabular, METH_NOARGS,
      "The graph as torch.fx's print_tabular shows it."},
     {NULL, NULL, 0, NULL},

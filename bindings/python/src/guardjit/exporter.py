@@ -35,12 +35,61 @@ def _dynamic_dims(ep, user_inputs):
     return dims
 
 
+def _dim_names(module, args, kwargs, dynamic_shapes, user_inputs):
+    """sympy symbol -> the torch.export.Dim name the user gave that size, for
+    the dims `dynamic_shapes` names (a tuple in argument order, or a dict by
+    parameter name); symbols without one keep torch's name ("s0")."""
+    if dynamic_shapes is None:
+        return {}
+    specs = None
+    if isinstance(dynamic_shapes, (tuple, list)):
+        specs = list(dynamic_shapes)
+    elif isinstance(dynamic_shapes, dict):
+        try:
+            import inspect
+            target = module.forward if isinstance(module, torch.nn.Module) else module
+            bound = inspect.signature(target).bind(*args, **(kwargs or {}))
+        except (TypeError, ValueError):
+            return {}
+        specs = [dynamic_shapes.get(p) for p in bound.arguments]
+    if specs is None:
+        return {}
+    names = {}
+    for node, spec in zip(user_inputs, specs):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or spec is None:
+            continue
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for d, dim in items:
+            name = getattr(dim, "__name__", None)
+            if not isinstance(name, str) or not isinstance(d, int) or d >= val.dim():
+                continue
+            size = val.shape[d]
+            if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_Symbol", False):
+                names.setdefault(size.node.expr, name)
+    return names
+
+
+def _output_meta(ep, symbol_names):
+    """(dtype, dims) of each user output, as _fx.tensor_meta gives them."""
+    out = [n for n in ep.graph.nodes if n.op == "output"][0]
+    results = out.args[0]
+    if not isinstance(results, (list, tuple)):
+        results = (results,)
+    return [_fx.tensor_meta(r.meta.get("val"), symbol_names)
+            if isinstance(r, torch.fx.Node) else None for r in results]
+
+
 def from_exported_program(ep: "torch.export.ExportedProgram", *, name: Optional[str] = None,
-                          context=None, decompose: bool = True) -> "_core.Graph":
+                          context=None, decompose: bool = True,
+                          dim_names=None) -> "_core.Graph":
     """An ExportedProgram as a guardjit Graph (run_decompositions() first
     unless decompose=False): parameters, buffers and lifted constants become
     the graph's constants, user inputs its placeholders, Dim ranges its
-    dynamic_dims."""
+    dynamic_dims. Each input and output declares its dtype and shape
+    (Graph.inputs/outputs): static sizes, and dynamic ones by the name of
+    their symbol, which `dim_names` (sympy symbol -> name; export() passes
+    the torch.export.Dim names) overrides."""
     if decompose:
         ep = ep.run_decompositions()
     sig = ep.graph_signature
@@ -66,8 +115,11 @@ def from_exported_program(ep: "torch.export.ExportedProgram", *, name: Optional[
     if any(n.meta.get("val") is not None and not isinstance(n.meta["val"], torch.Tensor)
            for n in user_inputs):
         raise _fx.ConversionError("non-tensor user inputs are not supported by guardjit.export")
-    writer = _fx.convert(ep.graph_module, name or "exported", constants=constants)
+    symbol_names = dim_names(user_inputs) if callable(dim_names) else (dim_names or {})
+    writer = _fx.convert(ep.graph_module, name or "exported", constants=constants,
+                         symbol_names=symbol_names)
     writer.dynamic_dims = _dynamic_dims(ep, user_inputs)
+    writer.output_meta = _output_meta(ep, symbol_names)
     return writer.load(context)
 
 
@@ -91,5 +143,7 @@ def export(module: torch.nn.Module, args: Tuple[Any, ...], kwargs=None, *,
     finally:
         if was_training:
             module.train()
-    return from_exported_program(ep, name=name or type(module).__name__.lower(),
-                                 context=context)
+    return from_exported_program(
+        ep, name=name or type(module).__name__.lower(), context=context,
+        dim_names=lambda user_inputs: _dim_names(module, args, kwargs, dynamic_shapes,
+                                                 user_inputs))

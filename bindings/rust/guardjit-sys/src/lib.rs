@@ -1,4 +1,4 @@
-//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.11)
+//! Raw declarations of guardjit's C API: `guardjit/guardjit.h` (C API 0.12)
 //! and the parts of DLPack 0.6 (`dlpack/dlpack.h`) it uses, written by hand
 //! to match the header declaration for declaration.
 //!
@@ -90,7 +90,7 @@ pub struct DLManagedTensor {
 // guardjit.h
 
 pub const GJ_API_VERSION_MAJOR: u32 = 0;
-pub const GJ_API_VERSION_MINOR: u32 = 11;
+pub const GJ_API_VERSION_MINOR: u32 = 12;
 
 /// DLPack 0.8+ code for bool (Debian's dlpack.h is 0.6 and lacks it).
 pub const GJ_DL_BOOL: u8 = 6;
@@ -229,6 +229,8 @@ pub struct gj_graph_load_options {
 
 /// `gj_dtype`: element types, numbered as guardjit.proto.DType.
 pub type gj_dtype = c_uint;
+/// Since 0.12: graph metadata that names no dtype.
+pub const GJ_DTYPE_UNKNOWN: gj_dtype = 0;
 pub const GJ_DTYPE_FLOAT32: gj_dtype = 1;
 pub const GJ_DTYPE_FLOAT64: gj_dtype = 2;
 pub const GJ_DTYPE_FLOAT16: gj_dtype = 3;
@@ -496,6 +498,23 @@ extern "C" {
     pub fn gj_graph_num_outputs(graph: *const gj_graph) -> usize;
     pub fn gj_graph_input_name(graph: *const gj_graph, index: usize) -> *const c_char;
     pub fn gj_graph_output_name(graph: *const gj_graph, index: usize) -> *const c_char;
+    // Since 0.12: declared input/output metadata.
+    pub fn gj_graph_input_dtype(graph: *const gj_graph, index: usize) -> gj_dtype;
+    pub fn gj_graph_input_rank(graph: *const gj_graph, index: usize) -> i64;
+    pub fn gj_graph_input_dim(graph: *const gj_graph, index: usize, dim: usize) -> i64;
+    pub fn gj_graph_input_dim_symbol(
+        graph: *const gj_graph,
+        index: usize,
+        dim: usize,
+    ) -> *const c_char;
+    pub fn gj_graph_output_dtype(graph: *const gj_graph, index: usize) -> gj_dtype;
+    pub fn gj_graph_output_rank(graph: *const gj_graph, index: usize) -> i64;
+    pub fn gj_graph_output_dim(graph: *const gj_graph, index: usize, dim: usize) -> i64;
+    pub fn gj_graph_output_dim_symbol(
+        graph: *const gj_graph,
+        index: usize,
+        dim: usize,
+    ) -> *const c_char;
     pub fn gj_graph_to_tabular(graph: *const gj_graph, out_text: *mut *mut c_char)
         -> *mut gj_error;
 

@@ -2,6 +2,7 @@
 //! binary) or made with a [`GraphBuilder`](crate::GraphBuilder).
 
 use crate::context::Context;
+use crate::dtype::DType;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::tensor::{with_dl_array, TensorSpec};
 use crate::{c_string, take_string, versioned};
@@ -269,6 +270,70 @@ impl Graph {
             .collect()
     }
 
+    /// What the graph declares of each input (C API 0.12), in call order.
+    pub fn inputs(&self) -> Vec<TensorInfo> {
+        (0..self.num_inputs()).map(|i| self.info(i, true)).collect()
+    }
+
+    /// What the graph declares of each output.
+    pub fn outputs(&self) -> Vec<TensorInfo> {
+        (0..self.num_outputs())
+            .map(|i| self.info(i, false))
+            .collect()
+    }
+
+    fn info(&self, i: usize, input: bool) -> TensorInfo {
+        let g = self.as_ptr();
+        // SAFETY: a live graph, i in range; names and symbols live as long
+        // as the graph and are copied here.
+        unsafe {
+            let (name, raw, rank) = if input {
+                (
+                    self.input_name(i),
+                    sys::gj_graph_input_dtype(g, i),
+                    sys::gj_graph_input_rank(g, i),
+                )
+            } else {
+                (
+                    self.output_name(i),
+                    sys::gj_graph_output_dtype(g, i),
+                    sys::gj_graph_output_rank(g, i),
+                )
+            };
+            let dims = (rank >= 0).then(|| {
+                (0..rank as usize)
+                    .map(|k| {
+                        let (size, symbol) = if input {
+                            (
+                                sys::gj_graph_input_dim(g, i, k),
+                                sys::gj_graph_input_dim_symbol(g, i, k),
+                            )
+                        } else {
+                            (
+                                sys::gj_graph_output_dim(g, i, k),
+                                sys::gj_graph_output_dim_symbol(g, i, k),
+                            )
+                        };
+                        if size >= 0 {
+                            Dim::Static(size)
+                        } else {
+                            Dim::Dynamic(
+                                Graph::name(symbol)
+                                    .filter(|s| !s.is_empty())
+                                    .map(str::to_owned),
+                            )
+                        }
+                    })
+                    .collect()
+            });
+            TensorInfo {
+                name: name.unwrap_or_default().to_owned(),
+                dtype: DType::ALL.into_iter().find(|d| d.to_raw() == raw),
+                dims,
+            }
+        }
+    }
+
     /// The graph as torch.fx's `print_tabular` shows it.
     pub fn to_tabular(&self) -> Result<String> {
         let mut text = ptr::null_mut();
@@ -338,4 +403,21 @@ impl fmt::Debug for Graph {
             .field("outputs", &self.output_names())
             .finish()
     }
+}
+
+/// One dim a graph declares: a static size, or a dynamic one with the name
+/// of its symbol (`"batch"`; dims sharing a symbol have equal sizes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dim {
+    Static(i64),
+    Dynamic(Option<String>),
+}
+
+/// What a graph declares of an input or output (C API 0.12): the dtype and
+/// shape its exporter saw. `None` where it declares nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dtype: Option<DType>,
+    pub dims: Option<Vec<Dim>>,
 }

@@ -1,6 +1,6 @@
 //! Safe Rust API for guardjit, an embeddable JIT for tensor graphs with a
 //! guard cache (TorchDynamo's model), over its C ABI (`guardjit.h`, C API
-//! 0.11; raw declarations in the `guardjit-sys` crate).
+//! 0.12; raw declarations in the `guardjit-sys` crate).
 //!
 //! ```no_run
 //! # fn main() -> guardjit::Result<()> {
@@ -69,7 +69,9 @@ pub use error::{Error, ErrorCode, Result};
 pub use function::{
     CallOptions, CompileMode, DynamicMode, Function, FunctionMode, FunctionOptions, FunctionStats,
 };
-pub use graph::{CompileCheck, CompileReport, CompileReportOptions, Graph, LoadOptions};
+pub use graph::{
+    CompileCheck, CompileReport, CompileReportOptions, Dim, Graph, LoadOptions, TensorInfo,
+};
 pub use log::{clear_log_handler, set_log_handler, set_log_topics};
 pub use tensor::{Tensor, TensorSpec, TensorView, TensorViewMut};
 

@@ -184,3 +184,45 @@ fn external_data_resolves_against_the_load_options_dir() -> Result<()> {
     assert_eq!(e.code(), ErrorCode::DataLoss, "{e}");
     Ok(())
 }
+
+#[test]
+fn inputs_and_outputs_declared_by_the_file() -> Result<()> {
+    use guardjit::{Dim, TensorInfo};
+    let ctx = Context::new()?;
+    let g = Graph::from_text(
+        &ctx,
+        r#"name: "meta"
+placeholders { name: "x" meta { dtype: FLOAT32 dims { symbol: "batch" } dims { size: 3 } dims {} } }
+placeholders { name: "y" }
+outputs { ref: "x" }
+output_meta { dtype: INT64 unknown_rank: true }"#,
+    )?;
+    assert_eq!(
+        g.inputs(),
+        vec![
+            TensorInfo {
+                name: "x".into(),
+                dtype: Some(DType::Float32),
+                dims: Some(vec![
+                    Dim::Dynamic(Some("batch".into())),
+                    Dim::Static(3),
+                    Dim::Dynamic(None)
+                ]),
+            },
+            TensorInfo {
+                name: "y".into(),
+                dtype: None,
+                dims: None
+            },
+        ]
+    );
+    assert_eq!(
+        g.outputs(),
+        vec![TensorInfo {
+            name: "x".into(),
+            dtype: Some(DType::Int64),
+            dims: None
+        }]
+    );
+    Ok(())
+}

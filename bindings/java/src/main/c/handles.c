@@ -177,6 +177,48 @@ JNIEXPORT jstring JNICALL FN(graphOutputName)(JNIEnv* env, jclass cls,
       env, gj_graph_output_name(HANDLE(gj_graph, graph), (size_t)index));
 }
 
+JNIEXPORT jint JNICALL FN(graphIoDtype)(JNIEnv* env, jclass cls, jlong graph,
+                                        jboolean input, jint index) {
+  (void)env;
+  (void)cls;
+  if (index < 0) return 0;
+  const gj_graph* g = HANDLE(gj_graph, graph);
+  return (jint)(input ? gj_graph_input_dtype(g, (size_t)index)
+                      : gj_graph_output_dtype(g, (size_t)index));
+}
+
+JNIEXPORT jlong JNICALL FN(graphIoRank)(JNIEnv* env, jclass cls, jlong graph,
+                                        jboolean input, jint index) {
+  (void)env;
+  (void)cls;
+  if (index < 0) return -1;
+  const gj_graph* g = HANDLE(gj_graph, graph);
+  return input ? gj_graph_input_rank(g, (size_t)index)
+               : gj_graph_output_rank(g, (size_t)index);
+}
+
+JNIEXPORT jlong JNICALL FN(graphIoDim)(JNIEnv* env, jclass cls, jlong graph,
+                                       jboolean input, jint index, jint dim) {
+  (void)env;
+  (void)cls;
+  if (index < 0 || dim < 0) return -1;
+  const gj_graph* g = HANDLE(gj_graph, graph);
+  return input ? gj_graph_input_dim(g, (size_t)index, (size_t)dim)
+               : gj_graph_output_dim(g, (size_t)index, (size_t)dim);
+}
+
+JNIEXPORT jstring JNICALL FN(graphIoDimSymbol)(JNIEnv* env, jclass cls,
+                                               jlong graph, jboolean input,
+                                               jint index, jint dim) {
+  (void)cls;
+  if (index < 0 || dim < 0) return NULL;
+  const gj_graph* g = HANDLE(gj_graph, graph);
+  const char* symbol =
+      input ? gj_graph_input_dim_symbol(g, (size_t)index, (size_t)dim)
+            : gj_graph_output_dim_symbol(g, (size_t)index, (size_t)dim);
+  return symbol == NULL ? NULL : new_string(env, symbol);
+}
+
 JNIEXPORT jstring JNICALL FN(graphToTabular)(JNIEnv* env, jclass cls,
                                              jlong graph) {
   char* text = NULL;

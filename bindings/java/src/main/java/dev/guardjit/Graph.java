@@ -22,6 +22,8 @@ public final class Graph implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private final List<String> inputNames;
   private final List<String> outputNames;
+  private final List<TensorInfo> inputs;
+  private final List<TensorInfo> outputs;
 
   /** Takes ownership of {@code pointer}, which holds one use of {@code context}. */
   Graph(long pointer, Context context) {
@@ -39,6 +41,34 @@ public final class Graph implements AutoCloseable {
       names.add(Native.graphOutputName(pointer, i));
     }
     this.outputNames = Collections.unmodifiableList(names);
+    this.inputs = infos(pointer, true, inputNames);
+    this.outputs = infos(pointer, false, outputNames);
+  }
+
+  private static List<TensorInfo> infos(long pointer, boolean input, List<String> names) {
+    List<TensorInfo> out = new ArrayList<>(names.size());
+    for (int i = 0; i < names.size(); ++i) {
+      int code = Native.graphIoDtype(pointer, input, i);
+      DType dtype = null;
+      for (DType d : DType.values()) {
+        if (d.value() == code) {
+          dtype = d;
+        }
+      }
+      long rank = Native.graphIoRank(pointer, input, i);
+      List<TensorInfo.Dim> dims = null;
+      if (rank >= 0) {
+        dims = new ArrayList<>((int) rank);
+        for (int k = 0; k < rank; ++k) {
+          long size = Native.graphIoDim(pointer, input, i, k);
+          String symbol = Native.graphIoDimSymbol(pointer, input, i, k);
+          dims.add(new TensorInfo.Dim(size, symbol == null || symbol.isEmpty() ? null : symbol));
+        }
+        dims = Collections.unmodifiableList(dims);
+      }
+      out.add(new TensorInfo(names.get(i), dtype, dims));
+    }
+    return Collections.unmodifiableList(out);
   }
 
   /**
@@ -120,6 +150,16 @@ public final class Graph implements AutoCloseable {
    */
   public List<String> outputNames() {
     return outputNames;
+  }
+
+  /** What the graph declares of each input (dtype, dims with symbols), in call order. */
+  public List<TensorInfo> inputs() {
+    return inputs;
+  }
+
+  /** What the graph declares of each output. */
+  public List<TensorInfo> outputs() {
+    return outputs;
   }
 
   /** The graph as torch.fx's print_tabular shows it. */

@@ -135,6 +135,15 @@ final class Native {
 
   static native String graphOutputName(long graph, int index);
 
+  // Since 0.12: declared metadata of input (input=true) or output `index`.
+  static native int graphIoDtype(long graph, boolean input, int index);
+
+  static native long graphIoRank(long graph, boolean input, int index);
+
+  static native long graphIoDim(long graph, boolean input, int index, int dim);
+
+  static native String graphIoDimSymbol(long graph, boolean input, int index, int dim);
+
   static native String graphToTabular(long graph);
 
   static native String graphCompileReport(

@@ -39,8 +39,33 @@ class GraphTest {
   @Test
   void versionIsTheHeaders() {
     assertEquals(0, Guardjit.apiVersionMajor());
-    assertTrue(Guardjit.apiVersionMinor() >= 11, "C API 0.11+ expected");
+    assertTrue(Guardjit.apiVersionMinor() >= 12, "C API 0.12+ expected");
     assertTrue(Guardjit.version().matches("\\d+\\.\\d+\\.\\d+"), Guardjit.version());
+  }
+
+  @Test
+  void inputsAndOutputsDeclaredByTheFile() {
+    String text =
+        "name: \"meta\"\n"
+            + "placeholders { name: \"x\" meta { dtype: FLOAT32 dims { symbol: \"batch\" }"
+            + " dims { size: 3 } dims {} } }\n"
+            + "placeholders { name: \"y\" }\n"
+            + "outputs { ref: \"x\" }\n"
+            + "output_meta { dtype: INT64 unknown_rank: true }\n";
+    try (Graph g = Graph.fromText(ctx, text)) {
+      assertEquals(
+          List.of(
+              new TensorInfo(
+                  "x",
+                  DType.FLOAT32,
+                  List.of(
+                      new TensorInfo.Dim(-1, "batch"),
+                      new TensorInfo.Dim(3, null),
+                      new TensorInfo.Dim(-1, null))),
+              new TensorInfo("y", null, null)),
+          g.inputs());
+      assertEquals(List.of(new TensorInfo("x", DType.INT64, null)), g.outputs());
+    }
   }
 
   @Test

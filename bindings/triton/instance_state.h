@@ -1,0 +1,67 @@
+#ifndef GUARDJIT_BINDINGS_TRITON_INSTANCE_STATE_H_
+#define GUARDJIT_BINDINGS_TRITON_INSTANCE_STATE_H_
+
+// One model instance: a guardjit context (its own thread count) and a
+// function over the model's graph, and what Triton's scheduler hands it.
+//
+// With max_batch_size > 0 the requests of one execution run as one call:
+// each input's rows are gathered into a pooled buffer (a single request
+// with one contiguous buffer is used in place), dim 0 is marked dynamic so
+// one cache entry serves every batch size (a batch of one runs as two
+// copies of its row, since guardjit specializes sizes 0 and 1), and each
+// request's rows of each output are copied into its response. A request
+// that does not fit the model (data type, rank, shape, memory) gets
+// INVALID_ARG naming the input; when a gathered call fails, its requests
+// run one by one, so each gets its own answer.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings/triton/metrics.h"
+#include "bindings/triton/model_state.h"
+#include "bindings/triton/triton_api.h"
+#include "guardjit/guardjit.h"
+
+namespace guardjit_triton {
+
+struct PendingRequest;
+
+class InstanceState {
+ public:
+  // KIND_CPU instances only; warmup shapes run before this returns.
+  static TRITONSERVER_Error* Create(const ModelState* model,
+                                    TRITONBACKEND_ModelInstance* instance,
+                                    std::unique_ptr<InstanceState>* out);
+  ~InstanceState();
+  InstanceState(const InstanceState&) = delete;
+  InstanceState& operator=(const InstanceState&) = delete;
+
+  // Answers and releases every request.
+  void Execute(TRITONBACKEND_Request** requests, uint32_t count);
+
+ private:
+  InstanceState(const ModelState* model, TRITONBACKEND_ModelInstance* instance)
+      : model_(model), instance_(instance) {}
+
+  TRITONSERVER_Error* Warmup(int64_t batch);
+  void UpdateMetrics();
+  void ReadRequest(PendingRequest* p) const;
+  // Runs `group` (valid requests) as one call and fills their responses.
+  void RunGroup(const std::vector<PendingRequest*>& group);
+  TRITONSERVER_Error* Respond(PendingRequest* p, DLManagedTensor** outs,
+                              int64_t row_offset, int64_t total_rows) const;
+
+  const ModelState* model_;
+  TRITONBACKEND_ModelInstance* instance_;
+  std::string name_;
+  gj_context* context_ = nullptr;
+  gj_function* function_ = nullptr;
+  std::unique_ptr<InstanceMetrics> metrics_;  // NULL with metrics off
+  // Gather buffers, one per input, grown as batches need.
+  std::vector<std::vector<char>> pool_;
+};
+
+}  // namespace guardjit_triton
+
+#endif  // GUARDJIT_BINDINGS_TRITON_INSTANCE_STATE_H_

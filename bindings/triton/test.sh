@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Serves guardjit graphs from Triton Inference Server with the installed
+# backend (PREFIX/backends/guardjit/libtriton_guardjit.so, PREFIX from
+# `pkg-config guardjit`; scripts/test_bindings.sh sets PKG_CONFIG_PATH and
+# LD_LIBRARY_PATH) and tests it over HTTP and gRPC (tests/test_triton.py).
+#
+# Makes (or reuses) a venv in .venv with nvidia-pytriton (the tritonserver
+# binary and its libraries; no GPU needed) and tritonclient, builds a model
+# repository in a temporary directory (an example graph, a model exported by
+# guardjit.export with the Python binding's venv when it exists, a model
+# that fails to load), starts tritonserver on free loopback ports, runs the
+# tests and stops the server by its pid (also on failure).
+set -euo pipefail
+cd "$(dirname "$0")"
+here=$PWD
+repo_root=$(cd ../.. && pwd)
+total_start=$SECONDS
+cache=${GUARDJIT_PIP_CACHE:-$HOME/.cache/guardjit-pip}
+python=${PYTHON:-python3}
+
+if ! pkg-config --exists guardjit; then
+  echo "bindings/triton/test.sh: pkg-config cannot find guardjit; set PKG_CONFIG_PATH to PREFIX/lib/pkgconfig" >&2
+  exit 1
+fi
+prefix=$(pkg-config --variable=prefix guardjit)
+backend="$prefix/backends/guardjit/libtriton_guardjit.so"
+if [ ! -f "$backend" ]; then
+  echo "bindings/triton/test.sh: no $backend (configure with -DGUARDJIT_BUILD_TRITON=ON)" >&2
+  exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+if ! .venv/bin/python -c "import tritonclient.http, tritonclient.grpc, numpy, pytriton" 2>/dev/null; then
+  .venv/bin/python -m pip --cache-dir "$cache" --disable-pip-version-check -q install \
+    "nvidia-pytriton==0.7.0" "tritonclient[http,grpc]" numpy
+fi
+site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+tritonserver="$site/pytriton/tritonserver/bin/tritonserver"
+echo "triton: venv ready in $((SECONDS - total_start))s; $("$tritonserver" --version 2>/dev/null | head -1 || true)"
+
+work=$(mktemp -d /tmp/guardjit-triton.XXXXXX)
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid"
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The model repository.
+repo="$work/models"
+mkdir -p "$repo/mlp/1" "$repo/broken/1"
+cp "$repo_root/examples/mlp.pbtxt" "$repo/mlp/1/model.pbtxt"
+cat >"$repo/mlp/config.pbtxt" <<'PB'
+backend: "guardjit"
+max_batch_size: 0
+input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]
+output [ { name: "addmm_1" data_type: TYPE_FP32 dims: [ -1, 4 ] } ]
+parameters { key: "num_threads" value { string_value: "1" } }
+PB
+printf 'name: "broken"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.nope.default" args { ref: "x" } }\noutputs { ref: "n" }\n' \
+  >"$repo/broken/1/model.pbtxt"
+printf 'backend: "guardjit"\nmax_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1 ] } ]\noutput [ { name: "n" data_type: TYPE_FP32 dims: [ -1 ] } ]\n' \
+  >"$repo/broken/config.pbtxt"
+exported=0
+py_venv="$repo_root/bindings/python/.venv/bin/python"
+if [ -x "$py_venv" ] && "$py_venv" -c "import guardjit, torch" 2>/dev/null; then
+  mkdir -p "$repo/mlp_dyn/1"
+  TORCH_CPP_LOG_LEVEL=ERROR "$py_venv" -W ignore tests/make_models.py "$repo/mlp_dyn/1" 2>&1 \
+    | grep -v "triton not found"
+  # No inputs, outputs or max_batch_size: auto-completed from the graph.
+  cat >"$repo/mlp_dyn/config.pbtxt" <<'PB'
+backend: "guardjit"
+dynamic_batching { max_queue_delay_microseconds: 100000 }
+parameters { key: "warmup" value { string_value: "2,4" } }
+PB
+  # The same graph with any trailing shape accepted, so that a wrong shape
+  # reaches the library (its output auto-completed).
+  mkdir -p "$repo/mlp_any/1"
+  cp "$repo/mlp_dyn/1/"* "$repo/mlp_any/1/"
+  cat >"$repo/mlp_any/config.pbtxt" <<'PB'
+backend: "guardjit"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 20000 }
+input [ { name: "x" data_type: TYPE_FP32 dims: [ -1 ] } ]
+PB
+  exported=1
+else
+  echo "triton: no Python binding venv with torch (bindings/python/test.sh makes it): the exported models are skipped"
+fi
+
+ports=$(.venv/bin/python -c "
+import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks: s.bind(('127.0.0.1', 0))
+print(' '.join(str(s.getsockname()[1]) for s in socks))")
+read -r http_port grpc_port metrics_port <<<"$ports"
+log="$work/tritonserver.log"
+"$tritonserver" --model-repository="$repo" --backend-directory="$prefix/backends" \
+  --model-control-mode=explicit --load-model=mlp \
+  $([ $exported = 1 ] && echo --load-model=mlp_dyn --load-model=mlp_any) \
+  --http-address=127.0.0.1 --http-port="$http_port" \
+  --grpc-address=127.0.0.1 --grpc-port="$grpc_port" \
+  --metrics-address=127.0.0.1 --metrics-port="$metrics_port" \
+  --log-verbose=0 >"$log" 2>&1 &
+server_pid=$!
+ready=0
+for _ in $(seq 1 300); do
+  if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+  if .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$http_port/v2/health/ready', timeout=1)" 2>/dev/null; then
+    ready=1
+    break
+  fi
+  sleep 0.2
+done
+if [ $ready != 1 ]; then
+  echo "triton: the server did not become ready; its log:" >&2
+  cat "$log" >&2
+  exit 1
+fi
+echo "triton: server ready in $((SECONDS - total_start))s (pid $server_pid, http $http_port, grpc $grpc_port)"
+
+status=0
+GJ_TRITON_HTTP="127.0.0.1:$http_port" GJ_TRITON_GRPC="127.0.0.1:$grpc_port" \
+  GJ_TRITON_METRICS="127.0.0.1:$metrics_port" GJ_TRITON_LOG="$log" \
+  GJ_TRITON_EXPORTED="$exported" GJ_TRITON_REPO="$repo" \
+  .venv/bin/python -m unittest discover -s tests -t . -v || status=$?
+if [ $status != 0 ]; then
+  echo "triton: tests failed; the server's log:" >&2
+  tail -50 "$log" >&2
+fi
+echo "triton: done in $((SECONDS - total_start))s"
+exit $status
