@@ -61,6 +61,10 @@ class GraphBuilder {
   absl::Status AddSubgraph(std::string name, std::unique_ptr<Graph> graph);
   absl::Status SetOutputs(std::vector<Arg> outputs);
 
+  // The nodes added so far (no output node until Finish): what an importer
+  // reads to infer each node's metadata as it adds them.
+  const Graph& partial_graph() const { return *graph_; }
+
   // The graph; fails if outputs were never set. When every placeholder has
   // metadata, shape and dtype inference runs and its errors name the node.
   absl::StatusOr<std::unique_ptr<Graph>> Finish();
