@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/onnx/onnx_fold.h"
 #include "core/onnx/onnx_op_table.h"
 #include "core/onnx/onnx_op_util.h"
 #include "core/status_macros.h"
@@ -79,7 +80,21 @@ absl::Status CheckResultType(OnnxNodeContext& ctx, const Arg& result,
       DTypeName(expected), " (operands of different dtypes?)"));
 }
 
+// Shape arithmetic on values known at load stays known (FoldIntBinary).
+absl::StatusOr<bool> FoldKnown(OnnxNodeContext& ctx) {
+  const Tensor* a = ctx.InputConstant(0);
+  const Tensor* b = ctx.InputConstant(1);
+  if (ctx.num_inputs() != 2 || a == nullptr || b == nullptr) return false;
+  ASSIGN_OR_RETURN(std::optional<Tensor> folded,
+                   FoldIntBinary(ctx.node().op_type(), *a, *b));
+  if (!folded.has_value()) return false;
+  RETURN_IF_ERROR(ctx.SetOutputConstant(0, *std::move(folded)));
+  return true;
+}
+
 absl::Status MapDirect(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(bool folded, FoldKnown(ctx));
+  if (folded) return absl::OkStatus();
   const std::string& target = *DirectTarget(ctx.node().op_type());
   std::vector<Arg> args;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -111,6 +126,8 @@ absl::Status MapIdentity(OnnxNodeContext& ctx) {
 }
 
 absl::Status MapDiv(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(bool folded, FoldKnown(ctx));
+  if (folded) return absl::OkStatus();
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
   const DType dtype = ctx.Meta(a).dtype;

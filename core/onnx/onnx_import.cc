@@ -72,6 +72,10 @@ absl::StatusOr<TensorMeta> InputMeta(
     if (added) it->second = env.NewSymbol(kSymbolHint, source, index, d);
     sizes.push_back(SymInt(SymExpr::Symbol(it->second), kSymbolHint));
   }
+  if (*is_static) {
+    auto numel = CheckedNumel(ConcreteShape(sizes));
+    if (!numel.ok()) return Prefixed(numel.status(), what);
+  }
   return TensorMeta(*dtype, std::move(sizes));
 }
 

@@ -25,6 +25,7 @@ absl::Status MapGemm(OnnxNodeContext& ctx) {
   }
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(a), "Gemm operand"));
   if (ctx.Meta(a).dim() != 2 || ctx.Meta(b).dim() != 2) {
     return absl::InvalidArgumentError("A and B must be 2-D");
   }
@@ -272,6 +273,30 @@ absl::Status MapLayerNorm(OnnxNodeContext& ctx) {
   return absl::OkStatus();
 }
 
+// ONNX's function: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over axes.
+absl::Status MapMeanVarianceNormalization(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(auto axes, ctx.attrs().Ints("axes"));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "input"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                   NormalizeAxes(axes.value_or(std::vector<int64_t>{0, 2, 3}),
+                                 ctx.Meta(x).dim()));
+  auto mean = [&](const Arg& v) {
+    return ctx.Emit("aten.mean.dim", {v, IntList(dims), Arg::Bool(true)});
+  };
+  ASSIGN_OR_RETURN(Arg mu, mean(x));
+  ASSIGN_OR_RETURN(Arg x2, ctx.Emit("aten.mul.Tensor", {x, x}));
+  ASSIGN_OR_RETURN(Arg ex2, mean(x2));
+  ASSIGN_OR_RETURN(Arg mu2, ctx.Emit("aten.mul.Tensor", {mu, mu}));
+  ASSIGN_OR_RETURN(Arg var, ctx.Emit("aten.sub.Tensor", {ex2, mu2}));
+  ASSIGN_OR_RETURN(Arg std, ctx.Emit("aten.sqrt.default", {var}));
+  ASSIGN_OR_RETURN(
+      std, ctx.Emit("aten.add.Scalar", {std, Arg::Float(1e-9), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(Arg centered, ctx.Emit("aten.sub.Tensor", {x, mu}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.div.Tensor", {centered, std}));
+  return ctx.SetOutput(0, out);
+}
+
 absl::Status MapDropout(OnnxNodeContext& ctx) {
   if (ctx.opset() < 12) {
     ASSIGN_OR_RETURN(float ratio, ctx.attrs().Float("ratio", 0.5f));
@@ -293,9 +318,11 @@ absl::Status MapDropout(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.clone.default", {x}));
   RETURN_IF_ERROR(ctx.SetOutput(0, out));
   if (ctx.has_output(1)) {
+    // The mask is bool from opset 10, the input's type before.
+    const DType mask_type = ctx.opset() < 10 ? ctx.Meta(x).dtype : DType::kBool;
     ASSIGN_OR_RETURN(Arg mask,
-                     ctx.Emit("aten.full_like.default", {x, Arg::Bool(true)},
-                              {{"dtype", Arg::OfDType(DType::kBool)}}));
+                     ctx.Emit("aten.full_like.default", {x, Arg::Int(1)},
+                              {{"dtype", Arg::OfDType(mask_type)}}));
     RETURN_IF_ERROR(ctx.SetOutput(1, mask));
   }
   return absl::OkStatus();
@@ -312,6 +339,7 @@ void AddNnOnnxOps(OnnxOpTable& table) {
   table.Add("InstanceNormalization", MapInstanceNorm);
   table.Add("LayerNormalization", MapLayerNorm);
   table.Add("Dropout", MapDropout);
+  table.Add("MeanVarianceNormalization", MapMeanVarianceNormalization);
 }
 
 }  // namespace guardjit

@@ -11,6 +11,8 @@ const OnnxOpTable& OnnxOpTable::Default() {
     AddActivationOnnxOps(*t);
     AddNnOnnxOps(*t);
     AddPoolOnnxOps(*t);
+    AddLossOnnxOps(*t);
+    AddStructureOnnxOps(*t);
     AddShapeOnnxOps(*t);
     AddReduceOnnxOps(*t);
     AddTensorOnnxOps(*t);

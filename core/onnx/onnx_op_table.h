@@ -35,6 +35,8 @@ void AddElementwiseOnnxOps(OnnxOpTable& table);
 void AddActivationOnnxOps(OnnxOpTable& table);
 void AddNnOnnxOps(OnnxOpTable& table);
 void AddPoolOnnxOps(OnnxOpTable& table);
+void AddLossOnnxOps(OnnxOpTable& table);
+void AddStructureOnnxOps(OnnxOpTable& table);
 void AddShapeOnnxOps(OnnxOpTable& table);
 void AddReduceOnnxOps(OnnxOpTable& table);
 void AddTensorOnnxOps(OnnxOpTable& table);

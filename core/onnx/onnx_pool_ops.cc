@@ -49,6 +49,11 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
   } else {
     ASSIGN_OR_RETURN(count_include_pad,
                      ctx.attrs().Int("count_include_pad", 0));
+    if (count_include_pad && ceil_mode) {
+      // ATen and ONNX divide windows that overhang the padded input by
+      // different counts.
+      return absl::UnimplementedError("ceil_mode with count_include_pad");
+    }
     for (int64_t d : w.dilations) {
       if (d != 1) {
         return absl::UnimplementedError("dilated average pooling");

@@ -42,8 +42,8 @@ absl::Status MapReshape(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(int64_t allowzero, ctx.attrs().Int("allowzero", 0));
   ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.ConstInts(1, "shape"));
-  int64_t known = 1;
   int infer = -1;
+  Shape known_dims;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0 && !allowzero) {
       if (d >= in.size()) {
@@ -56,13 +56,10 @@ absl::Status MapReshape(OnnxNodeContext& ctx) {
       infer = static_cast<int>(d);
       continue;
     }
-    if (shape[d] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("shape has ", shape[d]));
-    }
-    known *= shape[d];
+    known_dims.push_back(shape[d]);
   }
-  int64_t numel = 1;
-  for (int64_t s : in) numel *= s;
+  ASSIGN_OR_RETURN(int64_t known, CheckedNumel(known_dims));
+  ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(in));
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) {
       return absl::InvalidArgumentError("cannot infer the -1 dim");
@@ -296,6 +293,9 @@ absl::StatusOr<std::vector<int64_t>> Broadcast(const Shape& a,
 absl::Status MapExpand(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.ConstInts(1, "shape"));
+  for (int64_t d : shape) {
+    if (d < 0) return absl::InvalidArgumentError("shape has a negative size");
+  }
   ASSIGN_OR_RETURN(std::vector<int64_t> out_shape, Broadcast(in, shape));
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg e,

@@ -21,6 +21,9 @@ namespace {
 // Known values this small stay on the importer's side (shape arithmetic);
 // larger ones are graph constants or computed.
 constexpr int64_t kMaxFoldedElements = 64;
+// Values the importer computes itself (Range, EyeLike) are bounded so a few
+// bytes of model cannot ask for gigabytes.
+constexpr int64_t kMaxConstantElements = int64_t{1} << 24;
 
 absl::StatusOr<Tensor> Int64Vector(const std::vector<int64_t>& values,
                                    bool scalar = false) {
@@ -152,22 +155,25 @@ absl::Status MapRange(OnnxNodeContext& ctx) {
   const double s = start->Item().to_double(), l = limit->Item().to_double(),
                d = delta->Item().to_double();
   if (d == 0) return absl::InvalidArgumentError("delta is 0");
-  const int64_t n =
-      std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
-  if (n > (int64_t{1} << 31))
-    return absl::InvalidArgumentError("range too long");
+  const double count = std::ceil((l - s) / d);
+  if (!(count <= static_cast<double>(kMaxConstantElements))) {
+    return absl::UnimplementedError(
+        absl::StrCat("a range of ", count, " elements (folded at load up to ",
+                     kMaxConstantElements, ")"));
+  }
+  const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, {n}));
   // Each element as start + i * delta in the input's type (ONNX's loop
   // accumulates; for integers the two agree, for floats within rounding).
   for (int64_t i = 0; i < n; ++i) {
     const double v = s + static_cast<double>(i) * d;
     switch (dtype) {
-      case DType::kFloat32: {
-        float acc = start->data_as<float>()[0];
-        for (int64_t k = 0; k < i; ++k) acc += delta->data_as<float>()[0];
-        t.data_as<float>()[i] = acc;
+      case DType::kFloat32:
+        // Accumulated as ONNX's definition (a loop adding delta) does.
+        t.data_as<float>()[i] =
+            i == 0 ? start->data_as<float>()[0]
+                   : t.data_as<float>()[i - 1] + delta->data_as<float>()[0];
         break;
-      }
       case DType::kFloat64:
         t.data_as<double>()[i] = v;
         break;
@@ -198,6 +204,12 @@ absl::Status MapEyeLike(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(TensorMeta meta, ctx.InputMeta(0));
   ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
   if (in.size() != 2) return absl::InvalidArgumentError("input is not 2-D");
+  ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(in));
+  if (numel > kMaxConstantElements) {
+    return absl::UnimplementedError(absl::StrCat(
+        "an EyeLike of ", numel, " elements (folded at load up to ",
+        kMaxConstantElements, ")"));
+  }
   DType dtype = meta.dtype;
   if (dtype_attr.has_value()) {
     ASSIGN_OR_RETURN(dtype, DTypeFromOnnx(*dtype_attr));

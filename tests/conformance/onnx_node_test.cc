@@ -166,6 +166,13 @@ std::string ShortReason(const std::string& stage, absl::string_view message) {
   } else if (const size_t path = m.find(".onnx: "); path != std::string::npos) {
     m = m.substr(path + 7);
   }
+  // Value names (" ('X')") differ per case; the reason does not.
+  for (size_t open = m.find(" ('"); open != std::string::npos;
+       open = m.find(" ('", open)) {
+    const size_t close = m.find("')", open + 3);
+    if (close == std::string::npos) break;
+    m.erase(open, close + 2 - open);
+  }
   if (m.size() > 140) m = m.substr(0, 137) + "...";
   return absl::StrCat(stage, ": ",
                       absl::StrReplaceAll(m, {{"|", "/"}, {"\n", " "}}));
