@@ -150,10 +150,10 @@ absl::StatusOr<std::vector<int64_t>> OnnxNodeContext::ConstInts(
   RETURN_IF_ERROR(InputMeta(i).status());
   const Tensor* t = InputConstant(i);
   if (t == nullptr) {
-    return absl::UnimplementedError(
-        absl::StrCat(what, " (input ", i, ", '", node_.input(i),
-                     "') is computed at run time; only values known at load "
-                     "are supported"));
+    return absl::UnimplementedError(absl::StrCat(
+        what, " (input ", i, ", '", node_.input(i),
+        "') is computed at run time, and only values known at load are "
+        "supported"));
   }
   if (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32) {
     return absl::InvalidArgumentError(absl::StrCat(

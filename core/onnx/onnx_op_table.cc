@@ -12,6 +12,7 @@ const OnnxOpTable& OnnxOpTable::Default() {
     AddNnOnnxOps(*t);
     AddPoolOnnxOps(*t);
     AddLossOnnxOps(*t);
+    AddResizeOnnxOps(*t);
     AddStructureOnnxOps(*t);
     AddShapeOnnxOps(*t);
     AddReduceOnnxOps(*t);

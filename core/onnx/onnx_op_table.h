@@ -36,6 +36,7 @@ void AddActivationOnnxOps(OnnxOpTable& table);
 void AddNnOnnxOps(OnnxOpTable& table);
 void AddPoolOnnxOps(OnnxOpTable& table);
 void AddLossOnnxOps(OnnxOpTable& table);
+void AddResizeOnnxOps(OnnxOpTable& table);
 void AddStructureOnnxOps(OnnxOpTable& table);
 void AddShapeOnnxOps(OnnxOpTable& table);
 void AddReduceOnnxOps(OnnxOpTable& table);

@@ -46,6 +46,9 @@ struct CaseResult {
   std::string name;
   std::string op;
   bool eligible = true;  // default domain, tensor types the library has
+  // Graph inputs the importer needs at load (a Reshape's shape, Resize's
+  // scales) were bound to the test data's values, as initializers.
+  bool bound = false;
   Outcome outcome = Outcome::kPass;
   std::string reason;
 };
@@ -200,7 +203,45 @@ CaseResult RunCase(const fs::path& dir) {
     return r;
   };
   auto loaded = LoadGraphFromFile((dir / "model.onnx").string());
-  if (!loaded.ok()) return refuse("load", loaded.status().message());
+  // Inputs needed at load (named by the refusal) become initializers with
+  // the first data set's values; only data sets with those values then run.
+  std::vector<int> bound_inputs;
+  const std::string refusal =
+      loaded.ok() ? "" : ShortReason("load", loaded.status().message());
+  for (int attempt = 0; attempt < 4 && !loaded.ok(); ++attempt) {
+    const std::string message(loaded.status().message());
+    const size_t at = message.find("') is computed at run time");
+    const size_t open = message.rfind(", '", at);
+    if (at == std::string::npos || open == std::string::npos) break;
+    const std::string name = message.substr(open + 3, at - open - 3);
+    int index = -1;
+    for (int k = 0; k < model.graph().input_size(); ++k) {
+      if (model.graph().input(k).name() == name) index = k;
+    }
+    if (index < 0) break;
+    // Input positions of the original model, for the data files.
+    int original = index;
+    for (int b : bound_inputs) {
+      if (b <= original) ++original;
+    }
+    onnx::TensorProto value;
+    const fs::path file =
+        dir / "test_data_set_0" / absl::StrCat("input_", original, ".pb");
+    if (!value.ParseFromString(ReadFile(file))) break;
+    value.set_name(name);
+    *model.mutable_graph()->add_initializer() = value;
+    model.mutable_graph()->mutable_input()->DeleteSubrange(index, 1);
+    bound_inputs.push_back(original);
+    std::sort(bound_inputs.begin(), bound_inputs.end());
+    GraphLoadOptions options;
+    options.external_data_dir = dir.string();
+    loaded = LoadOnnxModel(model, options);
+    r.bound = true;
+  }
+  if (!loaded.ok()) {
+    r.bound = false;
+    return refuse("load", loaded.status().message());
+  }
   std::shared_ptr<const Graph> graph = *std::move(loaded);
   auto eager = EagerInterpreter::Create(graph);
   if (!eager.ok()) return refuse("eager", eager.status().message());
@@ -210,6 +251,15 @@ CaseResult RunCase(const fs::path& dir) {
     auto expected = ReadTensors(set.path(), "output");
     if (!inputs.ok()) return refuse("test data", inputs.status().message());
     if (!expected.ok()) return refuse("test data", expected.status().message());
+    bool same_bound_values = true;
+    for (auto it = bound_inputs.rbegin(); it != bound_inputs.rend(); ++it) {
+      const std::string file = absl::StrCat("input_", *it, ".pb");
+      same_bound_values =
+          same_bound_values && ReadFile(set.path() / file) ==
+                                   ReadFile(dir / "test_data_set_0" / file);
+      inputs->erase(inputs->begin() + *it);
+    }
+    if (!same_bound_values) continue;
     if (inputs->size() != graph->inputs().size()) {
       return refuse("test data",
                     absl::StrCat(inputs->size(), " inputs for a graph of ",
@@ -249,22 +299,29 @@ CaseResult RunCase(const fs::path& dir) {
       return wrong(diff);
     }
   }
+  if (r.bound) r.reason = refusal;
   return r;
 }
 
 struct OpRow {
-  int pass = 0, refused = 0, wrong = 0;
+  int pass = 0, bound = 0, refused = 0, wrong = 0;
   std::map<std::string, int> reasons;
 };
 
 std::string Report(const std::vector<CaseResult>& results) {
   std::map<std::string, OpRow> rows;
-  int pass = 0, refused = 0, wrong = 0, eligible = 0, eligible_pass = 0;
+  int pass = 0, bound = 0, refused = 0, wrong = 0, eligible = 0,
+      eligible_pass = 0;
   for (const CaseResult& r : results) {
     OpRow& row = rows[r.op];
     switch (r.outcome) {
       case Outcome::kPass:
-        ++row.pass, ++pass;
+        if (r.bound) {
+          ++row.bound, ++bound;
+          ++row.reasons[r.reason];
+        } else {
+          ++row.pass, ++pass;
+        }
         break;
       case Outcome::kRefused:
         ++row.refused, ++refused;
@@ -277,7 +334,7 @@ std::string Report(const std::vector<CaseResult>& results) {
     }
     if (r.eligible) {
       ++eligible;
-      if (r.outcome == Outcome::kPass) ++eligible_pass;
+      if (r.outcome == Outcome::kPass && !r.bound) ++eligible_pass;
     }
   }
   std::string out = absl::StrCat(
@@ -290,21 +347,28 @@ std::string Report(const std::vector<CaseResult>& results) {
       "and\n"
       "compared with the expected outputs (rtol 1e-3, atol 1e-7). A case\n"
       "passes, is refused with a reason, or is wrong.\n\n",
-      "Cases: ", results.size(), "; passing ", pass, ", refused ", refused,
-      ", wrong ", wrong, ".\n\n",
+      "Cases: ", results.size(), "; passing ", pass, ", refused ",
+      refused + bound, ", wrong ", wrong, ".\n\n",
+      "A case refused at load because a graph input must be known there (a\n"
+      "Reshape's shape, Resize's scales: ONNX's node tests pass them as\n"
+      "inputs) runs again with those inputs bound to its test data as\n"
+      "initializers, to check the mapping; it counts as refused, and its\n"
+      "result shows in the column \"pass, inputs bound\" (",
+      bound, " cases; a wrong result there fails the test too).\n\n",
       "Cases whose ops are all in the default domain and whose inputs and\n"
       "outputs are tensors of dtypes guardjit has: ",
       eligible, "; passing ", eligible_pass, " (",
       eligible ? 100 * eligible_pass / eligible : 0, "%).\n\n",
-      "| op | pass | refused | wrong | reasons (count) |\n"
-      "|---|---|---|---|---|\n");
+      "| op | pass | refused | wrong | pass, inputs bound | reasons (count) |\n"
+      "|---|---|---|---|---|---|\n");
   for (const auto& [op, row] : rows) {
     std::vector<std::string> reasons;
     for (const auto& [reason, n] : row.reasons) {
       reasons.push_back(absl::StrCat(reason, " (", n, ")"));
     }
-    absl::StrAppend(&out, "| ", op, " | ", row.pass, " | ", row.refused, " | ",
-                    row.wrong, " | ", absl::StrJoin(reasons, "; "), " |\n");
+    absl::StrAppend(&out, "| ", op, " | ", row.pass, " | ",
+                    row.refused + row.bound, " | ", row.wrong, " | ", row.bound,
+                    " | ", absl::StrJoin(reasons, "; "), " |\n");
   }
   return out;
 }
