@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/graph_builder.h"
 #include "core/onnx/onnx_attributes.h"
@@ -110,6 +111,12 @@ class OnnxNodeContext {
   absl::StatusOr<Arg> Item(const Arg& value, int index);
   const TensorMeta& Meta(const Arg& value) const {
     return state_.MetaOf(value);
+  }
+
+  // A name for a value the mapping makes itself (a mask, an arange), unique
+  // to this node and `what`; '#' keeps it apart from the model's names.
+  std::string InternalName(absl::string_view what) const {
+    return absl::StrCat("#", OutputHint(), ".", what);
   }
 
   int num_outputs() const { return node_.output_size(); }

@@ -27,7 +27,7 @@ absl::StatusOr<Arg> Arange(OnnxNodeContext& ctx, int64_t n, int trailing,
   for (int i = 0; i < trailing; ++i) sizes.push_back(1);
   ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kInt64, sizes));
   for (int64_t i = 0; i < n; ++i) t.data_as<int64_t>()[i] = i;
-  const std::string value = absl::StrCat(ctx.node().output(0), ".", name);
+  const std::string value = ctx.InternalName(name);
   RETURN_IF_ERROR(ctx.state().AddKnownValue(value, t));
   return ctx.state().GraphValue(value);
 }
@@ -55,7 +55,7 @@ absl::Status MapTrilu(OnnxNodeContext& ctx) {
       mask.data_as<uint8_t>()[i * cols + j] = keep;
     }
   }
-  const std::string name = absl::StrCat(ctx.node().output(0), ".mask");
+  const std::string name = ctx.InternalName("mask");
   RETURN_IF_ERROR(ctx.state().AddKnownValue(name, mask));
   ASSIGN_OR_RETURN(Arg m, ctx.state().GraphValue(name));
   ASSIGN_OR_RETURN(Arg zero, ScalarConstant(ctx, 0, ctx.Meta(x).dtype));

@@ -275,8 +275,7 @@ absl::StatusOr<Arg> NormalizedIndices(OnnxNodeContext& ctx, int input,
       }
       t.data_as<int64_t>()[k] = v < 0 ? v + size : v;
     }
-    const std::string name =
-        absl::StrCat(ctx.node().input(input), ".normalized");
+    const std::string name = ctx.InternalName(absl::StrCat("indices", input));
     if (ctx.state().Find(name) == nullptr) {
       RETURN_IF_ERROR(ctx.state().AddKnownValue(name, t));
     }
