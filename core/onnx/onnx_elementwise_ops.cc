@@ -4,6 +4,7 @@
 // promotion never changes a result's dtype; a mapping whose ATen result
 // would have another dtype than ONNX's refuses rather than convert.
 
+#include <limits>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -83,6 +84,17 @@ absl::Status CheckResultType(OnnxNodeContext& ctx, const Arg& result,
 // Shape arithmetic on values known at load stays known (FoldIntBinary).
 absl::StatusOr<bool> FoldKnown(OnnxNodeContext& ctx) {
   const Tensor* a = ctx.InputConstant(0);
+  if (ctx.node().op_type() == "Neg" && ctx.num_inputs() == 1 && a != nullptr &&
+      a->dtype() == DType::kInt64 && a->numel() <= 64) {
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kInt64, a->sizes()));
+    for (int64_t k = 0; k < a->numel(); ++k) {
+      const int64_t v = a->data_as<int64_t>()[k];
+      if (v == std::numeric_limits<int64_t>::min()) return false;
+      t.data_as<int64_t>()[k] = -v;
+    }
+    RETURN_IF_ERROR(ctx.SetOutputConstant(0, t));
+    return true;
+  }
   const Tensor* b = ctx.InputConstant(1);
   if (ctx.num_inputs() != 2 || a == nullptr || b == nullptr) return false;
   ASSIGN_OR_RETURN(std::optional<Tensor> folded,

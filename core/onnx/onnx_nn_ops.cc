@@ -19,10 +19,6 @@ absl::Status MapGemm(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(float beta, ctx.attrs().Float("beta", 1.0f));
   ASSIGN_OR_RETURN(int64_t trans_a, ctx.attrs().Int("transA", 0));
   ASSIGN_OR_RETURN(int64_t trans_b, ctx.attrs().Int("transB", 0));
-  if (ctx.opset() < 7 || ctx.attrs().Has("broadcast")) {
-    ASSIGN_OR_RETURN(int64_t b, ctx.attrs().Int("broadcast", 0));
-    (void)b;
-  }
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
   RETURN_IF_ERROR(RequireFloat(ctx.Meta(a), "Gemm operand"));

@@ -209,6 +209,26 @@ absl::Status MapSplit(OnnxNodeContext& ctx) {
   return absl::OkStatus();
 }
 
+// One axis of a Slice with ONNX's clamping: positions start, start + step,
+// ... before end (after it, for a negative step), all inside [0, dim).
+struct SliceRange {
+  int64_t start, end, step;
+};
+
+SliceRange ClampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0) start += dim;
+  if (end < 0 && end > std::numeric_limits<int64_t>::min() + dim) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    return {start, std::max(end, start), step};
+  }
+  if (dim == 0) return {0, 0, step};
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  return {start, std::min(end, start), step};
+}
+
 absl::Status MapSlice(OnnxNodeContext& ctx) {
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.opset() < 10) {
@@ -241,32 +261,45 @@ absl::Status MapSlice(OnnxNodeContext& ctx) {
         "starts, ends, axes, steps differ in length");
   }
   ASSIGN_OR_RETURN(axes, NormalizeAxes(axes, in.size()));
-  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  std::vector<SliceRange> ranges;
   for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t dim = in[axes[i]], step = steps[i];
-    if (step == 0) return absl::InvalidArgumentError("step 0");
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0 && end > std::numeric_limits<int64_t>::min() + dim) end += dim;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      end = std::max(end, start);
-      if (start == 0 && end == dim && step == 1) continue;
+    if (steps[i] == 0) return absl::InvalidArgumentError("step 0");
+    ranges.push_back(ClampSlice(starts[i], ends[i], steps[i], in[axes[i]]));
+  }
+  // Shape arithmetic: a slice of a known vector is known.
+  const Tensor* known = ctx.InputConstant(0);
+  if (known != nullptr && known->dtype() == DType::kInt64 &&
+      known->dim() == 1 && known->numel() <= 64) {
+    std::vector<int64_t> picked;
+    const SliceRange r = ranges.empty() ? SliceRange{0, in[0], 1} : ranges[0];
+    for (int64_t p = r.start; r.step > 0 ? p < r.end : p > r.end; p += r.step) {
+      picked.push_back(known->data_as<int64_t>()[p]);
+    }
+    ASSIGN_OR_RETURN(
+        Tensor t,
+        Tensor::Empty(DType::kInt64, {static_cast<int64_t>(picked.size())}));
+    std::copy(picked.begin(), picked.end(), t.data_as<int64_t>());
+    return ctx.SetOutputConstant(0, t);
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const int64_t dim = in[axes[i]];
+    const SliceRange& r = ranges[i];
+    if (dim == 0) continue;  // already empty along this axis
+    if (r.step > 0) {
+      if (r.start == 0 && r.end == dim && r.step == 1) continue;
       ASSIGN_OR_RETURN(x, ctx.Emit("aten.slice.Tensor",
-                                   {x, Arg::Int(axes[i]), Arg::Int(start),
-                                    Arg::Int(end), Arg::Int(step)}));
+                                   {x, Arg::Int(axes[i]), Arg::Int(r.start),
+                                    Arg::Int(r.end), Arg::Int(r.step)}));
     } else {
       // Backwards: flip, then slice forwards from the mirrored start.
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      const int64_t f_start = dim - 1 - start;
-      const int64_t f_end = std::max(dim - 1 - end, f_start);
+      const int64_t f_start = dim - 1 - r.start;
+      const int64_t f_end = std::max(dim - 1 - r.end, f_start);
       ASSIGN_OR_RETURN(x,
                        ctx.Emit("aten.flip.default", {x, IntList({axes[i]})}));
       ASSIGN_OR_RETURN(x, ctx.Emit("aten.slice.Tensor",
                                    {x, Arg::Int(axes[i]), Arg::Int(f_start),
-                                    Arg::Int(f_end), Arg::Int(-step)}));
+                                    Arg::Int(f_end), Arg::Int(-r.step)}));
     }
   }
   ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.clone.default", {x}));

@@ -176,6 +176,12 @@ std::string ShortReason(const std::string& stage, absl::string_view message) {
     if (close == std::string::npos) break;
     m.erase(open, close + 2 - open);
   }
+  for (size_t open = m.find(", '"); open != std::string::npos;
+       open = m.find(", '", open)) {
+    const size_t close = m.find("')", open + 3);
+    if (close == std::string::npos) break;
+    m.erase(open, close + 1 - open);
+  }
   if (m.size() > 140) m = m.substr(0, 137) + "...";
   return absl::StrCat(stage, ": ",
                       absl::StrReplaceAll(m, {{"|", "/"}, {"\n", " "}}));
