@@ -69,6 +69,10 @@ class GraphBuilder {
   absl::Status SetInputSpec(const std::string& name, IoSpec spec);
   absl::Status SetOutputSpec(int index, IoSpec spec);
 
+  // The nodes added so far (no output node until Finish): what an importer
+  // reads to infer each node's metadata as it adds them.
+  const Graph& partial_graph() const { return *graph_; }
+
   // The graph; fails if outputs were never set. When every placeholder has
   // metadata, shape and dtype inference runs and its errors name the node;
   // then a declared output spec must agree with the inferred dtype, rank and

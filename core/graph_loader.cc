@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph_builder.h"
+#include "core/onnx/onnx_detect.h"
+#include "core/onnx/onnx_import.h"
 #include "core/proto_io_spec.h"
 #include "core/protobuf_diagnostics.h"
 #include "core/status_macros.h"
@@ -311,6 +313,10 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
     return absl::InvalidArgumentError(
         "graph protobuf larger than 2 GiB; use external data");
   }
+  if (options.format == GraphFormat::kOnnx ||
+      (options.format == GraphFormat::kDetect && IsOnnxModel(bytes))) {
+    return LoadOnnxModelFromBinary(bytes, options);
+  }
   proto::Graph graph;
   google::protobuf::io::CodedInputStream input(
       reinterpret_cast<const uint8_t*>(bytes.data()),
@@ -358,9 +364,13 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromFile(
         std::filesystem::path(path).parent_path().string();
   }
   const std::string ext = std::filesystem::path(path).extension().string();
-  auto graph = (ext == ".pbtxt" || ext == ".txt")
-                   ? LoadGraphFromText(content.str(), options)
-                   : LoadGraphFromBinary(content.str(), options);
+  const bool text = options.format == GraphFormat::kGuardjit
+                        ? (ext == ".pbtxt" || ext == ".txt")
+                        : options.format == GraphFormat::kDetect &&
+                              (ext == ".pbtxt" || ext == ".txt") &&
+                              !IsOnnxModel(content.str());
+  auto graph = text ? LoadGraphFromText(content.str(), options)
+                    : LoadGraphFromBinary(content.str(), options);
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat(path, ": ", graph.status().message()));

@@ -7,6 +7,7 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler
   libdlpack-dev libopenblas-dev
   libdnnl-dev                  # oneDNN: CPU convolutions (jit/steps/onednn_conv.h)
+  libonnx-dev libonnx-testdata  # the ONNX importer (core/onnx/) and its node tests
   libhiredis-dev redis-server  # the compile cache's Redis tier and its tests
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev  # libFuzzer and sanitizer runtimes (scripts/fuzz.sh)

@@ -111,6 +111,38 @@ expect 0 '[0-9]+ ops: [0-9]+ with a reference kernel' -- ops
 expect 0 '"target": "aten\.add\.Tensor", "schema": "add\.Tensor\(Tensor self, Tensor other.*"reference_kernel": true, "cpu_lowering": true' -- ops --json
 expect 2 "unknown flag '--csv'" -- ops --csv
 
+# ONNX models (core/onnx/): recognized by content whatever the file is
+# called; protoc encodes them from text with the onnx.proto of Debian's
+# libonnx-dev.
+onnx_proto=/usr/include/onnx/onnx.proto
+if command -v protoc >/dev/null && [ -f "$onnx_proto" ]; then
+  cat >"$tmp/relu_add.txt" <<'PB'
+ir_version: 8
+opset_import { version: 13 }
+graph {
+  name: "relu_add"
+  node { op_type: "Add" input: "x" input: "b" output: "s" name: "add" }
+  node { op_type: "Relu" input: "s" output: "y" name: "relu" }
+  initializer { name: "b" data_type: 1 dims: 3 float_data: 1 float_data: -5 float_data: 0.5 }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } dim { dim_value: 3 } } } } }
+  output { name: "y" }
+}
+PB
+  sed 's/"Relu"/"Frobnicate"/' "$tmp/relu_add.txt" >"$tmp/unknown_op.txt"
+  for name in relu_add unknown_op; do
+    protoc --encode=onnx.ModelProto -I/usr/include onnx/onnx.proto \
+      <"$tmp/$name.txt" >"$tmp/$name.onnx"
+  done
+  cp "$tmp/relu_add.onnx" "$tmp/relu_add.bin"
+  expect 0 'ok: 1 inputs \(x\), 1 outputs' -- check "$tmp/relu_add.onnx"
+  expect 0 'values: \[2, 0, 3.5, 5, 0, 6.5\]' -- run "$tmp/relu_add.onnx" --input 'x=float32[2,3]:1,2,3,4,5,6' --print
+  expect 0 'values: \[2, 0, 3.5, 5, 0, 6.5\]' -- run "$tmp/relu_add.bin" --input 'x=float32[2,3]:1,2,3,4,5,6' --print
+  expect 0 'step 0: kernel computing y' -- compile "$tmp/relu_add.onnx" --input 'x=float32[2,3]'
+  expect 1 "GJ_UNIMPLEMENTED: .*ONNX node 1 'relu' \(Frobnicate, domain 'ai.onnx', opset 13\): operator Frobnicate is not supported" -- run "$tmp/unknown_op.onnx" --input 'x=float32[2,3]'
+else
+  echo "cli: protoc or $onnx_proto missing, ONNX checks skipped"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

@@ -1,5 +1,7 @@
 // gj_graph_from_proto on arbitrary bytes: an error or a graph, never a crash;
-// a graph it accepts can be inspected and made into a function.
+// a graph it accepts can be inspected and made into a function. The bytes
+// reach both loaders: guardjit graphs, and ONNX models (recognized by
+// content; the corpus's onnx_*.onnx seeds are ONNX 1.12 node tests).
 #include <cstddef>
 #include <cstdint>
 

@@ -302,14 +302,22 @@ std::string WithoutBackend(const std::string& description) {
   return description;
 }
 
-void ExpectCompiledByJit(const Executable& executable) {
+std::optional<std::string> NotCompiledByJitReason(
+    const Executable& executable) {
   const std::string d = executable.Describe();
-  EXPECT_EQ(d.rfind("jit:", 0), 0u) << d;
-  if (*SharedJitBackend() != '\0') {
-    EXPECT_TRUE(
-        absl::StrContains(d, absl::StrCat("kernels on ", SharedJitBackend())))
-        << d;
+  if (d.rfind("jit:", 0) != 0) {
+    return absl::StrCat("not the JIT's program: ", d);
   }
+  if (*SharedJitBackend() != '\0' &&
+      !absl::StrContains(d, absl::StrCat("kernels on ", SharedJitBackend()))) {
+    return absl::StrCat("kernels not on ", SharedJitBackend(), ": ", d);
+  }
+  return std::nullopt;
+}
+
+void ExpectCompiledByJit(const Executable& executable) {
+  const std::optional<std::string> reason = NotCompiledByJitReason(executable);
+  EXPECT_FALSE(reason.has_value()) << *reason;
 }
 
 void ExpectNoUnplannedCalls(const Executable& executable) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,10 @@ absl::StatusOr<std::vector<Tensor>> RunOnSharedJit(
     const Executable& executable, const std::vector<Tensor>& inputs);
 // An executable's Describe() without ", kernels on <backend>".
 std::string WithoutBackend(const std::string& description);
-// Expects `executable` to be the shared JIT's compiled program, its kernels
-// on SharedJitBackend(), not an eager plan standing in for it.
+// Why `executable` is not the shared JIT's compiled program with its kernels
+// on SharedJitBackend() (an eager plan standing in for it), or nullopt.
+std::optional<std::string> NotCompiledByJitReason(const Executable& executable);
+// Expects NotCompiledByJitReason to be nullopt.
 void ExpectCompiledByJit(const Executable& executable);
 // No call of `executable` ran on the reference kernels because its input
 // layout was not the one the program was planned for (JitExecutable).

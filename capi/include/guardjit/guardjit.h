@@ -361,12 +361,17 @@ GJ_EXPORT void gj_graph_load_options_init_v(gj_graph_load_options* options,
                                             size_t struct_size);
 GJ_INIT_FUNCTION(gj_graph_load_options, gj_graph_load_options_init)
 
-/* A graph from a serialized guardjit.proto.Graph (binary protobuf). The bytes
- * are copied. Errors: INVALID_ARGUMENT (malformed bytes, bad references,
- * wrong arguments, constants whose bytes do not match dtype x shape),
- * UNIMPLEMENTED (unknown target), NOT_FOUND (external data file), DATA_LOSS
- * (external data file shorter than the constant), OUT_OF_RANGE (a constant
- * of more than 2^63 elements or bytes). */
+/* A graph from a serialized guardjit.proto.Graph (binary protobuf), or from
+ * a serialized ONNX ModelProto (opsets 7 to 17 of the default domain), told
+ * apart by content: a top-level varint field 1 (ONNX's ir_version) is ONNX,
+ * which no guardjit graph has. ONNX initializers become constants, each node
+ * ATen nodes; an op, attribute value, dtype or domain the importer cannot map
+ * exactly is UNIMPLEMENTED with a message naming the ONNX node, op, domain
+ * and opset. The bytes are copied. Errors: INVALID_ARGUMENT (malformed bytes,
+ * bad references, wrong arguments, constants whose bytes do not match dtype x
+ * shape), UNIMPLEMENTED (unknown target, unmappable ONNX node), NOT_FOUND
+ * (external data file), DATA_LOSS (external data file shorter than the
+ * constant), OUT_OF_RANGE (a constant of more than 2^63 elements or bytes). */
 GJ_EXPORT gj_error* gj_graph_from_proto(gj_context* context, const void* data,
                                         size_t size,
                                         const gj_graph_load_options* options,
@@ -376,7 +381,9 @@ GJ_EXPORT gj_error* gj_graph_from_text(gj_context* context, const char* text,
                                        size_t size,
                                        const gj_graph_load_options* options,
                                        gj_graph** out_graph);
-/* Reads a file: text format if it ends in .pbtxt or .txt, binary otherwise. */
+/* Reads a file: an ONNX model whatever it is called (by content, as
+ * gj_graph_from_proto), else text format if it ends in .pbtxt or .txt,
+ * binary otherwise. */
 GJ_EXPORT gj_error* gj_graph_from_file(gj_context* context, const char* path,
                                        const gj_graph_load_options* options,
                                        gj_graph** out_graph);

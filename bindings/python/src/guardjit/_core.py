@@ -235,10 +235,54 @@ def _parse_mark_dynamic(text: str):
     return tuple(dims)
 
 
+def _is_onnx_model(data: bytes) -> bool:
+    """Whether the top level of `data` has field 1 as a varint (an ONNX
+    ModelProto's ir_version; a guardjit graph's field 1 is its name), as the
+    library's loader decides (core/onnx/onnx_detect.h)."""
+    pos, n = 0, len(data)
+
+    def varint():
+        nonlocal pos
+        value = shift = 0
+        while pos < n and shift < 64:
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+        return None
+
+    while pos < n:
+        tag = varint()
+        if tag is None or tag >> 3 == 0:
+            return False
+        field, wire = tag >> 3, tag & 7
+        if field == 1 and wire == 0:
+            return True
+        if wire == 0:
+            if varint() is None:
+                return False
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            length = varint()
+            if length is None:
+                return False
+            pos += length
+        else:
+            return False
+        if pos > n:
+            return False
+    return False
+
+
 class Graph:
     """gj_graph: a loaded, validated graph (immutable).
 
-    Load with from_file / from_text / from_bytes, or make one from a torch
+    Load with from_file / from_text / from_bytes / from_onnx, or make one from a torch
     module with guardjit.export. `dynamic_dims` are the dims its exporter
     made dynamic (torch.export.Dim ranges); Function(graph) uses them unless
     given mark_dynamic.
@@ -280,6 +324,30 @@ class Graph:
     def from_bytes(cls, data: bytes, *, context: Optional[Context] = None,
                    external_data_dir: Optional[str] = None) -> "Graph":
         """A graph from a serialized guardjit.proto.Graph (binary protobuf)."""
+        context = context or default_context()
+        return cls(_native.Graph._load(1, context, data, external_data_dir), context)
+
+    @classmethod
+    def from_onnx(cls, model: Union[str, os.PathLike, bytes, bytearray, memoryview], *,
+                  context: Optional[Context] = None,
+                  external_data_dir: Optional[str] = None) -> "Graph":
+        """A graph from an ONNX model: a path to it (whatever the file is
+        called) or its ModelProto bytes. The library's importer maps each ONNX
+        node onto ATen ops; what it cannot map exactly is refused here
+        (UnimplementedError naming the node, op, domain and opset). External
+        data resolves against the model's directory, or external_data_dir."""
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            data = bytes(model)
+        else:
+            path = os.fspath(model)
+            with open(path, "rb") as f:
+                data = f.read()
+            if external_data_dir is None:
+                external_data_dir = os.path.dirname(os.path.abspath(path))
+        if not _is_onnx_model(data):
+            raise _errors.from_code(
+                _errors.ErrorCode.INVALID_ARGUMENT,
+                "not an ONNX model (no ModelProto.ir_version field)")
         context = context or default_context()
         return cls(_native.Graph._load(1, context, data, external_data_dir), context)
 

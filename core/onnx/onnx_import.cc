@@ -1,0 +1,224 @@
+#include "core/onnx/onnx_import.h"
+
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "core/onnx/onnx_attributes.h"
+#include "core/onnx/onnx_node_context.h"
+#include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_tensor.h"
+#include "core/protobuf_diagnostics.h"
+#include "core/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+
+namespace guardjit {
+namespace {
+
+// Messages nest at most this deep (subgraphs in attributes add levels).
+constexpr int kMaxOnnxDepth = 64;
+// A dim_param's symbol is >= 2 (0/1 specialization); its hint only drives
+// shape rules at load, and any decision they take on it makes the importer
+// treat every size as unknown (OnnxImportState::IsStatic).
+constexpr int64_t kSymbolHint = 2;
+
+absl::Status Prefixed(const absl::Status& s, absl::string_view prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, ": ", s.message()));
+}
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+// The input's metadata from its declared type; dims without a value become
+// symbols, one per dim_param name. Sets *is_static when every dim has one.
+absl::StatusOr<TensorMeta> InputMeta(
+    const onnx::ValueInfoProto& input, int index, ShapeEnv& env,
+    absl::flat_hash_map<std::string, int>& symbols, bool* is_static) {
+  const std::string what = absl::StrCat("graph input '", input.name(), "'");
+  if (!input.type().has_tensor_type()) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": only tensor inputs are supported"));
+  }
+  const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+  auto dtype = DTypeFromOnnx(type.elem_type());
+  if (!dtype.ok()) return Prefixed(dtype.status(), what);
+  if (!type.has_shape()) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": has no shape (its rank is needed at load)"));
+  }
+  *is_static = true;
+  SymShape sizes;
+  for (int d = 0; d < type.shape().dim_size(); ++d) {
+    const auto& dim = type.shape().dim(d);
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": dim ", d, " is ", dim.dim_value()));
+      }
+      sizes.push_back(SymInt(dim.dim_value()));
+      continue;
+    }
+    *is_static = false;
+    const std::string source =
+        dim.has_dim_param() && !dim.dim_param().empty()
+            ? dim.dim_param()
+            : absl::StrCat(input.name(), ".size()[", d, "]");
+    auto [it, added] = symbols.emplace(source, 0);
+    if (added) it->second = env.NewSymbol(kSymbolHint, source, index, d);
+    sizes.push_back(SymInt(SymExpr::Symbol(it->second), kSymbolHint));
+  }
+  if (*is_static) {
+    auto numel = CheckedNumel(ConcreteShape(sizes));
+    if (!numel.ok()) return Prefixed(numel.status(), what);
+  }
+  return TensorMeta(*dtype, std::move(sizes));
+}
+
+std::string NodeLabel(const onnx::NodeProto& node, int index, int opset) {
+  return absl::StrCat("ONNX node ", index, " '",
+                      node.name().empty()
+                          ? (node.output_size() ? node.output(0) : "")
+                          : node.name(),
+                      "' (", node.op_type(), ", domain '",
+                      node.domain().empty() ? "ai.onnx" : node.domain(),
+                      "', opset ", opset, ")");
+}
+
+absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
+                        int opset,
+                        const absl::flat_hash_map<std::string, int>& domains) {
+  if (!IsDefaultDomain(node.domain())) {
+    return absl::UnimplementedError(
+        domains.contains(node.domain())
+            ? absl::StrCat("operators of domain '", node.domain(),
+                           "' are not supported")
+            : absl::StrCat("domain '", node.domain(),
+                           "' is not imported by the model"));
+  }
+  const OnnxOpMapper mapper = OnnxOpTable::Default().Find(node.op_type());
+  if (mapper == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("operator ", node.op_type(), " is not supported"));
+  }
+  ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
+  OnnxNodeContext ctx(state, node, opset, attrs);
+  RETURN_IF_ERROR(mapper(ctx));
+  RETURN_IF_ERROR(attrs.CheckAllRead());
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (!node.output(i).empty() && state.Find(node.output(i)) == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "output ", i, " ('", node.output(i), "') is not supported"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
+    const onnx::ModelProto& model, const GraphLoadOptions& options) {
+  int opset = -1;
+  absl::flat_hash_map<std::string, int> domains;
+  for (const auto& import : model.opset_import()) {
+    if (IsDefaultDomain(import.domain())) {
+      opset = static_cast<int>(import.version());
+    } else {
+      domains[import.domain()] = static_cast<int>(import.version());
+    }
+  }
+  if (opset < 0) {
+    return absl::InvalidArgumentError(
+        "ONNX model imports no opset of the default domain");
+  }
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ONNX model uses opset ", opset, " of the default domain; supported: ",
+        kMinOnnxOpset, " to ", kMaxOnnxOpset));
+  }
+  const onnx::GraphProto& graph = model.graph();
+  GraphBuilder builder(
+      graph.name().empty() ? "onnx" : graph.name(),
+      options.registry ? *options.registry : OpRegistry::Global());
+  OnnxImportState state(builder, options.external_data_dir);
+  ShapeEnv::Scope scope(&state.shape_env());
+
+  if (graph.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "sparse initializer '", graph.sparse_initializer(0).values().name(),
+        "' is not supported"));
+  }
+  absl::flat_hash_set<std::string> initialized;
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    const std::string what = absl::StrCat("initializer '", init.name(), "'");
+    if (init.name().empty()) {
+      return absl::InvalidArgumentError("an initializer has no name");
+    }
+    ASSIGN_OR_RETURN(Tensor value,
+                     TensorFromOnnx(init, options.external_data_dir, what));
+    RETURN_IF_ERROR(state.AddKnownValue(init.name(), std::move(value)));
+    initialized.insert(init.name());
+  }
+  absl::flat_hash_map<std::string, int> symbols;
+  int input_index = 0;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    // Before IR 4 initializers were listed as inputs too; they stay
+    // constants.
+    if (initialized.contains(input.name())) continue;
+    bool is_static = false;
+    ASSIGN_OR_RETURN(
+        TensorMeta meta,
+        InputMeta(input, input_index, state.shape_env(), symbols, &is_static));
+    RETURN_IF_ERROR(state.AddInput(input.name(), std::move(meta), is_static));
+    ++input_index;
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    absl::Status s = ImportNode(state, node, opset, domains);
+    if (!s.ok()) return Prefixed(s, NodeLabel(node, i, opset));
+  }
+  std::vector<Arg> outputs;
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    auto value = state.GraphValue(output.name());
+    if (!value.ok()) {
+      return Prefixed(value.status(),
+                      absl::StrCat("graph output '", output.name(), "'"));
+    }
+    outputs.push_back(*value);
+  }
+  if (outputs.empty()) {
+    return absl::InvalidArgumentError("ONNX graph has no outputs");
+  }
+  RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+  return builder.Finish();
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModelFromBinary(
+    absl::string_view bytes, const GraphLoadOptions& options) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return absl::InvalidArgumentError(
+        "ONNX model larger than 2 GiB; use external data");
+  }
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t*>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(kMaxOnnxDepth);
+  ProtobufDiagnostics diagnostics;
+  if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    std::string detail = diagnostics.Take();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed ONNX model (", bytes.size(), " bytes)",
+        detail.empty() ? absl::StrCat(": truncated, not an onnx.ModelProto, "
+                                      "or nested deeper than ",
+                                      kMaxOnnxDepth, " levels")
+                       : absl::StrCat(": ", detail)));
+  }
+  return LoadOnnxModel(model, options);
+}
+
+}  // namespace guardjit

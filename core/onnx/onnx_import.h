@@ -1,0 +1,35 @@
+#ifndef GUARDJIT_CORE_ONNX_ONNX_IMPORT_H_
+#define GUARDJIT_CORE_ONNX_ONNX_IMPORT_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/graph.h"
+#include "core/graph_loader.h"
+#include "onnx/onnx_pb.h"
+
+namespace guardjit {
+
+// Opsets of ONNX's default domain the importer reads: 7 to what Debian's
+// ONNX 1.12 knows.
+inline constexpr int kMinOnnxOpset = 7;
+inline constexpr int kMaxOnnxOpset = 17;
+
+// Builds a validated Graph from an ONNX ModelProto: initializers (inline or
+// external data, relative to options.external_data_dir) become constants,
+// graph inputs placeholders, each node ATen nodes with ONNX's broadcasting,
+// type and attribute rules. What cannot be mapped exactly is refused at
+// load, never approximated: UNIMPLEMENTED for an op, attribute value, dtype,
+// domain or opset the importer lacks, INVALID_ARGUMENT for a malformed
+// model; node errors read "ONNX node 3 'conv1' (Conv, domain 'ai.onnx',
+// opset 13): ...".
+absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
+    const onnx::ModelProto& model, const GraphLoadOptions& options);
+// From serialized bytes (IsOnnxModel).
+absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModelFromBinary(
+    absl::string_view bytes, const GraphLoadOptions& options);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_ONNX_ONNX_IMPORT_H_

@@ -1,0 +1,341 @@
+// ONNX neural-network operators: Gemm and MatMul (on mm/bmm/addmm), Conv and
+// ConvTranspose (convolution), BatchNormalization (inference), Instance- and
+// LayerNormalization, Dropout (inference).
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_op_util.h"
+#include "core/onnx/onnx_window.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+absl::Status MapGemm(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(float alpha, ctx.attrs().Float("alpha", 1.0f));
+  ASSIGN_OR_RETURN(float beta, ctx.attrs().Float("beta", 1.0f));
+  ASSIGN_OR_RETURN(int64_t trans_a, ctx.attrs().Int("transA", 0));
+  ASSIGN_OR_RETURN(int64_t trans_b, ctx.attrs().Int("transB", 0));
+  ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(a), "Gemm operand"));
+  if (ctx.Meta(a).dim() != 2 || ctx.Meta(b).dim() != 2) {
+    return absl::InvalidArgumentError("A and B must be 2-D");
+  }
+  if (trans_a) {
+    ASSIGN_OR_RETURN(a, ctx.Emit("aten.permute.default", {a, IntList({1, 0})}));
+  }
+  if (trans_b) {
+    ASSIGN_OR_RETURN(b, ctx.Emit("aten.permute.default", {b, IntList({1, 0})}));
+  }
+  Arg out;
+  if (ctx.has_input(2) && beta != 0.0f) {
+    ASSIGN_OR_RETURN(Arg c, ctx.Input(2));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.addmm.default", {c, a, b},
+                                   {{"beta", Arg::Float(beta)},
+                                    {"alpha", Arg::Float(alpha)}}));
+  } else {
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.mm.default", {a, b}));
+    if (alpha != 1.0f) {
+      ASSIGN_OR_RETURN(out,
+                       ctx.Emit("aten.mul.Scalar", {out, Arg::Float(alpha)}));
+    }
+  }
+  return ctx.SetOutput(0, out);
+}
+
+// numpy.matmul on mm/bmm: 1-D operands gain (and lose) a dim, batch dims
+// broadcast, and a batch of matrices times one matrix folds its batch into
+// the rows.
+absl::Status MapMatMul(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
+  ASSIGN_OR_RETURN(Shape sa, ctx.StaticShape(0));
+  ASSIGN_OR_RETURN(Shape sb, ctx.StaticShape(1));
+  if (sa.empty() || sb.empty()) {
+    return absl::InvalidArgumentError("MatMul of a 0-dim operand");
+  }
+  const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
+  if (a_vector) sa.insert(sa.begin(), 1);
+  if (b_vector) sb.push_back(1);
+  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inner dims differ: ", k, " and ", sb[sb.size() - 2]));
+  }
+  // Broadcast batch dims.
+  const size_t batch_rank = std::max(sa.size(), sb.size()) - 2;
+  std::vector<int64_t> batch(batch_rank, 1);
+  for (size_t i = 0; i < batch_rank; ++i) {
+    const int64_t da = i + sa.size() - 2 >= batch_rank
+                           ? sa[i + sa.size() - 2 - batch_rank]
+                           : 1;
+    const int64_t db = i + sb.size() - 2 >= batch_rank
+                           ? sb[i + sb.size() - 2 - batch_rank]
+                           : 1;
+    if (da != db && da != 1 && db != 1) {
+      return absl::InvalidArgumentError("batch dims do not broadcast");
+    }
+    batch[i] = da == 1 ? db : da;
+  }
+  int64_t batch_numel = 1;
+  for (int64_t d : batch) batch_numel *= d;
+  std::vector<int64_t> out_shape = batch;
+  if (!a_vector) out_shape.push_back(m);
+  if (!b_vector) out_shape.push_back(n);
+  Arg out;
+  const bool b_is_matrix = sb.size() == 2;
+  if (b_is_matrix) {
+    // [..., m, k] x [k, n]: the batch folds into the rows.
+    ASSIGN_OR_RETURN(Arg a2, ReshapeTo(ctx, a, {batch_numel * m, k}));
+    ASSIGN_OR_RETURN(Arg b2, ReshapeTo(ctx, b, {k, n}));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.mm.default", {a2, b2}));
+  } else {
+    auto batched = [&](const Arg& x, const Shape& s, int64_t rows,
+                       int64_t cols) -> absl::StatusOr<Arg> {
+      std::vector<int64_t> full = batch;
+      full.push_back(rows);
+      full.push_back(cols);
+      ASSIGN_OR_RETURN(
+          Arg v, ReshapeTo(ctx, x, std::vector<int64_t>(s.begin(), s.end())));
+      ASSIGN_OR_RETURN(Arg e,
+                       ctx.Emit("aten.expand.default", {v, IntList(full)}));
+      return ReshapeTo(ctx, e, {batch_numel, rows, cols});
+    };
+    ASSIGN_OR_RETURN(Arg a3, batched(a, sa, m, k));
+    ASSIGN_OR_RETURN(Arg b3, batched(b, sb, k, n));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.bmm.default", {a3, b3}));
+  }
+  ASSIGN_OR_RETURN(out, ReshapeTo(ctx, out, out_shape));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapConv(OnnxNodeContext& ctx) {
+  const bool transposed = ctx.node().op_type() == "ConvTranspose";
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg weight, ctx.Input(1));
+  ASSIGN_OR_RETURN(Shape xs, ctx.StaticShape(0));
+  ASSIGN_OR_RETURN(Shape ws, ctx.StaticShape(1));
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size()) {
+    return absl::UnimplementedError(
+        absl::StrCat("input of rank ", xs.size(), " and weight of rank ",
+                     ws.size(), " (1 to 3 spatial dims are supported)"));
+  }
+  ASSIGN_OR_RETURN(int64_t group, ctx.attrs().Int("group", 1));
+  ASSIGN_OR_RETURN(
+      Window w,
+      ReadWindow(ctx, xs, std::vector<int64_t>(ws.begin() + 2, ws.end())));
+  std::vector<int64_t> output_padding(xs.size() - 2, 0);
+  if (transposed) {
+    ASSIGN_OR_RETURN(auto op, ctx.attrs().Ints("output_padding"));
+    if (op.has_value()) output_padding = *op;
+    ASSIGN_OR_RETURN(std::string auto_pad,
+                     ctx.attrs().String("auto_pad", "NOTSET"));
+    if (auto_pad != "NOTSET") {
+      return absl::UnimplementedError(absl::StrCat(
+          "auto_pad '", auto_pad, "' of a transposed convolution"));
+    }
+    if (ctx.attrs().Raw("output_shape") != nullptr) {
+      return absl::UnimplementedError(
+          "attribute 'output_shape' is not supported");
+    }
+    if (!w.symmetric()) {
+      return absl::UnimplementedError(
+          "uneven pads of a transposed convolution");
+    }
+  }
+  if (!w.symmetric()) {
+    ASSIGN_OR_RETURN(x, PadUneven(ctx, x, w, 0.0));
+  }
+  Arg bias;
+  if (ctx.has_input(2)) {
+    ASSIGN_OR_RETURN(bias, ctx.Input(2));
+  }
+  const bool one_d = xs.size() == 3;
+  if (one_d) {
+    // 1-D runs as 2-D with a unit height.
+    ASSIGN_OR_RETURN(x, ctx.Emit("aten.unsqueeze.default", {x, Arg::Int(2)}));
+    ASSIGN_OR_RETURN(weight,
+                     ctx.Emit("aten.unsqueeze.default", {weight, Arg::Int(2)}));
+    for (auto* v : {&w.strides, &w.dilations, &output_padding}) {
+      v->insert(v->begin(), 1);
+    }
+    w.pad_begin.insert(w.pad_begin.begin(), 0);
+  }
+  ASSIGN_OR_RETURN(
+      Arg out,
+      ctx.Emit("aten.convolution.default",
+               {x, weight, bias, IntList(w.strides), IntList(w.pad_begin),
+                IntList(w.dilations), Arg::Bool(transposed),
+                IntList(output_padding), Arg::Int(group)}));
+  if (one_d) {
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.squeeze.dim", {out, Arg::Int(2)}));
+  }
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapBatchNorm(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(float eps, ctx.attrs().Float("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(float momentum, ctx.attrs().Float("momentum", 0.9f));
+  ASSIGN_OR_RETURN(int64_t training, ctx.attrs().Int("training_mode", 0));
+  ASSIGN_OR_RETURN(int64_t spatial, ctx.attrs().Int("spatial", 1));
+  if (training || ctx.num_outputs() > 1 || spatial != 1) {
+    return absl::UnimplementedError(
+        "only inference (one output, spatial=1) is supported");
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  std::vector<Arg> args = {x};
+  for (int i : {1, 2, 3, 4}) {
+    ASSIGN_OR_RETURN(Arg a, ctx.Input(i));
+    args.push_back(a);
+  }
+  // ATen order: input, weight, bias, running_mean, running_var.
+  ASSIGN_OR_RETURN(Arg bn,
+                   ctx.Emit("aten._native_batch_norm_legit_no_training.default",
+                            {args[0], args[1], args[2], args[3], args[4],
+                             Arg::Float(momentum), Arg::Float(eps)}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Item(bn, 0));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapInstanceNorm(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(float eps, ctx.attrs().Float("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg scale, ctx.Input(1));
+  ASSIGN_OR_RETURN(Arg bias, ctx.Input(2));
+  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  if (s.size() < 3) return absl::InvalidArgumentError("input rank below 3");
+  int64_t hw = 1;
+  for (size_t d = 2; d < s.size(); ++d) hw *= s[d];
+  // Group norm with one group per channel is instance norm.
+  ASSIGN_OR_RETURN(Arg gn,
+                   ctx.Emit("aten.native_group_norm.default",
+                            {x, scale, bias, Arg::Int(s[0]), Arg::Int(s[1]),
+                             Arg::Int(hw), Arg::Int(s[1]), Arg::Float(eps)}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Item(gn, 0));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapLayerNorm(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().Int("axis", -1));
+  ASSIGN_OR_RETURN(float eps, ctx.attrs().Float("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(int64_t stash, ctx.attrs().Int("stash_type", 1));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  const DType dtype = ctx.Meta(x).dtype;
+  if (stash != 1 || (dtype != DType::kFloat32 && ctx.num_outputs() > 1)) {
+    return absl::UnimplementedError(
+        "stash_type other than float, or Mean/InvStdDev outputs of a "
+        "non-float32 input");
+  }
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, s.size(), "axis"));
+  const std::vector<int64_t> normalized(s.begin() + axis, s.end());
+  Arg scale, bias;
+  ASSIGN_OR_RETURN(scale, ctx.Input(1));
+  if (ctx.has_input(2)) {
+    ASSIGN_OR_RETURN(bias, ctx.Input(2));
+  }
+  auto exact = [&](const Arg& a) {
+    if (a.is_none()) return true;
+    const Shape have = ctx.Meta(a).shape();
+    return std::equal(have.begin(), have.end(), normalized.begin(),
+                      normalized.end());
+  };
+  const bool fused = exact(scale) && exact(bias);
+  ASSIGN_OR_RETURN(
+      Arg ln, ctx.Emit("aten.native_layer_norm.default",
+                       {x, IntList(normalized), fused ? scale : Arg::None(),
+                        fused ? bias : Arg::None(), Arg::Float(eps)}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Item(ln, 0));
+  if (!fused) {
+    // Scale and B broadcast to the normalized shape.
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.mul.Tensor", {out, scale}));
+    if (!bias.is_none()) {
+      ASSIGN_OR_RETURN(out, ctx.Emit("aten.add.Tensor", {out, bias}));
+    }
+    if (ctx.Meta(out).dim() != static_cast<int>(s.size())) {
+      return absl::InvalidArgumentError("Scale or B does not broadcast to X");
+    }
+  }
+  RETURN_IF_ERROR(ctx.SetOutput(0, out));
+  for (int i : {1, 2}) {
+    if (!ctx.has_output(i)) continue;
+    ASSIGN_OR_RETURN(Arg stat, ctx.Item(ln, i));
+    RETURN_IF_ERROR(ctx.SetOutput(i, stat));
+  }
+  return absl::OkStatus();
+}
+
+// ONNX's function: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over axes.
+absl::Status MapMeanVarianceNormalization(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(auto axes, ctx.attrs().Ints("axes"));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "input"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                   NormalizeAxes(axes.value_or(std::vector<int64_t>{0, 2, 3}),
+                                 ctx.Meta(x).dim()));
+  auto mean = [&](const Arg& v) {
+    return ctx.Emit("aten.mean.dim", {v, IntList(dims), Arg::Bool(true)});
+  };
+  ASSIGN_OR_RETURN(Arg mu, mean(x));
+  ASSIGN_OR_RETURN(Arg x2, ctx.Emit("aten.mul.Tensor", {x, x}));
+  ASSIGN_OR_RETURN(Arg ex2, mean(x2));
+  ASSIGN_OR_RETURN(Arg mu2, ctx.Emit("aten.mul.Tensor", {mu, mu}));
+  ASSIGN_OR_RETURN(Arg var, ctx.Emit("aten.sub.Tensor", {ex2, mu2}));
+  ASSIGN_OR_RETURN(Arg std, ctx.Emit("aten.sqrt.default", {var}));
+  ASSIGN_OR_RETURN(
+      std, ctx.Emit("aten.add.Scalar", {std, Arg::Float(1e-9), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(Arg centered, ctx.Emit("aten.sub.Tensor", {x, mu}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.div.Tensor", {centered, std}));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapDropout(OnnxNodeContext& ctx) {
+  if (ctx.opset() < 12) {
+    ASSIGN_OR_RETURN(float ratio, ctx.attrs().Float("ratio", 0.5f));
+    (void)ratio;
+  } else {
+    ASSIGN_OR_RETURN(std::optional<int64_t> seed,
+                     ctx.attrs().OptionalInt("seed"));
+    (void)seed;
+    if (ctx.has_input(2)) {
+      const Tensor* training = ctx.InputConstant(2);
+      if (training == nullptr || training->ItemAsInt64() != 0) {
+        return absl::UnimplementedError(
+            "training_mode that is not a constant false");
+      }
+    }
+  }
+  // Inference: the output is the input, the mask all true.
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.clone.default", {x}));
+  RETURN_IF_ERROR(ctx.SetOutput(0, out));
+  if (ctx.has_output(1)) {
+    // The mask is bool from opset 10, the input's type before.
+    const DType mask_type = ctx.opset() < 10 ? ctx.Meta(x).dtype : DType::kBool;
+    ASSIGN_OR_RETURN(Arg mask,
+                     ctx.Emit("aten.full_like.default", {x, Arg::Int(1)},
+                              {{"dtype", Arg::OfDType(mask_type)}}));
+    RETURN_IF_ERROR(ctx.SetOutput(1, mask));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddNnOnnxOps(OnnxOpTable& table) {
+  table.Add("Gemm", MapGemm);
+  table.Add("MatMul", MapMatMul);
+  table.Add("Conv", MapConv);
+  table.Add("ConvTranspose", MapConv);
+  table.Add("BatchNormalization", MapBatchNorm);
+  table.Add("InstanceNormalization", MapInstanceNorm);
+  table.Add("LayerNormalization", MapLayerNorm);
+  table.Add("Dropout", MapDropout);
+  table.Add("MeanVarianceNormalization", MapMeanVarianceNormalization);
+}
+
+}  // namespace guardjit

@@ -1,0 +1,145 @@
+#ifndef GUARDJIT_CORE_ONNX_ONNX_NODE_CONTEXT_H_
+#define GUARDJIT_CORE_ONNX_ONNX_NODE_CONTEXT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/graph_builder.h"
+#include "core/onnx/onnx_attributes.h"
+#include "core/shape_env.h"
+#include "core/shape_inference.h"
+#include "core/tensor_meta.h"
+#include "onnx/onnx_pb.h"
+
+namespace guardjit {
+
+// What the importer knows of one ONNX value: its metadata, and its value
+// when known at load (an initializer, a Constant node, shape arithmetic on
+// static sizes). A known value enters the graph as a constant only when an
+// op needs it as a tensor.
+struct OnnxValue {
+  TensorMeta meta;
+  std::optional<Tensor> constant;
+  std::optional<Arg> graph_value;  // Arg::Value once in the graph
+};
+
+// The import of one ONNX graph into a GraphBuilder: the table of ONNX
+// values, node naming, and each added node's metadata (inferred by the
+// registry's shape rules as nodes are added, so mappings can read ranks,
+// dtypes and static sizes). Sizes of dim_param dims are symbols of a
+// private ShapeEnv; a mapping that needs one as a number refuses.
+class OnnxImportState {
+ public:
+  OnnxImportState(GraphBuilder& builder, std::string external_data_dir);
+
+  GraphBuilder& builder() { return builder_; }
+  ShapeEnv& shape_env() { return shape_env_; }
+  const std::string& external_data_dir() const { return external_data_dir_; }
+
+  absl::Status AddInput(const std::string& name, TensorMeta meta,
+                        bool static_meta);
+  absl::Status AddKnownValue(const std::string& name, Tensor value);
+  const OnnxValue* Find(const std::string& name) const;
+  absl::Status Define(const std::string& name, OnnxValue value);
+  // The value as a graph node (a constant is added on first use).
+  absl::StatusOr<Arg> GraphValue(const std::string& name);
+
+  // Adds a call node named after `hint` and records its outputs' metadata.
+  absl::StatusOr<Arg> AddNode(absl::string_view hint, std::string target,
+                              std::vector<Arg> args, Kwargs kwargs);
+  absl::StatusOr<Arg> AddGetItem(absl::string_view hint, const Arg& value,
+                                 int index);
+  // Metadata of a graph value (Arg::Value) of this import.
+  const TensorMeta& MetaOf(const Arg& value) const;
+  // Whether meta's sizes are plain numbers the import may rely on: none is
+  // a symbol, and no shape rule so far had to decide anything about one.
+  bool IsStatic(const TensorMeta& meta) const;
+
+ private:
+  std::string UniqueName(absl::string_view hint);
+  absl::Status RecordMeta(const Arg& value, std::vector<TensorMeta> meta);
+
+  GraphBuilder& builder_;
+  std::string external_data_dir_;
+  ShapeEnv shape_env_;
+  absl::flat_hash_map<std::string, OnnxValue> values_;
+  absl::flat_hash_set<std::string> names_;
+  GraphMeta metas_;  // by node index of builder_.partial_graph()
+};
+
+// What a mapping sees of one ONNX node: its inputs, attributes and opset,
+// and how to add ATen nodes for it. Errors it returns are prefixed with the
+// node, op, domain and opset by the importer.
+class OnnxNodeContext {
+ public:
+  OnnxNodeContext(OnnxImportState& state, const onnx::NodeProto& node,
+                  int opset, OnnxAttributes& attrs)
+      : state_(state), node_(node), opset_(opset), attrs_(attrs) {}
+
+  const onnx::NodeProto& node() const { return node_; }
+  int opset() const { return opset_; }
+  OnnxAttributes& attrs() { return attrs_; }
+  OnnxImportState& state() { return state_; }
+
+  int num_inputs() const { return node_.input_size(); }
+  // Input i is given (optional inputs may be absent or named "").
+  bool has_input(int i) const {
+    return i < node_.input_size() && !node_.input(i).empty();
+  }
+  absl::StatusOr<Arg> Input(int i);
+  absl::StatusOr<TensorMeta> InputMeta(int i) const;
+  // Input i's value when known at load, else null.
+  const Tensor* InputConstant(int i) const;
+  // Input i as integers known at load; UNIMPLEMENTED when computed at run
+  // time (`what` names it).
+  absl::StatusOr<std::vector<int64_t>> ConstInts(int i,
+                                                 absl::string_view what) const;
+  // Static sizes of input i; UNIMPLEMENTED when they are symbolic.
+  absl::StatusOr<Shape> StaticShape(int i) const;
+  absl::StatusOr<Shape> StaticShapeOf(const Arg& value) const;
+
+  absl::StatusOr<Arg> Emit(std::string target, std::vector<Arg> args,
+                           Kwargs kwargs = {});
+  absl::StatusOr<Arg> Item(const Arg& value, int index);
+  const TensorMeta& Meta(const Arg& value) const {
+    return state_.MetaOf(value);
+  }
+
+  // A name for a value the mapping makes itself (a mask, an arange), unique
+  // to this node and `what`; '#' keeps it apart from the model's names.
+  std::string InternalName(absl::string_view what) const {
+    return absl::StrCat("#", OutputHint(), ".", what);
+  }
+
+  int num_outputs() const { return node_.output_size(); }
+  bool has_output(int i) const {
+    return i < node_.output_size() && !node_.output(i).empty();
+  }
+  absl::Status SetOutput(int i, const Arg& value);
+  absl::Status SetOutputConstant(int i, Tensor value);
+
+ private:
+  std::string OutputHint() const;
+
+  OnnxImportState& state_;
+  const onnx::NodeProto& node_;
+  int opset_;
+  OnnxAttributes& attrs_;
+};
+
+// Normalizes ONNX axis `axis` (may be negative) for rank `rank`;
+// INVALID_ARGUMENT naming `what` when out of range.
+absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank,
+                                      absl::string_view what);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_CORE_ONNX_ONNX_NODE_CONTEXT_H_

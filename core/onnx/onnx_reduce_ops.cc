@@ -1,0 +1,131 @@
+// ONNX reductions: ReduceSum/Mean/Max/Min/Prod, the composite ones
+// (SumSquare, L1, L2, LogSum, LogSumExp, as ONNX defines them), and
+// ArgMax/ArgMin (select_last_index on a flipped input).
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_op_util.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+absl::Status MapReduce(OnnxNodeContext& ctx) {
+  const std::string& op = ctx.node().op_type();
+  ASSIGN_OR_RETURN(int64_t keepdims, ctx.attrs().Int("keepdims", 1));
+  // ReduceSum takes axes as an input from opset 13 (the others from 18).
+  ASSIGN_OR_RETURN(auto axes, AxesOf(ctx, op == "ReduceSum" ? 13 : 0, 1));
+  int64_t noop = 0;
+  if (op == "ReduceSum" && ctx.opset() >= 13) {
+    ASSIGN_OR_RETURN(noop, ctx.attrs().Int("noop_with_empty_axes", 0));
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  const int rank = ctx.Meta(x).dim();
+  const DType dtype = ctx.Meta(x).dtype;
+  if ((!axes.has_value() || axes->empty()) && noop) {
+    ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.clone.default", {x}));
+    return ctx.SetOutput(0, out);
+  }
+  std::vector<int64_t> dims;
+  if (axes.has_value() && !axes->empty()) {
+    ASSIGN_OR_RETURN(dims, NormalizeAxes(*axes, rank));
+  } else {
+    for (int d = 0; d < rank; ++d) dims.push_back(d);
+  }
+  const Arg keep = Arg::Bool(keepdims != 0);
+  auto sum = [&](const Arg& v) {
+    return ctx.Emit("aten.sum.dim_IntList", {v, IntList(dims), keep});
+  };
+  Arg out;
+  if (op == "ReduceSum") {
+    ASSIGN_OR_RETURN(out, sum(x));
+  } else if (op == "ReduceMean") {
+    RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "ReduceMean input"));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.mean.dim", {x, IntList(dims), keep}));
+  } else if (op == "ReduceMax" || op == "ReduceMin") {
+    if (rank == 0) {
+      ASSIGN_OR_RETURN(out, ctx.Emit("aten.clone.default", {x}));
+    } else {
+      ASSIGN_OR_RETURN(out, ctx.Emit(op == "ReduceMax" ? "aten.amax.default"
+                                                       : "aten.amin.default",
+                                     {x, IntList(dims), keep}));
+    }
+  } else if (op == "ReduceProd") {
+    // prod reduces one dim at a time; from the last so indices stay valid.
+    std::vector<int64_t> sorted = dims;
+    std::sort(sorted.rbegin(), sorted.rend());
+    out = x;
+    for (int64_t d : sorted) {
+      ASSIGN_OR_RETURN(out,
+                       ctx.Emit("aten.prod.dim_int", {out, Arg::Int(d), keep}));
+    }
+    if (sorted.empty()) {
+      ASSIGN_OR_RETURN(out, ctx.Emit("aten.clone.default", {x}));
+    }
+  } else if (op == "ReduceSumSquare" || op == "ReduceL2") {
+    ASSIGN_OR_RETURN(Arg sq, ctx.Emit("aten.mul.Tensor", {x, x}));
+    ASSIGN_OR_RETURN(out, sum(sq));
+    if (op == "ReduceL2") {
+      if (!IsFloating(dtype)) {
+        return absl::UnimplementedError("ReduceL2 of an integer input");
+      }
+      ASSIGN_OR_RETURN(out, ctx.Emit("aten.sqrt.default", {out}));
+    }
+  } else if (op == "ReduceL1") {
+    ASSIGN_OR_RETURN(Arg a, ctx.Emit("aten.abs.default", {x}));
+    ASSIGN_OR_RETURN(out, sum(a));
+  } else if (op == "ReduceLogSum" || op == "ReduceLogSumExp") {
+    RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), absl::StrCat(op, " input")));
+    Arg terms = x;
+    if (op == "ReduceLogSumExp") {
+      ASSIGN_OR_RETURN(terms, ctx.Emit("aten.exp.default", {x}));
+    }
+    ASSIGN_OR_RETURN(out, sum(terms));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.log.default", {out}));
+  }
+  if (ctx.Meta(out).dtype != dtype) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the ATen reduction gives ", DTypeName(ctx.Meta(out).dtype), " for a ",
+        DTypeName(dtype), " input"));
+  }
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapArgReduce(OnnxNodeContext& ctx) {
+  const bool max = ctx.node().op_type() == "ArgMax";
+  ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().Int("axis", 0));
+  ASSIGN_OR_RETURN(int64_t keepdims, ctx.attrs().Int("keepdims", 1));
+  ASSIGN_OR_RETURN(int64_t last, ctx.attrs().Int("select_last_index", 0));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, in.size(), "axis"));
+  if (last) {
+    ASSIGN_OR_RETURN(x, ctx.Emit("aten.flip.default", {x, IntList({axis})}));
+  }
+  ASSIGN_OR_RETURN(Arg out,
+                   ctx.Emit(max ? "aten.argmax.default" : "aten.argmin.default",
+                            {x, Arg::Int(axis), Arg::Bool(keepdims != 0)}));
+  if (last) {
+    // Index i of the flipped input is n - 1 - i of the original.
+    ASSIGN_OR_RETURN(Arg neg, ctx.Emit("aten.neg.default", {out}));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.add.Scalar",
+                                   {neg, Arg::Int(in[axis] - 1), Arg::Int(1)}));
+  }
+  return ctx.SetOutput(0, out);
+}
+
+}  // namespace
+
+void AddReduceOnnxOps(OnnxOpTable& table) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                         "ReduceProd", "ReduceSumSquare", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+    table.Add(op, MapReduce);
+  }
+  table.Add("ArgMax", MapArgReduce);
+  table.Add("ArgMin", MapArgReduce);
+}
+
+}  // namespace guardjit

@@ -1,0 +1,184 @@
+// ONNX operators defined by index patterns: Trilu, OneHot, Hardmax,
+// DepthToSpace and SpaceToDepth. Index masks and aranges are constants made
+// at load from static sizes.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_op_util.h"
+#include "core/status_macros.h"
+
+namespace guardjit {
+namespace {
+
+// Masks and aranges the importer makes are bounded (a few bytes of model
+// must not ask for gigabytes).
+constexpr int64_t kMaxMaskElements = int64_t{1} << 24;
+
+// 0, 1, ..., n - 1 as int64, shaped [n, 1, ..., 1] with `trailing` ones, in
+// the graph.
+absl::StatusOr<Arg> Arange(OnnxNodeContext& ctx, int64_t n, int trailing,
+                           absl::string_view name) {
+  if (n > kMaxMaskElements) {
+    return absl::UnimplementedError(absl::StrCat("an index range of ", n));
+  }
+  Shape sizes = {n};
+  for (int i = 0; i < trailing; ++i) sizes.push_back(1);
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kInt64, sizes));
+  for (int64_t i = 0; i < n; ++i) t.data_as<int64_t>()[i] = i;
+  const std::string value = ctx.InternalName(name);
+  RETURN_IF_ERROR(ctx.state().AddKnownValue(value, t));
+  return ctx.state().GraphValue(value);
+}
+
+absl::Status MapTrilu(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(int64_t upper, ctx.attrs().Int("upper", 1));
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.ConstInts(1, "k"));
+    if (kv.size() != 1) return absl::InvalidArgumentError("k is not a scalar");
+    k = kv[0];
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  if (s.size() < 2) return absl::InvalidArgumentError("input rank below 2");
+  const int64_t rows = s[s.size() - 2], cols = s.back();
+  if (rows * cols > kMaxMaskElements) {
+    return absl::UnimplementedError("a mask of more than 2^24 elements");
+  }
+  ASSIGN_OR_RETURN(Tensor mask, Tensor::Empty(DType::kBool, {rows, cols}));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      // Saturating: k may be any int64.
+      const bool keep = upper ? (j - i >= k) : (j - i <= k);
+      mask.data_as<uint8_t>()[i * cols + j] = keep;
+    }
+  }
+  const std::string name = ctx.InternalName("mask");
+  RETURN_IF_ERROR(ctx.state().AddKnownValue(name, mask));
+  ASSIGN_OR_RETURN(Arg m, ctx.state().GraphValue(name));
+  ASSIGN_OR_RETURN(Arg zero, ScalarConstant(ctx, 0, ctx.Meta(x).dtype));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.where.self", {m, x, zero}));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapOneHot(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().Int("axis", -1));
+  const Tensor* depth_value = ctx.InputConstant(1);
+  if (depth_value == nullptr || depth_value->numel() != 1) {
+    return absl::UnimplementedError("depth must be a scalar known at load");
+  }
+  const int64_t depth = depth_value->Item().to_int();
+  if (depth <= 0) return absl::InvalidArgumentError("depth is not positive");
+  ASSIGN_OR_RETURN(Arg indices, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg values, ctx.Input(2));
+  const int rank = ctx.Meta(indices).dim() + 1;
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, rank, "axis"));
+  ASSIGN_OR_RETURN(Arg idx, CastTo(ctx, indices, DType::kInt64));
+  // Negative indices count from depth.
+  ASSIGN_OR_RETURN(Arg neg, ctx.Emit("aten.lt.Scalar", {idx, Arg::Int(0)}));
+  ASSIGN_OR_RETURN(Arg wrapped, ctx.Emit("aten.add.Scalar",
+                                         {idx, Arg::Int(depth), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(idx, ctx.Emit("aten.where.self", {neg, wrapped, idx}));
+  ASSIGN_OR_RETURN(idx,
+                   ctx.Emit("aten.unsqueeze.default", {idx, Arg::Int(axis)}));
+  ASSIGN_OR_RETURN(
+      Arg range,
+      Arange(ctx, depth, rank - 1 - static_cast<int>(axis), "range"));
+  ASSIGN_OR_RETURN(Arg hot, ctx.Emit("aten.eq.Tensor", {idx, range}));
+  ASSIGN_OR_RETURN(
+      Arg off, ctx.Emit("aten.select.int", {values, Arg::Int(0), Arg::Int(0)}));
+  ASSIGN_OR_RETURN(
+      Arg on, ctx.Emit("aten.select.int", {values, Arg::Int(0), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.where.self", {hot, on, off}));
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapHardmax(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(int64_t axis,
+                   ctx.attrs().Int("axis", ctx.opset() < 13 ? 1 : -1));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  const int64_t rank = s.size();
+  if (rank == 0) return absl::InvalidArgumentError("input is 0-dim");
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, rank, "axis"));
+  Arg in = x;
+  int64_t dim = s[axis];
+  int trailing = static_cast<int>(rank - 1 - axis);
+  if (ctx.opset() < 13) {
+    // Before opset 13 the input is viewed as [prod(:axis), prod(axis:)].
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= s[d];
+    ASSIGN_OR_RETURN(in, ReshapeTo(ctx, x, {outer, inner}));
+    axis = 1, dim = inner, trailing = 0;
+  }
+  ASSIGN_OR_RETURN(Arg arg, ctx.Emit("aten.argmax.default",
+                                     {in, Arg::Int(axis), Arg::Bool(true)}));
+  ASSIGN_OR_RETURN(Arg range, Arange(ctx, dim, trailing, "range"));
+  ASSIGN_OR_RETURN(Arg hot, ctx.Emit("aten.eq.Tensor", {arg, range}));
+  ASSIGN_OR_RETURN(Arg out, CastTo(ctx, hot, ctx.Meta(x).dtype));
+  if (ctx.opset() < 13) {
+    ASSIGN_OR_RETURN(
+        out, ReshapeTo(ctx, out, std::vector<int64_t>(s.begin(), s.end())));
+  }
+  return ctx.SetOutput(0, out);
+}
+
+absl::Status MapDepthSpace(OnnxNodeContext& ctx) {
+  const bool to_space = ctx.node().op_type() == "DepthToSpace";
+  ASSIGN_OR_RETURN(std::optional<int64_t> block,
+                   ctx.attrs().OptionalInt("blocksize"));
+  std::string mode = "DCR";
+  if (to_space) {
+    ASSIGN_OR_RETURN(mode, ctx.attrs().String("mode", "DCR"));
+  }
+  if (!block.has_value() || *block <= 0) {
+    return absl::InvalidArgumentError("blocksize missing or not positive");
+  }
+  const int64_t b = *block;
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  if (s.size() != 4) return absl::InvalidArgumentError("input is not 4-D");
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  std::vector<int64_t> split, perm, out;
+  if (to_space) {
+    if (c % (b * b) != 0) {
+      return absl::InvalidArgumentError(
+          "channels not divisible by blocksize^2");
+    }
+    if (mode == "DCR") {
+      split = {n, b, b, c / (b * b), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      split = {n, c / (b * b), b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("mode '", mode, "'"));
+    }
+    out = {n, c / (b * b), h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) {
+      return absl::InvalidArgumentError("sizes not divisible by blocksize");
+    }
+    split = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, c * b * b, h / b, w / b};
+  }
+  ASSIGN_OR_RETURN(Arg v, ReshapeTo(ctx, x, split));
+  ASSIGN_OR_RETURN(v, ctx.Emit("aten.permute.default", {v, IntList(perm)}));
+  ASSIGN_OR_RETURN(v, ReshapeTo(ctx, v, out));
+  return ctx.SetOutput(0, v);
+}
+
+}  // namespace
+
+void AddStructureOnnxOps(OnnxOpTable& table) {
+  table.Add("Trilu", MapTrilu);
+  table.Add("OneHot", MapOneHot);
+  table.Add("Hardmax", MapHardmax);
+  table.Add("DepthToSpace", MapDepthSpace);
+  table.Add("SpaceToDepth", MapDepthSpace);
+}
+
+}  // namespace guardjit

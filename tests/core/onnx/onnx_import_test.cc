@@ -1,0 +1,411 @@
+#include "core/onnx/onnx_import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/graph_loader.h"
+#include "core/shape_inference.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+
+namespace guardjit {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+ModelProto Model(int opset = 13) {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+// dims: -1 is a dim_param "batch".
+void AddInput(ModelProto& m, const std::string& name, std::vector<int64_t> dims,
+              int elem_type = TensorProto::FLOAT) {
+  auto* t = m.mutable_graph()->add_input();
+  t->set_name(name);
+  auto* type = t->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(elem_type);
+  auto* shape = type->mutable_shape();
+  for (int64_t d : dims) {
+    if (d < 0) {
+      shape->add_dim()->set_dim_param("batch");
+    } else {
+      shape->add_dim()->set_dim_value(d);
+    }
+  }
+}
+
+NodeProto* AddNode(ModelProto& m, const std::string& op,
+                   std::vector<std::string> inputs,
+                   std::vector<std::string> outputs) {
+  NodeProto* n = m.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(outputs.empty() ? op : outputs[0]);
+  for (auto& i : inputs) n->add_input(i);
+  for (auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+void AddOutput(ModelProto& m, const std::string& name) {
+  m.mutable_graph()->add_output()->set_name(name);
+}
+
+void SetInt(NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::INT);
+  a->set_i(v);
+}
+void SetFloat(NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+void AddInitializer(ModelProto& m, const std::string& name,
+                    std::vector<int64_t> dims, std::vector<float> values) {
+  TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  for (float v : values) t->add_float_data(v);
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> Load(const ModelProto& m,
+                                            GraphLoadOptions options = {}) {
+  return LoadGraphFromBinary(m.SerializeAsString(), options);
+}
+
+// Output metadata of a loaded graph for its declared static inputs.
+std::vector<TensorMeta> OutputMetas(const Graph& g,
+                                    const std::vector<TensorMeta>& inputs) {
+  auto metas = InferShapes(g, inputs);
+  EXPECT_TRUE(metas.ok()) << metas.status();
+  std::vector<TensorMeta> out;
+  if (!metas.ok()) return out;
+  for (const Arg& a : g.output_node().args) {
+    out.push_back((*metas)[a.as_value().node][a.as_value().index]);
+  }
+  return out;
+}
+
+std::vector<std::string> Targets(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node& n : g.nodes()) {
+    if (n.kind == NodeKind::kCallFunction) out.push_back(n.target);
+  }
+  return out;
+}
+
+void ExpectError(const absl::StatusOr<std::unique_ptr<Graph>>& g,
+                 absl::StatusCode code, const std::string& fragment) {
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), code) << g.status();
+  EXPECT_TRUE(absl::StrContains(g.status().message(), fragment))
+      << g.status() << "\n  wanted: " << fragment;
+}
+
+TEST(OnnxImportTest, AddBroadcastsLikeNumpy) {
+  ModelProto m = Model();
+  AddInput(m, "a", {2, 1, 3});
+  AddInput(m, "b", {4, 1});
+  AddNode(m, "Add", {"a", "b"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.add.Tensor"});
+  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 1, 3}),
+                               TensorMeta(DType::kFloat32, Shape{4, 1})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 4, 3}));
+}
+
+TEST(OnnxImportTest, GemmAttributesBecomeAddmmOnTransposedOperands) {
+  ModelProto m = Model();
+  AddInput(m, "a", {3, 4});
+  AddInput(m, "b", {5, 3});
+  AddInitializer(m, "c", {5}, {1, 2, 3, 4, 5});
+  NodeProto* n = AddNode(m, "Gemm", {"a", "b", "c"}, {"y"});
+  SetInt(n, "transA", 1);
+  SetInt(n, "transB", 1);
+  SetFloat(n, "alpha", 0.5f);
+  SetFloat(n, "beta", 2.0f);
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), (std::vector<std::string>{"aten.permute.default",
+                                                    "aten.permute.default",
+                                                    "aten.addmm.default"}));
+  const Node& addmm = (*g)->node((*g)->output_node().args[0].as_value().node);
+  ASSERT_EQ(addmm.target, "aten.addmm.default");
+  // addmm(self=c, mat1, mat2, beta, alpha).
+  EXPECT_DOUBLE_EQ(addmm.args[3].as_scalar().to_double(), 2.0);
+  EXPECT_DOUBLE_EQ(addmm.args[4].as_scalar().to_double(), 0.5);
+  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{3, 4}),
+                               TensorMeta(DType::kFloat32, Shape{5, 3})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{4, 5}));
+}
+
+TEST(OnnxImportTest, StaticInputsCarryTheirMetadata) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3}, TensorProto::INT64);
+  AddNode(m, "Neg", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node& x = (*g)->node((*g)->inputs()[0]);
+  ASSERT_TRUE(x.meta.has_value());
+  EXPECT_EQ(x.meta->dtype, DType::kInt64);
+  EXPECT_EQ(x.meta->shape(), (Shape{2, 3}));
+}
+
+TEST(OnnxImportTest, ShapeArithmeticOnStaticSizesFolds) {
+  // Reshape(x, Concat(Gather(Shape(x), 0), [-1])): the shape is known at
+  // load, so the graph holds only the reshape.
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3, 4});
+  AddNode(m, "Shape", {"x"}, {"s"});
+  TensorProto* zero = m.mutable_graph()->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(TensorProto::INT64);
+  zero->add_int64_data(0);
+  zero->add_dims(1);
+  TensorProto* minus = m.mutable_graph()->add_initializer();
+  minus->set_name("minus");
+  minus->set_data_type(TensorProto::INT64);
+  minus->add_int64_data(-1);
+  minus->add_dims(1);
+  AddNode(m, "Gather", {"s", "zero"}, {"batch"});
+  NodeProto* cat = AddNode(m, "Concat", {"batch", "minus"}, {"shape"});
+  SetInt(cat, "axis", 0);
+  AddNode(m, "Reshape", {"x", "shape"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), (std::vector<std::string>{"aten.clone.default",
+                                                    "aten.view.default"}));
+  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 12}));
+}
+
+TEST(OnnxImportTest, DimParamInputsLoadWhereNoSizeIsNeeded) {
+  ModelProto m = Model();
+  AddInput(m, "x", {-1, 3});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_FALSE((*g)->node((*g)->inputs()[0]).meta.has_value());
+}
+
+TEST(OnnxImportTest, DimParamSizeNeededAtLoadIsRefused) {
+  ModelProto m = Model();
+  AddInput(m, "x", {-1, 3});
+  NodeProto* n = AddNode(m, "Flatten", {"x"}, {"y"});
+  SetInt(n, "axis", 1);
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "ONNX node 0 'y' (Flatten, domain 'ai.onnx', opset 13): needs "
+              "the sizes of input 0 ('x') at load");
+}
+
+TEST(OnnxImportTest, UnknownOpNamesNodeOpDomainAndOpset) {
+  ModelProto m = Model(11);
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"r"});
+  AddNode(m, "FancyOp", {"r"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "ONNX node 1 'y' (FancyOp, domain 'ai.onnx', opset 11): "
+              "operator FancyOp is not supported");
+}
+
+TEST(OnnxImportTest, UnknownAttributeIsRefused) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  SetInt(AddNode(m, "Relu", {"x"}, {"y"}), "fancy", 1);
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "ONNX node 0 'y' (Relu, domain 'ai.onnx', opset 13): attribute "
+              "'fancy' is not supported");
+}
+
+TEST(OnnxImportTest, UnsupportedAttributeValueIsRefused) {
+  ModelProto m = Model(15);
+  for (const char* name : {"x", "s", "b", "mean", "var"}) {
+    AddInput(m, name, {name[0] == 'x' ? int64_t{2} : int64_t{3}});
+  }
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim()
+      ->set_dim_value(3);
+  NodeProto* n =
+      AddNode(m, "BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y"});
+  SetInt(n, "training_mode", 1);
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "(BatchNormalization, domain 'ai.onnx', opset 15): only "
+              "inference");
+}
+
+TEST(OnnxImportTest, AttributeOfTheWrongTypeIsInvalid) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  SetInt(AddNode(m, "LeakyRelu", {"x"}, {"y"}), "alpha", 1);
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
+              "attribute 'alpha' is INT, expected FLOAT");
+}
+
+TEST(OnnxImportTest, OtherDomainIsRefused) {
+  ModelProto m = Model();
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  AddInput(m, "x", {2});
+  AddNode(m, "Gelu", {"x"}, {"y"})->set_domain("com.microsoft");
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "(Gelu, domain 'com.microsoft', opset 13): operators of domain "
+              "'com.microsoft' are not supported");
+}
+
+TEST(OnnxImportTest, MissingInitializerNamesTheValue) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  AddNode(m, "Add", {"x", "w"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
+              "ONNX node 0 'y' (Add, domain 'ai.onnx', opset 13): value 'w' is "
+              "not defined before its use");
+}
+
+TEST(OnnxImportTest, InitializerOfTheWrongSizeIsInvalid) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  AddInitializer(m, "w", {3}, {1, 2});
+  AddNode(m, "Add", {"x", "w"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
+              "initializer 'w': float_data holds 2 values, expected 3");
+}
+
+TEST(OnnxImportTest, TruncatedBytesAreMalformed) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  const std::string bytes = m.SerializeAsString();
+  GraphLoadOptions options;
+  options.format = GraphFormat::kOnnx;
+  auto g = LoadGraphFromBinary(bytes.substr(0, bytes.size() - 3), options);
+  ExpectError(g, absl::StatusCode::kInvalidArgument, "malformed ONNX model");
+}
+
+TEST(OnnxImportTest, OpsetOutsideTheSupportedRangeIsRefused) {
+  ModelProto m = Model(6);
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "opset 6 of the default domain; supported: 7 to 17");
+}
+
+TEST(OnnxImportTest, UnsupportedInputTypeIsRefused) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2}, TensorProto::UINT16);
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "graph input 'x': element type UINT16 has no guardjit dtype");
+}
+
+TEST(OnnxImportTest, ExternalDataInitializersLoadRelativeToTheModel) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "onnx_external";
+  std::filesystem::create_directories(dir);
+  const float values[] = {1, 2, 3};
+  {
+    std::ofstream f(dir / "weights.bin", std::ios::binary);
+    f.write("pad!", 4);
+    f.write(reinterpret_cast<const char*>(values), sizeof values);
+  }
+  ModelProto m = Model();
+  AddInput(m, "x", {3});
+  TensorProto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(TensorProto::FLOAT);
+  w->add_dims(3);
+  w->set_data_location(TensorProto::EXTERNAL);
+  auto add = [&](const char* k, const char* v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", "weights.bin");
+  add("offset", "4");
+  add("length", "12");
+  AddNode(m, "Mul", {"x", "w"}, {"y"});
+  AddOutput(m, "y");
+  {
+    std::ofstream f(dir / "model.data", std::ios::binary);  // not .onnx
+    f << m.SerializeAsString();
+  }
+  auto g = LoadGraphFromFile((dir / "model.data").string());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* constant = nullptr;
+  for (const Node& n : (*g)->nodes()) {
+    if (n.kind == NodeKind::kConstant) constant = &n;
+  }
+  ASSERT_NE(constant, nullptr);
+  EXPECT_EQ(constant->constant.data_as<float>()[2], 3.0f);
+
+  std::filesystem::remove(dir / "weights.bin");
+  ExpectError(LoadGraphFromFile((dir / "model.data").string()),
+              absl::StatusCode::kNotFound,
+              "initializer 'w': cannot open external data");
+}
+
+TEST(OnnxImportTest, OnnxBytesLoadWhateverTheFileIsCalled) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  const std::string path = ::testing::TempDir() + "/relu_model.pbtxt";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << m.SerializeAsString();
+  }
+  auto g = LoadGraphFromFile(path);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.relu.default"});
+}
+
+TEST(OnnxImportTest, GuardjitFormatOptionSkipsDetection) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  GraphLoadOptions options;
+  options.format = GraphFormat::kGuardjit;
+  auto g = LoadGraphFromBinary(m.SerializeAsString(), options);
+  EXPECT_FALSE(g.ok());
+}
+
+}  // namespace
+}  // namespace guardjit
