@@ -1,9 +1,12 @@
 #include "bindings/triton/instance_state.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <utility>
 
 #include "bindings/triton/dtypes.h"
@@ -26,6 +29,24 @@ struct PendingRequest {
 };
 
 namespace {
+
+// The compile cache's signing key from `path`: its bytes, a trailing newline
+// dropped (an empty file: no key).
+bool ReadKeyFile(const std::string& path, std::string* key,
+                 std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = std::string("cannot be read: ") + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  *key = bytes.str();
+  while (!key->empty() && (key->back() == '\n' || key->back() == '\r')) {
+    key->pop_back();
+  }
+  return true;
+}
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(
@@ -103,6 +124,26 @@ TRITONSERVER_Error* InstanceState::Create(const ModelState* model,
   gj_context_options context_options;
   gj_context_options_init(&context_options);
   context_options.num_threads = config.num_threads;
+  if (config.cache_dir.has_value()) {
+    context_options.cache_dir = config.cache_dir->c_str();
+  }
+  if (config.remote_cache.has_value()) {
+    context_options.remote_cache = config.remote_cache->c_str();
+  }
+  if (config.max_cache_bytes >= 0) {
+    context_options.max_cache_bytes = config.max_cache_bytes;
+  }
+  std::string cache_key;
+  if (config.cache_key_file.has_value()) {
+    std::string error;
+    if (!ReadKeyFile(*config.cache_key_file, &cache_key, &error)) {
+      return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG,
+                                   (what + "parameter 'cache_key_file' = '" +
+                                    *config.cache_key_file + "': " + error)
+                                       .c_str());
+    }
+    context_options.cache_key = cache_key.c_str();
+  }
   GJ_TRITON_RETURN_IF_ERROR(
       FromGjError(gj_context_create(&context_options, &state->context_), what));
 

@@ -28,6 +28,9 @@ constexpr MetricSpec kSpecs[InstanceMetrics::kNumMetrics] = {
      "Cache entries held"},
     {"guardjit_guard_lookup_seconds", TRITONSERVER_METRIC_KIND_GAUGE,
      "Mean guard lookup on hits, sampled"},
+    {"guardjit_entries_loaded_total", TRITONSERVER_METRIC_KIND_COUNTER,
+     "Cache entries whose code was loaded from the compile cache, not "
+     "compiled"},
 };
 
 TRITONSERVER_MetricFamily* families[InstanceMetrics::kNumMetrics] = {};
@@ -103,6 +106,7 @@ void InstanceMetrics::Update(const gj_function_stats& stats) {
       static_cast<double>(stats.fallback_calls),
       static_cast<double>(stats.cache_entries),
       stats.guard_ns_mean / 1e9,
+      static_cast<double>(stats.entries_loaded),
   };
   for (int i = 0; i < kNumMetrics; ++i) {
     if (kSpecs[i].kind == TRITONSERVER_METRIC_KIND_COUNTER) {

@@ -35,7 +35,7 @@ class InstanceMetrics {
   // update, gauges to the value.
   void Update(const gj_function_stats& stats);
 
-  static constexpr int kNumMetrics = 8;
+  static constexpr int kNumMetrics = 9;
 
  private:
   InstanceMetrics() = default;

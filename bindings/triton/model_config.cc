@@ -1,6 +1,7 @@
 #include "bindings/triton/model_config.h"
 
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace guardjit_triton {
@@ -115,10 +116,27 @@ bool ParseParameters(ModelConfig* c, std::string* error) {
         }
         c->warmup.push_back(v);
       }
+    } else if (key == "cache_dir") {
+      c->cache_dir = value;
+    } else if (key == "remote_cache") {
+      if (!value.empty() && value.rfind("redis://", 0) != 0) {
+        *error = what + ": expected a redis:// URL, or \"\" for none";
+        return false;
+      }
+      c->remote_cache = value;
+    } else if (key == "cache_key_file") {
+      c->cache_key_file = value;
+    } else if (key == "max_cache_bytes") {
+      if (!ParseInt(value, 0, std::numeric_limits<int64_t>::max(), &v)) {
+        *error = what + ": expected a byte count (0: unbounded)";
+        return false;
+      }
+      c->max_cache_bytes = v;
     } else {
       *error = "unknown parameter '" + key +
                "' (guardjit's are dynamic, recompile_limit, num_threads, "
-               "compile, mode, warmup)";
+               "compile, mode, warmup, cache_dir, remote_cache, "
+               "cache_key_file, max_cache_bytes)";
       return false;
     }
   }

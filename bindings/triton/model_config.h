@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,15 @@ struct ModelConfig {
   // Batch sizes (max_batch_size > 0) run at instance load; with
   // max_batch_size 0 a "1" runs the configured shapes once.
   std::vector<int64_t> warmup;
+  // The compile cache (gj_context_options; README "Compile cache"): unset
+  // leaves GJ_CACHE_DIR, GJ_REMOTE_CACHE and GJ_CACHE_KEY to apply, "" turns
+  // each off. The key is read from a file (cache_key_file, its trailing
+  // newline dropped) when an instance is created, so that config.pbtxt
+  // holds no secret.
+  std::optional<std::string> cache_dir;
+  std::optional<std::string> remote_cache;
+  std::optional<std::string> cache_key_file;
+  int64_t max_cache_bytes = -1;  // -1: the library's default
 };
 
 // Reads `config` (Triton's JSON). False with *error naming the field.

@@ -62,6 +62,26 @@ input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]
 output [ { name: "addmm_1" data_type: TYPE_FP32 dims: [ -1, 4 ] } ]
 parameters { key: "num_threads" value { string_value: "1" } }
 PB
+# The example MLP again, on a compile cache directory signed with a key read
+# from a file: reloaded, its instance loads its code instead of compiling.
+mkdir -p "$repo/mlp_cached/1" "$repo/mlp_badkey/1"
+cp "$repo_root/examples/mlp.pbtxt" "$repo/mlp_cached/1/model.pbtxt"
+cp "$repo_root/examples/mlp.pbtxt" "$repo/mlp_badkey/1/model.pbtxt"
+printf 'not a secret, a test key\n' >"$work/cache.key"
+for m in mlp_cached mlp_badkey; do
+  key="$work/cache.key"
+  [ $m = mlp_badkey ] && key="$work/missing.key"
+  cat >"$repo/$m/config.pbtxt" <<PB
+backend: "guardjit"
+max_batch_size: 0
+input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]
+output [ { name: "addmm_1" data_type: TYPE_FP32 dims: [ -1, 4 ] } ]
+parameters { key: "num_threads" value { string_value: "1" } }
+parameters { key: "cache_dir" value { string_value: "$work/gjcache" } }
+parameters { key: "remote_cache" value { string_value: "" } }
+parameters { key: "cache_key_file" value { string_value: "$key" } }
+PB
+done
 printf 'name: "broken"\nplaceholders { name: "x" }\nnodes { name: "n" target: "aten.nope.default" args { ref: "x" } }\noutputs { ref: "n" }\n' \
   >"$repo/broken/1/model.pbtxt"
 printf 'backend: "guardjit"\nmax_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1 ] } ]\noutput [ { name: "n" data_type: TYPE_FP32 dims: [ -1 ] } ]\n' \
@@ -127,7 +147,7 @@ echo "triton: server ready in $((SECONDS - total_start))s (pid $server_pid, http
 status=0
 GJ_TRITON_HTTP="127.0.0.1:$http_port" GJ_TRITON_GRPC="127.0.0.1:$grpc_port" \
   GJ_TRITON_METRICS="127.0.0.1:$metrics_port" GJ_TRITON_LOG="$log" \
-  GJ_TRITON_EXPORTED="$exported" GJ_TRITON_REPO="$repo" \
+  GJ_TRITON_EXPORTED="$exported" GJ_TRITON_REPO="$repo" GJ_TRITON_CACHE="$work/gjcache" \
   .venv/bin/python -m unittest discover -s tests -t . -v || status=$?
 if [ $status != 0 ]; then
   echo "triton: tests failed; the server's log:" >&2

@@ -111,6 +111,43 @@ class ExampleModelTest(unittest.TestCase):
         self.assertGreaterEqual(value("guardjit_recompiles_total"), 0)
         self.assertIn('instance="mlp_0"', text)
 
+    def test_a_reloaded_model_loads_its_code_from_the_compile_cache(self):
+        client = httpclient.InferenceServerClient(HTTP)
+        x = np.arange(16, dtype=np.float32).reshape(2, 8)
+
+        def entries_loaded():
+            with urllib.request.urlopen(f"http://{METRICS}/metrics") as r:
+                text = r.read().decode()
+            m = re.search(r'guardjit_entries_loaded_total\{[^}]*model="mlp_cached"[^}]*\} (\S+)',
+                          text)
+            self.assertIsNotNone(m, "no guardjit_entries_loaded_total for mlp_cached")
+            return float(m.group(1))
+
+        client.load_model("mlp_cached")
+        first = infer_http("mlp_cached", x, "addmm_1")
+        self.assertEqual(entries_loaded(), 0)
+        records = [f for _, _, files in os.walk(os.environ["GJ_TRITON_CACHE"])
+                   for f in files if f.endswith(".gjc")]
+        self.assertGreater(len(records), 0, "nothing stored in the cache directory")
+        client.unload_model("mlp_cached")
+        deadline = time.time() + 30
+        while client.is_model_ready("mlp_cached") and time.time() < deadline:
+            time.sleep(0.1)
+        client.load_model("mlp_cached")
+        np.testing.assert_allclose(infer_http("mlp_cached", x, "addmm_1"), first,
+                                   rtol=1e-6)
+        self.assertEqual(entries_loaded(), 1)
+        np.testing.assert_allclose(infer_http("mlp", x, "addmm_1"), first, rtol=1e-5)
+        client.unload_model("mlp_cached")
+
+    def test_unreadable_cache_key_file_fails_the_load_naming_it(self):
+        client = httpclient.InferenceServerClient(HTTP)
+        with self.assertRaises(InferenceServerException) as cm:
+            client.load_model("mlp_badkey")
+        self.assertIn("parameter 'cache_key_file'", cm.exception.message())
+        self.assertIn("missing.key", cm.exception.message())
+        self.assertTrue(client.is_server_live())
+
     def test_model_that_does_not_load_is_unavailable_with_the_loaders_message(self):
         client = httpclient.InferenceServerClient(HTTP)
         with self.assertRaises(InferenceServerException) as cm:

@@ -85,6 +85,29 @@ TEST_F(ModelConfigTest, ParsesParameters) {
   EXPECT_EQ(c.warmup, (std::vector<int64_t>{1, 8}));
 }
 
+TEST_F(ModelConfigTest, ParsesCompileCacheParameters) {
+  ModelConfig c;
+  std::string error;
+  ASSERT_TRUE(
+      ParseModelConfig(Parse(R"({"parameters":{)"
+                             R"("cache_dir":{"string_value":"/c"},)"
+                             R"("remote_cache":{"string_value":""},)"
+                             R"("cache_key_file":{"string_value":"k"},)"
+                             R"("max_cache_bytes":{"string_value":"0"}}})"),
+                       &c, &error))
+      << error;
+  EXPECT_EQ(c.cache_dir, "/c");
+  EXPECT_EQ(c.remote_cache, "");  // set and empty: no Redis, whatever the env
+  EXPECT_EQ(c.cache_key_file, "k");
+  EXPECT_EQ(c.max_cache_bytes, 0);
+  ModelConfig unset;
+  ASSERT_TRUE(ParseModelConfig(Parse("{}"), &unset, &error)) << error;
+  EXPECT_FALSE(unset.cache_dir.has_value());
+  EXPECT_FALSE(unset.remote_cache.has_value());
+  EXPECT_FALSE(unset.cache_key_file.has_value());
+  EXPECT_EQ(unset.max_cache_bytes, -1);
+}
+
 TEST_F(ModelConfigTest, BadParametersNameThemselves) {
   struct Case {
     const char* json;
@@ -98,6 +121,10 @@ TEST_F(ModelConfigTest, BadParametersNameThemselves) {
        "parameter 'warmup' = '2,x'"},
       {R"({"parameters":{"speed":{"string_value":"max"}}})",
        "unknown parameter 'speed'"},
+      {R"({"parameters":{"remote_cache":{"string_value":"http://x"}}})",
+       "parameter 'remote_cache' = 'http://x': expected a redis:// URL"},
+      {R"({"parameters":{"max_cache_bytes":{"string_value":"-5"}}})",
+       "parameter 'max_cache_bytes' = '-5': expected a byte count"},
       {R"({"input":[{"name":"x","data_type":"TYPE_STRING"}]})",
        "input 'x': data_type 'TYPE_STRING' is not one guardjit runs"},
       {R"({"max_batch_size":-1})", "max_batch_size is not a count"},
