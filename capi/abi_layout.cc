@@ -34,6 +34,7 @@ GJ_OFFSET(gj_memory_stats, cached_kernels, 56);
 
 GJ_OFFSET(gj_graph_load_options, struct_size, 0);
 GJ_OFFSET(gj_graph_load_options, external_data_dir, 8);
+GJ_OFFSET(gj_graph_load_options, format, 16);
 
 GJ_OFFSET(gj_arg, kind, 0);
 GJ_OFFSET(gj_arg, name, 8);

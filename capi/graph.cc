@@ -9,6 +9,7 @@
 #include "capi/c_string.h"
 #include "capi/error.h"
 #include "capi/options.h"
+#include "capi/raw_enum.h"
 #include "core/graph_loader.h"
 #include "core/graph_printer.h"
 #include "core/status_macros.h"
@@ -25,10 +26,27 @@ absl::StatusOr<GraphLoadOptions> ReadLoadOptions(
     RETURN_IF_ERROR(CheckStructSize(options->struct_size, fn, "options",
                                     "gj_graph_load_options_init"));
     GJ_READ_OPTION(opts, options, external_data_dir);
+    GJ_READ_OPTION(opts, options, format);
   }
   GraphLoadOptions result;
   if (opts.external_data_dir != nullptr)
     result.external_data_dir = opts.external_data_dir;
+  switch (RawEnum(opts.format)) {
+    case GJ_GRAPH_FORMAT_DETECT:
+      result.format = GraphFormat::kDetect;
+      break;
+    case GJ_GRAPH_FORMAT_GUARDJIT:
+      result.format = GraphFormat::kGuardjit;
+      break;
+    case GJ_GRAPH_FORMAT_ONNX:
+      result.format = GraphFormat::kOnnx;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(fn, ": options->format is ", RawEnum(opts.format),
+                       "; expected a gj_graph_format (GJ_GRAPH_FORMAT_DETECT, "
+                       "_GUARDJIT or _ONNX)"));
+  }
   return result;
 }
 
@@ -75,6 +93,7 @@ static void GraphLoadOptionsDefaults(gj_graph_load_options* options) {
   if (options == nullptr) return;
   options->struct_size = sizeof(gj_graph_load_options);
   options->external_data_dir = nullptr;
+  options->format = GJ_GRAPH_FORMAT_DETECT;
 }
 
 void gj_graph_load_options_init_v(gj_graph_load_options* options,
@@ -110,6 +129,12 @@ gj_error* gj_graph_from_text(gj_context* context, const char* text, size_t size,
         if (text == nullptr && size > 0) {
           return absl::InvalidArgumentError(
               absl::StrCat("text is NULL with size ", size));
+        }
+        if (opts.format == guardjit::GraphFormat::kOnnx) {
+          return absl::InvalidArgumentError(
+              "options->format is GJ_GRAPH_FORMAT_ONNX, but ONNX models are "
+              "binary: load them with gj_graph_from_proto or "
+              "gj_graph_from_file");
         }
         return guardjit::LoadGraphFromText(absl::string_view(text, size), opts);
       });

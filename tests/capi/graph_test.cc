@@ -88,6 +88,71 @@ class CapiGraphTest : public ::testing::Test {
   ContextPtr context_;
 };
 
+// An ONNX ModelProto (protoc --encode=onnx.ModelProto of Debian's
+// onnx.proto): ir_version 8, opset 13, y = Relu(x) over float32 [2, 3].
+const char kReluOnnx[] =
+    "\x08\x08\x3a\x3e\x0a\x0f\x0a\x01\x78\x12\x01\x79\x1a\x01\x72\x22\x04\x52"
+    "\x65\x6c\x75\x12\x01\x67\x5a\x13\x0a\x01\x78\x12\x0e\x0a\x0c\x08\x01\x12"
+    "\x08\x0a\x02\x08\x02\x0a\x02\x08\x03\x62\x13\x0a\x01\x79\x12\x0e\x0a\x0c"
+    "\x08\x01\x12\x08\x0a\x02\x08\x02\x0a\x02\x08\x03\x42\x02\x10\x0d";
+
+// gj_graph_load_options.format: detected by content unless named; a named
+// format that the bytes are not is an error of that format, never the other
+// loader's result; an unknown value and ONNX through the text loader are
+// INVALID_ARGUMENT naming the option.
+TEST_F(CapiGraphTest, LoadOptionsNameTheFormat) {
+  const std::string onnx(kReluOnnx, sizeof(kReluOnnx) - 1);
+  const std::string guardjit = ToBinary(kGraphText);
+  gj_graph_load_options options;
+  gj_graph_load_options_init(&options);
+  EXPECT_EQ(options.format, GJ_GRAPH_FORMAT_DETECT);
+  const auto load = [&](const std::string& bytes, gj_graph_format format,
+                        GraphPtr* graph) {
+    options.format = format;
+    gj_graph* raw = nullptr;
+    gj_error* error = gj_graph_from_proto(context_.get(), bytes.data(),
+                                          bytes.size(), &options, &raw);
+    graph->reset(raw);
+    return error;
+  };
+  for (gj_graph_format format :
+       {GJ_GRAPH_FORMAT_DETECT, GJ_GRAPH_FORMAT_ONNX}) {
+    GraphPtr graph;
+    ASSERT_TRUE(Ok(load(onnx, format, &graph)));
+    EXPECT_EQ(gj_graph_num_inputs(graph.get()), 1u);
+    FunctionPtr function = gjtest::MakeFunction(context_.get(), graph.get());
+    HostTensor<float> x({2, 3}, {-1, 2, -3, 4, -5, 6});
+    const DLTensor* inputs[] = {x.dl()};
+    DLManagedTensor* out[1] = {};
+    ASSERT_TRUE(
+        Ok(gj_function_call_alloc(function.get(), inputs, 1, nullptr, out, 1)));
+    ManagedPtr out0(out[0]);
+    EXPECT_EQ(Floats(out[0]->dl_tensor),
+              (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  }
+  for (gj_graph_format format :
+       {GJ_GRAPH_FORMAT_DETECT, GJ_GRAPH_FORMAT_GUARDJIT}) {
+    GraphPtr graph;
+    ASSERT_TRUE(Ok(load(guardjit, format, &graph)));
+    ExpectPassthrough(graph.get());
+  }
+  GraphPtr graph;
+  // Read as a guardjit graph, ONNX's fields are unknown ones: no outputs.
+  EXPECT_TRUE(IsError(load(onnx, GJ_GRAPH_FORMAT_GUARDJIT, &graph),
+                      GJ_INVALID_ARGUMENT, {"gj_graph_from_proto"}));
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_TRUE(IsError(load(guardjit, GJ_GRAPH_FORMAT_ONNX, &graph),
+                      GJ_INVALID_ARGUMENT, {"ONNX"}));
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_TRUE(IsError(load(onnx, static_cast<gj_graph_format>(7), &graph),
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_from_proto", "options->format is 7"}));
+  options.format = GJ_GRAPH_FORMAT_ONNX;
+  EXPECT_TRUE(IsError(FromText(kGraphText, &graph, &options),
+                      GJ_INVALID_ARGUMENT,
+                      {"gj_graph_from_text", "GJ_GRAPH_FORMAT_ONNX"}));
+}
+
 TEST_F(CapiGraphTest, FromText) {
   GraphPtr graph;
   ASSERT_TRUE(Ok(FromText(kGraphText, &graph)));

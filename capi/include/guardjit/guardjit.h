@@ -350,11 +350,25 @@ typedef enum gj_dtype {
   GJ_DTYPE_BOOL = 10,
 } gj_dtype;
 
+/* Since 0.12: what the bytes or the file given to a loader are. */
+typedef enum gj_graph_format {
+  /* An ONNX ModelProto when the content says so (a top-level varint field
+   * 1, ONNX's ir_version, which no guardjit graph has), else a
+   * guardjit.proto.Graph. */
+  GJ_GRAPH_FORMAT_DETECT = 0,
+  GJ_GRAPH_FORMAT_GUARDJIT = 1, /* a guardjit.proto.Graph */
+  /* An ONNX ModelProto (binary: gj_graph_from_text refuses it). */
+  GJ_GRAPH_FORMAT_ONNX = 2,
+} gj_graph_format;
+
 typedef struct gj_graph_load_options {
   size_t struct_size;
   /* Directory that relative ExternalData paths resolve against; NULL = the
    * current directory (gj_graph_from_file: the file's directory). */
   const char* external_data_dir;
+  /* Since 0.12 (appended): GJ_GRAPH_FORMAT_DETECT unless set. Another value
+   * is INVALID_ARGUMENT naming it. */
+  gj_graph_format format;
 } gj_graph_load_options;
 
 GJ_EXPORT void gj_graph_load_options_init_v(gj_graph_load_options* options,

@@ -124,6 +124,10 @@ class TensorInfo:
     shape: Optional[Tuple[Union[int, str, None], ...]]
 
 
+# gj_graph_format: the loader reads the bytes as an ONNX ModelProto.
+_GRAPH_FORMAT_ONNX = 2
+
+
 def _tensor_infos(raw) -> Tuple[TensorInfo, ...]:
     infos = []
     for name, dtype, _rank, dims in raw:
@@ -235,50 +239,6 @@ def _parse_mark_dynamic(text: str):
     return tuple(dims)
 
 
-def _is_onnx_model(data: bytes) -> bool:
-    """Whether the top level of `data` has field 1 as a varint (an ONNX
-    ModelProto's ir_version; a guardjit graph's field 1 is its name), as the
-    library's loader decides (core/onnx/onnx_detect.h)."""
-    pos, n = 0, len(data)
-
-    def varint():
-        nonlocal pos
-        value = shift = 0
-        while pos < n and shift < 64:
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-        return None
-
-    while pos < n:
-        tag = varint()
-        if tag is None or tag >> 3 == 0:
-            return False
-        field, wire = tag >> 3, tag & 7
-        if field == 1 and wire == 0:
-            return True
-        if wire == 0:
-            if varint() is None:
-                return False
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            length = varint()
-            if length is None:
-                return False
-            pos += length
-        else:
-            return False
-        if pos > n:
-            return False
-    return False
-
-
 class Graph:
     """gj_graph: a loaded, validated graph (immutable).
 
@@ -344,12 +304,9 @@ class Graph:
                 data = f.read()
             if external_data_dir is None:
                 external_data_dir = os.path.dirname(os.path.abspath(path))
-        if not _is_onnx_model(data):
-            raise _errors.from_code(
-                _errors.ErrorCode.INVALID_ARGUMENT,
-                "not an ONNX model (no ModelProto.ir_version field)")
         context = context or default_context()
-        return cls(_native.Graph._load(1, context, data, external_data_dir), context)
+        return cls(_native.Graph._load(1, context, data, external_data_dir,
+                                       _GRAPH_FORMAT_ONNX), context)
 
     @property
     def input_names(self) -> Tuple[str, ...]:

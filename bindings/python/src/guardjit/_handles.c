@@ -194,12 +194,14 @@ static void graph_dealloc(GraphObject* self) {
 
 enum { LOAD_TEXT, LOAD_PROTO, LOAD_FILE };
 
-/* load(kind, context, data: bytes | path: str, external_data_dir: str|None) */
+/* load(kind, context, data: bytes | path: str, external_data_dir: str|None,
+ *      format: int = GJ_GRAPH_FORMAT_DETECT) */
 static PyObject* graph_load(PyTypeObject* type, PyObject* args) {
   int kind;
+  int format = GJ_GRAPH_FORMAT_DETECT;
   PyObject *context, *data, *dir_object;
-  if (!PyArg_ParseTuple(args, "iO!OO", &kind, &ContextType, &context, &data,
-                        &dir_object)) {
+  if (!PyArg_ParseTuple(args, "iO!OO|i", &kind, &ContextType, &context, &data,
+                        &dir_object, &format)) {
     return NULL;
   }
   const char* dir = NULL;
@@ -218,6 +220,7 @@ static PyObject* graph_load(PyTypeObject* type, PyObject* args) {
   gj_graph_load_options options;
   gj_graph_load_options_init_v(&options, sizeof options);
   options.external_data_dir = dir;
+  options.format = (gj_graph_format)format;
   gj_context* ctx = ((ContextObject*)context)->context;
   gj_graph* graph = NULL;
   gj_error* error;
@@ -335,7 +338,7 @@ static PyObject* graph_tabular(GraphObject* self, PyObject* Py_UNUSED(i)) {
 
 static PyMethodDef graph_methods[] = {
     {"_load", (PyCFunction)graph_load, METH_VARARGS | METH_CLASS,
-     "_load(kind, context, data_or_path, external_data_dir)"},
+     "_load(kind, context, data_or_path, external_data_dir[, format])"},
     {"_io_info", (PyCFunction)graph_io_info, METH_O,
      "_io_info(inputs): declared (name, dtype, rank, dims) per input/output"},
     {"tabular", (PyCFunction)graph_tabular, METH_NOARGS,
