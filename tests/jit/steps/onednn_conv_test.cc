@@ -119,6 +119,23 @@ int OneDnnSteps(const Plan& plan) {
   return n;
 }
 
+// A float32 constant `name` of `shape` in [-0.3, 0.3).
+void AddWeight(GraphBuilder& b, const std::string& name, const Shape& shape,
+               uint64_t seed) {
+  ASSERT_TRUE(
+      b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed, -0.3, 0.3))
+          .ok());
+}
+
+// name = conv2d(x, w) without bias, stride 1, `pad` on every side.
+void AddConv2d(GraphBuilder& b, const std::string& name, const std::string& x,
+               const std::string& w, int64_t pad) {
+  testing::AddNode(
+      b, name, "aten.convolution.default",
+      {Arg::Ref(x), Arg::Ref(w), Arg::None(), List(2, 1), List(2, pad),
+       List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
+}
+
 class OneDnnConvTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -212,21 +229,13 @@ TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
   GraphBuilder b("stem");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   const auto constant = [&](const std::string& name, const Shape& shape,
-                            uint64_t seed) {
-    ASSERT_TRUE(b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed,
-                                                 -0.3, 0.3))
-                    .ok());
-  };
+                            uint64_t seed) { AddWeight(b, name, shape, seed); };
   constant("w0", {16, 3, 3, 3}, 1);
   constant("w1", {16, 16, 3, 3}, 2);
   constant("w2", {8, 16, 1, 1}, 3);
   const auto conv = [&](const std::string& name, const std::string& x,
-                        const std::string& w, int64_t pad) {
-    testing::AddNode(
-        b, name, "aten.convolution.default",
-        {Arg::Ref(x), Arg::Ref(w), Arg::None(), List(2, 1), List(2, pad),
-         List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
-  };
+                        const std::string& w,
+                        int64_t pad) { AddConv2d(b, name, x, w, pad); };
   conv("c0", "x", "w0", 1);
   testing::AddNode(b, "r0", "aten.relu.default", {Arg::Ref("c0")});
   testing::AddNode(b, "pool", "aten.max_pool2d_with_indices.default",
@@ -276,21 +285,13 @@ TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
   GraphBuilder b("convbn");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   const auto constant = [&](const std::string& name, const Shape& shape,
-                            uint64_t seed) {
-    ASSERT_TRUE(b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed,
-                                                 -0.3, 0.3))
-                    .ok());
-  };
+                            uint64_t seed) { AddWeight(b, name, shape, seed); };
   constant("w0", {16, 3, 3, 3}, 1);
   constant("w1", {32, 16, 3, 3}, 2);
   constant("w2", {8, 16, 1, 1}, 3);
   const auto conv = [&](const std::string& name, const std::string& x,
-                        const std::string& w, int64_t pad) {
-    testing::AddNode(
-        b, name, "aten.convolution.default",
-        {Arg::Ref(x), Arg::Ref(w), Arg::None(), List(2, 1), List(2, pad),
-         List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
-  };
+                        const std::string& w,
+                        int64_t pad) { AddConv2d(b, name, x, w, pad); };
   conv("c0", "x", "w0", 1);
   testing::AddNode(b, "r0", "aten.relu.default", {Arg::Ref("c0")});
   testing::AddNode(
