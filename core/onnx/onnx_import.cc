@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "core/onnx/onnx_attributes.h"
+#include "core/onnx/onnx_io_spec.h"
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
 #include "core/onnx/onnx_tensor.h"
@@ -174,6 +175,10 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
         TensorMeta meta,
         InputMeta(input, input_index, state.shape_env(), symbols, &is_static));
     RETURN_IF_ERROR(state.AddInput(input.name(), std::move(meta), is_static));
+    ASSIGN_OR_RETURN(IoSpec spec,
+                     IoSpecFromOnnx(input, absl::StrCat("graph input '",
+                                                        input.name(), "'")));
+    RETURN_IF_ERROR(builder.SetInputSpec(input.name(), std::move(spec)));
     ++input_index;
   }
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -194,6 +199,15 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
     return absl::InvalidArgumentError("ONNX graph has no outputs");
   }
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+  // Output value infos are the graph's output specs; Finish() checks them
+  // against the inferred metadata where the inputs are static.
+  for (int i = 0; i < graph.output_size(); ++i) {
+    const onnx::ValueInfoProto& output = graph.output(i);
+    ASSIGN_OR_RETURN(IoSpec spec,
+                     IoSpecFromOnnx(output, absl::StrCat("graph output '",
+                                                         output.name(), "'")));
+    RETURN_IF_ERROR(builder.SetOutputSpec(i, std::move(spec)));
+  }
   return builder.Finish();
 }
 

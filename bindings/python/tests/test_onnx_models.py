@@ -131,6 +131,24 @@ class OnnxModelsTest(unittest.TestCase):
     def test_masked_attention(self):
         self.check(MaskedAttentionGPT(), torch.randn(2, 8, 32))
 
+    def test_value_infos_declare_inputs_and_outputs(self):
+        # A dynamic batch (dynamic_axes) is a named dim of the declared
+        # shapes; the other sizes are static.
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(MLP().eval(), (torch.randn(8, 32),), f, dynamo=False,
+                              input_names=["x"], output_names=["logits"],
+                              dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+        graph = guardjit.Graph.from_onnx(f.getvalue())
+        (x,) = graph.inputs
+        self.assertEqual((x.name, x.dtype, x.shape), ("x", "float32", ("batch", 32)))
+        (logits,) = graph.outputs
+        self.assertEqual((logits.dtype, logits.shape), ("float32", ("batch", 10)))
+        static = guardjit.Graph.from_onnx(onnx_bytes(MLP().eval(), (torch.randn(8, 32),)))
+        self.assertEqual(static.inputs[0].shape, (8, 32))
+        self.assertEqual(static.outputs[0].shape, (8, 10))
+
     def test_resnet18(self):
         try:
             import torchvision

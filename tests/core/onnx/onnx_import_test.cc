@@ -210,6 +210,39 @@ TEST(OnnxImportTest, DimParamInputsLoadWhereNoSizeIsNeeded) {
   EXPECT_FALSE((*g)->node((*g)->inputs()[0]).meta.has_value());
 }
 
+// The value infos of the graph's inputs and outputs are its declared specs
+// (what gj_graph_input_* and a server's model description read).
+TEST(OnnxImportTest, ValueInfosDeclareTheInputAndOutputSpecs) {
+  ModelProto m = Model();
+  AddInput(m, "x", {-1, 3});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto* type = m.mutable_graph()->mutable_output(0)->mutable_type();
+  type->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  auto* shape = type->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  shape->add_dim()->set_dim_value(3);
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::vector<IoDim> dims = {IoDim::Dynamic("batch"), IoDim::Static(3)};
+  EXPECT_EQ((*g)->input_spec(0).dtype, DType::kFloat32);
+  EXPECT_EQ((*g)->input_spec(0).dims, dims);
+  EXPECT_EQ((*g)->output_spec(0).dtype, DType::kFloat32);
+  EXPECT_EQ((*g)->output_spec(0).dims, dims);
+}
+
+TEST(OnnxImportTest, OutputValueInfoThatContradictsTheGraphIsInvalid) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto* type = m.mutable_graph()->mutable_output(0)->mutable_type();
+  type->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  type->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(6);
+  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
+              "output 0 ('y') is declared float32[6] but the graph computes");
+}
+
 TEST(OnnxImportTest, DimParamSizeNeededAtLoadIsRefused) {
   ModelProto m = Model();
   AddInput(m, "x", {-1, 3});
