@@ -181,6 +181,12 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
     RETURN_IF_ERROR(builder.SetInputSpec(input.name(), std::move(spec)));
     ++input_index;
   }
+  // Graph outputs keep their ONNX names (gj_graph_output_name): nodes a
+  // mapping adds get suffixed names, and the node computing an output is
+  // renamed to it below.
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    state.ReserveName(output.name());
+  }
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
     absl::Status s = ImportNode(state, node, opset, domains);
@@ -197,6 +203,15 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
   }
   if (outputs.empty()) {
     return absl::InvalidArgumentError("ONNX graph has no outputs");
+  }
+  for (int i = 0; i < graph.output_size(); ++i) {
+    const std::string& name = graph.output(i).name();
+    const Node& node = builder.partial_graph().node(outputs[i].as_value().node);
+    if (node.kind == NodeKind::kPlaceholder || node.num_outputs != 1 ||
+        name.empty() || builder.partial_graph().FindNode(name) >= 0) {
+      continue;  // an input, a multi-output node, or named already
+    }
+    RETURN_IF_ERROR(builder.RenameNode(outputs[i].as_value().node, name));
   }
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
   // Output value infos are the graph's output specs; Finish() checks them

@@ -144,7 +144,8 @@ class OnnxModelsTest(unittest.TestCase):
         (x,) = graph.inputs
         self.assertEqual((x.name, x.dtype, x.shape), ("x", "float32", ("batch", 32)))
         (logits,) = graph.outputs
-        self.assertEqual((logits.dtype, logits.shape), ("float32", ("batch", 10)))
+        self.assertEqual((logits.name, logits.dtype, logits.shape),
+                         ("logits", "float32", ("batch", 10)))
         static = guardjit.Graph.from_onnx(onnx_bytes(MLP().eval(), (torch.randn(8, 32),)))
         self.assertEqual(static.inputs[0].shape, (8, 32))
         self.assertEqual(static.outputs[0].shape, (8, 10))

@@ -231,6 +231,25 @@ TEST(OnnxImportTest, ValueInfosDeclareTheInputAndOutputSpecs) {
   EXPECT_EQ((*g)->output_spec(0).dims, dims);
 }
 
+// A mapping adds several nodes named after the ONNX output; the one that
+// computes a graph output gets its exact name (gj_graph_output_name).
+TEST(OnnxImportTest, GraphOutputsKeepTheirOnnxNames) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
+  AddInitializer(m, "w", {4, 3}, std::vector<float>(12, 0.5f));
+  NodeProto* gemm = AddNode(m, "Gemm", {"x", "w"}, {"logits"});
+  SetInt(gemm, "transB", 1);
+  AddNode(m, "Relu", {"logits"}, {"relu"});
+  AddOutput(m, "relu");
+  AddOutput(m, "logits");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node& out = (*g)->output_node();
+  ASSERT_EQ(out.args.size(), 2u);
+  EXPECT_EQ((*g)->node(out.args[0].as_value().node).name, "relu");
+  EXPECT_EQ((*g)->node(out.args[1].as_value().node).name, "logits");
+}
+
 TEST(OnnxImportTest, OutputValueInfoThatContradictsTheGraphIsInvalid) {
   ModelProto m = Model();
   AddInput(m, "x", {2, 3});
