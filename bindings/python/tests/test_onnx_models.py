@@ -10,7 +10,6 @@ import warnings
 
 import guardjit
 
-from .test_export import GPT, MLP, ConvBN, token_inputs
 from .util import max_rel_error, needs_torch, np, torch
 
 TOLERANCE = 1e-4
@@ -24,6 +23,8 @@ needs_onnx = unittest.skipIf(onnx is None, "onnx is not installed")
 
 if torch is not None:
     import torch.nn as nn
+
+    from .test_export import GPT, MLP, ConvBN, token_inputs
 
     class Text(nn.Module):
         """perf/models' text model: the mean of token embeddings, a classifier
