@@ -43,6 +43,17 @@ bool IsGetItemTarget(absl::string_view target) {
          target == "<built-in function getitem>";
 }
 
+// Whether a written argument names node `name` (a NameRef, in lists too).
+bool NamesNode(const Arg& arg, absl::string_view name) {
+  if (arg.is_name_ref()) return arg.as_name_ref() == name;
+  if (arg.is_list()) {
+    for (const Arg& item : arg.as_list()) {
+      if (NamesNode(item, name)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 GraphBuilder::GraphBuilder(std::string name, const OpRegistry& registry)
@@ -61,6 +72,37 @@ absl::Status GraphBuilder::CheckNewName(const std::string& name) const {
     return absl::InvalidArgumentError(
         absl::StrCat("duplicate node name '", name, "'"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::RenameNode(int node, std::string name) {
+  if (node < 0 || node >= static_cast<int>(graph_->nodes_.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node #", node, " does not exist"));
+  }
+  Node& n = graph_->nodes_[node];
+  if (n.kind == NodeKind::kPlaceholder || n.kind == NodeKind::kOutput) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", n.name, "' is an input or the output node; not renamed"));
+  }
+  if (n.name == name) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckNewName(name));
+  for (size_t i = node + 1; i < graph_->nodes_.size(); ++i) {
+    const Node& later = graph_->nodes_[i];
+    bool named = false;
+    for (const Arg& a : later.written_args) named |= NamesNode(a, n.name);
+    for (const auto& [key, a] : later.written_kwargs) {
+      named |= NamesNode(a, n.name);
+    }
+    if (named) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node '", later.name, "' refers to '", n.name,
+                       "' by name; it cannot be renamed"));
+    }
+  }
+  graph_->index_.erase(n.name);
+  n.name = std::move(name);
+  graph_->index_[n.name] = node;
   return absl::OkStatus();
 }
 

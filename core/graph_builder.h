@@ -59,6 +59,13 @@ class GraphBuilder {
   // A call of `target` ("aten.add.Tensor", or "getitem" with {ref, index}).
   absl::StatusOr<ValueRef> AddNode(std::string name, std::string target,
                                    std::vector<Arg> args, Kwargs kwargs = {});
+  // Renames node `node` (a call, getitem or constant) to the unused `name`
+  // (an importer
+  // naming a graph output after the value it declares, once the node that
+  // computes it is known). Values refer to nodes by index, so they follow;
+  // FAILED_PRECONDITION after SetOutputs or where a later node's arguments
+  // name the node as written, INVALID_ARGUMENT for a name in use.
+  absl::Status RenameNode(int node, std::string name);
   // A nested graph that control-flow nodes name.
   absl::Status AddSubgraph(std::string name, std::unique_ptr<Graph> graph);
   absl::Status SetOutputs(std::vector<Arg> outputs);

@@ -2,7 +2,7 @@
 # Builds and tests the Python binding against an installed guardjit found with
 # `pkg-config guardjit` (the caller sets PKG_CONFIG_PATH, LD_LIBRARY_PATH and
 # PATH; scripts/test_bindings.sh does). Makes (or reuses) a venv in .venv,
-# installs numpy, torch and torchvision from PyPI with a pip cache
+# installs numpy, torch, torchvision and onnx from PyPI with a pip cache
 # (GUARDJIT_PIP_CACHE, default ~/.cache/guardjit-pip), pip-installs this
 # package, runs the tests and prints each phase's time.
 #
@@ -22,6 +22,7 @@ phase() {
 
 TORCH_VERSION=${GUARDJIT_TORCH_VERSION:-2.15.0}
 TORCHVISION_VERSION=${GUARDJIT_TORCHVISION_VERSION:-0.29.2}
+ONNX_VERSION=${GUARDJIT_ONNX_VERSION:-1.23.2}
 cache=${GUARDJIT_PIP_CACHE:-$HOME/.cache/guardjit-pip}
 python=${PYTHON:-python3}
 
@@ -45,6 +46,8 @@ if ! .venv/bin/python -c "import torch, numpy, torchvision" 2>/dev/null; then
     "nvidia-cufile==1.17.1.22.*" "nvidia-cusparselt-cu13==0.8.1" \
     "nvidia-nvshmem-cu13==3.7.2" "nvidia-nccl-cu13==2.30.7"
 fi
+# torch.onnx.export (tests/test_onnx_models.py) writes its model with onnx.
+.venv/bin/python -c "import onnx" 2>/dev/null || "${pip[@]}" install "onnx==$ONNX_VERSION"
 # torch's OpInfo database (tests/test_opinfo.py) imports these two.
 .venv/bin/python -c "import expecttest, hypothesis" 2>/dev/null \
   || "${pip[@]}" install "expecttest==0.3.0" "hypothesis==6.170.17"

@@ -1,6 +1,7 @@
 // ONNX activations and normalizing maps: Elu/Selu/Celu, LeakyRelu, PRelu,
 // HardSigmoid/HardSwish, ThresholdedRelu, Softplus/Softsign, Shrink, Clip,
-// Softmax/LogSoftmax (with opset < 13's flatten-to-2D semantics).
+// Gelu (opset 20), Softmax/LogSoftmax (with opset < 13's flatten-to-2D
+// semantics).
 
 #include <cmath>
 #include <string>
@@ -138,6 +139,27 @@ absl::Status MapShrink(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, out);
 }
 
+absl::Status MapGelu(OnnxNodeContext& ctx) {
+  if (ctx.opset() < 20) {
+    return absl::UnimplementedError(
+        "Gelu is an operator of opset 20 and later");
+  }
+  absl::StatusOr<std::string> approximate =
+      ctx.attrs().String("approximate", "none");
+  RETURN_IF_ERROR(approximate.status());
+  const bool tanh = *approximate == "tanh";
+  if (!tanh && *approximate != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("approximate '", *approximate, "'"));
+  }
+  ASSIGN_OR_RETURN(Arg x, FloatInput(ctx, 0));
+  ASSIGN_OR_RETURN(
+      Arg out,
+      ctx.Emit("aten.gelu.default", {x},
+               {{"approximate", Arg::String(tanh ? "tanh" : "none")}}));
+  return ctx.SetOutput(0, out);
+}
+
 absl::Status MapClip(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
   const DType dtype = ctx.Meta(x).dtype;
@@ -213,6 +235,7 @@ void AddActivationOnnxOps(OnnxOpTable& table) {
   table.Add("Softsign", MapSoftsign);
   table.Add("Shrink", MapShrink);
   table.Add("Clip", MapClip);
+  table.Add("Gelu", MapGelu);
   table.Add("Softmax", MapSoftmax);
   table.Add("LogSoftmax", MapSoftmax);
 }

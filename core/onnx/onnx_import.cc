@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "core/onnx/onnx_attributes.h"
+#include "core/onnx/onnx_io_spec.h"
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
 #include "core/onnx/onnx_tensor.h"
@@ -174,7 +175,17 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
         TensorMeta meta,
         InputMeta(input, input_index, state.shape_env(), symbols, &is_static));
     RETURN_IF_ERROR(state.AddInput(input.name(), std::move(meta), is_static));
+    ASSIGN_OR_RETURN(IoSpec spec,
+                     IoSpecFromOnnx(input, absl::StrCat("graph input '",
+                                                        input.name(), "'")));
+    RETURN_IF_ERROR(builder.SetInputSpec(input.name(), std::move(spec)));
     ++input_index;
+  }
+  // Graph outputs keep their ONNX names (gj_graph_output_name): nodes a
+  // mapping adds get suffixed names, and the node computing an output is
+  // renamed to it below.
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    state.ReserveName(output.name());
   }
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
@@ -193,7 +204,25 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
   if (outputs.empty()) {
     return absl::InvalidArgumentError("ONNX graph has no outputs");
   }
+  for (int i = 0; i < graph.output_size(); ++i) {
+    const std::string& name = graph.output(i).name();
+    const Node& node = builder.partial_graph().node(outputs[i].as_value().node);
+    if (node.kind == NodeKind::kPlaceholder || node.num_outputs != 1 ||
+        name.empty() || builder.partial_graph().FindNode(name) >= 0) {
+      continue;  // an input, a multi-output node, or named already
+    }
+    RETURN_IF_ERROR(builder.RenameNode(outputs[i].as_value().node, name));
+  }
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+  // Output value infos are the graph's output specs; Finish() checks them
+  // against the inferred metadata where the inputs are static.
+  for (int i = 0; i < graph.output_size(); ++i) {
+    const onnx::ValueInfoProto& output = graph.output(i);
+    ASSIGN_OR_RETURN(IoSpec spec,
+                     IoSpecFromOnnx(output, absl::StrCat("graph output '",
+                                                         output.name(), "'")));
+    RETURN_IF_ERROR(builder.SetOutputSpec(i, std::move(spec)));
+  }
   return builder.Finish();
 }
 

@@ -52,6 +52,9 @@ class OnnxImportState {
   // The value as a graph node (a constant is added on first use).
   absl::StatusOr<Arg> GraphValue(const std::string& name);
 
+  // Keeps `name` from the names added nodes get: a graph output's, given to
+  // the node computing it once the import knows which that is.
+  void ReserveName(const std::string& name) { names_.insert(name); }
   // Adds a call node named after `hint` and records its outputs' metadata.
   absl::StatusOr<Arg> AddNode(absl::string_view hint, std::string target,
                               std::vector<Arg> args, Kwargs kwargs);

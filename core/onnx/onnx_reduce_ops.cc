@@ -15,10 +15,12 @@ namespace {
 absl::Status MapReduce(OnnxNodeContext& ctx) {
   const std::string& op = ctx.node().op_type();
   ASSIGN_OR_RETURN(int64_t keepdims, ctx.attrs().Int("keepdims", 1));
-  // ReduceSum takes axes as an input from opset 13 (the others from 18).
-  ASSIGN_OR_RETURN(auto axes, AxesOf(ctx, op == "ReduceSum" ? 13 : 0, 1));
+  // ReduceSum takes axes as an input (and noop_with_empty_axes) from opset
+  // 13, the others from 18.
+  const int axes_input_since = op == "ReduceSum" ? 13 : 18;
+  ASSIGN_OR_RETURN(auto axes, AxesOf(ctx, axes_input_since, 1));
   int64_t noop = 0;
-  if (op == "ReduceSum" && ctx.opset() >= 13) {
+  if (ctx.opset() >= axes_input_since) {
     ASSIGN_OR_RETURN(noop, ctx.attrs().Int("noop_with_empty_axes", 0));
   }
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));

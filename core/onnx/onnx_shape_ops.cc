@@ -186,6 +186,26 @@ absl::Status MapSplit(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(sizes, ctx.ConstInts(1, "split"));
   }
   const int parts = ctx.num_outputs();
+  if (ctx.opset() >= 18) {
+    // num_outputs: chunks of ceil(dim / n), the last one smaller.
+    ASSIGN_OR_RETURN(int64_t n, ctx.attrs().Int("num_outputs", 0));
+    if (n != 0 && !sizes.empty()) {
+      return absl::InvalidArgumentError("both split and num_outputs are given");
+    }
+    if (n != 0) {
+      if (n != parts) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "num_outputs ", n, " but the node has ", parts, " outputs"));
+      }
+      const int64_t chunk = (in[axis] + n - 1) / n;
+      if (chunk * (n - 1) >= in[axis]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dim ", in[axis], " does not split into ", n, " non-empty parts"));
+      }
+      sizes.assign(n - 1, chunk);
+      sizes.push_back(in[axis] - chunk * (n - 1));
+    }
+  }
   if (sizes.empty()) {
     if (parts == 0 || in[axis] % parts != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -361,6 +381,9 @@ absl::Status MapPad(OnnxNodeContext& ctx) {
     if (!p.has_value()) return absl::InvalidArgumentError("pads missing");
     pads = *p, value = v;
   } else {
+    if (ctx.opset() >= 18 && ctx.has_input(3)) {
+      return absl::UnimplementedError("the axes input (opset 18)");
+    }
     ASSIGN_OR_RETURN(pads, ctx.ConstInts(1, "pads"));
     if (ctx.has_input(2)) {
       const Tensor* v = ctx.InputConstant(2);

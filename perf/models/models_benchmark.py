@@ -3,10 +3,12 @@ Inductor, in one run (issue #29's measure; not a test).
 
 Each model is exported twice from the same torch module and weights:
 guardjit.export (torch.export -> guardjit graph) and torch.onnx.export (for
-ONNX Runtime's CPU provider). Per model and thread count it times, on the
+ONNX Runtime's CPU provider, and for guardjit's ONNX importer). Per model and thread count it times, on the
 same inputs:
   guardjit   a cached call of guardjit.Function through the Python package
              (zero-copy DLPack in, outputs taken back with torch.from_dlpack)
+  gj_onnx    the same, on a Graph.from_onnx of the very .onnx file ORT
+             runs (the library's ONNX importer instead of torch.export)
   ort        InferenceSession.run with intra_op_num_threads = threads
   eager      the module under torch.no_grad with torch.set_num_threads
   inductor   torch.compile (default backend), with --inductor
@@ -250,6 +252,18 @@ def measure(name, threads, min_time, inductor, tmp):
         row["ort_err"] = rel_error([torch.from_numpy(o) for o in ort_outs], expected)
         row["ort"] = median_time(lambda: session.run(None, feed), min_time)
 
+        # guardjit on the very .onnx file ORT runs: Graph.from_onnx (the
+        # library's ONNX importer), Function creation and first call timed
+        # together as gj_first is.
+        start = time.perf_counter()
+        onnx_fn = guardjit.Function(guardjit.Graph.from_onnx(path, context=context))
+        onnx_outs = [torch.from_dlpack(o) for o in onnx_fn(*inputs)]
+        row["gj_onnx_first"] = time.perf_counter() - start
+        row["gj_onnx_err"] = rel_error(onnx_outs, expected)
+        row["gj_onnx_eager_plan"] = "eager plan" in onnx_fn.explain()
+        row["guardjit_onnx"] = median_time(
+            lambda: [torch.from_dlpack(o) for o in onnx_fn(*inputs)], min_time)
+
         # Starts in fresh processes (first_call.py): guardjit cold (an
         # empty compile cache), guardjit warm (the cache the cold start
         # filled), ORT's session + first run. Medians of 3.
@@ -338,11 +352,14 @@ def main():
                                                       args.min_time)
                         row["eager_load"] = median_time(lambda: model(*inputs), args.min_time)
                 rows.append(row)
-                print(f"{name:14} t={t} guardjit {fmt_ms(row['guardjit'])} ms, ort "
+                print(f"{name:14} t={t} guardjit {fmt_ms(row['guardjit'])} ms, gj onnx "
+                      f"{fmt_ms(row['guardjit_onnx'])} ms, ort "
                       f"{fmt_ms(row['ort'])} ms, eager {fmt_ms(row['eager'])} ms, "
                       f"ORT/guardjit {row['ort'] / row['guardjit']:.2f}, "
                       f"{row['gflop'] / row['guardjit']:.1f} GFLOP/s, err {row['gj_err']:.1e}"
-                      + (" (EAGER PLAN)" if row["gj_eager_plan"] else ""), flush=True)
+                      f", onnx err {row['gj_onnx_err']:.1e}"
+                      + (" (EAGER PLAN)" if row["gj_eager_plan"] else "")
+                      + (" (ONNX EAGER PLAN)" if row["gj_onnx_eager_plan"] else ""), flush=True)
     write_report(rows, header, peak, args)
 
 
@@ -352,23 +369,34 @@ def write_report(rows, header, peak, args):
              "Steady-state median ms per call (lower is better); ORT/gj > 1: guardjit is faster.",
              "First call: guardjit Function + first call; ORT session + first run "
              "(exports timed apart).", "",
-             "| model | threads | guardjit | ORT | eager | Inductor | ORT/gj | gj GFLOP/s "
-             "(% peak) | ORT % peak | gj first | ORT first | gj err | ORT err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "guardjit: torch.export graph; gj ONNX: Graph.from_onnx of the .onnx file "
+             "ORT runs.", "",
+             "| model | threads | guardjit | gj ONNX | ORT | eager | Inductor | ORT/gj | "
+             "ORT/gj ONNX | gj GFLOP/s (% peak) | ORT % peak | gj first | gj ONNX first | "
+             "ORT first | gj err | gj ONNX err | ORT err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         g = r["gflop"]
         lines.append(
-            f"| {r['model']} | {r['threads']} | {fmt_ms(r['guardjit'])} | {fmt_ms(r['ort'])} | "
+            f"| {r['model']} | {r['threads']} | {fmt_ms(r['guardjit'])} | "
+            f"{fmt_ms(r['guardjit_onnx'])} | {fmt_ms(r['ort'])} | "
             f"{fmt_ms(r['eager'])} | {fmt_ms(r['inductor'])} | {r['ort'] / r['guardjit']:.2f} | "
+            f"{r['ort'] / r['guardjit_onnx']:.2f} | "
             f"{g / r['guardjit']:.1f} ({100 * g / r['guardjit'] / (peak * r['threads']):.0f}%) | "
             f"{100 * g / r['ort'] / (peak * r['threads']):.0f}% | {fmt_ms(r['gj_first'])} | "
-            f"{fmt_ms(r['ort_first'])} | {r['gj_err']:.0e} | {r['ort_err']:.0e} |")
+            f"{fmt_ms(r['gj_onnx_first'])} | {fmt_ms(r['ort_first'])} | {r['gj_err']:.0e} | "
+            f"{r['gj_onnx_err']:.0e} | {r['ort_err']:.0e} |")
     ratios = [r["ort"] / r["guardjit"] for r in rows]
     geo = 1.0
     for x in ratios:
         geo *= x
     geo **= 1 / max(len(ratios), 1)
-    lines += ["", f"Geometric mean of ORT/guardjit: {geo:.2f}"]
+    onnx_geo = 1.0
+    for r in rows:
+        onnx_geo *= r["ort"] / r["guardjit_onnx"]
+    onnx_geo **= 1 / max(len(rows), 1)
+    lines += ["", f"Geometric mean of ORT/guardjit: {geo:.2f}; of ORT/guardjit on the same "
+              f".onnx: {onnx_geo:.2f}"]
     if any("guardjit_load" in r for r in rows):
         lines += ["", "Beside a busy loop on every core (median ms; slowdown against the "
                   "unloaded run):", "",
@@ -397,6 +425,13 @@ def write_report(rows, header, peak, args):
     bad = [r["model"] for r in rows if r["gj_err"] > TOLERANCE]
     if bad:
         lines += ["", f"guardjit outside {TOLERANCE} relative of eager: {', '.join(bad)}"]
+    bad = [r["model"] for r in rows if r["gj_onnx_err"] > TOLERANCE]
+    if bad:
+        lines += ["", f"guardjit on ONNX outside {TOLERANCE} relative of eager: "
+                  f"{', '.join(bad)}"]
+    plans = [r["model"] for r in rows if r["gj_onnx_eager_plan"]]
+    if plans:
+        lines += ["", f"guardjit on ONNX ran an eager plan: {', '.join(plans)}"]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "models.md"), "w") as f:
         f.write(text)

@@ -242,6 +242,43 @@ TEST(GraphBuilderTest, RejectsBadNodesWithPreciseErrors) {
   }
 }
 
+TEST(GraphBuilderTest, RenameNodeKeepsReferencesByValue) {
+  GraphBuilder b("g", ToyOps());
+  auto x = b.AddPlaceholder("x");
+  ASSERT_TRUE(x.ok());
+  auto add =
+      b.AddNode("t", "aten.add.Tensor", {Arg::Value(*x), Arg::Value(*x)});
+  ASSERT_TRUE(add.ok()) << add.status();
+  auto neg =
+      b.AddNode("t.1", "aten.add.Tensor", {Arg::Value(*add), Arg::Value(*x)});
+  ASSERT_TRUE(neg.ok()) << neg.status();
+  EXPECT_EQ(b.RenameNode(x->node, "y").code(),
+            absl::StatusCode::kInvalidArgument);  // an input
+  EXPECT_EQ(b.RenameNode(add->node, "t.1").code(),
+            absl::StatusCode::kInvalidArgument);  // in use
+  ASSERT_TRUE(b.RenameNode(add->node, "sum").ok());
+  ASSERT_TRUE(b.SetOutputs({Arg::Value(*neg)}).ok());
+  EXPECT_EQ(b.RenameNode(neg->node, "out").code(),
+            absl::StatusCode::kFailedPrecondition);  // outputs set
+  auto g = b.Finish();
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->FindNode("t"), -1);
+  ASSERT_EQ((*g)->FindNode("sum"), add->node);
+  EXPECT_EQ((*g)->node(neg->node).args[0].as_value().node, add->node);
+}
+
+TEST(GraphBuilderTest, RenameNodeRefusesANameALaterNodeWrote) {
+  GraphBuilder b("g", ToyOps());
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  auto a = b.AddNode("a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")});
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(
+      b.AddNode("b", "aten.add.Tensor", {Arg::Ref("a"), Arg::Ref("x")}).ok());
+  absl::Status s = b.RenameNode(a->node, "c");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'b' refers to 'a'"));
+}
+
 TEST(GraphBuilderTest, FailedAddLeavesBuilderUsable) {
   GraphBuilder b("g", ToyOps());
   ASSERT_TRUE(b.AddPlaceholder("x").ok());

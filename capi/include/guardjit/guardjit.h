@@ -376,7 +376,7 @@ GJ_EXPORT void gj_graph_load_options_init_v(gj_graph_load_options* options,
 GJ_INIT_FUNCTION(gj_graph_load_options, gj_graph_load_options_init)
 
 /* A graph from a serialized guardjit.proto.Graph (binary protobuf), or from
- * a serialized ONNX ModelProto (opsets 7 to 17 of the default domain), told
+ * a serialized ONNX ModelProto (opsets 7 to 20 of the default domain), told
  * apart by content: a top-level varint field 1 (ONNX's ir_version) is ONNX,
  * which no guardjit graph has. ONNX initializers become constants, each node
  * ATen nodes; an op, attribute value, dtype or domain the importer cannot map

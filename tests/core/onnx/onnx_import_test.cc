@@ -210,6 +210,58 @@ TEST(OnnxImportTest, DimParamInputsLoadWhereNoSizeIsNeeded) {
   EXPECT_FALSE((*g)->node((*g)->inputs()[0]).meta.has_value());
 }
 
+// The value infos of the graph's inputs and outputs are its declared specs
+// (what gj_graph_input_* and a server's model description read).
+TEST(OnnxImportTest, ValueInfosDeclareTheInputAndOutputSpecs) {
+  ModelProto m = Model();
+  AddInput(m, "x", {-1, 3});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto* type = m.mutable_graph()->mutable_output(0)->mutable_type();
+  type->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  auto* shape = type->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  shape->add_dim()->set_dim_value(3);
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::vector<IoDim> dims = {IoDim::Dynamic("batch"), IoDim::Static(3)};
+  EXPECT_EQ((*g)->input_spec(0).dtype, DType::kFloat32);
+  EXPECT_EQ((*g)->input_spec(0).dims, dims);
+  EXPECT_EQ((*g)->output_spec(0).dtype, DType::kFloat32);
+  EXPECT_EQ((*g)->output_spec(0).dims, dims);
+}
+
+// A mapping adds several nodes named after the ONNX output; the one that
+// computes a graph output gets its exact name (gj_graph_output_name).
+TEST(OnnxImportTest, GraphOutputsKeepTheirOnnxNames) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
+  AddInitializer(m, "w", {4, 3}, std::vector<float>(12, 0.5f));
+  NodeProto* gemm = AddNode(m, "Gemm", {"x", "w"}, {"logits"});
+  SetInt(gemm, "transB", 1);
+  AddNode(m, "Relu", {"logits"}, {"relu"});
+  AddOutput(m, "relu");
+  AddOutput(m, "logits");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node& out = (*g)->output_node();
+  ASSERT_EQ(out.args.size(), 2u);
+  EXPECT_EQ((*g)->node(out.args[0].as_value().node).name, "relu");
+  EXPECT_EQ((*g)->node(out.args[1].as_value().node).name, "logits");
+}
+
+TEST(OnnxImportTest, OutputValueInfoThatContradictsTheGraphIsInvalid) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto* type = m.mutable_graph()->mutable_output(0)->mutable_type();
+  type->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  type->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(6);
+  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
+              "output 0 ('y') is declared float32[6] but the graph computes");
+}
+
 TEST(OnnxImportTest, DimParamSizeNeededAtLoadIsRefused) {
   ModelProto m = Model();
   AddInput(m, "x", {-1, 3});
@@ -323,7 +375,105 @@ TEST(OnnxImportTest, OpsetOutsideTheSupportedRangeIsRefused) {
   AddNode(m, "Relu", {"x"}, {"y"});
   AddOutput(m, "y");
   ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "opset 6 of the default domain; supported: 7 to 17");
+              "opset 6 of the default domain; supported: 7 to 20");
+  m.mutable_opset_import(0)->set_version(21);
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "opset 21 of the default domain; supported: 7 to 20");
+}
+
+void AddInt64Initializer(ModelProto& m, const std::string& name,
+                         std::vector<int64_t> values) {
+  TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+// What torch.onnx.export writes by default (opset 20): reductions take their
+// axes as an input from opset 18.
+TEST(OnnxImportTest, Opset18ReductionsReadTheAxesInput) {
+  ModelProto m = Model(20);
+  AddInput(m, "x", {2, 3, 4});
+  AddInt64Initializer(m, "axes", {1});
+  SetInt(AddNode(m, "ReduceMean", {"x", "axes"}, {"y"}), "keepdims", 0);
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.mean.dim"});
+  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 4}));
+  // An axes attribute is opset 17's: at 18 nothing reads it.
+  ModelProto old = Model(18);
+  AddInput(old, "x", {2, 3});
+  NodeProto* n = AddNode(old, "ReduceMax", {"x"}, {"y"});
+  auto* axes = n->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(AttributeProto::INTS);
+  axes->add_ints(0);
+  AddOutput(old, "y");
+  ExpectError(Load(old), absl::StatusCode::kUnimplemented,
+              "(ReduceMax, domain 'ai.onnx', opset 18): attribute 'axes' is "
+              "not supported");
+}
+
+TEST(OnnxImportTest, Opset18SplitNumOutputsMakesTheLastChunkSmaller) {
+  ModelProto m = Model(18);
+  AddInput(m, "x", {5, 2});
+  SetInt(AddNode(m, "Split", {"x"}, {"a", "b"}), "num_outputs", 2);
+  AddOutput(m, "a");
+  AddOutput(m, "b");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{5, 2})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(out[1].shape(), (Shape{2, 2}));
+
+  ModelProto wrong = Model(18);
+  AddInput(wrong, "x", {5, 2});
+  SetInt(AddNode(wrong, "Split", {"x"}, {"a", "b"}), "num_outputs", 3);
+  AddOutput(wrong, "a");
+  ExpectError(Load(wrong), absl::StatusCode::kInvalidArgument,
+              "(Split, domain 'ai.onnx', opset 18): num_outputs 3 but the "
+              "node has 2 outputs");
+}
+
+TEST(OnnxImportTest, Opset20GeluMapsToAtenGelu) {
+  ModelProto m = Model(20);
+  AddInput(m, "x", {4});
+  NodeProto* n = AddNode(m, "Gelu", {"x"}, {"y"});
+  auto* a = n->add_attribute();
+  a->set_name("approximate");
+  a->set_type(AttributeProto::STRING);
+  a->set_s("tanh");
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(Targets(**g), std::vector<std::string>{"aten.gelu.default"});
+  for (const Node& node : (*g)->nodes()) {
+    if (node.target != "aten.gelu.default") continue;
+    ASSERT_EQ(node.args.size(), 2u);  // gelu(self, *, approximate)
+    ASSERT_TRUE(node.args[1].is_string());
+    EXPECT_EQ(node.args[1].as_string(), "tanh");
+  }
+  m.mutable_opset_import(0)->set_version(17);
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "ONNX node 0 'y' (Gelu, domain 'ai.onnx', opset 17): Gelu is an "
+              "operator of opset 20 and later");
+}
+
+TEST(OnnxImportTest, Opset18PadAxesInputIsRefused) {
+  ModelProto m = Model(18);
+  AddInput(m, "x", {2, 3});
+  AddInt64Initializer(m, "pads", {1, 1});
+  AddInitializer(m, "value", {}, {0.0f});
+  AddInt64Initializer(m, "axes", {1});
+  AddNode(m, "Pad", {"x", "pads", "value", "axes"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "(Pad, domain 'ai.onnx', opset 18): the axes input (opset 18)");
 }
 
 TEST(OnnxImportTest, UnsupportedInputTypeIsRefused) {
