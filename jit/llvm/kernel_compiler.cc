@@ -192,6 +192,15 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
         waiting.push_back(&d);
         continue;
       }
+      if (!d.lock_token.empty()) {
+        if (std::optional<CompileCache::Hit> hit =
+                persistent_->StoredBeforeClaim(d.persistent_key);
+            hit.has_value() && load_hit(d, *hit)) {
+          persistent_->ReleaseCompile(d.persistent_key, d.lock_token);
+          d.lock_token.clear();
+          continue;
+        }
+      }
     }
     to_compile.push_back(&d);
     RETURN_IF_ERROR(CheckKernelCompileAllowed(

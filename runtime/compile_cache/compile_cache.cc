@@ -191,6 +191,19 @@ bool CompileCache::ClaimCompile(const std::string& key, std::string* token) {
   return *taken;
 }
 
+std::optional<CompileCache::Hit> CompileCache::StoredBeforeClaim(
+    const std::string& key) {
+  if (remote_ == nullptr) return std::nullopt;
+  const std::string hash = KeyHash(key);
+  absl::StatusOr<std::optional<std::string>> bytes = remote_->Get(hash);
+  if (!bytes.ok()) {
+    CountError(bytes.status());
+    return std::nullopt;
+  }
+  if (!bytes->has_value()) return std::nullopt;
+  return AcceptRemote(key, hash, **bytes);
+}
+
 void CompileCache::ReleaseCompile(const std::string& key,
                                   const std::string& token) {
   if (remote_ == nullptr || token.empty()) return;

@@ -101,6 +101,11 @@ class CompileCache {
   // ReleaseCompile.
   bool ClaimCompile(const std::string& key, std::string* token);
   void ReleaseCompile(const std::string& key, const std::string& token);
+  // After a claim that took the lock: the record, if the replica that held
+  // the lock before stored it and released the lock between this process's
+  // Lookup and its claim (then it is loaded, not compiled twice). Asks
+  // Redis only; a miss here is not counted again.
+  std::optional<Hit> StoredBeforeClaim(const std::string& key);
   // The record another replica is compiling, polled for until it appears
   // or the wait bound passes (nullopt: compile here).
   std::optional<Hit> WaitFor(const std::string& key);

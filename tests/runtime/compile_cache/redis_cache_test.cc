@@ -211,6 +211,30 @@ TEST_F(RedisCacheTest, AFleetMissingTogetherCompilesOnce) {
   EXPECT_EQ(loads.load(), kReplicas - 1);
 }
 
+// A replica that missed before the lock holder stored its record and
+// released the lock takes the free lock afterwards: the record is there to
+// load (StoredBeforeClaim), not to compile a second time. A key no one
+// stored is not found, and the miss is not counted twice.
+TEST_F(RedisCacheTest, ALateClaimFindsTheRecordStoredBeforeIt) {
+  auto holder = Cache("h", server_.url());
+  auto late = Cache("l", server_.url());
+  EXPECT_FALSE(late->Lookup("k").has_value());  // misses first
+  std::string token;
+  ASSERT_TRUE(holder->ClaimCompile("k", &token));
+  holder->Store(Record("k", "compiled once"));
+  holder->ReleaseCompile("k", token);
+  std::string mine;
+  ASSERT_TRUE(late->ClaimCompile("k", &mine));  // the lock is free again
+  EXPECT_FALSE(mine.empty());
+  std::optional<CompileCache::Hit> hit = late->StoredBeforeClaim("k");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->record.payload, "compiled once");
+  late->ReleaseCompile("k", mine);
+  const int64_t misses = late->stats().remote_misses;
+  EXPECT_FALSE(late->StoredBeforeClaim("nobody").has_value());
+  EXPECT_EQ(late->stats().remote_misses, misses);
+}
+
 // A replica that died holding the lock stops the others only until their
 // wait bound; then they compile themselves.
 TEST_F(RedisCacheTest, ADeadLockHolderDelaysOnlyUpToTheBound) {
