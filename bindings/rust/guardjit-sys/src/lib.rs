@@ -220,11 +220,21 @@ pub struct gj_cache_dir_stats {
     pub removed: i64,
 }
 
+/// `gj_graph_format` (since 0.12): what the bytes or file given to a loader are.
+pub type gj_graph_format = c_uint;
+/// An ONNX ModelProto when the content says so, else a guardjit graph.
+pub const GJ_GRAPH_FORMAT_DETECT: gj_graph_format = 0;
+pub const GJ_GRAPH_FORMAT_GUARDJIT: gj_graph_format = 1;
+/// An ONNX ModelProto (binary: gj_graph_from_text refuses it).
+pub const GJ_GRAPH_FORMAT_ONNX: gj_graph_format = 2;
+
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct gj_graph_load_options {
     pub struct_size: usize,
     pub external_data_dir: *const c_char,
+    /// Since 0.12 (appended).
+    pub format: gj_graph_format,
 }
 
 /// `gj_dtype`: element types, numbered as guardjit.proto.DType.

@@ -128,7 +128,7 @@ fn table() -> Table {
         gj_cache_dir_stats {
             struct_size, records, bytes, oldest_use_ms, newest_use_ms, verified, bad, removed,
         }
-        gj_graph_load_options { struct_size, external_data_dir }
+        gj_graph_load_options { struct_size, external_data_dir, format }
         gj_arg { kind, name, i, f, str, dtype, ints, floats, refs, len }
         gj_dynamic_dim { input, dim, min, max }
         gj_function_options {
@@ -147,7 +147,7 @@ fn table() -> Table {
     }
     enums! { t;
         DLDeviceType, DLDataTypeCode, gj_error_code, gj_backend, gj_dtype, gj_arg_kind, gj_dynamic_mode,
-        gj_function_mode, gj_compile_mode,
+        gj_function_mode, gj_compile_mode, gj_graph_format,
     }
     consts! { t;
         DLPACK_VERSION,
@@ -166,6 +166,7 @@ fn table() -> Table {
         GJ_ARG_DEVICE, GJ_ARG_INT_LIST, GJ_ARG_FLOAT_LIST, GJ_ARG_REF_LIST, GJ_ARG_SUBGRAPH,
         GJ_DYNAMIC_AUTO, GJ_DYNAMIC_STATIC, GJ_DYNAMIC_DYNAMIC,
         GJ_MODE_DEFAULT, GJ_MODE_REDUCE_OVERHEAD, GJ_COMPILE_SYNC, GJ_COMPILE_ASYNC,
+        GJ_GRAPH_FORMAT_DETECT, GJ_GRAPH_FORMAT_GUARDJIT, GJ_GRAPH_FORMAT_ONNX,
     }
     t
 }
