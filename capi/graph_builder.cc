@@ -134,7 +134,7 @@ absl::Status Finish(gj_graph_builder* builder, gj_graph** out_graph) {
 
 // The IoSpec of a gj_graph_builder_set_*_info call; `what` names its
 // input or output.
-absl::StatusOr<IoSpec> SpecFromC(gj_dtype dtype, int64_t rank,
+absl::StatusOr<IoSpec> SpecFromC(const gj_dtype& dtype, int64_t rank,
                                  const int64_t* dims,
                                  const char* const* dim_symbols,
                                  absl::string_view what) {
