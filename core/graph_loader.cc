@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/external_data.h"
 #include "core/graph_builder.h"
 #include "core/onnx/onnx_detect.h"
 #include "core/onnx/onnx_import.h"
@@ -112,73 +114,8 @@ absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a,
   return absl::InvalidArgumentError(absl::StrCat(what, " has no value"));
 }
 
-absl::StatusOr<std::string> ReadExternal(const proto::ExternalData& ext,
-                                         const std::string& dir,
-                                         absl::string_view what) {
-  std::filesystem::path path(ext.path());
-  if (path.is_relative() && !dir.empty())
-    path = std::filesystem::path(dir) / path;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(absl::StrCat(
-        what, ": cannot open external data '", path.string(), "'"));
-  }
-  if (ext.offset() < 0 || ext.length() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": negative external data offset or length"));
-  }
-  auto short_data = [&](int64_t available) {
-    return absl::DataLossError(absl::StrCat(
-        what, ": external data '", path.string(), "' has ", available,
-        " bytes at offset ", ext.offset(), ", expected ", ext.length()));
-  };
-  // The declared length is only checked against dtype x shape, so it may be
-  // anything up to 2^63: compare it with what the file holds before
-  // allocating (a few bytes of graph must not ask for terabytes).
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec)) {
-    const uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec) {
-      const uintmax_t offset = static_cast<uintmax_t>(ext.offset());
-      const int64_t available =
-          offset < size
-              ? static_cast<int64_t>(std::min<uintmax_t>(
-                    size - offset, std::numeric_limits<int64_t>::max()))
-              : 0;
-      if (available < ext.length()) return short_data(available);
-      file.seekg(ext.offset());
-      std::string bytes(static_cast<size_t>(ext.length()), '\0');
-      file.read(bytes.data(), ext.length());
-      if (file.gcount() != ext.length()) return short_data(file.gcount());
-      return bytes;
-    }
-  }
-  // Not a regular file (a pipe, a device): skip the offset and read in
-  // bounded chunks, so memory grows with the bytes that are there, not with
-  // the declared length.
-  constexpr int64_t kChunk = int64_t{1} << 20;
-  std::string bytes;
-  int64_t skipped = 0;
-  while (skipped < ext.offset() && file) {
-    file.ignore(std::min(ext.offset() - skipped, kChunk));
-    skipped += file.gcount();
-  }
-  if (skipped < ext.offset()) return short_data(0);
-  while (static_cast<int64_t>(bytes.size()) < ext.length() && file) {
-    const size_t old = bytes.size();
-    const int64_t want =
-        std::min(ext.length() - static_cast<int64_t>(old), kChunk);
-    bytes.resize(old + static_cast<size_t>(want));
-    file.read(bytes.data() + old, want);
-    bytes.resize(old + static_cast<size_t>(file.gcount()));
-  }
-  if (static_cast<int64_t>(bytes.size()) != ext.length())
-    return short_data(static_cast<int64_t>(bytes.size()));
-  return bytes;
-}
-
 absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
-                                    const GraphLoadOptions& options) {
+                                    ExternalDataReader& external) {
   std::string what = absl::StrCat("constant '", c.name(), "'");
   ASSIGN_OR_RETURN(DType dtype, FromProtoDType(c.dtype(), what));
   Shape sizes(c.sizes().begin(), c.sizes().end());
@@ -193,8 +130,7 @@ absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
     return absl::OutOfRangeError(
         absl::StrCat(what, ": byte size overflows int64"));
   }
-  std::string external;
-  const std::string* bytes = &c.data();
+  std::optional<ExternalDataReader::Range> range;
   if (c.payload_case() == proto::Constant::kExternal) {
     if (c.external().length() != expected) {
       return absl::InvalidArgumentError(
@@ -203,13 +139,14 @@ absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
                        absl::StrCat("[", absl::StrJoin(sizes, ", "), "]"), " (",
                        expected, " bytes)"));
     }
-    ASSIGN_OR_RETURN(
-        external, ReadExternal(c.external(), options.external_data_dir, what));
-    bytes = &external;
-  }
-  if (static_cast<int64_t>(bytes->size()) != expected) {
+    // Checked against the file before the tensor is allocated, then read
+    // straight into it.
+    ASSIGN_OR_RETURN(range,
+                     external.Locate(c.external().path(), c.external().offset(),
+                                     c.external().length(), what));
+  } else if (static_cast<int64_t>(c.data().size()) != expected) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ", bytes->size(), " bytes of data, expected ", expected,
+        what, ": ", c.data().size(), " bytes of data, expected ", expected,
         " for ", DTypeName(dtype), "[", absl::StrJoin(sizes, ", "), "]"));
   }
   auto tensor = Tensor::Empty(dtype, sizes);
@@ -217,8 +154,12 @@ absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
     return absl::Status(tensor.status().code(),
                         absl::StrCat(what, ": ", tensor.status().message()));
   }
-  if (!bytes->empty())
-    std::memcpy(tensor->data(), bytes->data(), bytes->size());
+  char* dst = static_cast<char*>(tensor->data());
+  if (range) {
+    RETURN_IF_ERROR(external.Read(*range, dst, what));
+  } else if (!c.data().empty()) {
+    std::memcpy(dst, c.data().data(), c.data().size());
+  }
   return tensor;
 }
 
@@ -241,10 +182,9 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
-    const proto::Graph& graph, const GraphLoadOptions& options) {
+absl::StatusOr<std::unique_ptr<Graph>> LoadGraphWith(
+    const proto::Graph& graph, const GraphLoadOptions& options,
+    ExternalDataReader& external) {
   GraphBuilder builder(
       graph.name().empty() ? "graph" : graph.name(),
       options.registry ? *options.registry : OpRegistry::Global());
@@ -254,7 +194,7 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
   for (const auto& [name, sub] : graph.subgraphs()) names.push_back(name);
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
-    auto sub = LoadGraph(graph.subgraphs().at(name), options);
+    auto sub = LoadGraphWith(graph.subgraphs().at(name), options, external);
     if (!sub.ok()) {
       return absl::Status(
           sub.status().code(),
@@ -270,7 +210,7 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
     if (spec) RETURN_IF_ERROR(builder.SetInputSpec(p.name(), *std::move(spec)));
   }
   for (const proto::Constant& c : graph.constants()) {
-    ASSIGN_OR_RETURN(Tensor value, LoadConstant(c, options));
+    ASSIGN_OR_RETURN(Tensor value, LoadConstant(c, external));
     RETURN_IF_ERROR(builder.AddConstant(c.name(), std::move(value)).status());
   }
   for (const proto::Node& n : graph.nodes()) {
@@ -305,6 +245,14 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
   RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
   RETURN_IF_ERROR(LoadOutputSpecs(graph, builder));
   return builder.Finish();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> LoadGraph(
+    const proto::Graph& graph, const GraphLoadOptions& options) {
+  ExternalDataReader external(options.external_data_dir);
+  return LoadGraphWith(graph, options, external);
 }
 
 absl::StatusOr<std::unique_ptr<Graph>> LoadGraphFromBinary(
