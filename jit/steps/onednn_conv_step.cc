@@ -249,7 +249,13 @@ class OneDnnConvStep : public StepRunner {
     const int64_t out_channels = s.groups * s.out_channels;
     p.src_image = in_channels * Volume(s.in);
     p.dst_image = out_channels * Volume(s.out);
-    if (s.onednn->block != 0 || threads < 2 || macs < kMinPartMacs * threads) {
+    // Too small to share: one part on the calling thread. An OpenMP team
+    // for it would cost more than it saves, and its threads spin after
+    // each region on the cores the pool's workers run on.
+    if (threads < 2 || macs < kMinPartMacs * threads) return {PartPlan{whole}};
+    // A blocked result's rows are not contiguous per image: oneDNN splits
+    // the whole convolution over an OpenMP team of the pool's size.
+    if (s.onednn->block != 0) {
       p.openmp_threads = threads;
       return {PartPlan{whole}};
     }

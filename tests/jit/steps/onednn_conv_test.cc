@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -428,6 +429,57 @@ TEST_F(OneDnnConvTest, OneThreadProgramsStartNoOpenMpTeam) {
       << "a call of a one-thread program started threads";
   set(before);
   dlclose(gomp);
+}
+
+// Convolutions too small to cut into parts run on the calling thread, not on
+// an OpenMP team of the pool's size: the team's threads spun after every
+// region on the cores the pool's workers needed (mobilenet_v2 at 2 threads
+// was slower than at 1).
+// Runs small convolutions on a 2-thread program and exits with status 0 when
+// no thread was started by the calls, 1 otherwise (a child process: an
+// OpenMP team, once started, stays for the life of the process).
+void RunSmallConvolutionsAndExit() {
+  using SetFn = void (*)(int);
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (gomp == nullptr) {
+    std::fprintf(stderr, "libdnnl's libgomp is not loaded\n");
+    std::_Exit(2);
+  }
+  reinterpret_cast<SetFn>(dlsym(gomp, "omp_set_num_threads"))(4);
+  auto jit = JitCompiler::Create({.num_threads = 2});
+  // Batch 1, 16 x 8 x 8 x 8 x 9 multiply-adds per convolution: one part.
+  const auto graph = ConvNet(2, 8, {{16, 3, 1, 1}, {16, 3, 1, 1}});
+  const Tensor x = RandomTensor(DType::kFloat32, {1, 8, 8, 8}, 61);
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  spec.example_sizes.emplace_back(x.sizes().begin(), x.sizes().end());
+  spec.example_strides.emplace_back(x.strides().begin(), x.strides().end());
+  ThreadPool::Global();
+  auto exe = (*jit)->Compile(graph, spec);
+  if (!exe.ok() || OneDnnSteps(PlanOfInputs(*graph, {x})) != 2) {
+    std::fprintf(stderr, "no oneDNN steps: %s\n",
+                 exe.status().ToString().c_str());
+    std::_Exit(2);
+  }
+  const int threads_before = ProcessThreads();
+  for (int i = 0; i < 3; ++i) {
+    if (!RunToVector(**exe, {x}).ok()) std::_Exit(2);
+  }
+  const int threads_after = ProcessThreads();
+  std::fprintf(stderr, "threads before the calls %d, after %d\n",
+               threads_before, threads_after);
+  std::_Exit(threads_after == threads_before ? 0 : 1);
+}
+
+// Convolutions too small to cut into parts run on the calling thread, not on
+// an OpenMP team of the pool's size: the team's threads spun after every
+// region on the cores the pool's workers needed (mobilenet_v2 at 2 threads
+// was slower than at 1).
+TEST_F(OneDnnConvTest, SmallConvolutionsOnTwoThreadsStartNoOpenMpTeam) {
+  // Re-executed from scratch: the tests before it may have started a team.
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(RunSmallConvolutionsAndExit(), ::testing::ExitedWithCode(0),
+              "threads before the calls");
 }
 
 TEST_F(OneDnnConvTest, StridedInputsAreReorderedFromTheirStrides) {
