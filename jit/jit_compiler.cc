@@ -265,15 +265,18 @@ class JitExecutable : public Executable {
                       : (s.gemm != nullptr ? s.gemm->target : s.conv->target);
       const char* library = device ? "cuBLASLt" : "BLAS";
       if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
-        externs.push_back(absl::StrCat(name, " on oneDNN (",
-                                       s.gemm->onednn->impl,
-                                       ", weights packed once) with an "
-                                       "epilogue kernel"));
+        externs.push_back(absl::StrCat(
+            name, " on oneDNN (", s.gemm->onednn->impl,
+            ", weights packed once)",
+            s.gemm->result_param >= 0 ? " writing its result"
+                                      : " with an epilogue kernel"));
       } else if (s.gemm != nullptr) {
         const bool fused = device && s.gemm->device_epilogue.has_value();
         externs.push_back(absl::StrCat(name, " on ", library,
                                        fused ? " with the epilogue inside it"
-                                             : " with an epilogue kernel"));
+                                       : s.gemm->result_param >= 0
+                                           ? " writing its result"
+                                           : " with an epilogue kernel"));
       } else if (s.conv->device.has_value()) {
         const ConvStep::Device& d = *s.conv->device;
         externs.push_back(absl::StrCat(

@@ -268,21 +268,28 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
     std::optional<Match> match;
     if (!plan.steps[i].is_kernel)
       match = MatchProduct(graph, plan, plan.steps[i], device);
-    // On the CPU a bare product (no bias, no consumer to fuse) stays eager:
-    // the eager kernel calls the same BLAS. A device runs it on cuBLASLt.
+    // A bare product (no bias, no consumer to fuse) is a step too: on the
+    // CPU BLAS writes it in place on the program's pool with OpenBLAS on one
+    // thread (as the eager kernel's BLAS call would not: its threads spin
+    // on the pool's cores) and without allocating; a device runs it on
+    // cuBLASLt.
     std::optional<Epilogue> epilogue;
     if (match.has_value()) {
       const ExternProduct product{match->out_slot, match->gemm->dtype,
                                   match->out_sizes,
                                   graph.node(plan.steps[i].node).name};
-      epilogue = TakeEpilogue(plan, &i, product,
-                              /*store_bare=*/device || match->bias.has_value());
+      epilogue = TakeEpilogue(plan, &i, product, /*store_bare=*/true);
     }
     if (!epilogue.has_value()) {
       steps.push_back(std::move(plan.steps[i]));
       continue;
     }
     match->gemm->product_param = epilogue->product_param;
+    if (!device && epilogue->bare_store_param >= 0 &&
+        !match->bias.has_value() &&
+        plan.slots[match->out_slot].strides.empty()) {
+      match->gemm->result_param = epilogue->bare_store_param;
+    }
     if (device) {
       GemmStep& gemm = *match->gemm;
       gemm.device_epilogue = DeviceEpilogueOf(*match, *epilogue);
@@ -295,8 +302,7 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
     if (!device && OneDnnEnabled()) {
       // Linear layers at a serving batch: oneDNN's matmul on the weight
       // packed once (onednn_gemm.h), else BLAS.
-      absl::StatusOr<GemmStep::OneDnn> dnn =
-          PlanOneDnnGemm(*match->gemm, plan);
+      absl::StatusOr<GemmStep::OneDnn> dnn = PlanOneDnnGemm(*match->gemm, plan);
       if (dnn.ok()) match->gemm->onednn = *std::move(dnn);
     }
     NameParams(epilogue->step.kernel.kernel);

@@ -170,6 +170,58 @@ constexpr int64_t kMaxColumnSplitRows = 256;
 constexpr int64_t kMinColumnSplitMacs = int64_t{1} << 20;
 constexpr int64_t kColumnAlign = 16;
 
+// A bare product written straight into `result` (contiguous [B,] M, N):
+// with more than one pool thread, products of a batch or row ranges (column
+// ranges for few rows) in parallel, each with at least kMinParallelMacs of
+// work; OpenBLAS on one thread throughout (see RunGemmStep).
+absl::Status RunIntoResult(const GemmStep& step, const Operand& a,
+                           const Operand& b, void* result, ThreadPool& pool) {
+  constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+  char* const out = static_cast<char*>(result);
+  const int64_t item = ItemSize(step.dtype);
+  const int threads = pool.num_threads();
+  SingleThreadedBlas one_thread;
+  if (step.batched) {
+    const int64_t per_product = std::max<int64_t>(1, step.m * step.n * step.k);
+    const int64_t grain = std::max<int64_t>(1, kMinParallelMacs / per_product);
+    const auto run = [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) {
+        Gemm(a, i * a.view.stride(0), b, i * b.view.stride(0), step.m, step.n,
+             step.k, step.alpha, step.dtype, out + i * step.m * step.n * item);
+      }
+    };
+    if (threads > 1 && step.batch > grain) {
+      pool.ParallelFor(step.batch, grain, run);
+    } else {
+      run(0, step.batch);
+    }
+    return absl::OkStatus();
+  }
+  const int64_t macs = step.m * step.n * step.k;
+  if (threads < 2 || macs < 2 * kMinParallelMacs) {
+    Gemm(a, 0, b, 0, step.m, step.n, step.k, step.alpha, step.dtype, out);
+    return absl::OkStatus();
+  }
+  if (step.m < kMaxColumnSplitRows && step.n >= 2 * kColumnAlign) {
+    const int64_t columns = (step.n + threads - 1) / threads;
+    pool.ParallelFor(
+        step.n, (columns + kColumnAlign - 1) / kColumnAlign * kColumnAlign,
+        [&](int64_t n0, int64_t n1) {
+          const int64_t b_offset =
+              b.layout.trans == CblasNoTrans ? n0 : n0 * b.layout.ld;
+          Gemm(a, 0, b, b_offset, step.m, n1 - n0, step.k, step.alpha,
+               step.dtype, out + n0 * item, step.n);
+        });
+    return absl::OkStatus();
+  }
+  pool.ParallelFor(
+      step.m, (step.m + threads - 1) / threads, [&](int64_t m0, int64_t m1) {
+        Gemm(a, m0 * a.view.stride(1), b, 0, m1 - m0, step.n, step.k,
+             step.alpha, step.dtype, out + m0 * step.n * item);
+      });
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
@@ -215,6 +267,9 @@ absl::Status RunGemmStep(const GemmStep& dynamic_or_static,
   ASSIGN_OR_RETURN(const Operand b,
                    PrepareOperand(step.b, step.batched, slots));
   const int threads = pool.num_threads();
+  if (step.result_param >= 0) {
+    return RunIntoResult(step, a, b, params[step.result_param], pool);
+  }
   // Every product runs on this pool with OpenBLAS held to one thread: its
   // own workers spin after each threaded call, competing with the pool's
   // threads for the cores, and wait for each other with sched_yield, which

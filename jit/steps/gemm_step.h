@@ -38,6 +38,11 @@ struct GemmStep {
   // as the contiguous [B,] M, N tensor; its outer loop 0 runs over M (over B
   // when batched).
   int product_param = -1;
+  // Host plans: a bare product (no bias or consumer fused after it) is
+  // written by BLAS or oneDNN straight into the epilogue's output parameter
+  // `result_param` (the contiguous [B,] M, N tensor), and the epilogue kernel,
+  // a plain store, is not run. -1: the epilogue stores the outputs.
+  int result_param = -1;
 
   // A dynamic entry's product: its extents and operands as expressions over
   // the entry's symbols, which Bind evaluates per call (the concrete fields
@@ -88,7 +93,9 @@ struct GemmStep {
   std::string ToString() const;
 };
 
-// Runs `step` (bound to the call's `symbols` when dynamic): for each panel of
+// Runs `step` (bound to the call's `symbols` when dynamic). With a
+// `result_param`, BLAS writes the product there: products of a batch, or
+// row ranges, split across `pool`. Else for each panel of
 // the epilogue's outer loop 0, BLAS computes the panel's product into scratch
 // and `epilogue` runs over the panel with `params` (its buffer pointers; the
 // product's entry is replaced by the scratch) and the call's `symbols` as its

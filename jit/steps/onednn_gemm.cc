@@ -121,7 +121,7 @@ class OneDnnGemmStep : public StepRunner {
       char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
       for (size_t i = 0; i < parts_.size(); ++i) {
         RunPart(static_cast<int64_t>(i), reinterpret_cast<char*>(zeros.data()),
-                base);
+                base, base);
       }
     } catch (const dnnl::error& e) {
       return Failed(e);
@@ -135,13 +135,18 @@ class OneDnnGemmStep : public StepRunner {
         static_cast<char*>(call.slots[g.a.slot].data()) + g.a.offset * kItem;
     PanelScratch scratch;
     char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
+    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    // A bare product goes straight to its output.
+    char* const dst = g.result_param >= 0
+                          ? static_cast<char*>(pointers[g.result_param])
+                          : base;
     absl::Status status;
     absl::Mutex mu;
     const auto run = [&](int64_t first, int64_t last) {
       const ScopedOpenMpThreads one_thread(1);
       for (int64_t i = first; i < last; ++i) {
         try {
-          RunPart(i, a, base);
+          RunPart(i, a, dst, base);
         } catch (const dnnl::error& e) {
           absl::MutexLock lock(&mu);
           status.Update(Failed(e));
@@ -155,7 +160,7 @@ class OneDnnGemmStep : public StepRunner {
       run(0, 1);
     }
     RETURN_IF_ERROR(status);
-    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    if (g.result_param >= 0) return absl::OkStatus();
     pointers[g.product_param] = base;
     return epilogue_.RunWith(call, pointers);
   }
@@ -166,8 +171,9 @@ class OneDnnGemmStep : public StepRunner {
         absl::StrCat(gemm_->ToString(), ": oneDNN failed: ", e.what()));
   }
 
-  // Part `i` on the calling thread: its rows of the product into `base`.
-  void RunPart(int64_t i, char* a, char* base) const {
+  // Part `i` on the calling thread: its rows of the product into `dst`,
+  // its scratchpad in `base`.
+  void RunPart(int64_t i, char* a, char* dst, char* base) const {
     const GemmStep& g = *gemm_;
     const Part& part = parts_[i];
     const dnnl::engine& engine = OneDnnEngine();
@@ -177,7 +183,7 @@ class OneDnnGemmStep : public StepRunner {
         {{DNNL_ARG_SRC,
           memory(part.src, engine, a + part.r0 * g.a.strides[0] * kItem)},
          {DNNL_ARG_WEIGHTS, *weights_},
-         {DNNL_ARG_DST, memory(part.dst, engine, base + part.r0 * g.n * kItem)},
+         {DNNL_ARG_DST, memory(part.dst, engine, dst + part.r0 * g.n * kItem)},
          {DNNL_ARG_SCRATCHPAD,
           memory(part.scratchpad, engine,
                  base + product_bytes_ + i * pad_stride_)}});

@@ -107,29 +107,49 @@ TEST(GemmEpilogueTest, MmBiasActivationResidualFuseIntoOneStep) {
   EXPECT_EQ(GemmSteps(plan), 1);
 }
 
-TEST(GemmEpilogueTest, BareAddmmGetsABiasEpilogueBareMmStaysEager) {
+// The step writing its product straight into the output (no epilogue run).
+int BareGemmSteps(const Plan& plan) {
+  int n = 0;
+  for (const PlanStep& s : plan.steps) {
+    n += s.gemm != nullptr && s.gemm->result_param >= 0;
+  }
+  return n;
+}
+
+// A bare product is a GEMM step too, which BLAS writes in place of the
+// store kernel: the eager kernel it replaces allocated its result and ran
+// OpenBLAS's own threads beside the pool's.
+TEST(GemmEpilogueTest, BareAddmmGetsABiasEpilogueBareMmWritesItsResult) {
   auto addmm = Chain("addmm", {"b", "x", "w"},
                      {{"aten.addmm.default", {R("b"), R("x"), R("w")}}});
   const Plan p1 = PlanOf(*addmm, {{8}, {4, 3}, {3, 8}});
   ASSERT_EQ(p1.steps.size(), 1u);
   EXPECT_EQ(GemmSteps(p1), 1) << p1.ToString();
+  EXPECT_EQ(BareGemmSteps(p1), 0) << p1.ToString();
 
-  auto mm = Chain("mm", {"x", "w"}, {{"aten.mm.default", {R("x"), R("w")}}});
-  const Plan p2 = PlanOf(*mm, {{4, 3}, {3, 8}});
-  ASSERT_EQ(p2.steps.size(), 1u);
-  EXPECT_FALSE(p2.steps[0].is_kernel);
-  EXPECT_EQ(GemmSteps(p2), 0);
+  for (const char* target : {"aten.mm.default", "aten.bmm.default"}) {
+    SCOPED_TRACE(target);
+    const bool bmm = std::string(target) == "aten.bmm.default";
+    auto mm = Chain("mm", {"x", "w"}, {{target, {R("x"), R("w")}}});
+    const Plan p2 = bmm ? PlanOf(*mm, {{2, 4, 3}, {2, 3, 8}})
+                        : PlanOf(*mm, {{4, 3}, {3, 8}});
+    ASSERT_EQ(p2.steps.size(), 1u);
+    EXPECT_TRUE(p2.steps[0].is_kernel);
+    EXPECT_EQ(BareGemmSteps(p2), 1) << p2.ToString();
+  }
 }
 
 TEST(GemmEpilogueTest, ProductReadElsewhereIsNotAnEpilogue) {
-  // The product is also an output: it must exist in memory.
+  // Each time the product must exist in memory: the step writes it whole
+  // and its readers are kernels of their own.
+  // The product is also an output.
   auto both =
       Chain("both", {"x", "w"},
             {{"aten.mm.default", {R("x"), R("w")}}, Unary("relu", "v0")},
             {"v0", "v1"});
   const Plan p1 = PlanOf(*both, {{4, 3}, {3, 8}});
-  EXPECT_EQ(GemmSteps(p1), 0) << p1.ToString();
-  EXPECT_EQ(p1.num_kernels(), 1);
+  EXPECT_EQ(BareGemmSteps(p1), 1) << p1.ToString();
+  EXPECT_EQ(p1.num_kernels(), 2);
 
   // A reduction over the product's rows reads whole rows.
   auto sum =
@@ -137,7 +157,8 @@ TEST(GemmEpilogueTest, ProductReadElsewhereIsNotAnEpilogue) {
             {{"aten.mm.default", {R("x"), R("w")}},
              {"aten.sum.dim_IntList", {R("v0"), Arg::OfList({Arg::Int(1)})}}});
   const Plan p2 = PlanOf(*sum, {{4, 3}, {3, 8}});
-  EXPECT_EQ(GemmSteps(p2), 0) << p2.ToString();
+  EXPECT_EQ(BareGemmSteps(p2), 1) << p2.ToString();
+  EXPECT_EQ(p2.num_kernels(), 2);
 
   // Reading the product transposed is not pointwise over it.
   auto transposed = Chain("transposed", {"x", "w", "y"},
@@ -146,7 +167,8 @@ TEST(GemmEpilogueTest, ProductReadElsewhereIsNotAnEpilogue) {
                             {R("v0"), Arg::OfList({Arg::Int(1), Arg::Int(0)})}},
                            {"aten.add.Tensor", {R("v1"), R("y")}}});
   const Plan p3 = PlanOf(*transposed, {{8, 3}, {3, 8}, {8, 8}});
-  EXPECT_EQ(GemmSteps(p3), 0) << p3.ToString();
+  EXPECT_EQ(BareGemmSteps(p3), 1) << p3.ToString();
+  EXPECT_EQ(p3.num_kernels(), 2);
 }
 
 TEST(GemmEpilogueTest, OtherDTypesStayEager) {
@@ -328,6 +350,49 @@ TEST_P(GemmConformanceTest, BmmWithEpilogues) {
   const Plan plan = PlanOf(*relu, {{2, 3, 4}, {2, 4, 5}}, dtype);
   EXPECT_EQ(GemmSteps(plan), 1) << plan.ToString();
   EXPECT_EQ(plan.steps.size(), 1u);
+}
+
+// Bare products written in place, on every split RunGemmStep makes of
+// them: one call, row ranges (M >= 256), column ranges (fewer rows, 2^21
+// multiply-adds and more) and products of a batch (attention's scores: 64
+// products of 64x64x32) across the pool; operands transposed, strided or
+// without a BLAS layout; the product also read by a kernel and returned.
+TEST_P(GemmConformanceTest, BareProductsWriteTheirResult) {
+  const DType dtype = GetParam();
+  auto mm = Chain("mm", {"x", "w"}, {{"aten.mm.default", {R("x"), R("w")}}});
+  auto read = Chain("mm_read", {"x", "w", "y"},
+                    {{"aten.mm.default", {R("x"), R("w")}},
+                     {"aten.permute.default",
+                      {R("v0"), Arg::OfList({Arg::Int(1), Arg::Int(0)})}},
+                     {"aten.mul.Tensor", {R("v1"), R("y")}}},
+                    {"v0", "v2"});
+  std::vector<Mnk> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({40, 700, 100});
+  shapes.push_back({300, 70, 120});
+  for (const Mnk& s : shapes) {
+    SCOPED_TRACE(absl::StrCat(s.m, "x", s.n, "x", s.k));
+    const double tol = GemmTolerance(dtype, s.k);
+    const Tensor x = Rand(dtype, {s.m, s.k}, 31);
+    const Tensor w = Rand(dtype, {s.k, s.n}, 32);
+    ExpectJitMatchesEager(mm, {x, w}, tol);
+    ExpectJitMatchesEager(mm, {Transposed(x), EveryOtherColumn(w)}, tol);
+    ExpectJitMatchesEager(mm, {EveryOtherColumn(x), Transposed(w)}, tol);
+    ExpectJitMatchesEager(read, {x, w, Rand(dtype, {s.n, s.m}, 33)}, tol);
+  }
+  auto bmm = Chain("bmm", {"a", "b"}, {{"aten.bmm.default", {R("a"), R("b")}}});
+  for (const auto& [batch, s] : {std::pair<int64_t, Mnk>{64, {64, 64, 32}},
+                                 {3, {101, 65, 70}},
+                                 {1, {600, 1100, 16}},
+                                 {17, {1, 9, 5}}}) {
+    SCOPED_TRACE(absl::StrCat(batch, "x", s.m, "x", s.n, "x", s.k));
+    const double tol = GemmTolerance(dtype, s.k);
+    const Tensor a = Rand(dtype, {batch, s.m, s.k}, 34);
+    const Tensor b = Rand(dtype, {batch, s.k, s.n}, 35);
+    ExpectJitMatchesEager(bmm, {a, b}, tol);
+    ExpectJitMatchesEager(bmm, {testing::NonContiguousCopy(a), b}, tol);
+  }
+  const Plan plan = PlanOf(*bmm, {{64, 64, 32}, {64, 32, 64}}, dtype);
+  EXPECT_EQ(BareGemmSteps(plan), 1) << plan.ToString();
 }
 
 // The GEMM steps of a dynamic entry's plan, for its first call.
