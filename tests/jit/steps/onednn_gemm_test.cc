@@ -99,6 +99,40 @@ TEST_F(OneDnnGemmTest, ServingBatchLinearLayersRunOnOneDnn) {
   EXPECT_THAT((*exe)->Describe(), HasSubstr("weights packed once"));
 }
 
+// A bare product of a constant weight (a tied embedding's logits, a linear
+// layer without bias) is written by oneDNN straight into its output, its
+// row parts across the pool, without an epilogue kernel.
+TEST_F(OneDnnGemmTest, BareProductsWriteTheirResult) {
+  GraphBuilder b("logits");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(
+      b.AddConstant("w", RandomTensor(DType::kFloat32, {1000, 256}, 7)).ok());
+  testing::AddNode(b, "t", "aten.permute.default", {R("w"), Dims(1, 0)});
+  testing::AddNode(b, "mm", "aten.mm.default", {R("x"), R("t")});
+  ASSERT_TRUE(b.SetOutputs({R("mm")}).ok());
+  const auto graph = testing::Finish(b);
+  for (int64_t m : {1, 5, 64, 200}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 256}, 20 + m)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    ASSERT_EQ(OneDnnGemms(plan), 1) << plan.ToString();
+    EXPECT_GE(plan.steps[0].gemm->result_param, 0) << plan.ToString();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+  auto jit = JitCompiler::Create();
+  ASSERT_TRUE(jit.ok());
+  Specialization spec;
+  spec.inputs.push_back(
+      TensorMeta::Of(RandomTensor(DType::kFloat32, {64, 256}, 1)));
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_THAT((*exe)->Describe(),
+              HasSubstr("'mm' (aten.mm.default) on oneDNN (brg"));
+  EXPECT_THAT((*exe)->Describe(),
+              HasSubstr("weights packed once) writing its result"));
+}
+
 // Rows 1 to 255 take oneDNN (with column parts across the pool when large
 // enough), 256 and more stay BLAS.
 TEST_F(OneDnnGemmTest, RowCountsAtTheLimits) {
