@@ -221,7 +221,7 @@ TRITONSERVER_Error* InstanceState::Warmup(int64_t batch) {
     for (const TensorConfig& t : config.inputs) {
       if (t.name == input) tc = &t;
     }
-    if (batching) shapes[i].push_back(batch == 1 ? 2 : batch);
+    if (batching) shapes[i].push_back(batch);
     for (int64_t d : tc->dims) {
       if (d < 0) {
         return Error(TRITONSERVER_ERROR_INVALID_ARG,
@@ -249,6 +249,7 @@ TRITONSERVER_Error* InstanceState::Warmup(int64_t batch) {
                                          outs.data(), num_outputs),
                   what);
   for (DLManagedTensor* t : outs) gj_tensor_release(t);
+  if (err == nullptr && batching && batch == 1) batch_of_one_compiled_ = true;
   return err;
 }
 
@@ -406,9 +407,12 @@ void InstanceState::RunGroup(const std::vector<PendingRequest*>& group) {
       }
     }
   }
-  // A batch of one runs as two identical rows: guardjit specializes size 1,
-  // which would compile an entry of its own.
-  const bool pad = batching && rows == 1 && config.dynamic != GJ_DYNAMIC_STATIC;
+  // A batch of one runs as two identical rows, unless a warmup of 1 compiled
+  // its entry: guardjit specializes size 1, which would compile an entry of
+  // its own on the request's path.
+  const bool pad = batching && rows == 1 &&
+                   config.dynamic != GJ_DYNAMIC_STATIC &&
+                   !batch_of_one_compiled_;
   const int64_t call_rows = pad ? 2 : rows;
   const uint64_t compute_start = NowNs();
   std::vector<std::vector<int64_t>> shapes(n);

@@ -60,6 +60,9 @@ class InstanceState {
   std::unique_ptr<InstanceMetrics> metrics_;  // NULL with metrics off
   // Gather buffers, one per input, grown as batches need.
   std::vector<std::vector<char>> pool_;
+  // A warmup of batch 1 compiled the entry guardjit specializes for a batch
+  // of one: batches of one then run as they are instead of padded to two.
+  bool batch_of_one_compiled_ = false;
 };
 
 }  // namespace guardjit_triton

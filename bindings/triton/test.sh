@@ -98,6 +98,15 @@ backend: "guardjit"
 dynamic_batching { max_queue_delay_microseconds: 100000 }
 parameters { key: "warmup" value { string_value: "2,4" } }
 PB
+  # The same graph warmed up at batch 1: single requests run unpadded on the
+  # batch-of-one entry, compiling nothing more.
+  mkdir -p "$repo/mlp_one/1"
+  cp "$repo/mlp_dyn/1/"* "$repo/mlp_one/1/"
+  cat >"$repo/mlp_one/config.pbtxt" <<'PB'
+backend: "guardjit"
+max_batch_size: 8
+parameters { key: "warmup" value { string_value: "1" } }
+PB
   # The same graph with any trailing shape accepted, so that a wrong shape
   # reaches the library (its output auto-completed).
   mkdir -p "$repo/mlp_any/1"
@@ -122,7 +131,7 @@ read -r http_port grpc_port metrics_port <<<"$ports"
 log="$work/tritonserver.log"
 "$tritonserver" --model-repository="$repo" --backend-directory="$prefix/backends" \
   --model-control-mode=explicit --load-model=mlp \
-  $([ $exported = 1 ] && echo --load-model=mlp_dyn --load-model=mlp_any) \
+  $([ $exported = 1 ] && echo --load-model=mlp_dyn --load-model=mlp_any --load-model=mlp_one) \
   --http-address=127.0.0.1 --http-port="$http_port" \
   --grpc-address=127.0.0.1 --grpc-port="$grpc_port" \
   --metrics-address=127.0.0.1 --metrics-port="$metrics_port" \

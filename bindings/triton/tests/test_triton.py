@@ -228,6 +228,23 @@ class ExportedModelTest(unittest.TestCase):
         np.testing.assert_allclose(infer_http("mlp_dyn", x, out), exported_reference(x),
                                    rtol=1e-4, atol=1e-5)
 
+    def test_warmup_of_one_serves_single_requests_unpadded(self):
+        # A padded single request would run on the dynamic entry, which the
+        # warmup did not compile: the instance would log 2 compiles.
+        client = httpclient.InferenceServerClient(HTTP)
+        out = self.output_name("mlp_one")
+        rng = np.random.default_rng(3)
+        for _ in range(3):
+            x = rng.standard_normal((1, 32)).astype(np.float32)
+            np.testing.assert_allclose(infer_http("mlp_one", x, out),
+                                       exported_reference(x), rtol=1e-4, atol=1e-5)
+        client.unload_model("mlp_one")
+        deadline = time.time() + 30
+        while not compiles_logged("mlp_one") and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(compiles_logged("mlp_one"), [1])
+        client.load_model("mlp_one")
+
     def test_bad_request_fails_alone_while_its_batch_succeeds(self):
         out = self.output_name("mlp_any")
         rng = np.random.default_rng(3)
