@@ -81,6 +81,9 @@ class Executable {
   virtual CodeOrigin origin() const { return {}; }
   // One line for explain(): "eager plan, 5 kernels".
   virtual std::string Describe() const = 0;
+  // Where its calls' time went, step by step, when the process profiles
+  // them (GJ_PROFILE=1: runtime/program/step_profile.h); else empty.
+  virtual std::string DescribeProfile() const { return ""; }
   // The memory its kernels read and write: inputs on another device must be
   // moved before it can run them (jit/device_compiler.h does).
   virtual Device device() const { return Device::Cpu(); }

@@ -125,6 +125,8 @@ class Function {
   // entries, indented, each line prefixed with `label`.
   void AppendGuards(std::string& out, const std::string& label) const;
   void AppendCompileTimes(std::string& out, const std::string& label) const;
+  // Each entry's DescribeProfile() (GJ_PROFILE=1), under "Step Times:".
+  void AppendStepTimes(std::string& out, const std::string& label) const;
   Function(std::shared_ptr<const Graph> graph,
            std::shared_ptr<Compiler> compiler, FunctionOptions options);
   // A compile in flight for one miss key.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "core/function.h"
 
@@ -157,6 +158,16 @@ void Function::AppendCompileTimes(std::string& out,
   }
 }
 
+void Function::AppendStepTimes(std::string& out,
+                               const std::string& label) const {
+  for (const auto& e : entries_) {
+    const std::string profile = e->executable->DescribeProfile();
+    if (profile.empty()) continue;
+    absl::StrAppend(&out, "  ", label, "entry ", e->id, ": ",
+                    absl::StrReplaceAll(profile, {{"\n", "\n    "}}), "\n");
+  }
+}
+
 namespace {
 
 void AppendOps(std::string& out, const Graph& graph) {
@@ -182,6 +193,9 @@ std::string Function::Explain() const {
   AppendGuards(out, "");
   absl::StrAppend(&out, "Compile Times:\n");
   AppendCompileTimes(out, "");
+  if (std::string steps; AppendStepTimes(steps, ""), !steps.empty()) {
+    absl::StrAppend(&out, "Step Times (GJ_PROFILE):\n", steps);
+  }
   absl::StrAppend(&out, "Function: '", options_.name, "' (graph '", g.name(),
                   "')\n");
   absl::StrAppend(
@@ -246,6 +260,14 @@ std::string Function::ExplainSegments() const {
   for (size_t i = 0; i < graphs.size(); ++i) {
     std::lock_guard<std::mutex> lock(graphs[i]->mu_);
     graphs[i]->AppendCompileTimes(out, absl::StrCat("graph ", i + 1, " "));
+  }
+  std::string steps;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    std::lock_guard<std::mutex> lock(graphs[i]->mu_);
+    graphs[i]->AppendStepTimes(steps, absl::StrCat("graph ", i + 1, " "));
+  }
+  if (!steps.empty()) {
+    absl::StrAppend(&out, "Step Times (GJ_PROFILE):\n", steps);
   }
   absl::StrAppend(&out, "Function: '", options_.name, "' (graph '",
                   graph_->name(), "')\n");

@@ -217,6 +217,10 @@ class JitExecutable : public Executable {
     return module != nullptr ? module->origin() : CodeOrigin();
   }
 
+  std::string DescribeProfile() const override {
+    return program_->DescribeProfile();
+  }
+
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : plan_.steps) eager += !s.is_kernel;

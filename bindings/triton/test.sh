@@ -105,6 +105,7 @@ PB
   cat >"$repo/mlp_one/config.pbtxt" <<'PB'
 backend: "guardjit"
 max_batch_size: 8
+instance_group [ { count: 1 kind: KIND_CPU } ]
 parameters { key: "warmup" value { string_value: "1" } }
 PB
   # The same graph with any trailing shape accepted, so that a wrong shape

@@ -1,5 +1,6 @@
 #include "runtime/program/program_runner.h"
 
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -13,6 +14,12 @@
 
 namespace guardjit {
 namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One call's arena: a block of the call's allocator, freed at scope end.
 class ArenaBlock {
@@ -69,6 +76,9 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> ProgramRunner::Create(
     runner->faults_ = std::make_unique<DeviceFaultPool>(p.module.get());
   }
   runner->graphs_ = std::move(graphs);
+  if (StepProfilingEnabled()) {
+    runner->profile_ = std::make_unique<StepProfile>(p.steps.size());
+  }
   return runner;
 }
 
@@ -216,6 +226,10 @@ absl::Status ProgramRunner::RunSteps(
   }
   absl::InlinedVector<Tensor, 8> buffers(
       arena != nullptr ? 0 : p.buffer_bytes.size());
+  // GJ_PROFILE: each step's time on this call.
+  absl::InlinedVector<int64_t, 64> step_ns(profile_ != nullptr ? p.steps.size()
+                                                               : 0);
+  const int64_t call_start = profile_ != nullptr ? NowNs() : 0;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const ProgramStep& step = p.steps[i];
     StepCall call{
@@ -251,8 +265,17 @@ absl::Status ProgramRunner::RunSteps(
       slots[s] = Tensor::Borrow(buffers[b].data(), slot.dtype, shape,
                                 ContiguousStrides(shape), device);
     }
-    RETURN_IF_ERROR(step.runner->Run(call));
+    if (profile_ != nullptr) {
+      const int64_t start = NowNs();
+      RETURN_IF_ERROR(step.runner->Run(call));
+      step_ns[i] = NowNs() - start;
+    } else {
+      RETURN_IF_ERROR(step.runner->Run(call));
+    }
     for (int s : step.release) slots[s] = kReleased;
+  }
+  if (profile_ != nullptr) {
+    profile_->AddCall(step_ns.data(), NowNs() - call_start);
   }
   for (size_t k = 0; k < sizes.outputs.size(); ++k) {
     outputs[k] = ViewOf(slots, sizes.outputs[k]);

@@ -16,6 +16,7 @@
 #include "runtime/program/output_placement.h"
 #include "runtime/program/program.h"
 #include "runtime/program/program_graphs.h"
+#include "runtime/program/step_profile.h"
 
 namespace guardjit {
 
@@ -59,6 +60,11 @@ class ProgramRunner {
   int64_t static_arena_bytes() const {
     return program_->num_symbols > 0 ? -1 : static_sizes_.arena_bytes;
   }
+  // Step times over the calls made with GJ_PROFILE=1 (step_profile.h), or
+  // empty.
+  std::string DescribeProfile() const {
+    return profile_ != nullptr ? profile_->Describe(*program_) : std::string();
+  }
   // reduce-overhead mode's account (ProgramGraphs::Describe), or empty.
   std::string DescribeCudaGraphs() const {
     return graphs_ != nullptr ? graphs_->Describe() : std::string();
@@ -91,6 +97,8 @@ class ProgramRunner {
   std::unique_ptr<DeviceFaultPool> faults_;
   // Declared after program_: destroyed before the kernels they launch.
   std::unique_ptr<ProgramGraphs> graphs_;
+  // With GJ_PROFILE=1: each step's time, summed over the calls.
+  std::unique_ptr<StepProfile> profile_;
   // Idle workspaces; as many exist as calls have run at once.
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // which then cannot see absl::Mutex's ordering.

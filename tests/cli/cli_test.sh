@@ -100,6 +100,37 @@ else
   expect 1 'emulated vs eager: run failed' -- compile "$tmp/embedding.pbtxt" --target cuda:sm_90 --input 'w=float32[3,4]' --input 'i=int64[32]' --emulate
 fi
 
+# GJ_PROFILE=1: explain lists each entry's step times over its calls.
+cat >"$tmp/mm_relu.pbtxt" <<'PB'
+name: "mm_relu"
+placeholders { name: "x" }
+placeholders { name: "w" }
+nodes { name: "mm" target: "aten.mm.default" args { ref: "x" } args { ref: "w" } }
+nodes { name: "r" target: "aten.relu.default" args { ref: "mm" } }
+nodes { name: "e" target: "aten.exp.default" args { ref: "mm" } }
+outputs { ref: "r" }
+outputs { ref: "e" }
+PB
+profile() {
+  GJ_PROFILE=1 "$cli" run "$tmp/mm_relu.pbtxt" --input 'x=float32[64,32]' \
+    --input 'w=float32[32,48]' --repeat 5 --explain 2>&1
+}
+out=$(profile)
+for pattern in '^Step Times \(GJ_PROFILE\):' \
+    'entry 0: 5 calls, [0-9.]+ (ms|us) per call: steps [0-9.]+ (ms|us) \([0-9.]+%\), between steps' \
+    '1 gemm steps: [0-9.]+ (ms|us)' 'step [0-9]+ \(gemm\): [0-9.]+ (ms|us) \([0-9.]+%\) kernel computing r, e'; do
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: GJ_PROFILE=1 guardjit run --explain: no /$pattern/ in:"
+    echo "$out" | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
+done
+if "$cli" run "$tmp/mm_relu.pbtxt" --input 'x=float32[64,32]' --input 'w=float32[32,48]' \
+    --explain 2>&1 | grep -q 'Step Times'; then
+  echo "FAIL: explain lists step times without GJ_PROFILE"
+  failures=$((failures + 1))
+fi
+
 # ops: every registered op and what runs it.
 expect 0 'aten\.max_pool2d_with_indices\.default +yes +yes +- +yes' -- ops
 expect 0 'aten\.avg_pool2d\.default +yes +yes +- +yes' -- ops

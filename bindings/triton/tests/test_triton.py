@@ -229,21 +229,24 @@ class ExportedModelTest(unittest.TestCase):
                                    rtol=1e-4, atol=1e-5)
 
     def test_warmup_of_one_serves_single_requests_unpadded(self):
-        # A padded single request would run on the dynamic entry, which the
-        # warmup did not compile: the instance would log 2 compiles.
-        client = httpclient.InferenceServerClient(HTTP)
+        # Warmed up at 1, single requests run on the batch-of-one entry the
+        # warmup compiled, so a batch of 3 compiles the dynamic entry after
+        # them. Padded to two rows, they would have run on the dynamic entry
+        # (then compiled by the warmup), which the batch of 3 would hit.
+        def compiles():
+            with urllib.request.urlopen(f"http://{METRICS}/metrics") as r:
+                text = r.read().decode()
+            found = re.findall(
+                r'guardjit_compiles_total\{[^}]*model="mlp_one"[^}]*\} (\S+)', text)
+            self.assertEqual(len(found), 1, "one mlp_one instance in /metrics")
+            return float(found[0])
         out = self.output_name("mlp_one")
         rng = np.random.default_rng(3)
-        for _ in range(3):
-            x = rng.standard_normal((1, 32)).astype(np.float32)
+        for rows in (1, 1, 1, 3):
+            x = rng.standard_normal((rows, 32)).astype(np.float32)
             np.testing.assert_allclose(infer_http("mlp_one", x, out),
                                        exported_reference(x), rtol=1e-4, atol=1e-5)
-        client.unload_model("mlp_one")
-        deadline = time.time() + 30
-        while not compiles_logged("mlp_one") and time.time() < deadline:
-            time.sleep(0.2)
-        self.assertEqual(compiles_logged("mlp_one"), [1])
-        client.load_model("mlp_one")
+            self.assertEqual(compiles(), 1 if rows == 1 else 2)
 
     def test_bad_request_fails_alone_while_its_batch_succeeds(self):
         out = self.output_name("mlp_any")
