@@ -33,15 +33,19 @@ constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
 
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-// The matmul of rows [r0, r1) of `g`: a strided a, the weight in the
-// layout oneDNN picks (the same for any row count), the rows' share of the
-// product dense.
-dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0,
-                                      int64_t r1) {
+// Column parts: at least this many columns each, a multiple of it (a
+// vector register of floats), for products of fewer rows than threads.
+constexpr int64_t kColumnAlign = 16;
+
+// The matmul of rows [r0, r1) and columns [c0, c1) of `g`: a strided a, the
+// weight's columns in the layout oneDNN picks (the same for any row count),
+// the part's share of the product inside the dense [M, N] product.
+dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0, int64_t r1,
+                                      int64_t c0, int64_t c1) {
   const memory::desc src({r1 - r0, g.k}, kF32,
                          {g.a.strides[0], g.a.strides[1]});
-  const memory::desc weights({g.k, g.n}, kF32, memory::format_tag::any);
-  const memory::desc dst({r1 - r0, g.n}, kF32, memory::format_tag::ab);
+  const memory::desc weights({g.k, c1 - c0}, kF32, memory::format_tag::any);
+  const memory::desc dst({r1 - r0, c1 - c0}, kF32, {g.n, 1});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (g.alpha != 1) {
@@ -51,11 +55,14 @@ dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0,
                                       attr, OneDnnEngine());
 }
 
-// One primitive of a call: the whole product, or a range of its rows.
+// One primitive of a call: the whole product, a range of its rows, or (a
+// product of fewer rows than the pool has threads, a classifier at batch 1)
+// a range of its columns with that range of the weight packed apart.
 struct Part {
   dnnl::matmul matmul;
   memory::desc src, dst, scratchpad;
-  int64_t r0 = 0;
+  std::shared_ptr<memory> weights;
+  int64_t r0 = 0, c0 = 0;
 };
 
 class OneDnnGemmStep : public StepRunner {
@@ -74,25 +81,52 @@ class OneDnnGemmStep : public StepRunner {
         graph.node(g.onednn->weight_node)
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
     const int threads = pool_->num_threads();
-    const int64_t parts = threads > 1 && g.m * g.n * g.k >= kMinSplitMacs
-                              ? std::min<int64_t>(threads, g.m)
-                              : 1;
+    const bool split = threads > 1 && g.m * g.n * g.k >= kMinSplitMacs;
+    // Rows when there are enough, else columns.
+    bool by_columns = split && g.m < threads && g.n >= 2 * kColumnAlign;
+    // A column range is a strided result: where oneDNN has only its
+    // reference matmul for that, rows it is.
+    try {
+      if (by_columns &&
+          absl::StartsWith(
+              MatmulPd(g, 0, g.m, 0, g.n / 2 / kColumnAlign * kColumnAlign)
+                  .impl_info_str(),
+              "ref")) {
+        by_columns = false;
+      }
+    } catch (const dnnl::error&) {
+      by_columns = false;
+    }
+    const int64_t parts = !split ? 1
+                          : by_columns
+                              ? std::min<int64_t>(threads, g.n / kColumnAlign)
+                              : std::min<int64_t>(threads, g.m);
     try {
       size_t pad_bytes = 0;
       dnnl::stream& stream = OneDnnStream();
       const ScopedOpenMpThreads one_thread(1);
+      std::shared_ptr<memory> packed;  // row parts share one packed weight
       for (int64_t i = 0; i < parts; ++i) {
-        const int64_t r0 = g.m * i / parts, r1 = g.m * (i + 1) / parts;
-        const dnnl::matmul::primitive_desc pd = MatmulPd(g, r0, r1);
-        if (weights_ == nullptr) {
-          memory from(
-              memory::desc({g.k, g.n}, kF32, {g.b.strides[0], g.b.strides[1]}),
-              OneDnnEngine(), const_cast<float*>(weight.data_as<float>()));
-          weights_ =
-              std::make_shared<memory>(pd.weights_desc(), OneDnnEngine());
-          dnnl::reorder(from, *weights_).execute(stream, from, *weights_);
+        int64_t r0 = 0, r1 = g.m, c0 = 0, c1 = g.n;
+        if (by_columns) {
+          const int64_t blocks = g.n / kColumnAlign;
+          c0 = blocks * i / parts * kColumnAlign;
+          c1 = i + 1 == parts ? g.n : blocks * (i + 1) / parts * kColumnAlign;
+        } else {
+          r0 = g.m * i / parts;
+          r1 = g.m * (i + 1) / parts;
+        }
+        const dnnl::matmul::primitive_desc pd = MatmulPd(g, r0, r1, c0, c1);
+        if (by_columns || packed == nullptr) {
+          memory from(memory::desc({g.k, c1 - c0}, kF32,
+                                   {g.b.strides[0], g.b.strides[1]}),
+                      OneDnnEngine(),
+                      const_cast<float*>(weight.data_as<float>()) +
+                          c0 * g.b.strides[1]);
+          packed = std::make_shared<memory>(pd.weights_desc(), OneDnnEngine());
+          dnnl::reorder(from, *packed).execute(stream, from, *packed);
           stream.wait();
-        } else if (pd.weights_desc() != weights_->get_desc()) {
+        } else if (pd.weights_desc() != packed->get_desc()) {
           return absl::InternalError(absl::StrCat(
               g.ToString(), ": oneDNN wants the weight in another layout for ",
               r1 - r0, " rows"));
@@ -102,7 +136,9 @@ class OneDnnGemmStep : public StepRunner {
         part.src = pd.src_desc();
         part.dst = pd.dst_desc();
         part.scratchpad = pd.scratchpad_desc();
+        part.weights = packed;
         part.r0 = r0;
+        part.c0 = c0;
         pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
         parts_.push_back(std::move(part));
       }
@@ -182,8 +218,9 @@ class OneDnnGemmStep : public StepRunner {
         stream,
         {{DNNL_ARG_SRC,
           memory(part.src, engine, a + part.r0 * g.a.strides[0] * kItem)},
-         {DNNL_ARG_WEIGHTS, *weights_},
-         {DNNL_ARG_DST, memory(part.dst, engine, dst + part.r0 * g.n * kItem)},
+         {DNNL_ARG_WEIGHTS, *part.weights},
+         {DNNL_ARG_DST,
+          memory(part.dst, engine, dst + (part.r0 * g.n + part.c0) * kItem)},
          {DNNL_ARG_SCRATCHPAD,
           memory(part.scratchpad, engine,
                  base + product_bytes_ + i * pad_stride_)}});
@@ -195,7 +232,6 @@ class OneDnnGemmStep : public StepRunner {
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
   std::vector<Part> parts_;
-  std::shared_ptr<memory> weights_;  // the constant, packed once
   size_t product_bytes_ = 0, pad_stride_ = 0, scratch_bytes_ = 0;
 };
 
@@ -219,7 +255,8 @@ absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
   GemmStep::OneDnn dnn;
   dnn.weight_node = plan.slots[gemm.b.slot].node;
   try {
-    const dnnl::matmul::primitive_desc pd = MatmulPd(gemm, 0, gemm.m);
+    const dnnl::matmul::primitive_desc pd =
+        MatmulPd(gemm, 0, gemm.m, 0, gemm.n);
     dnn.impl = pd.impl_info_str();
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(

@@ -133,6 +133,22 @@ TEST_F(OneDnnGemmTest, BareProductsWriteTheirResult) {
               HasSubstr("weights packed once) writing its result"));
 }
 
+// Fewer rows than the pool has threads (a classifier at batch 1: 1280 to
+// 1000 in mobilenet_v2) split by ranges of 16 columns, each with its columns
+// of the weight packed apart, the last range taking the rest (1000 is not a
+// multiple of 16 x threads); ctest runs this at 1 and 3 threads.
+TEST_F(OneDnnGemmTest, FewRowsSplitByColumns) {
+  const auto graph = Mlp(1280, 1000, 24);
+  for (int64_t m : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 1280}, 40 + m)};
+    EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, inputs)), 2);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    ExpectJitMatchesEager(graph, {testing::NonContiguousCopy(inputs[0])}, 1e-4);
+  }
+}
+
 // Rows 1 to 255 take oneDNN (with column parts across the pool when large
 // enough), 256 and more stay BLAS.
 TEST_F(OneDnnGemmTest, RowCountsAtTheLimits) {
