@@ -25,7 +25,6 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterResampleOps(registry));
   RETURN_IF_ERROR(RegisterScatterOps(registry));
   RETURN_IF_ERROR(RegisterSortOps(registry));
-  RETURN_IF_ERROR(RegisterPooling3dOps(registry));
   return absl::OkStatus();
 }
 

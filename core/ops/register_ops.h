@@ -30,7 +30,6 @@ absl::Status RegisterPaddingOps(OpRegistry& registry);
 absl::Status RegisterResampleOps(OpRegistry& registry);
 absl::Status RegisterScatterOps(OpRegistry& registry);
 absl::Status RegisterSortOps(OpRegistry& registry);
-absl::Status RegisterPooling3dOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

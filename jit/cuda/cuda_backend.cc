@@ -98,8 +98,7 @@ std::string SymbolSourceName(const Graph& graph, const SymbolSource& s) {
 // and, where it allows, bounds chosen from the call that made the entry
 // under which more kernels narrow to 32-bit index math.
 void PlanIndexBounds(const Graph& graph, const Specialization& spec,
-                                 const Plan& plan, IndexBounds& bounds,
-                     EntryBackend& out) {
+                     const Plan& plan, IndexBounds& bounds, EntryBackend& out) {
   const int n = static_cast<int>(spec.symbols.size());
   std::vector<int64_t> known(n, -1);
   for (int i = 0; i < n && i < static_cast<int>(spec.symbol_max.size()); ++i) {
@@ -184,8 +183,6 @@ std::shared_ptr<KernelBackend> CudaKernelBackend::WithSizeBounds(
   return std::make_shared<SizeBoundedCudaBackend>(std::move(self),
                                                   std::move(size_bounds));
 }
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
 namespace {
 
@@ -464,41 +461,6 @@ absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(
                    CudaToDevice(t, device(), std::move(allocator), ctx.stream));
   return dev;
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<std::shared_ptr<CudaKernelBackend>> CudaKernelBackend::Create(
-    Options) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-std::string CudaKernelBackend::name() const { return "cuda"; }
-absl::StatusOr<std::shared_ptr<const KernelModule>> CudaKernelBackend::Compile(
-    absl::Span<const Kernel* const>, absl::Span<const std::string>) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::StatusOr<std::shared_ptr<const KernelModule>>
-CudaKernelBackend::CompileBounded(absl::Span<const Kernel* const>,
-                                  absl::Span<const std::string>,
-                                  absl::Span<const int64_t>) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::StatusOr<Tensor> CudaKernelBackend::ToHost(const Tensor&,
-                                                 const RunContext&) const {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::StatusOr<Tensor> CudaKernelBackend::ToDevice(const Tensor&,
-                                                   const RunContext&) const {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::StatusOr<std::shared_ptr<Allocator>> CudaKernelBackend::DefaultAllocator(
-    const RunContext&) const {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::Status CudaKernelBackend::Synchronize(const RunContext&) const {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 bool CudaKernelBackend::launch_blocking() const {
   static const bool kBlocking = [] {

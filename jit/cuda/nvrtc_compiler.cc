@@ -121,8 +121,8 @@ std::shared_ptr<const CudaCompileResult> NvrtcCompiler::LoadPersistent(
     n |= uint64_t{static_cast<uint8_t>(payload[i])} << (8 * i);
   }
   if (payload.size() < 8 || n == 0 || n > payload.size() - 8) {
-    options_.persistent->CountError(absl::DataLossError(
-        "a cached NVRTC result does not hold an image"));
+    options_.persistent->CountError(
+        absl::DataLossError("a cached NVRTC result does not hold an image"));
     return nullptr;
   }
   auto result = std::make_shared<CudaCompileResult>();
@@ -166,8 +166,6 @@ void NvrtcCompiler::Insert(std::string key,
     lru_.pop_back();
   }
 }
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
 namespace {
 
@@ -364,33 +362,5 @@ NvrtcCompiler::CompileUncached(const CudaCompileRequest& request,
   result->nvrtc_version = api.version();
   return std::shared_ptr<const CudaCompileResult>(std::move(result));
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<std::shared_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
-    Options options) {
-  return NvrtcApi::Get().status();
-}
-
-int NvrtcCompiler::nvrtc_version() const { return 0; }
-
-const std::vector<int>& NvrtcCompiler::supported_archs() const {
-  static const std::vector<int>* const kNone = new std::vector<int>;
-  return *kNone;
-}
-
-absl::StatusOr<std::shared_ptr<const CudaCompileResult>> NvrtcCompiler::Compile(
-    const CudaCompileRequest& request) {
-  return NvrtcApi::Get().status();
-}
-
-absl::StatusOr<std::shared_ptr<const CudaCompileResult>>
-NvrtcCompiler::CompileUncached(const CudaCompileRequest& request,
-                               const NvrtcTarget& target,
-                               std::vector<std::string> options) const {
-  return NvrtcApi::Get().status();
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

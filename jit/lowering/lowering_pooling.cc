@@ -1,18 +1,18 @@
-// Lowerings of max_pool2d_with_indices and avg_pool2d as reductions over a
-// window value:
-// a select of rank + 2 (the output's dims, then the window's kernel rows
-// and columns) reading the input at out * stride - padding + k * dilation,
-// out-of-input taps filled with the lowest value (-inf for floats). As the
-// eager kernel (runtime/kernels/pooling.cc) computes it:
+// Lowerings of max_pool{2,3}d_with_indices and avg_pool{2,3}d (N = 2 or 3
+// spatial dims) as reductions over a window value: a select of rank + N
+// (the output's dims, then the window's kernel dims) reading the input at
+// out * stride - padding + k * dilation, out-of-input taps filled with the
+// lowest value (-inf for floats). As the eager kernel
+// (runtime/kernels/pooling.cc) computes it:
 //   - values: the window's maximum (NaN-propagating), in the compute dtype;
-//   - indices: the flat index in the plane (ih * W + iw) of the window's
-//     last NaN when it has one, else of its first in-input tap holding the
-//     maximum (a window whose taps are all the lowest value keeps its first
-//     in-input tap). Both are reductions over taps' flat indices, so no
-//     division is needed; a graph that never selects the indices (no
-//     getitem 1) never computes them.
-// The input's H and W are fixed (the shape rules specialize them); leading
-// dims may be symbolic.
+//   - indices: the flat index in the plane or volume (ih * W + iw,
+//     (id * H + ih) * W + iw) of the window's last NaN when it has one, else
+//     of its first in-input tap holding the maximum (a window whose taps are
+//     all the lowest value keeps its first in-input tap). Both are
+//     reductions over taps' flat indices, so no division is needed; a graph
+//     that never selects the indices (no getitem 1) never computes them.
+// The input's spatial dims are fixed (the shape rules specialize them);
+// leading dims may be symbolic.
 
 #include <cstdint>
 #include <functional>
@@ -37,16 +37,23 @@ using lowering_internal::Outputs;
 using lowering_internal::Unsupported;
 using lowering_internal::Values;
 
-// The window's geometry over the input's last two dims.
+// The window's geometry over the input's last w.rank dims.
 struct Window {
-  Pool2dWindow w;
-  int h = 0;  // the input's dim of rows (rank - 2)
-  int64_t in_h = 0, in_w = 0;
-  // Per dim (rows, columns): every tap of every output position is in the
-  // input (no padding, no window past the end), so taps need no bounds.
-  bool inside[2] = {false, false};
+  PoolWindow w;
+  int h = 0;  // the input's first spatial dim (rank - w.rank)
+  int64_t in[PoolWindow::kMaxRank] = {0, 0, 0};  // the spatial sizes
+  // Per spatial dim: every tap of every output position is in the input
+  // (no padding, no window past the end), so taps need no bounds.
+  bool inside[PoolWindow::kMaxRank] = {false, false, false};
 
-  // Input row (d 0) or column (d 1) of output position `o`, tap `k`.
+  int n() const { return w.rank; }
+  bool all_inside() const {
+    for (int d = 0; d < n(); ++d) {
+      if (!inside[d]) return false;
+    }
+    return true;
+  }
+  // Input index along spatial dim `d` of output position `o`, tap `k`.
   IndexExpr Input(int d, const IndexExpr& o, const IndexExpr& k) const {
     return o * IndexExpr::Const(w.stride[d]) + IndexExpr::Const(-w.padding[d]) +
            k * IndexExpr::Const(w.dilation[d]);
@@ -62,47 +69,61 @@ struct Window {
                        before + IndexExpr::Const(w.dilation[d] - 1), dil) *
                        dil;
   }
-  // Whether the tap at window index `idx` (rank + 2 dims) is in the input.
+  // Whether the tap at window index `idx` (rank + n dims) is in the input.
   ValueExpr InInput(const std::vector<IndexExpr>& idx) const {
-    const int rank = h + 2;
-    ValueExpr in = ValueExpr::Const(DType::kBool, 1);
-    for (int d = 0; d < 2; ++d) {
+    const int rank = h + n();
+    ValueExpr result = ValueExpr::Const(DType::kBool, 1);
+    for (int d = 0; d < n(); ++d) {
       if (inside[d]) continue;
       const IndexExpr i = Input(d, idx[h + d], idx[rank + d]);
-      const int64_t size = d == 0 ? in_h : in_w;
-      in = Bin(BinaryOp::kAnd, in,
-               Bin(BinaryOp::kGe, ValueExpr::Index(i),
-                   ValueExpr::Index(IndexExpr::Const(0))));
-      in = Bin(BinaryOp::kAnd, in,
-               Bin(BinaryOp::kLt, ValueExpr::Index(i),
-                   ValueExpr::Index(IndexExpr::Const(size))));
+      result = Bin(BinaryOp::kAnd, result,
+                   Bin(BinaryOp::kGe, ValueExpr::Index(i),
+                       ValueExpr::Index(IndexExpr::Const(0))));
+      result = Bin(BinaryOp::kAnd, result,
+                   Bin(BinaryOp::kLt, ValueExpr::Index(i),
+                       ValueExpr::Index(IndexExpr::Const(in[d]))));
     }
-    return in;
+    return result;
   }
   // The input element a window index reads (clamped into the input: a tap
   // outside it is discarded by InInput).
   std::vector<IndexExpr> Source(const std::vector<IndexExpr>& idx) const {
-    const int rank = h + 2;
-    std::vector<IndexExpr> in(idx.begin(), idx.begin() + rank);
-    for (int d = 0; d < 2; ++d) {
-      const int64_t size = d == 0 ? in_h : in_w;
+    const int rank = h + n();
+    std::vector<IndexExpr> source(idx.begin(), idx.begin() + rank);
+    for (int d = 0; d < n(); ++d) {
       if (inside[d]) {
-        in[h + d] = Input(d, idx[h + d], idx[rank + d]);
+        source[h + d] = Input(d, idx[h + d], idx[rank + d]);
         continue;
       }
-      in[h + d] =
+      source[h + d] =
           IndexExpr::Min(IndexExpr::Max(Input(d, idx[h + d], idx[rank + d]),
                                         IndexExpr::Const(0)),
-                         IndexExpr::Const(size - 1));
+                         IndexExpr::Const(in[d] - 1));
     }
-    return in;
+    return source;
   }
-  // The flat index in the plane of the tap at a window index.
+  // The flat index in the plane (volume) of per-dim input indices.
+  IndexExpr FlatOf(const std::vector<IndexExpr>& at) const {
+    IndexExpr flat = at[0];
+    for (int d = 1; d < n(); ++d) {
+      flat = flat * IndexExpr::Const(in[d]) + at[d];
+    }
+    return flat;
+  }
+  // The flat index in the plane (volume) of the tap at a window index.
   ValueExpr Flat(const std::vector<IndexExpr>& idx) const {
-    const int rank = h + 2;
-    return ValueExpr::Index(Input(0, idx[h], idx[rank]) *
-                                IndexExpr::Const(in_w) +
-                            Input(1, idx[h + 1], idx[rank + 1]));
+    const int rank = h + n();
+    std::vector<IndexExpr> at;
+    for (int d = 0; d < n(); ++d) {
+      at.push_back(Input(d, idx[h + d], idx[rank + d]));
+    }
+    return ValueExpr::Index(FlatOf(at));
+  }
+  // The number of elements of the plane (volume).
+  int64_t Elements() const {
+    int64_t count = 1;
+    for (int d = 0; d < n(); ++d) count *= in[d];
+    return count;
   }
 };
 
@@ -121,9 +142,9 @@ ValueExpr Lowest(DType d) {
       d);
 }
 
-// A pool's window over input `self` (rank 3 or 4, rows and columns fixed)
-// and its taps: the output's dims, then the kernel's rows and columns, in
-// the compute dtype, reduced over the last two.
+// A pool's window over input `self` (rank n + 1 or n + 2, spatial dims
+// fixed) and its taps: the output's dims, then the kernel's dims, in the
+// compute dtype, reduced over the last n.
 struct Taps {
   Window win;
   int rank = 0;
@@ -141,46 +162,50 @@ struct Taps {
 };
 
 absl::StatusOr<Taps> TapsOf(const LoweringContext& ctx, int self,
-                            const Pool2dWindow& w, const TensorMeta& out,
+                            const PoolWindow& w, const TensorMeta& out,
                             absl::string_view op) {
   const std::vector<IndexExpr>& in_sizes = ctx.value(self).sizes;
   Taps taps;
   taps.rank = static_cast<int>(in_sizes.size());
-  if (taps.rank != 3 && taps.rank != 4) {
+  if (taps.rank != w.rank + 1 && taps.rank != w.rank + 2) {
     return Unsupported(absl::StrCat(op, " rank"));
   }
-  taps.win = Window{w, taps.rank - 2};
+  taps.win.w = w;
+  taps.win.h = taps.rank - w.rank;
   Window& win = taps.win;
-  if (!in_sizes[win.h].is_const() || !in_sizes[win.h + 1].is_const()) {
-    return Unsupported(absl::StrCat(op, " over symbolic rows or columns"));
+  for (int d = 0; d < w.rank; ++d) {
+    if (!in_sizes[win.h + d].is_const()) {
+      return Unsupported(absl::StrCat(op, " over symbolic spatial dims"));
+    }
+    win.in[d] = in_sizes[win.h + d].value();
   }
-  win.in_h = in_sizes[win.h].value();
-  win.in_w = in_sizes[win.h + 1].value();
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < w.rank; ++d) {
     const SymInt& out_size = out.sizes[win.h + d];
     const int64_t last =
         (out_size.hint() - 1) * w.stride[d] + (w.kernel[d] - 1) * w.dilation[d];
-    win.inside[d] = !out_size.is_symbolic() && w.padding[d] == 0 &&
-                    last <= (d == 0 ? win.in_h : win.in_w) - 1;
+    win.inside[d] =
+        !out_size.is_symbolic() && w.padding[d] == 0 && last <= win.in[d] - 1;
   }
   taps.meta = out;
   taps.meta.dtype = ComputeDType(out.dtype);
-  taps.meta.sizes.push_back(SymInt(w.kernel[0]));
-  taps.meta.sizes.push_back(SymInt(w.kernel[1]));
-  taps.mask.assign(taps.rank + 2, false);
-  taps.mask[taps.rank] = taps.mask[taps.rank + 1] = true;
+  for (int d = 0; d < w.rank; ++d) {
+    taps.meta.sizes.push_back(SymInt(w.kernel[d]));
+  }
+  taps.mask.assign(taps.rank + w.rank, false);
+  for (int d = 0; d < w.rank; ++d) taps.mask[taps.rank + d] = true;
   return taps;
 }
 
-Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
-                             const std::vector<TensorMeta>& out) {
+Outputs MaxPoolWithIndices(LoweringContext& ctx, const Node& node,
+                           const std::vector<TensorMeta>& out, int n) {
   const MetaArgs args = ArgsOf(ctx, node);
-  absl::StatusOr<Pool2dWindow> w = ReadPool2dWindow(args, "max_pool2d", 4, 5);
+  const std::string op = absl::StrCat("max_pool", n, "d");
+  absl::StatusOr<PoolWindow> w = ReadPoolWindow(args, n, op, 4, 5);
   if (!w.ok()) return w.status();
   const DType dtype = out[0].dtype;
-  if (dtype == DType::kBool) return Unsupported("max_pool2d of bool");
+  if (dtype == DType::kBool) return Unsupported(absl::StrCat(op, " of bool"));
   const int self = ctx.Operand(node.args[0]);
-  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], "max_pool2d"));
+  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], op));
   const Window& win = t.win;
   const int rank = t.rank;
   const std::vector<bool>& mask = t.mask;
@@ -191,7 +216,7 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   const int window = ctx.Select(
       taps, {self}, source,
       [win, d, lowest](const std::vector<IndexExpr>& idx, const Values& v) {
-        if (win.inside[0] && win.inside[1]) return C(v[0], d);
+        if (win.all_inside()) return C(v[0], d);
         return ValueExpr::Where(win.InInput(idx), C(v[0], d), lowest);
       });
   int values = ctx.Reduce(window, mask, false, CombineOp::kMax);
@@ -214,7 +239,7 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   flat.dtype = DType::kInt64;
   // Past every flat index of the plane (a constant exactly representable).
   const ValueExpr none_low =
-      ValueExpr::Const(DType::kInt64, static_cast<double>(win.in_h * win.in_w));
+      ValueExpr::Const(DType::kInt64, static_cast<double>(win.Elements()));
   const int first_max = ctx.Reduce(
       ctx.Select(
           flat, {self, maximum},
@@ -248,8 +273,8 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
             mask, false, CombineOp::kMax));
   }
   // The last NaN's, else the first maximum's, else (no tap in the input)
-  // the window's first tap at or past row and column 0, as the eager kernel
-  // starts its scan there.
+  // the window's first tap at or past index 0 in every spatial dim, as the
+  // eager kernel starts its scan there.
   const int indices = ctx.Select(
       out[1], found,
       [n = found.size()](const std::vector<IndexExpr>& idx) {
@@ -257,11 +282,13 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
       },
       [win, none_low](const std::vector<IndexExpr>& idx, const Values& v) {
         const ValueExpr& max_flat = v.back();
+        std::vector<IndexExpr> first;
+        for (int dim = 0; dim < win.n(); ++dim) {
+          first.push_back(win.FirstTap(dim, idx[win.h + dim]));
+        }
         ValueExpr result =
             ValueExpr::Where(Bin(BinaryOp::kLt, max_flat, none_low), max_flat,
-                             ValueExpr::Index(win.FirstTap(0, idx[win.h]) *
-                                                  IndexExpr::Const(win.in_w) +
-                                              win.FirstTap(1, idx[win.h + 1])));
+                             ValueExpr::Index(win.FlatOf(first)));
         if (v.size() == 2) {
           result = ValueExpr::Where(
               Bin(BinaryOp::kGe, v[0], ValueExpr::Const(DType::kInt64, 0)),
@@ -272,22 +299,25 @@ Outputs MaxPool2dWithIndices(LoweringContext& ctx, const Node& node,
   return std::vector<int>{values, indices};
 }
 
-// avg_pool2d: the sum of the window's in-input taps over the divisor the
+// avg_pool{2,3}d: the sum of the window's in-input taps over the divisor the
 // eager kernel uses: divisor_override, else with count_include_pad the
 // window clipped to the padded input, else its in-input taps; a window with
 // no in-input tap gives 0. Floating dtypes only (the eager kernel divides
 // int64 sums as integers, which the loop IR does not).
-Outputs AvgPool2d(LoweringContext& ctx, const Node& node,
-                  const std::vector<TensorMeta>& out) {
+Outputs AvgPool(LoweringContext& ctx, const Node& node,
+                const std::vector<TensorMeta>& out, int n) {
   const MetaArgs args = ArgsOf(ctx, node);
-  absl::StatusOr<Pool2dWindow> w = ReadPool2dWindow(args, "avg_pool2d", -1, 4);
+  const std::string op = absl::StrCat("avg_pool", n, "d");
+  absl::StatusOr<PoolWindow> w = ReadPoolWindow(args, n, op, -1, 4);
   if (!w.ok()) return w.status();
   const DType dtype = out[0].dtype;
-  if (!IsFloating(dtype)) return Unsupported("avg_pool2d of integers");
+  if (!IsFloating(dtype)) {
+    return Unsupported(absl::StrCat(op, " of integers"));
+  }
   const bool count_include_pad = args.bool_arg(5);
   const std::optional<int64_t> divisor_override = args.optional_int(6);
   const int self = ctx.Operand(node.args[0]);
-  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], "avg_pool2d"));
+  ASSIGN_OR_RETURN(const Taps t, TapsOf(ctx, self, *w, out[0], op));
   const Window& win = t.win;
   const DType d = t.meta.dtype;
   const int sum = ctx.Reduce(
@@ -307,10 +337,10 @@ Outputs AvgPool2d(LoweringContext& ctx, const Node& node,
         // Per dim: the window's start, its end clipped to the padded input,
         // and the in-input part [first, last).
         IndexExpr padded = IndexExpr::Const(1), inside = IndexExpr::Const(1);
-        for (int dim = 0; dim < 2; ++dim) {
+        for (int dim = 0; dim < win.n(); ++dim) {
           const IndexExpr start =
               win.Input(dim, idx[win.h + dim], IndexExpr::Const(0));
-          const int64_t size = dim == 0 ? win.in_h : win.in_w;
+          const int64_t size = win.in[dim];
           const IndexExpr end =
               IndexExpr::Min(start + IndexExpr::Const(win.w.kernel[dim]),
                              IndexExpr::Const(size + win.w.padding[dim]));
@@ -335,8 +365,18 @@ Outputs AvgPool2d(LoweringContext& ctx, const Node& node,
 }  // namespace
 
 void AddPoolingLowerings(absl::flat_hash_map<std::string, LowerFn>& t) {
-  t["aten.max_pool2d_with_indices.default"] = MaxPool2dWithIndices;
-  t["aten.avg_pool2d.default"] = AvgPool2d;
+  for (const int n : {2, 3}) {
+    t[absl::StrCat("aten.max_pool", n, "d_with_indices.default")] =
+        [n](LoweringContext& ctx, const Node& node,
+            const std::vector<TensorMeta>& out) {
+          return MaxPoolWithIndices(ctx, node, out, n);
+        };
+    t[absl::StrCat("aten.avg_pool", n, "d.default")] =
+        [n](LoweringContext& ctx, const Node& node,
+            const std::vector<TensorMeta>& out) {
+          return AvgPool(ctx, node, out, n);
+        };
+  }
 }
 
 }  // namespace guardjit

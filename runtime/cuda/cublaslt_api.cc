@@ -7,8 +7,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 std::atomic<const CublasLtApi*> g_status_names{nullptr};
@@ -20,7 +18,7 @@ absl::StatusOr<const CublasLtApi*> Load() {
   if (!library.ok()) return library.status();
   auto* api = new CublasLtApi;  // process-lifetime, like the library
   api->library_path = library->path();
-#define GJ_CUBLASLT_RESOLVE(name)                                   \
+#define GJ_CUBLASLT_RESOLVE(name, signature)                        \
   {                                                                 \
     absl::StatusOr<void*> address = library->RequiredSymbol(#name); \
     if (!address.ok()) return address.status();                     \
@@ -80,22 +78,5 @@ absl::Status CublasLtStatus(cublasStatus_t status, absl::string_view what) {
   if (text != nullptr) absl::StrAppend(&message, " (", text, ")");
   return absl::Status(CodeFor(status), message);
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-void CublasLtApi::InstallForTesting(const CublasLtApi*) {}
-
-absl::StatusOr<const CublasLtApi*> CublasLtApi::Get() {
-  return absl::UnavailableError(
-      "cuBLASLt (libcublasLt) is not available: guardjit was built without "
-      "the CUDA headers");
-}
-
-absl::Status CublasLtStatus(cublasStatus_t status, absl::string_view what) {
-  if (status == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": cublasStatus_t ", status));
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -10,42 +10,42 @@
 // $CUDA_PATH/lib64 or /usr/local/cuda/lib64 and resolves the functions
 // below. Loading needs no GPU; calling most of them does.
 //
-// Without the CUDA headers the table is empty and Get() is UNAVAILABLE.
+// Its types are declared in cublaslt_types.h and its signatures below, as
+// CUDA 13's cublasLt.h declares them, so the build needs no CUDA headers.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/cuda/cuda_config.h"
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#include <cublasLt.h>
-#else
-typedef int cublasStatus_t;
-typedef struct cublasLtContext* cublasLtHandle_t;
-#endif
+#include "runtime/cuda/cublaslt_types.h"
 
 namespace guardjit {
 
-#define GJ_CUBLASLT_FUNCTIONS(X)          \
-  X(cublasLtGetStatusName)                \
-  X(cublasLtGetStatusString)              \
-  X(cublasLtGetVersion)                   \
-  X(cublasLtCreate)                       \
-  X(cublasLtDestroy)                      \
-  X(cublasLtMatmulDescCreate)             \
-  X(cublasLtMatmulDescDestroy)            \
-  X(cublasLtMatmulDescSetAttribute)       \
-  X(cublasLtMatrixLayoutCreate)           \
-  X(cublasLtMatrixLayoutDestroy)          \
-  X(cublasLtMatrixLayoutSetAttribute)     \
-  X(cublasLtMatmulPreferenceCreate)       \
-  X(cublasLtMatmulPreferenceDestroy)      \
-  X(cublasLtMatmulPreferenceSetAttribute) \
-  X(cublasLtMatmulAlgoGetHeuristic)       \
-  X(cublasLtMatmul)
+// The cuBLASLt functions guardjit calls, one X(name, signature) each (the
+// name is the symbol).
+// clang-format off
+#define GJ_CUBLASLT_FUNCTIONS(X) \
+  X(cublasLtGetStatusName, const char*(cublasStatus_t)) \
+  X(cublasLtGetStatusString, const char*(cublasStatus_t)) \
+  X(cublasLtGetVersion, size_t()) \
+  X(cublasLtCreate, cublasStatus_t(cublasLtHandle_t*)) \
+  X(cublasLtDestroy, cublasStatus_t(cublasLtHandle_t)) \
+  X(cublasLtMatmulDescCreate, cublasStatus_t(cublasLtMatmulDesc_t*, cublasComputeType_t, cudaDataType_t)) \
+  X(cublasLtMatmulDescDestroy, cublasStatus_t(cublasLtMatmulDesc_t)) \
+  X(cublasLtMatmulDescSetAttribute, cublasStatus_t(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void*, size_t)) \
+  X(cublasLtMatrixLayoutCreate, cublasStatus_t(cublasLtMatrixLayout_t*, cudaDataType, uint64_t, uint64_t, int64_t)) \
+  X(cublasLtMatrixLayoutDestroy, cublasStatus_t(cublasLtMatrixLayout_t)) \
+  X(cublasLtMatrixLayoutSetAttribute, cublasStatus_t(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void*, size_t)) \
+  X(cublasLtMatmulPreferenceCreate, cublasStatus_t(cublasLtMatmulPreference_t*)) \
+  X(cublasLtMatmulPreferenceDestroy, cublasStatus_t(cublasLtMatmulPreference_t)) \
+  X(cublasLtMatmulPreferenceSetAttribute, cublasStatus_t(cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t, const void*, size_t)) \
+  X(cublasLtMatmulAlgoGetHeuristic, cublasStatus_t(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int, cublasLtMatmulHeuristicResult_t*, int*)) \
+  X(cublasLtMatmul, cublasStatus_t(cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*, cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*, const void*, cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t))
+// clang-format on
 
 // The loaded cuBLASLt: one function pointer per GJ_CUBLASLT_FUNCTIONS entry,
 // all non-null. Immutable after loading.
@@ -61,11 +61,10 @@ struct CublasLtApi {
   // descriptors keep the table they were made with.
   static void InstallForTesting(const CublasLtApi* api);
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#define GJ_CUBLASLT_MEMBER(name) decltype(&::name) name = nullptr;
+#define GJ_CUBLASLT_MEMBER(name, signature) \
+  std::add_pointer_t<signature> name = nullptr;
   GJ_CUBLASLT_FUNCTIONS(GJ_CUBLASLT_MEMBER)
 #undef GJ_CUBLASLT_MEMBER
-#endif
 
   size_t version = 0;        // cublasLtGetVersion: 130000 + ... for 13.0.x
   std::string library_path;  // the libcublasLt the loader opened
@@ -84,8 +83,8 @@ absl::Status CublasLtStatus(cublasStatus_t status, absl::string_view what);
 // enclosing function.
 #define RETURN_IF_CUBLASLT_ERROR(expr)                               \
   do {                                                               \
-    const cublasStatus_t gj_cublaslt_status_ = (expr);               \
-    if (gj_cublaslt_status_ != 0) {                                  \
+    const ::guardjit::cublasStatus_t gj_cublaslt_status_ = (expr);   \
+    if (gj_cublaslt_status_ != ::guardjit::CUBLAS_STATUS_SUCCESS) {  \
       return ::guardjit::CublasLtStatus(gj_cublaslt_status_, #expr); \
     }                                                                \
   } while (0)

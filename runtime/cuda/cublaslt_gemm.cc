@@ -18,8 +18,6 @@ bool CublasLtGemm::ReadsInPlace(int64_t rows, int64_t cols, int64_t row_stride,
          ((rows == 1 || row_stride == 1) && (cols == 1 || col_stride >= rows));
 }
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 // The most workspace a problem's algorithm may ask for: what NVIDIA
@@ -339,39 +337,5 @@ absl::Status CublasLtGemm::Enqueue(Problem& problem_ref,
       space, problem->workspace_bytes, static_cast<cudaStream_t>(stream)));
   return absl::OkStatus();
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-struct CublasLtGemm::Problem {};
-
-absl::StatusOr<CublasLtGemm*> CublasLtGemm::ForDevice(const CudaDevice&) {
-  return absl::UnavailableError(
-      "cuBLASLt is not available: guardjit was built without the CUDA "
-      "headers");
-}
-
-int64_t CublasLtGemm::cached_problems() const { return 0; }
-
-absl::StatusOr<std::shared_ptr<CublasLtGemm::Problem>> CublasLtGemm::Prepare(
-    const Key&, const CublasLtGemmArgs&) const {
-  return absl::UnavailableError("cuBLASLt is not available");
-}
-
-absl::Status CublasLtGemm::Run(const CublasLtGemmArgs&, void*,
-                               Allocator&) const {
-  return absl::UnavailableError("cuBLASLt is not available");
-}
-
-absl::StatusOr<size_t> CublasLtGemm::WorkspaceBytes(
-    const CublasLtGemmArgs&) const {
-  return absl::UnavailableError("cuBLASLt is not available");
-}
-
-absl::Status CublasLtGemm::RunWithWorkspace(const CublasLtGemmArgs&, void*,
-                                            void*, size_t) const {
-  return absl::UnavailableError("cuBLASLt is not available");
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

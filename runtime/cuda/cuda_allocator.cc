@@ -28,8 +28,6 @@ std::shared_ptr<Allocator> CudaCachingAllocator::OnStream(void* stream) {
   return std::make_shared<StreamAllocator>(this, stream);
 }
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 absl::StatusOr<CudaCachingAllocator*> CudaCachingAllocator::ForDevice(
     int ordinal) {
   ASSIGN_OR_RETURN(const CudaDevice* device, CudaDevice::Get(ordinal));
@@ -122,18 +120,6 @@ void CudaCachingAllocator::ReleaseCached() {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseCachedLocked();
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<CudaCachingAllocator*> CudaCachingAllocator::ForDevice(int) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-void* CudaCachingAllocator::Allocate(size_t, void*) { return nullptr; }
-void CudaCachingAllocator::Free(void*, size_t, void*) {}
-void CudaCachingAllocator::ReleaseCachedLocked() {}
-void CudaCachingAllocator::ReleaseCached() {}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 CudaCachingAllocator::Stats CudaCachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mu_);

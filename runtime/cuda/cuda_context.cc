@@ -4,8 +4,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 absl::StatusOr<CudaContextScope> CudaContextScope::Enter(
     const CudaDriver& driver, CUcontext context) {
   CUcontext current = nullptr;
@@ -42,27 +40,6 @@ void CudaPrimaryContext::Release() {
 absl::StatusOr<CudaContextScope> CudaPrimaryContext::MakeCurrent() const {
   return CudaContextScope::Enter(*driver_, context_);
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<CudaContextScope> CudaContextScope::Enter(
-    const CudaDriver& driver, CUcontext context) {
-  return CudaDriver::Get().status();
-}
-
-CudaContextScope::~CudaContextScope() = default;
-
-absl::StatusOr<CudaPrimaryContext> CudaPrimaryContext::Retain(int ordinal) {
-  return CudaDriver::Get().status();
-}
-
-void CudaPrimaryContext::Release() { context_ = nullptr; }
-
-absl::StatusOr<CudaContextScope> CudaPrimaryContext::MakeCurrent() const {
-  return CudaDriver::Get().status();
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 CudaContextScope::CudaContextScope(CudaContextScope&& other) noexcept
     : driver_(std::exchange(other.driver_, nullptr)) {}

@@ -9,8 +9,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 // Ordinals past this are refused; no machine has that many devices.
@@ -115,28 +113,5 @@ absl::StatusOr<CudaContextScope> CudaDevice::MakeCurrent() const {
   ASSIGN_OR_RETURN(CUcontext context, PrimaryContext());
   return CudaContextScope::Enter(*driver_, context);
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<int> CudaDevice::Count() { return CudaDriver::Get().status(); }
-
-absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
-    const CudaDriver* driver, int ordinal) {
-  return CudaDriver::Get().status();
-}
-
-absl::StatusOr<const CudaDevice*> CudaDevice::Get(int ordinal) {
-  return CudaDriver::Get().status();
-}
-
-absl::StatusOr<CUcontext> CudaDevice::PrimaryContext() const {
-  return CudaDriver::Get().status();
-}
-
-absl::StatusOr<CudaContextScope> CudaDevice::MakeCurrent() const {
-  return CudaDriver::Get().status();
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

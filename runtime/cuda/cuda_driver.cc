@@ -10,13 +10,7 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
-
-#define GJ_STRINGIFY_INNER_(x) #x
-// Expands cuda.h's macros first: GJ_STRINGIFY_(cuMemAlloc) is "cuMemAlloc_v2".
-#define GJ_STRINGIFY_(x) GJ_STRINGIFY_INNER_(x)
 
 // Set once the error-name functions are resolved (before cuInit, whose
 // failure needs them), so CudaStatus can name errors from then on.
@@ -51,10 +45,9 @@ absl::StatusOr<const CudaDriver*> Load() {
   // library it points into, and is never torn down under a late caller.
   auto* driver = new CudaDriver;
   driver->library_path = library->path();
-#define GJ_CUDA_DRIVER_RESOLVE(name)                                   \
+#define GJ_CUDA_DRIVER_RESOLVE(name, symbol, signature)                \
   {                                                                    \
-    absl::StatusOr<void*> address =                                    \
-        library->RequiredSymbol(GJ_STRINGIFY_(name));                  \
+    absl::StatusOr<void*> address = library->RequiredSymbol(#symbol);  \
     if (!address.ok()) return address.status();                        \
     driver->name = reinterpret_cast<decltype(driver->name)>(*address); \
   }
@@ -109,22 +102,5 @@ absl::Status CudaStatus(CUresult result, absl::string_view what) {
   if (text != nullptr) absl::StrAppend(&message, " (", text, ")");
   return absl::Status(CodeFor(result), message);
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-void CudaDriver::InstallForTesting(const CudaDriver*) {}
-
-absl::StatusOr<const CudaDriver*> CudaDriver::Get() {
-  return absl::UnavailableError(
-      "the CUDA driver (libcuda) is not available: guardjit was built "
-      "without the CUDA headers");
-}
-
-absl::Status CudaStatus(CUresult result, absl::string_view what) {
-  if (result == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": CUresult ", result));
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -8,105 +8,96 @@
 // resolves every function below and calls cuInit(0); later calls return the
 // same table or the same error.
 //
-// The table's members are spelled as cuda.h spells the API, its macros
-// included: cuda.h #defines cuMemAlloc as cuMemAlloc_v2, so
-// `driver->cuMemAlloc(...)` calls the member cuMemAlloc_v2, which was resolved
-// by that versioned name: exactly the ABI the header declares (the legacy
-// default stream: guardjit does not define CUDA_API_PER_THREAD_DEFAULT_STREAM,
-// so a NULL stream means what it means to a host on the CUDA runtime).
-//
-// Without the CUDA headers (GUARDJIT_HAVE_CUDA_HEADERS unset in the generated
-// runtime/cuda/cuda_config.h) the table is empty and Get() is UNAVAILABLE;
-// code that calls through the table is compiled only with the headers.
+// The build needs no CUDA headers: the types are declared in
+// cuda_driver_types.h and each function's signature below, as CUDA 13's
+// cuda.h declares them. A member is named as cuda.h spells the API and
+// resolved by the versioned symbol cuda.h's macros map that name to
+// (`driver->cuMemAlloc(...)` calls cuMemAlloc_v2): exactly the ABI a host
+// compiled against cuda.h calls (the legacy default stream: guardjit does not
+// define CUDA_API_PER_THREAD_DEFAULT_STREAM, so a NULL stream means what it
+// means to a host on the CUDA runtime).
 
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/cuda/cuda_config.h"
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#include <cuda.h>
-#else
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st* CUcontext;
-typedef struct CUstream_st* CUstream;
-typedef struct CUevent_st* CUevent;
-typedef struct CUmod_st* CUmodule;
-typedef struct CUfunc_st* CUfunction;
-typedef unsigned long long CUdeviceptr;
-#endif
+#include "runtime/cuda/cuda_driver_types.h"
 
 namespace guardjit {
 
-// The driver functions guardjit calls, one X(name) each. Adding a function
-// here is all it takes to call it through CudaDriver.
+// The driver functions guardjit calls, one X(member, symbol, signature) each:
+// the member's name, the symbol libcuda exports for it, and its type. Adding a
+// function here is all it takes to call it through CudaDriver (and
+// tests/runtime/cuda/cuda_toolkit_abi_test.cc checks the symbol and signature
+// against cuda.h).
+// clang-format off
 #define GJ_CUDA_DRIVER_FUNCTIONS(X) \
-  X(cuGetErrorName)                 \
-  X(cuGetErrorString)               \
-  X(cuInit)                         \
-  X(cuDriverGetVersion)             \
-  X(cuDeviceGet)                    \
-  X(cuDeviceGetCount)               \
-  X(cuDeviceGetName)                \
-  X(cuDeviceGetAttribute)           \
-  X(cuDeviceTotalMem)               \
-  X(cuDevicePrimaryCtxRetain)       \
-  X(cuDevicePrimaryCtxRelease)      \
-  X(cuCtxGetCurrent)                \
-  X(cuCtxSetCurrent)                \
-  X(cuCtxPushCurrent)               \
-  X(cuCtxPopCurrent)                \
-  X(cuModuleLoadData)               \
-  X(cuModuleUnload)                 \
-  X(cuModuleGetFunction)            \
-  X(cuFuncGetAttribute)             \
-  X(cuFuncSetAttribute)             \
-  X(cuLaunchKernel)                 \
-  X(cuMemAlloc)                     \
-  X(cuMemFree)                      \
-  X(cuMemAllocAsync)                \
-  X(cuMemFreeAsync)                 \
-  X(cuMemHostAlloc)                 \
-  X(cuMemFreeHost)                  \
-  X(cuMemHostGetDevicePointer)      \
-  X(cuMemcpyHtoD)                   \
-  X(cuMemcpyDtoH)                   \
-  X(cuMemcpyDtoD)                   \
-  X(cuMemcpyHtoDAsync)              \
-  X(cuMemcpyDtoHAsync)              \
-  X(cuMemcpyDtoDAsync)              \
-  X(cuMemsetD8)                     \
-  X(cuMemsetD8Async)                \
-  X(cuMemsetD32Async)               \
-  X(cuPointerGetAttribute)          \
-  X(cuStreamCreate)                 \
-  X(cuStreamDestroy)                \
-  X(cuStreamSynchronize)            \
-  X(cuStreamQuery)                  \
-  X(cuStreamWaitEvent)              \
-  X(cuStreamBeginCapture)           \
-  X(cuStreamEndCapture)             \
-  X(cuStreamIsCapturing)            \
-  X(cuGraphInstantiate)             \
-  X(cuGraphLaunch)                  \
-  X(cuGraphGetNodes)                \
-  X(cuGraphNodeGetType)             \
-  X(cuGraphKernelNodeGetParams)     \
-  X(cuGraphExecKernelNodeSetParams) \
-  X(cuGraphMemcpyNodeGetParams)     \
-  X(cuGraphExecMemcpyNodeSetParams) \
-  X(cuGraphExecUpdate)              \
-  X(cuGraphExecDestroy)             \
-  X(cuGraphDestroy)                 \
-  X(cuEventCreate)                  \
-  X(cuEventRecord)                  \
-  X(cuEventSynchronize)             \
-  X(cuEventQuery)                   \
-  X(cuEventElapsedTime)             \
-  X(cuEventDestroy)
+  X(cuGetErrorName, cuGetErrorName, CUresult(CUresult, const char**)) \
+  X(cuGetErrorString, cuGetErrorString, CUresult(CUresult, const char**)) \
+  X(cuInit, cuInit, CUresult(unsigned int)) \
+  X(cuDriverGetVersion, cuDriverGetVersion, CUresult(int*)) \
+  X(cuDeviceGet, cuDeviceGet, CUresult(CUdevice*, int)) \
+  X(cuDeviceGetCount, cuDeviceGetCount, CUresult(int*)) \
+  X(cuDeviceGetName, cuDeviceGetName, CUresult(char*, int, CUdevice)) \
+  X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult(int*, CUdevice_attribute, CUdevice)) \
+  X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult(size_t*, CUdevice)) \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult(CUcontext*, CUdevice)) \
+  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult(CUdevice)) \
+  X(cuCtxGetCurrent, cuCtxGetCurrent, CUresult(CUcontext*)) \
+  X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult(CUcontext)) \
+  X(cuCtxPushCurrent, cuCtxPushCurrent_v2, CUresult(CUcontext)) \
+  X(cuCtxPopCurrent, cuCtxPopCurrent_v2, CUresult(CUcontext*)) \
+  X(cuModuleLoadData, cuModuleLoadData, CUresult(CUmodule*, const void*)) \
+  X(cuModuleUnload, cuModuleUnload, CUresult(CUmodule)) \
+  X(cuModuleGetFunction, cuModuleGetFunction, CUresult(CUfunction*, CUmodule, const char*)) \
+  X(cuFuncGetAttribute, cuFuncGetAttribute, CUresult(int*, CUfunction_attribute, CUfunction)) \
+  X(cuFuncSetAttribute, cuFuncSetAttribute, CUresult(CUfunction, CUfunction_attribute, int)) \
+  X(cuLaunchKernel, cuLaunchKernel, CUresult(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**, void**)) \
+  X(cuMemAlloc, cuMemAlloc_v2, CUresult(CUdeviceptr*, size_t)) \
+  X(cuMemFree, cuMemFree_v2, CUresult(CUdeviceptr)) \
+  X(cuMemAllocAsync, cuMemAllocAsync, CUresult(CUdeviceptr*, size_t, CUstream)) \
+  X(cuMemFreeAsync, cuMemFreeAsync, CUresult(CUdeviceptr, CUstream)) \
+  X(cuMemHostAlloc, cuMemHostAlloc, CUresult(void**, size_t, unsigned int)) \
+  X(cuMemFreeHost, cuMemFreeHost, CUresult(void*)) \
+  X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, CUresult(CUdeviceptr*, void*, unsigned int)) \
+  X(cuMemcpyHtoD, cuMemcpyHtoD_v2, CUresult(CUdeviceptr, const void*, size_t)) \
+  X(cuMemcpyDtoH, cuMemcpyDtoH_v2, CUresult(void*, CUdeviceptr, size_t)) \
+  X(cuMemcpyDtoD, cuMemcpyDtoD_v2, CUresult(CUdeviceptr, CUdeviceptr, size_t)) \
+  X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, CUresult(CUdeviceptr, const void*, size_t, CUstream)) \
+  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, CUresult(void*, CUdeviceptr, size_t, CUstream)) \
+  X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, CUresult(CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+  X(cuMemsetD8, cuMemsetD8_v2, CUresult(CUdeviceptr, unsigned char, size_t)) \
+  X(cuMemsetD8Async, cuMemsetD8Async, CUresult(CUdeviceptr, unsigned char, size_t, CUstream)) \
+  X(cuMemsetD32Async, cuMemsetD32Async, CUresult(CUdeviceptr, unsigned int, size_t, CUstream)) \
+  X(cuPointerGetAttribute, cuPointerGetAttribute, CUresult(void*, CUpointer_attribute, CUdeviceptr)) \
+  X(cuStreamCreate, cuStreamCreate, CUresult(CUstream*, unsigned int)) \
+  X(cuStreamDestroy, cuStreamDestroy_v2, CUresult(CUstream)) \
+  X(cuStreamSynchronize, cuStreamSynchronize, CUresult(CUstream)) \
+  X(cuStreamQuery, cuStreamQuery, CUresult(CUstream)) \
+  X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult(CUstream, CUevent, unsigned int)) \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2, CUresult(CUstream, CUstreamCaptureMode)) \
+  X(cuStreamEndCapture, cuStreamEndCapture, CUresult(CUstream, CUgraph*)) \
+  X(cuStreamIsCapturing, cuStreamIsCapturing, CUresult(CUstream, CUstreamCaptureStatus*)) \
+  X(cuGraphInstantiate, cuGraphInstantiateWithFlags, CUresult(CUgraphExec*, CUgraph, unsigned long long)) \
+  X(cuGraphLaunch, cuGraphLaunch, CUresult(CUgraphExec, CUstream)) \
+  X(cuGraphGetNodes, cuGraphGetNodes, CUresult(CUgraph, CUgraphNode*, size_t*)) \
+  X(cuGraphNodeGetType, cuGraphNodeGetType, CUresult(CUgraphNode, CUgraphNodeType*)) \
+  X(cuGraphKernelNodeGetParams, cuGraphKernelNodeGetParams_v2, CUresult(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*)) \
+  X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2, CUresult(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)) \
+  X(cuGraphMemcpyNodeGetParams, cuGraphMemcpyNodeGetParams, CUresult(CUgraphNode, CUDA_MEMCPY3D*)) \
+  X(cuGraphExecMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams, CUresult(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext)) \
+  X(cuGraphExecUpdate, cuGraphExecUpdate_v2, CUresult(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)) \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult(CUgraphExec)) \
+  X(cuGraphDestroy, cuGraphDestroy, CUresult(CUgraph)) \
+  X(cuEventCreate, cuEventCreate, CUresult(CUevent*, unsigned int)) \
+  X(cuEventRecord, cuEventRecord, CUresult(CUevent, CUstream)) \
+  X(cuEventSynchronize, cuEventSynchronize, CUresult(CUevent)) \
+  X(cuEventQuery, cuEventQuery, CUresult(CUevent)) \
+  X(cuEventElapsedTime, cuEventElapsedTime_v2, CUresult(float*, CUevent, CUevent)) \
+  X(cuEventDestroy, cuEventDestroy_v2, CUresult(CUevent))
+// clang-format on
 
 // The loaded driver: one function pointer per GJ_CUDA_DRIVER_FUNCTIONS entry,
 // all non-null. Immutable after loading, so any thread may call through it.
@@ -123,11 +114,10 @@ struct CudaDriver {
   // keep the driver they were first read with.
   static void InstallForTesting(const CudaDriver* driver);
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#define GJ_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+#define GJ_CUDA_DRIVER_MEMBER(name, symbol, signature) \
+  std::add_pointer_t<signature> name = nullptr;
   GJ_CUDA_DRIVER_FUNCTIONS(GJ_CUDA_DRIVER_MEMBER)
 #undef GJ_CUDA_DRIVER_MEMBER
-#endif
 
   int driver_version = 0;    // cuDriverGetVersion: 13000 is CUDA 13.0
   std::string library_path;  // the libcuda the loader opened
@@ -151,8 +141,8 @@ absl::Status CudaStatus(CUresult result, absl::string_view what);
 //   RETURN_IF_CUDA_ERROR(driver->cuMemAlloc(&ptr, bytes));
 #define RETURN_IF_CUDA_ERROR(expr)                         \
   do {                                                     \
-    const CUresult gj_cu_result_ = (expr);                 \
-    if (gj_cu_result_ != 0) {                              \
+    const ::guardjit::CUresult gj_cu_result_ = (expr);     \
+    if (gj_cu_result_ != ::guardjit::CUDA_SUCCESS) {       \
       return ::guardjit::CudaStatus(gj_cu_result_, #expr); \
     }                                                      \
   } while (0)

@@ -144,8 +144,6 @@ void CudaGraphSet::Count(std::atomic<int64_t> CudaGraphCounters::*counter,
   }
 }
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 absl::Status LaunchKernel(const CudaDriver& driver,
                           const CudaKernelLaunch& launch, CUstream stream) {
   absl::InlinedVector<void*, 12> params;
@@ -610,38 +608,5 @@ absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
   set.Count(&CudaGraphCounters::replays, 1);
   return Outcome::kReplayed;
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::Status LaunchKernel(const CudaDriver&, const CudaKernelLaunch&,
-                          CUstream) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-
-CudaGraphSet::~CudaGraphSet() = default;
-void CudaGraphSet::Release(Record&) {}
-std::optional<CudaGraphSet::Lease> CudaGraphSet::TryAcquire(
-    absl::Span<const int64_t>, const CudaGraphPolicy&) {
-  return std::nullopt;
-}
-bool CudaGraphSet::Lease::FirstCall() { return true; }
-absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Pool(int64_t) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-absl::StatusOr<CUdeviceptr> CudaGraphSet::Lease::Workspace(int64_t) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-bool CudaGraphSet::Lease::Staged(CudaGraphBuffer) const { return false; }
-void CudaGraphSet::Lease::Stage(CudaGraphBuffer, std::string) {}
-int64_t CudaGraphSet::Lease::max_staged_bytes() const { return 0; }
-absl::StatusOr<CudaGraphSet::Lease::Outcome> CudaGraphSet::Lease::Replay(
-    absl::Span<const CudaGraphOp>, CUstream) {
-  return Outcome::kPlainLaunches;
-}
-absl::Status CudaGraphSet::Capture(Record&, absl::Span<const CudaGraphOp>) {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -30,12 +30,6 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_driver.h"
 
-#ifndef GUARDJIT_HAVE_CUDA_HEADERS
-typedef struct CUgraph_st* CUgraph;
-typedef struct CUgraphExec_st* CUgraphExec;
-typedef struct CUgraphNode_st* CUgraphNode;
-#endif
-
 namespace guardjit {
 
 // What a pointer parameter of a launch holds.

@@ -10,8 +10,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 CUstream Stream(void* stream) { return static_cast<CUstream>(stream); }
@@ -109,27 +107,5 @@ absl::StatusOr<Tensor> CudaContiguous(const Tensor& src,
   RETURN_IF_ERROR(CudaCopyInto(dst, src, stream));
   return dst;
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-namespace {
-absl::Status NoCuda() {
-  return absl::UnavailableError("guardjit was built without the CUDA headers");
-}
-}  // namespace
-absl::StatusOr<Tensor> CudaToHost(const Tensor&, void*) { return NoCuda(); }
-absl::StatusOr<Tensor> CudaToDevice(const Tensor&, Device,
-                                    std::shared_ptr<Allocator>, void*) {
-  return NoCuda();
-}
-absl::Status CudaCopyInto(const Tensor&, const Tensor&, void*) {
-  return NoCuda();
-}
-absl::StatusOr<Tensor> CudaContiguous(const Tensor&, std::shared_ptr<Allocator>,
-                                      void*) {
-  return NoCuda();
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -8,8 +8,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 std::atomic<const NvrtcApi*> g_error_strings{nullptr};
@@ -21,7 +19,7 @@ absl::StatusOr<const NvrtcApi*> Load() {
   if (!library.ok()) return library.status();
   auto* api = new NvrtcApi;  // process-lifetime, like the library
   api->library_path = library->path();
-#define GJ_NVRTC_RESOLVE(name)                                      \
+#define GJ_NVRTC_RESOLVE(name, signature)                           \
   {                                                                 \
     absl::StatusOr<void*> address = library->RequiredSymbol(#name); \
     if (!address.ok()) return address.status();                     \
@@ -73,20 +71,5 @@ absl::Status NvrtcStatus(nvrtcResult result, absl::string_view what) {
                                       : absl::StrCat(what, ": nvrtcResult ",
                                                      static_cast<int>(result)));
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<const NvrtcApi*> NvrtcApi::Get() {
-  return absl::UnavailableError(
-      "NVRTC (libnvrtc) is not available: guardjit was built without the "
-      "CUDA headers");
-}
-
-absl::Status NvrtcStatus(nvrtcResult result, absl::string_view what) {
-  if (result == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": nvrtcResult ", result));
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -10,38 +10,51 @@
 // the loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64 or
 // /usr/local/cuda/lib64 and resolves the functions below.
 //
-// Without the CUDA headers the table is empty and Get() is UNAVAILABLE.
+// Like the driver's, NVRTC's types and signatures are declared here, as CUDA
+// 13's nvrtc.h declares them, so the build needs no CUDA headers.
 
+#include <cstddef>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/cuda/cuda_config.h"
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#include <nvrtc.h>
-#else
-typedef int nvrtcResult;
-#endif
 
 namespace guardjit {
 
-#define GJ_NVRTC_FUNCTIONS(X)  \
-  X(nvrtcGetErrorString)       \
-  X(nvrtcVersion)              \
-  X(nvrtcGetNumSupportedArchs) \
-  X(nvrtcGetSupportedArchs)    \
-  X(nvrtcCreateProgram)        \
-  X(nvrtcCompileProgram)       \
-  X(nvrtcGetProgramLogSize)    \
-  X(nvrtcGetProgramLog)        \
-  X(nvrtcGetCUBINSize)         \
-  X(nvrtcGetCUBIN)             \
-  X(nvrtcGetPTXSize)           \
-  X(nvrtcGetPTX)               \
-  X(nvrtcDestroyProgram)
+// nvrtc.h's result codes (the ones guardjit names; NVRTC may return others).
+enum nvrtcResult : int {
+  NVRTC_SUCCESS = 0,
+  NVRTC_ERROR_OUT_OF_MEMORY = 1,
+  NVRTC_ERROR_PROGRAM_CREATION_FAILURE = 2,
+  NVRTC_ERROR_INVALID_INPUT = 3,
+  NVRTC_ERROR_INVALID_PROGRAM = 4,
+  NVRTC_ERROR_INVALID_OPTION = 5,
+  NVRTC_ERROR_COMPILATION = 6,
+};
+
+typedef struct _nvrtcProgram* nvrtcProgram;
+
+// The NVRTC functions guardjit calls, one X(name, signature) each (NVRTC's
+// symbols are unversioned: the name is the symbol).
+// clang-format off
+#define GJ_NVRTC_FUNCTIONS(X) \
+  X(nvrtcGetErrorString, const char*(nvrtcResult)) \
+  X(nvrtcVersion, nvrtcResult(int*, int*)) \
+  X(nvrtcGetNumSupportedArchs, nvrtcResult(int*)) \
+  X(nvrtcGetSupportedArchs, nvrtcResult(int*)) \
+  X(nvrtcCreateProgram, nvrtcResult(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*)) \
+  X(nvrtcCompileProgram, nvrtcResult(nvrtcProgram, int, const char* const*)) \
+  X(nvrtcGetProgramLogSize, nvrtcResult(nvrtcProgram, size_t*)) \
+  X(nvrtcGetProgramLog, nvrtcResult(nvrtcProgram, char*)) \
+  X(nvrtcGetCUBINSize, nvrtcResult(nvrtcProgram, size_t*)) \
+  X(nvrtcGetCUBIN, nvrtcResult(nvrtcProgram, char*)) \
+  X(nvrtcGetPTXSize, nvrtcResult(nvrtcProgram, size_t*)) \
+  X(nvrtcGetPTX, nvrtcResult(nvrtcProgram, char*)) \
+  X(nvrtcDestroyProgram, nvrtcResult(nvrtcProgram*))
+// clang-format on
 
 // The loaded NVRTC: one function pointer per GJ_NVRTC_FUNCTIONS entry, all
 // non-null, plus what every compile needs to know about the library.
@@ -52,11 +65,10 @@ struct NvrtcApi {
   // dlerror()) or lacks a function.
   static absl::StatusOr<const NvrtcApi*> Get();
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-#define GJ_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;
+#define GJ_NVRTC_MEMBER(name, signature) \
+  std::add_pointer_t<signature> name = nullptr;
   GJ_NVRTC_FUNCTIONS(GJ_NVRTC_MEMBER)
 #undef GJ_NVRTC_MEMBER
-#endif
 
   int major = 0;  // nvrtcVersion: 13, 0
   int minor = 0;
@@ -80,8 +92,8 @@ absl::Status NvrtcStatus(nvrtcResult result, absl::string_view what);
 // enclosing function: RETURN_IF_NVRTC_ERROR(api->nvrtcGetPTX(program, ptx));
 #define RETURN_IF_NVRTC_ERROR(expr)                            \
   do {                                                         \
-    const nvrtcResult gj_nvrtc_result_ = (expr);               \
-    if (gj_nvrtc_result_ != 0) {                               \
+    const ::guardjit::nvrtcResult gj_nvrtc_result_ = (expr);   \
+    if (gj_nvrtc_result_ != ::guardjit::NVRTC_SUCCESS) {       \
       return ::guardjit::NvrtcStatus(gj_nvrtc_result_, #expr); \
     }                                                          \
   } while (0)

@@ -24,7 +24,6 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterResampleKernels(registry));
   RETURN_IF_ERROR(RegisterScatterKernels(registry));
   RETURN_IF_ERROR(RegisterSortKernels(registry));
-  RETURN_IF_ERROR(RegisterPooling3dKernels(registry));
   return absl::OkStatus();
 }
 

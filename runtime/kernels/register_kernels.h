@@ -27,7 +27,6 @@ absl::Status RegisterPaddingKernels(KernelRegistry& registry);
 absl::Status RegisterResampleKernels(KernelRegistry& registry);
 absl::Status RegisterScatterKernels(KernelRegistry& registry);
 absl::Status RegisterSortKernels(KernelRegistry& registry);
-absl::Status RegisterPooling3dKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

@@ -11,8 +11,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace {
 
 struct EmuLayout {
@@ -473,7 +471,7 @@ CublasLtApi* Build() {
 
 }  // namespace
 
-absl::StatusOr<const CublasLtApi*> EmulatedCublasLt::Get() {
+const CublasLtApi* EmulatedCublasLt::Get() {
   static const CublasLtApi* const kApi = Build();
   return kApi;
 }
@@ -488,18 +486,5 @@ void EmulatedCublasLt::FailNextMatmuls(int count, cublasStatus_t status) {
   state().failures_left = count;
   state().failure = status;
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-void EmulatedCublasLt::FailNextMatmuls(int, cublasStatus_t) {}
-
-absl::StatusOr<const CublasLtApi*> EmulatedCublasLt::Get() {
-  return absl::UnavailableError(
-      "the emulated cuBLASLt needs the CUDA headers at build time");
-}
-
-EmulatedCublasLt::Counters EmulatedCublasLt::counters() { return {}; }
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

@@ -36,8 +36,7 @@ namespace guardjit {
 class EmulatedCublasLt {
  public:
   // The process-wide table (created on the first call; never destroyed).
-  // Needs the CUDA headers: without them UNAVAILABLE.
-  static absl::StatusOr<const CublasLtApi*> Get();
+  static const CublasLtApi* Get();
 
   struct Counters {
     int64_t handles = 0;            // cublasLtCreate calls

@@ -6,10 +6,6 @@
 #ifndef GUARDJIT_TESTING_CUDA_EMULATED_DEVICE_STATE_H_
 #define GUARDJIT_TESTING_CUDA_EMULATED_DEVICE_STATE_H_
 
-#include "runtime/cuda/cuda_config.h"
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -111,5 +107,4 @@ void InstallGraphFunctions(CudaDriver* d);
 
 }  // namespace guardjit::emulated
 
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 #endif  // GUARDJIT_TESTING_CUDA_EMULATED_DEVICE_STATE_H_

@@ -19,8 +19,6 @@
 
 namespace guardjit {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 namespace emulated {
 
 // What cuGraphKernelNodeGetParams reports as a foreign node's function.
@@ -193,7 +191,8 @@ CudaDriver* Build() {
   d->library_path = "(emulated: guardjit's SIMT emulator)";
   d->driver_version = 13000;
   d->loads_cuda_source = true;
-#define GJ_EMU_DEFAULT(name) d->name = &Unsupported<decltype(d->name)>::Call;
+#define GJ_EMU_DEFAULT(name, symbol, signature) \
+  d->name = &Unsupported<decltype(d->name)>::Call;
   GJ_CUDA_DRIVER_FUNCTIONS(GJ_EMU_DEFAULT)
 #undef GJ_EMU_DEFAULT
 
@@ -534,7 +533,7 @@ CudaDriver* Build() {
 
 }  // namespace
 
-absl::StatusOr<const CudaDriver*> EmulatedCudaDriver::Get() {
+const CudaDriver* EmulatedCudaDriver::Get() {
   static const CudaDriver* const kDriver = Build();
   return kDriver;
 }
@@ -561,22 +560,5 @@ int EmulatedCudaDriver::Arity(CUfunction function) {
   auto* fn = reinterpret_cast<EmuFunction*>(function);
   return fn == nullptr ? -1 : fn->module->simt->Arity(fn->name);
 }
-
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-absl::StatusOr<const CudaDriver*> EmulatedCudaDriver::Get() {
-  return absl::UnavailableError(
-      "the emulated CUDA driver needs the CUDA headers at build time");
-}
-
-EmulatedCudaDriver::Counters EmulatedCudaDriver::counters() { return {}; }
-
-int EmulatedCudaDriver::Arity(CUfunction) { return -1; }
-
-bool EmulatedCudaDriver::CaptureForeignWork(CUstream, std::function<void()>) {
-  return false;
-}
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit

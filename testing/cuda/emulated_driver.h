@@ -48,8 +48,7 @@ namespace guardjit {
 class EmulatedCudaDriver {
  public:
   // The process-wide table (created on the first call; never destroyed).
-  // Needs the CUDA headers: without them UNAVAILABLE.
-  static absl::StatusOr<const CudaDriver*> Get();
+  static const CudaDriver* Get();
 
   struct Counters {
     int64_t launches = 0;

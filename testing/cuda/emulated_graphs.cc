@@ -13,8 +13,6 @@
 
 namespace guardjit::emulated {
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 void InstallGraphFunctions(CudaDriver* d) {
   d->cuStreamIsCapturing = [](CUstream stream,
                               CUstreamCaptureStatus* status) -> CUresult {
@@ -211,7 +209,5 @@ void InstallGraphFunctions(CudaDriver* d) {
     return CUDA_SUCCESS;
   };
 }
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace guardjit::emulated

@@ -1,11 +1,12 @@
-// max_pool2d_with_indices and avg_pool2d compiled
-// (jit/lowering/lowering_pooling.cc) against the eager kernels: random
-// windows (kernel, stride, padding, dilation, ceil_mode; for average pooling
-// count_include_pad and divisor_override) over 3-D and 4-D inputs of the
-// dtypes they compile for, max pooling's values and indices both read, with
-// NaN, -inf and ties in the windows; no eager step left in the plan. A graph
-// that reads only max pooling's values plans no index reductions; int64
-// average pooling stays its eager kernel.
+// max_pool{2,3}d_with_indices and avg_pool{2,3}d compiled
+// (jit/lowering/lowering_pooling.cc, one lowering over N spatial dims)
+// against the eager kernels: random windows (kernel, stride, padding,
+// dilation, ceil_mode; for average pooling count_include_pad and
+// divisor_override) over inputs with and without a batch dim, of the dtypes
+// they compile for, max pooling's values and indices both read, with NaN,
+// -inf and ties in the windows; no eager step left in the plan. A graph that
+// reads only max pooling's values plans no index reductions; int64 average
+// pooling stays its eager kernel.
 
 #include <cmath>
 #include <cstdint>
@@ -47,13 +48,16 @@ struct Pool {
   }
 };
 
-// max_pool2d_with_indices(x) -> outputs (values[, indices]).
+// max_pool{N}d_with_indices(x) -> outputs (values[, indices]), N the
+// window's rank.
 std::shared_ptr<const Graph> PoolGraph(const Pool& p, bool indices) {
   GraphBuilder b("pool");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  AddNode(b, "pool", "aten.max_pool2d_with_indices.default",
-          {Arg::Ref("x"), Ints(p.kernel), Ints(p.stride), Ints(p.padding),
-           Ints(p.dilation), Arg::Bool(p.ceil_mode)});
+  AddNode(
+      b, "pool",
+      absl::StrCat("aten.max_pool", p.kernel.size(), "d_with_indices.default"),
+      {Arg::Ref("x"), Ints(p.kernel), Ints(p.stride), Ints(p.padding),
+       Ints(p.dilation), Arg::Bool(p.ceil_mode)});
   AddNode(b, "values", "getitem", {Arg::Ref("pool"), Arg::Int(0)});
   std::vector<Arg> outputs = {Arg::Ref("values")};
   if (indices) {
@@ -161,13 +165,14 @@ TEST_F(PoolingConformanceTest, WindowsInsideTheInputReadWithoutBounds) {
   }
 }
 
-// avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad,
+// avg_pool{N}d(x, kernel, stride, padding, ceil_mode, count_include_pad,
 // divisor_override).
 std::shared_ptr<const Graph> AvgPoolGraph(const Pool& p, bool include_pad,
                                           std::optional<int64_t> divisor) {
   GraphBuilder b("avg_pool");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  AddNode(b, "pool", "aten.avg_pool2d.default",
+  AddNode(b, "pool",
+          absl::StrCat("aten.avg_pool", p.kernel.size(), "d.default"),
           {Arg::Ref("x"), Ints(p.kernel), Ints(p.stride), Ints(p.padding),
            Arg::Bool(p.ceil_mode), Arg::Bool(include_pad),
            divisor.has_value() ? Arg::Int(*divisor) : Arg::None()});
@@ -222,6 +227,51 @@ TEST_F(PoolingConformanceTest, AvgPoolRandomWindowsMatchEager) {
   const std::vector<Tensor> ints = {RandomTensor(DType::kInt64, p.input, 9)};
   ExpectJitMatchesEager(graph, ints);
   EXPECT_EQ(EagerSteps(graph, ints), 1);
+}
+
+// The 3-D pools through the same lowering: random windows over (C, D, H, W)
+// and (N, C, D, H, W) inputs, max pooling (values and indices, flat in the
+// volume) and average pooling alike.
+TEST_F(PoolingConformanceTest, Pool3dRandomWindowsMatchEagerWithoutEagerSteps) {
+  std::mt19937_64 rng(13);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
+  };
+  const std::vector<DType> dtypes = {DType::kFloat32, DType::kFloat64,
+                                     DType::kInt32};
+  const int cases = testing::SharedJitBackend()[0] == '\0' ? 12 : 3;
+  for (int i = 0; i < cases; ++i) {
+    Pool p;
+    if (i % 3 != 2) p.input.push_back(pick(1, 2));
+    p.input.push_back(pick(1, 3));
+    for (int d = 0; d < 3; ++d) p.input.push_back(pick(1, 6));
+    const bool max = i % 2 == 0;
+    for (int d = 0; d < 3; ++d) {
+      const int64_t size = p.input[p.input.size() - 3 + d];
+      int64_t k, pad, dil;
+      do {
+        k = pick(1, 3);
+        pad = pick(0, k / 2);
+        dil = max ? pick(1, 2) : 1;
+      } while (size + 2 * pad - dil * (k - 1) - 1 < 0);
+      p.kernel.push_back(k);
+      p.stride.push_back(pick(1, 2));
+      p.padding.push_back(pad);
+      p.dilation.push_back(dil);
+    }
+    p.ceil_mode = i % 4 == 1;
+    const DType dtype = max ? dtypes[i % dtypes.size()] : DType::kFloat32;
+    const bool include_pad = i % 4 == 3;
+    const std::optional<int64_t> divisor =
+        i % 6 == 5 ? std::optional<int64_t>(pick(1, 7)) : std::nullopt;
+    SCOPED_TRACE(absl::StrCat(max ? "max " : "avg ", p.ToString(), " ",
+                              DTypeName(dtype)));
+    const auto graph = max ? PoolGraph(p, /*indices=*/true)
+                           : AvgPoolGraph(p, include_pad, divisor);
+    const std::vector<Tensor> inputs = {PoolInput(dtype, p.input, 300 + i)};
+    ExpectJitMatchesEager(graph, inputs);
+    EXPECT_EQ(EagerSteps(graph, inputs), 0);
+  }
 }
 
 TEST_F(PoolingConformanceTest, DynamicBatch) {

@@ -473,8 +473,9 @@ TEST(ScatterSortConformanceTest, OutOfRangeIndicesFailNamingTheNode) {
 }
 
 // The 3-D pools between fused kernels: max_pool3d_with_indices (values and
-// indices), avg_pool3d and _adaptive_avg_pool3d, each an eager step.
-TEST(ScatterSortConformanceTest, Pool3dRunsAsEagerSteps) {
+// indices) and avg_pool3d compiled (jit/lowering/lowering_pooling.cc),
+// _adaptive_avg_pool3d an eager step.
+TEST(ScatterSortConformanceTest, Pool3dBetweenFusedKernels) {
   GraphBuilder b("pool3d");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   AddNode(b, "r", "aten.relu.default", {Arg::Ref("x")});
@@ -494,9 +495,11 @@ TEST(ScatterSortConformanceTest, Pool3dRunsAsEagerSteps) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     const std::vector<Tensor> inputs = {
         RandomTensor(dtype, {2, 3, 6, 7, 8}, 1, -4, 4)};
-    EXPECT_EQ(EagerSteps(graph, inputs), 3);
-    ExpectJitMatchesEager(graph, inputs, 0);
-    ExpectJitMatchesEager(graph, {NonContiguousCopy(inputs[0])}, 0);
+    EXPECT_EQ(EagerSteps(graph, inputs), 1);
+    // The compiled average sums in the compute dtype, the eager kernel in
+    // double: float32 results may differ in the last bit.
+    ExpectJitMatchesEager(graph, inputs, 1e-6);
+    ExpectJitMatchesEager(graph, {NonContiguousCopy(inputs[0])}, 1e-6);
   }
 }
 

@@ -25,7 +25,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "guardjit/guardjit.h"
-#include "runtime/cuda/cuda_config.h"
 #include "runtime/cuda/cuda_device.h"
 #include "testing/cuda/emulated_cublaslt.h"
 #include "testing/cuda/emulated_driver.h"
@@ -41,8 +40,6 @@ bool RealDevice() {
   const char* real = std::getenv("GJ_CUDA_REAL_DEVICE");
   return real != nullptr && std::string(real) == "1";
 }
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
 // GPU 0 (or the emulated device), its primary context made current around
 // each use.
@@ -435,8 +432,6 @@ TEST_F(DeviceReplayTest, ReplaysOnTwoStreams) {
   }
 }
 
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
-
 }  // namespace
 }  // namespace guardjit
 
@@ -444,14 +439,9 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (!guardjit::RealDevice()) {
     // The emulated device, and cuBLASLt over its memory.
-    if (!guardjit::EmulatedCudaDriver::Get().ok()) {
-      std::fprintf(stderr, "the emulated CUDA driver needs the CUDA headers\n");
-      return 1;
-    }
     guardjit::CudaDriver::InstallForTesting(
-        guardjit::EmulatedCudaDriver::Get().value());
-    guardjit::CublasLtApi::InstallForTesting(
-        guardjit::EmulatedCublasLt::Get().value());
+        guardjit::EmulatedCudaDriver::Get());
+    guardjit::CublasLtApi::InstallForTesting(guardjit::EmulatedCublasLt::Get());
   }
   return RUN_ALL_TESTS();
 }

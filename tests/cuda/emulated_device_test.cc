@@ -422,7 +422,7 @@ TEST_F(EmulatedDeviceTest, MatmulRunsOnCublasLtAndMatches) {
   const auto expected = CpuResults(fn, {&x.dl});
   ASSERT_EQ(expected.size(), 1u);
   const EmulatedCublasLt::Counters before = EmulatedCublasLt::counters();
-  const CudaDriver* driver = EmulatedCudaDriver::Get().value();
+  const CudaDriver* driver = EmulatedCudaDriver::Get();
   CUstream stream = nullptr;
   ASSERT_EQ(driver->cuStreamCreate(&stream, 0), CUDA_SUCCESS);
   gj_call_options options;
@@ -535,15 +535,8 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   // Before anything reads the driver table: every CUDA call in this binary
   // goes to the emulated device.
-  auto driver = guardjit::EmulatedCudaDriver::Get();
-  if (!driver.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 std::string(driver.status().message()).c_str());
-    return 1;
-  }
-  guardjit::CudaDriver::InstallForTesting(*driver);
+  guardjit::CudaDriver::InstallForTesting(guardjit::EmulatedCudaDriver::Get());
   // And cuBLASLt: the emulated one, over the emulated device's memory.
-  guardjit::CublasLtApi::InstallForTesting(
-      guardjit::EmulatedCublasLt::Get().value());
+  guardjit::CublasLtApi::InstallForTesting(guardjit::EmulatedCublasLt::Get());
   return RUN_ALL_TESTS();
 }

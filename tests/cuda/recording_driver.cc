@@ -42,7 +42,7 @@ size_t ArityOf(CUfunction f) {
 }
 
 CudaDriver* Build() {
-  g_inner = *EmulatedCudaDriver::Get();
+  g_inner = EmulatedCudaDriver::Get();
   auto* d = new CudaDriver(*g_inner);
   d->library_path = "(recording: guardjit's emulated device)";
   d->cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz,

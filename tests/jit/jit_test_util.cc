@@ -40,7 +40,6 @@ bool RealDeviceRequested() {
   return real != nullptr && std::string(real) == "1";
 }
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
 // A trampoline in front of one entry of a driver or cuBLASLt table that
 // counts its calls and forwards them: the launch and matmul counts the
 // conformance suites check, the same on the emulated device and on a GPU.
@@ -71,13 +70,6 @@ void InstallCountingTables(const CudaDriver& driver,
   counting_cublaslt->cublasLtMatmul = &CountedMatmul::Call;
   CublasLtApi::InstallForTesting(counting_cublaslt);
 }
-#else   // !GUARDJIT_HAVE_CUDA_HEADERS: empty tables, nothing to count
-void InstallCountingTables(const CudaDriver& driver,
-                           const CublasLtApi& cublaslt) {
-  CudaDriver::InstallForTesting(&driver);
-  CublasLtApi::InstallForTesting(&cublaslt);
-}
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 // Why there is no usable GPU for GJ_CUDA_REAL_DEVICE=1, or "" when there is.
 std::string RealDeviceMissing() {
@@ -153,8 +145,8 @@ JitCompiler& SharedJit() {
     } else {
       // Matrix products run on cuBLASLt: the emulated one, over the
       // emulated device's memory (testing/cuda/emulated_cublaslt.h).
-      InstallCountingTables(*EmulatedCudaDriver::Get().value(),
-                            *EmulatedCublasLt::Get().value());
+      InstallCountingTables(*EmulatedCudaDriver::Get(),
+                            *EmulatedCublasLt::Get());
       // Small launches: the emulator runs every thread of a block.
       cuda.block_threads = 64;
       cuda.max_blocks = 4;
@@ -194,8 +186,7 @@ Tensor OnSharedJitDevice(const Tensor& t) {
 }
 
 int64_t CublasLtMatmuls() {
-#if defined(GJ_CONFORMANCE_ON_CUDA_EMULATED) && \
-    defined(GUARDJIT_HAVE_CUDA_HEADERS)
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
   return CountedMatmul::calls.load();
 #else
   return 0;
@@ -203,8 +194,7 @@ int64_t CublasLtMatmuls() {
 }
 
 int64_t DeviceLaunches() {
-#if defined(GJ_CONFORMANCE_ON_CUDA_EMULATED) && \
-    defined(GUARDJIT_HAVE_CUDA_HEADERS)
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
   return CountedLaunch::calls.load();
 #else
   return 0;

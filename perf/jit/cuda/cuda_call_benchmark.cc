@@ -53,8 +53,6 @@ int64_t Size(int64_t real, int64_t emulated) {
   return g_emulated ? emulated : real;
 }
 
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
-
 // The device, its primary context current for the benchmark's thread.
 struct Device {
   const CudaDevice* device = nullptr;
@@ -590,25 +588,15 @@ void BM_CudaMatmulBiasRelu(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaMatmulBiasRelu)->UseRealTime();
 
-#else  // !GUARDJIT_HAVE_CUDA_HEADERS
-
-void BM_CudaUnavailable(benchmark::State& state) {
-  state.SkipWithError("guardjit was built without the CUDA headers");
-}
-BENCHMARK(BM_CudaUnavailable);
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
-
 }  // namespace
 }  // namespace guardjit
 
 int main(int argc, char** argv) {
   const char* emulate = std::getenv("GJ_CUDA_EMULATE");
   if (emulate != nullptr && std::string(emulate) == "1") {
-    auto driver = guardjit::EmulatedCudaDriver::Get();
-    if (driver.ok()) guardjit::CudaDriver::InstallForTesting(*driver);
-    auto cublaslt = guardjit::EmulatedCublasLt::Get();
-    if (cublaslt.ok()) guardjit::CublasLtApi::InstallForTesting(*cublaslt);
+    guardjit::CudaDriver::InstallForTesting(
+        guardjit::EmulatedCudaDriver::Get());
+    guardjit::CublasLtApi::InstallForTesting(guardjit::EmulatedCublasLt::Get());
     guardjit::g_emulated = true;
   }
   benchmark::Initialize(&argc, argv);

@@ -39,13 +39,10 @@ TEST(CudaDriverTest, GetIsOkOrUnavailableNamingLibcuda) {
   // Either the library is missing (dlerror says why) or cuInit failed (its
   // CUresult name says why).
   EXPECT_THAT(driver.status().message(),
-              AnyOf(HasSubstr("not found"), HasSubstr("CUDA_ERROR_"),
-                    HasSubstr("without the CUDA headers")));
+              AnyOf(HasSubstr("not found"), HasSubstr("CUDA_ERROR_")));
   // The same answer every time, without retrying the load.
   EXPECT_EQ(CudaDriver::Get().status(), driver.status());
 }
-
-#ifdef GUARDJIT_HAVE_CUDA_HEADERS
 
 TEST(CudaDriverTest, StatusCarriesCodeNameAndString) {
   EXPECT_TRUE(CudaStatus(CUDA_SUCCESS, "cuInit").ok());
@@ -160,8 +157,6 @@ TEST(CudaDeviceTest, PrimaryContextRetainAndRelease) {
   absl::StatusOr<CudaContextScope> scope = moved.MakeCurrent();
   ASSERT_TRUE(scope.ok()) << scope.status();
 }
-
-#endif  // GUARDJIT_HAVE_CUDA_HEADERS
 
 }  // namespace
 }  // namespace guardjit

@@ -1,4 +1,5 @@
-// max_pool2d_with_indices, avg_pool2d and _adaptive_avg_pool2d through the
+// The 2-D and 3-D pools (max_pool{2,3}d_with_indices, avg_pool{2,3}d,
+// _adaptive_avg_pool{2,3}d: one N-d shape rule and kernel) through the
 // graph builder and the eager interpreter: hand-computed windows (padding,
 // stride, dilation, ceil_mode), NaN and -inf, flat per-plane indices, and
 // ATen's shape errors naming the node and the argument.
@@ -225,6 +226,27 @@ TEST(Pool3dTest, MaxPoolPaddingStrideCeilMode) {
   ExpectTensor((*out)[1], DType::kInt64, {1, 2, 4, 3, 3}, indices);
 }
 
+// Dilated windows: each (1, 2, 2) window's maximum is its last tap, two
+// rows and two columns on; indices are flat in the (D, H, W) volume.
+TEST(Pool3dTest, MaxPoolDilationIndexesTheVolume) {
+  auto out = RunOp("aten.max_pool3d_with_indices.default",
+                   {Arange5d(), std::vector<int64_t>{1, 2, 2}, int64_t{1},
+                    int64_t{0}, std::vector<int64_t>{1, 2, 2}, false});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> channel0;
+  for (int d = 0; d < 3; ++d) {
+    for (int h = 0; h < 2; ++h) {
+      for (int w = 0; w < 3; ++w) channel0.push_back(20 * d + 5 * h + w + 12);
+    }
+  }
+  std::vector<double> values = channel0;
+  for (double v : channel0) values.push_back(v + 60);
+  std::vector<double> indices = channel0;
+  indices.insert(indices.end(), channel0.begin(), channel0.end());
+  ExpectTensor((*out)[0], DType::kFloat32, {1, 2, 3, 2, 3}, values);
+  ExpectTensor((*out)[1], DType::kInt64, {1, 2, 3, 2, 3}, indices);
+}
+
 TEST(Pool3dTest, AvgPoolModes) {
   ExpectTensor(RunOp1("aten.avg_pool3d.default",
                       {Arange5d(), std::vector<int64_t>{2, 2, 2},
@@ -242,9 +264,8 @@ TEST(Pool3dTest, AvgPoolModes) {
   // A 4-D (C, D, H, W) input; int64 truncates; divisor_override.
   Tensor c = Arange5d(DType::kInt64).AsStrided({2, 3, 4, 5}, {60, 20, 5, 1});
   ExpectTensor(
-      RunOp1("aten.avg_pool3d.default",
-             {c, int64_t{2}, std::vector<int64_t>{},
-              std::vector<int64_t>{0, 1, 1}}),
+      RunOp1("aten.avg_pool3d.default", {c, int64_t{2}, std::vector<int64_t>{},
+                                         std::vector<int64_t>{0, 1, 1}}),
       DType::kInt64, {2, 1, 3, 3},
       {2, 5, 6, 8, 19, 21, 6, 13, 14, 17, 35, 36, 38, 79, 81, 21, 43, 44}, 0,
       0);
@@ -279,20 +300,26 @@ TEST(Pool3dTest, Errors) {
   ExpectError(RunOp("aten.max_pool3d_with_indices.default",
                     {x, std::vector<int64_t>{2, 2}}),
               "kernel_size", "expected 3 values, got 2");
-  ExpectError(
-      RunOp("aten.max_pool3d_with_indices.default",
-            {x.AsStrided({3, 4, 5}, {20, 5, 1}), int64_t{2}}),
-      "self", "4D or 5D");
   ExpectError(RunOp("aten.max_pool3d_with_indices.default",
-                    {x, int64_t{5}}),
+                    {x.AsStrided({3, 4, 5}, {20, 5, 1}), int64_t{2}}),
+              "self", "4D or 5D");
+  ExpectError(RunOp("aten.max_pool3d_with_indices.default", {x, int64_t{5}}),
               "self", "Output size is too small");
   ExpectError(RunOp("aten.max_pool3d_with_indices.default",
                     {x, int64_t{2}, std::vector<int64_t>{},
                      std::vector<int64_t>{2, 0, 0}}),
               "padding", "pad should be at most half of effective kernel");
+  ExpectError(
+      RunOp("aten.avg_pool3d.default", {Arange5d(DType::kInt32), int64_t{2}}),
+      "self", "not implemented for int32");
+  ExpectError(RunOp("aten.max_pool3d_with_indices.default",
+                    {x, std::vector<int64_t>{2, 0, 2}}),
+              "kernel_size",
+              "kernel size should be greater than zero, but got kT: 2 kH: 0 "
+              "kW: 2");
   ExpectError(RunOp("aten.avg_pool3d.default",
-                    {Arange5d(DType::kInt32), int64_t{2}}),
-              "self", "not implemented for int32");
+                    {x, int64_t{2}, std::vector<int64_t>{1, 1, -1}}),
+              "stride", "dT: 1 dH: 1 dW: -1");
   ExpectError(RunOp("aten._adaptive_avg_pool3d.default",
                     {x, std::vector<int64_t>{2, 2}}),
               "output_size", "expected 3 values, got 2");

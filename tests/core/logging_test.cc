@@ -1,0 +1,82 @@
+// GJ_LOGS topics and the log sink (core/logging.h): the topic list's syntax
+// ("all", spaces, unknown names ignored, warnings always on), a host's sink
+// receiving each message with its topic, and stderr's "[guardjit:<topic>]"
+// lines once the sink is removed.
+
+#include "core/logging.h"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace guardjit {
+namespace {
+
+// Restores GJ_LOGS's topics and stderr after each test.
+class LoggingTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    const char* env = std::getenv("GJ_LOGS");
+    SetLogTopics(env != nullptr ? env : "");
+    SetLogSink(nullptr);
+  }
+};
+
+TEST_F(LoggingTest, TopicsParseLikeTorchLogs) {
+  SetLogTopics(" guards ,cache");
+  EXPECT_TRUE(LogEnabled(LogTopic::kGuards));
+  EXPECT_TRUE(LogEnabled(LogTopic::kCache));
+  EXPECT_FALSE(LogEnabled(LogTopic::kRecompiles));
+  EXPECT_FALSE(LogEnabled(LogTopic::kCodegen));
+  EXPECT_TRUE(LogEnabled(LogTopic::kWarnings)) << "always on";
+
+  SetLogTopics("no_such_topic");
+  EXPECT_FALSE(LogEnabled(LogTopic::kGuards));
+  EXPECT_TRUE(LogEnabled(LogTopic::kWarnings));
+
+  SetLogTopics("all");
+  for (LogTopic t :
+       {LogTopic::kGuards, LogTopic::kRecompiles, LogTopic::kGraphBreaks,
+        LogTopic::kCodegen, LogTopic::kCudaGraphs, LogTopic::kCache}) {
+    EXPECT_TRUE(LogEnabled(t)) << LogTopicName(t);
+  }
+  SetLogTopics("graph_breaks,recompiles,codegen,cudagraphs");
+  EXPECT_TRUE(LogEnabled(LogTopic::kGraphBreaks));
+  EXPECT_TRUE(LogEnabled(LogTopic::kRecompiles));
+  EXPECT_TRUE(LogEnabled(LogTopic::kCodegen));
+  EXPECT_TRUE(LogEnabled(LogTopic::kCudaGraphs));
+  EXPECT_FALSE(LogEnabled(LogTopic::kCache));
+}
+
+TEST_F(LoggingTest, TopicNames) {
+  EXPECT_STREQ(LogTopicName(LogTopic::kGuards), "guards");
+  EXPECT_STREQ(LogTopicName(LogTopic::kGraphBreaks), "graph_breaks");
+  EXPECT_STREQ(LogTopicName(LogTopic::kWarnings), "warning");
+  EXPECT_STREQ(LogTopicName(LogTopic::kCudaGraphs), "cudagraphs");
+}
+
+TEST_F(LoggingTest, SinkReceivesMessagesThenStderrAgain) {
+  std::vector<std::pair<LogTopic, std::string>> got;
+  SetLogSink([&](LogTopic topic, absl::string_view message) {
+    got.emplace_back(topic, std::string(message));
+  });
+  Log(LogTopic::kRecompiles, "entry 2 of 'f'");
+  Log(LogTopic::kWarnings, "careful");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].first, LogTopic::kRecompiles);
+  EXPECT_EQ(got[0].second, "entry 2 of 'f'");
+  EXPECT_EQ(got[1].first, LogTopic::kWarnings);
+
+  SetLogSink(nullptr);
+  ::testing::internal::CaptureStderr();
+  Log(LogTopic::kCache, "stored 1 kernel");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "[guardjit:cache] stored 1 kernel\n");
+  EXPECT_EQ(got.size(), 2u) << "the removed sink is not called";
+}
+
+}  // namespace
+}  // namespace guardjit
