@@ -140,16 +140,17 @@ TEST(DynamicModelsTest, GptDecoderOverADynamicBatch) {
       testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
   ASSERT_NE(exe, nullptr);
   EXPECT_THAT(exe->Describe(), ::testing::HasSubstr("1 size symbols"));
-  // Every linear (addmm over (s0*8) rows) is a GEMM step with its epilogue.
+  // Every product is a GEMM step over the symbolic batch: the linears
+  // (addmm over (s0*8) rows) with their epilogues, and the attention
+  // products and the LM head's mm, which have no elementwise consumer to
+  // fuse (softmax's reduction, a transposing copy, the output), writing
+  // their results. Nothing is left to an eager kernel.
   const StepCounts steps = PlanSteps(graph, calls[0], batch);
-  EXPECT_EQ(steps.gemm, CountTargets(*graph, {"aten.addmm.default"}));
-  EXPECT_EQ(steps.gemm, 3);
-  // Left to their extern kernels (BLAS at each call's sizes): the attention
-  // products, whose consumers are softmax's reduction and a transposing
-  // copy (no elementwise epilogue), and the LM head's bare mm.
-  EXPECT_THAT(steps.eager_targets, ::testing::UnorderedElementsAre(
-                                       "aten.bmm.default", "aten.bmm.default",
-                                       "aten.bmm.default", "aten.mm.default"));
+  EXPECT_EQ(steps.gemm,
+            CountTargets(*graph, {"aten.addmm.default", "aten.bmm.default",
+                                  "aten.mm.default"}));
+  EXPECT_EQ(steps.gemm, 7);
+  EXPECT_THAT(steps.eager_targets, ::testing::IsEmpty());
 }
 
 // BERT-style encoder: ids and a padding mask (an additive -10000 bias on
@@ -174,12 +175,13 @@ TEST(DynamicModelsTest, BertEncoderWithPaddingMaskOverADynamicBatch) {
       testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
   ASSERT_NE(exe, nullptr);
   const StepCounts steps = PlanSteps(graph, calls[0], batch);
-  EXPECT_EQ(steps.gemm, CountTargets(*graph, {"aten.addmm.default"}));
-  EXPECT_EQ(steps.gemm, 5);
-  // The attention products, and the dtype check torch.export puts on the
-  // mask's conversion (an eager check step).
+  // The linears and the attention products are GEMM steps.
+  EXPECT_EQ(steps.gemm,
+            CountTargets(*graph, {"aten.addmm.default", "aten.bmm.default"}));
+  EXPECT_EQ(steps.gemm, 7);
+  // Only the dtype check torch.export puts on the mask's conversion (an
+  // eager check step).
   EXPECT_THAT(steps.eager_targets, ::testing::UnorderedElementsAre(
-                                       "aten.bmm.default", "aten.bmm.default",
                                        "aten._assert_tensor_metadata.default"));
 }
 
