@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,14 @@ Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo,
     f64.data_as<double>()[i] = v;
   }
   return *CopyAs(f64, dtype);
+}
+
+Tensor Iota(IntSpan sizes, DType dtype) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::vector<double> v(n);
+  std::iota(v.begin(), v.end(), 0.0);
+  return MakeTensor(dtype, sizes, v);
 }
 
 Tensor NonContiguousCopy(const Tensor& t) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/arg_value.h"
 #include "core/tensor.h"
 #include "gtest/gtest.h"
@@ -54,6 +55,18 @@ Tensor RandomTensor(DType dtype, IntSpan sizes, uint64_t seed, double lo = -2.0,
 // The same values as `t` in a non-contiguous layout: stored transposed in a
 // buffer with padding and a nonzero storage offset.
 Tensor NonContiguousCopy(const Tensor& t);
+// 0, 1, 2, ... in row-major order.
+Tensor Iota(IntSpan sizes, DType dtype = DType::kFloat32);
+
+// That `result` failed with `code` and a message containing `needle`.
+template <typename T>
+void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
+                 absl::string_view needle) {
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), code) << result.status();
+  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
+      << result.status();
+}
 
 // One argument of RunOp: a tensor (becomes a graph input), a list of tensors
 // (a default-constructed Tensor in it is a None element), or a literal.

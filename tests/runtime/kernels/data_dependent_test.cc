@@ -20,6 +20,7 @@
 namespace guardjit {
 namespace {
 
+using ::guardjit::testing::ExpectError;
 using ::guardjit::testing::ExpectTensor;
 using ::guardjit::testing::kAllDTypes;
 using ::guardjit::testing::MakeTensor;
@@ -29,15 +30,6 @@ using ::guardjit::testing::RunOp1;
 using ::guardjit::testing::ToDoubles;
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
-
-template <typename T>
-void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
-                 absl::string_view needle) {
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), code) << result.status();
-  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
-      << result.status();
-}
 
 // The three outputs of a unique op.
 std::vector<Tensor> RunUnique(const std::string& target,

@@ -14,6 +14,7 @@
 namespace guardjit {
 namespace {
 
+using ::guardjit::testing::ExpectError;
 using ::guardjit::testing::ExpectTensor;
 using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
@@ -41,15 +42,6 @@ Tensor Index(IntSpan sizes, const std::vector<double>& values,
 
 Tensor Empty(DType dtype, IntSpan sizes) {
   return *Tensor::Empty(dtype, sizes);
-}
-
-template <typename T>
-void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
-                 absl::string_view needle) {
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), code) << result.status();
-  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
-      << result.status();
 }
 
 TEST(IndexingTest, IndexSelectAlongEachDim) {

@@ -15,28 +15,13 @@
 namespace guardjit {
 namespace {
 
+using ::guardjit::testing::ExpectError;
 using ::guardjit::testing::ExpectTensor;
+using ::guardjit::testing::Iota;
 using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
-
-Tensor Iota(IntSpan sizes, DType dtype = DType::kFloat32) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(n);
-  std::iota(v.begin(), v.end(), 0.0);
-  return MakeTensor(dtype, sizes, v);
-}
-
-template <typename T>
-void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
-                 absl::string_view needle) {
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), code) << result.status();
-  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
-      << result.status();
-}
 
 TEST(PaddingTest, ReflectionMirrorsWithoutTheEdge) {
   // i - 2 for i in 0..6 = -2..4 mirrors to 2 1 0 1 2 3 2.

@@ -17,33 +17,18 @@
 namespace guardjit {
 namespace {
 
+using ::guardjit::testing::ExpectError;
 using ::guardjit::testing::ExpectTensor;
+using ::guardjit::testing::Iota;
 using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
 
-Tensor Iota(IntSpan sizes, DType dtype = DType::kFloat32) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(n);
-  std::iota(v.begin(), v.end(), 0.0);
-  return MakeTensor(dtype, sizes, v);
-}
-
 Arg Floats(std::vector<double> v) {
   Arg::List list;
   for (double x : v) list.push_back(Arg::Float(x));
   return Arg::OfList(std::move(list));
-}
-
-template <typename T>
-void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
-                 absl::string_view needle) {
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), code) << result.status();
-  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
-      << result.status();
 }
 
 TEST(ResampleTest, NearestIndexFormulas) {

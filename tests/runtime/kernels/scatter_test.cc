@@ -19,20 +19,13 @@ namespace guardjit {
 namespace {
 
 using ::guardjit::testing::ExpectTensor;
+using ::guardjit::testing::Iota;
 using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
 using ::guardjit::testing::RunOp;
 using ::guardjit::testing::RunOp1;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Tensor Iota(IntSpan sizes, DType dtype = DType::kFloat32) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(n);
-  std::iota(v.begin(), v.end(), 0.0);
-  return MakeTensor(dtype, sizes, v);
-}
 
 Tensor Ints(IntSpan sizes, const std::vector<double>& v,
             DType dtype = DType::kInt64) {

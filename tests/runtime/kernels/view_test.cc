@@ -16,6 +16,7 @@
 namespace guardjit {
 namespace {
 
+using ::guardjit::testing::ExpectError;
 using ::guardjit::testing::ExpectTensor;
 using ::guardjit::testing::MakeTensor;
 using ::guardjit::testing::NonContiguousCopy;
@@ -46,15 +47,6 @@ Shape Strides(const Tensor& t) {
 void ExpectViewOf(const Tensor& view, const Tensor& base, int64_t offset) {
   EXPECT_EQ(view.data(),
             static_cast<char*>(base.data()) + offset * base.item_size());
-}
-
-template <typename T>
-void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,
-                 absl::string_view needle) {
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), code) << result.status();
-  EXPECT_NE(result.status().message().find(needle), absl::string_view::npos)
-      << result.status();
 }
 
 TEST(ViewTest, InfersSizeAndAliasesInput) {
