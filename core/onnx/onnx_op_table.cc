@@ -20,6 +20,8 @@ const OnnxOpTable& OnnxOpTable::Default() {
     AddShapeOnnxOps(*t);
     AddReduceOnnxOps(*t);
     AddTensorOnnxOps(*t);
+    AddEinsumOnnxOps(*t);
+    AddSignalOnnxOps(*t);
     return t;
   }();
   return *table;

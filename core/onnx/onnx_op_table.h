@@ -46,6 +46,8 @@ void AddStructureOnnxOps(OnnxOpTable& table);
 void AddShapeOnnxOps(OnnxOpTable& table);
 void AddReduceOnnxOps(OnnxOpTable& table);
 void AddTensorOnnxOps(OnnxOpTable& table);
+void AddEinsumOnnxOps(OnnxOpTable& table);
+void AddSignalOnnxOps(OnnxOpTable& table);
 
 }  // namespace guardjit
 
