@@ -71,7 +71,8 @@ int64_t ValueAt(const InputView& view, int64_t k) {
   const int64_t offset = OffsetOf(view, k);
   switch (view.dtype) {
     case DType::kBool:
-      return static_cast<const bool*>(view.data)[offset] ? 1 : 0;
+      // Read as a byte: a host's bool tensor may hold any byte value.
+      return static_cast<const uint8_t*>(view.data)[offset] != 0 ? 1 : 0;
     case DType::kUInt8:
       return static_cast<const uint8_t*>(view.data)[offset];
     case DType::kInt8:

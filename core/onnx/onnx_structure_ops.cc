@@ -309,7 +309,7 @@ absl::Status MapCompress(OnnxNodeContext& ctx) {
   }
   std::vector<int64_t> picked;
   for (int64_t i = 0; i < std::min(condition->numel(), xs[axis]); ++i) {
-    if (condition->data_as<bool>()[i]) picked.push_back(i);
+    if (condition->data_as<uint8_t>()[i] != 0) picked.push_back(i);
   }
   ASSIGN_OR_RETURN(
       Arg index,

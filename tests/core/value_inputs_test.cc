@@ -220,6 +220,16 @@ TEST(ValueInputsTest, ValuesMatchReadsAnyLayout) {
   EXPECT_TRUE(ValuesMatch(v, want));
   EXPECT_FALSE(ValuesMatch(v, other));
   EXPECT_EQ(FormatValues(want), "[1, 3, 2, 4]");
+  // A host's bool bytes other than 0 and 1 read as true.
+  uint8_t bytes[2] = {2, 0};
+  int64_t bool_sizes[1] = {2}, bool_strides[1] = {1};
+  InputView b;
+  b.dtype = DType::kBool;
+  b.rank = 1;
+  b.sizes = bool_sizes;
+  b.strides = bool_strides;
+  b.data = bytes;
+  EXPECT_EQ(ReadValues(b), (std::vector<int64_t>{1, 0}));
 }
 
 }  // namespace
