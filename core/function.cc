@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -102,6 +103,9 @@ absl::StatusOr<std::unique_ptr<Function>> Function::Create(
     }
     return f;
   }
+  // A graph with value-specialized inputs is specialized whole: each entry
+  // (a graph rebuilt for its values, maybe) runs eagerly where it breaks.
+  if (!graph->value_inputs().empty()) return f;
   ASSIGN_OR_RETURN(std::optional<SegmentPlan> plan, PlanGraphBreak(graph));
   if (plan.has_value()) {
     ASSIGN_OR_RETURN(f->segments_,
@@ -254,7 +258,15 @@ absl::Status Function::Call(absl::Span<const Tensor> inputs,
   return status;
 }
 
-std::string Function::MissKey(const CallSignature& call) {
+absl::Status Function::CheckValueInputs(const CallSignature& call) const {
+  for (int i : graph_->value_inputs()) {
+    if (i >= static_cast<int>(call.inputs.size())) break;  // arity: later
+    RETURN_IF_ERROR(CheckValueInput(call.inputs[i], InputLabel(i)));
+  }
+  return absl::OkStatus();
+}
+
+std::string Function::MissKey(const CallSignature& call) const {
   // Every field any guard can read, exactly: two calls with one key get the
   // same specialization, so one compile serves both.
   std::string key;
@@ -271,6 +283,13 @@ std::string Function::MissKey(const CallSignature& call) {
     for (int d = 0; d < v.rank; ++d) put(v.strides[d]);
     put(FirstAlias(call.inputs, i));
   }
+  // Entries of a value-specialized input differ by its values.
+  for (int i : graph_->value_inputs()) {
+    if (i >= static_cast<int>(call.inputs.size())) break;
+    const InputView& v = call.inputs[i];
+    if (v.data == nullptr) continue;
+    for (int64_t k = 0; k < NumValues(v); ++k) put(ValueAt(v, k));
+  }
   return key;
 }
 
@@ -282,6 +301,7 @@ absl::Status Function::Precompile(const CallSignature& call) {
 absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
                                                     bool precompile) {
   if (!fullgraph_error_.ok()) return fullgraph_error_;
+  RETURN_IF_ERROR(CheckValueInputs(call));
   // Single flight per miss key: the first thread to miss on a key compiles
   // it without holding mu_; others on the same key wait for it and look up
   // again; misses on other keys compile at the same time, and stats,
@@ -336,6 +356,15 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
   if (!policy_.OnMiss(static_cast<int>(entries_.size() + pending_.size()),
                       reason, warning, options_.name)) {
     if (warning) Log(LogTopic::kWarnings, *warning);
+    if (graph_->rebuilder() != nullptr) {
+      // The graph exists only per values: there is no eager fallback.
+      return absl::FailedPreconditionError(
+          absl::StrCat("function '", options_.name,
+                       "' has reached its recompile limit (", policy_.limit(),
+                       ") and its graph runs only specialized to the "
+                       "values of its value-specialized inputs: ",
+                       reason));
+    }
     if (fallback_ == nullptr) {
       ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
     }
@@ -349,11 +378,17 @@ absl::StatusOr<const Executable*> Function::Resolve(const CallSignature& call,
             "\n    triggered by the following guard failure(s):\n    - ",
             absl::StrJoin(failures, "\n    - ")));
   }
-  const bool background = async_ != nullptr && !precompile;
+  // A graph rebuilt per values has no eager fallback to answer with.
+  const bool background =
+      async_ != nullptr && !precompile && graph_->rebuilder() == nullptr;
   if (background && fallback_ == nullptr) {
     ASSIGN_OR_RETURN(fallback_, compiler_->Fallback(graph_));
   }
   ASSIGN_OR_RETURN(std::vector<DynamicDim> dynamic, policy_.DynamicDims(call));
+  // A value-specialized input's sizes stay static: its values are guarded.
+  std::erase_if(dynamic, [&](const DynamicDim& d) {
+    return absl::c_linear_search(graph_->value_inputs(), d.input);
+  });
   auto pending = std::make_shared<Pending>();
   pending_.emplace(key, pending);
   if (background) {
@@ -424,7 +459,38 @@ absl::StatusOr<const Executable*> Function::Build(
     return raw;
   };
   auto start = Clock::now();
-  auto built = SpecializeCall(graph_, input_names_, call, std::move(dynamic));
+  // Value-specialized inputs: their values become constants of the entry
+  // (and the graph is rebuilt for them where it has a rebuilder).
+  std::vector<InputValues> values;
+  for (int i : graph_->value_inputs()) {
+    values.push_back(ReadInputValues(i, call.inputs[i]));
+  }
+  std::shared_ptr<const Graph> graph = graph_;
+  if (graph_->rebuilder() != nullptr) {
+    auto rebuilt = graph_->rebuilder()->Rebuild(*graph_, values);
+    if (rebuilt.ok() &&
+        (*rebuilt)->inputs().size() != graph_->inputs().size()) {
+      rebuilt = absl::InternalError(absl::StrCat(
+          "the graph rebuilt for its value-specialized inputs takes ",
+          (*rebuilt)->inputs().size(), " inputs, not ",
+          graph_->inputs().size()));
+    }
+    if (!rebuilt.ok()) {
+      finish(nullptr);
+      std::vector<std::string> bound;
+      for (const InputValues& v : values) {
+        bound.push_back(
+            absl::StrCat(input_names_[v.input], " = ", FormatValues(v.values)));
+      }
+      return absl::Status(
+          rebuilt.status().code(),
+          absl::StrCat(rebuilt.status().message(), " (specialized to ",
+                       absl::StrJoin(bound, ", "), ")"));
+    }
+    graph = *std::move(rebuilt);
+  }
+  auto built =
+      SpecializeCall(graph, input_names_, call, std::move(dynamic), values);
   if (!built.ok()) {
     finish(nullptr);
     return built.status();
@@ -445,7 +511,19 @@ absl::StatusOr<const Executable*> Function::Build(
   }
   auto compiled = compiler_->Compile(specialized.graph, spec);
   if (!compiled.ok() &&
-      compiled.status().code() == absl::StatusCode::kUnimplemented) {
+      compiled.status().code() == absl::StatusCode::kUnimplemented &&
+      graph_->rebuilder() != nullptr) {
+    // No fallback of the whole graph: this entry runs its own graph
+    // eagerly.
+    Log(LogTopic::kWarnings,
+        absl::StrCat("function '", options_.name,
+                     "': skipped: ", compiled.status().message(),
+                     "; calls with these guards run eagerly"));
+    compiled = compiler_->Fallback(specialized.graph);
+  }
+  if (!compiled.ok() &&
+      compiled.status().code() == absl::StatusCode::kUnimplemented &&
+      graph_->rebuilder() == nullptr) {
     // The backend rejects this specialization (Dynamo's "skipped"
     // frames): calls with these guards run eagerly, said once.
     std::string why = absl::StrCat("skipped: ", compiled.status().message());
@@ -478,6 +556,9 @@ absl::StatusOr<const Executable*> Function::Build(
       !bounds.ok()) {
     finish(nullptr);
     return bounds;
+  }
+  for (const InputValues& v : values) {
+    symbolic.tensors[v.input].values = v.values;
   }
   auto entry = std::make_unique<CacheEntry>(
       -1, MakeGuardTree(call, std::move(symbolic), env), *std::move(compiled));

@@ -174,7 +174,12 @@ class Function {
                                             bool precompile);
   // The bytes of everything a guard can read in `call`: calls with one key
   // share a compile.
-  static std::string MissKey(const CallSignature& call);
+  // With the values of value-specialized inputs (read only when
+  // CheckValueInputs passed).
+  std::string MissKey(const CallSignature& call) const;
+  // INVALID_ARGUMENT naming the first value-specialized input `call` cannot
+  // be specialized on (core/value_inputs.h).
+  absl::Status CheckValueInputs(const CallSignature& call) const;
   std::vector<CacheEntry*> EntriesMostRecentFirst() const;
 
   const std::shared_ptr<const Graph> graph_;

@@ -13,6 +13,7 @@
 #include "core/io_spec.h"
 #include "core/tensor.h"
 #include "core/tensor_meta.h"
+#include "core/value_inputs.h"
 
 namespace guardjit {
 
@@ -44,6 +45,8 @@ struct Node {
   int num_outputs = 1;
   // kPlaceholder: the exporter's metadata, if any.
   std::optional<TensorMeta> meta;
+  // kPlaceholder: the input is value-specialized (core/value_inputs.h).
+  bool specialize_value = false;
   // kConstant: the weight.
   Tensor constant;
 };
@@ -70,6 +73,15 @@ class Graph {
   // declares nothing); one per input and output.
   const IoSpec& input_spec(int i) const { return input_specs_[i]; }
   const IoSpec& output_spec(int i) const { return output_specs_[i]; }
+  // Positions (in inputs()) of the value-specialized inputs, ascending.
+  const std::vector<int>& value_inputs() const { return value_inputs_; }
+  // What rebuilds the graph for their values, or null: entries then
+  // compile this graph with the values as constants. A graph with a
+  // rebuilder runs only specialized (its nodes may stand for what the
+  // values decide: kValueSpecializedTarget).
+  const std::shared_ptr<const GraphRebuilder>& rebuilder() const {
+    return rebuilder_;
+  }
   // Index of the node called `name`, or -1.
   int FindNode(absl::string_view name) const;
   // Number of ATen op nodes (what explain() calls the op count).
@@ -82,6 +94,8 @@ class Graph {
   std::vector<int> inputs_;
   std::vector<IoSpec> input_specs_;
   std::vector<IoSpec> output_specs_;
+  std::vector<int> value_inputs_;
+  std::shared_ptr<const GraphRebuilder> rebuilder_;
   absl::flat_hash_map<std::string, int> index_;
   std::map<std::string, std::unique_ptr<Graph>> subgraphs_;
 };

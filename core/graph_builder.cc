@@ -121,6 +121,37 @@ absl::StatusOr<ValueRef> GraphBuilder::AddPlaceholder(
   return ValueRef{index, 0};
 }
 
+absl::Status GraphBuilder::MarkValueSpecialized(const std::string& name) {
+  auto it = graph_->index_.find(name);
+  if (it == graph_->index_.end() ||
+      graph_->nodes_[it->second].kind != NodeKind::kPlaceholder) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph '", graph_->name_, "': no input named '", name, "'"));
+  }
+  Node& node = graph_->nodes_[it->second];
+  if (node.meta.has_value()) {
+    const TensorMeta& meta = *node.meta;
+    const std::string what = absl::StrCat(
+        "graph '", graph_->name_, "': value-specialized input '", name, "' ");
+    if (!IsIntegral(meta.dtype, /*include_bool=*/true)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "must be an integer or bool tensor, not ",
+                       DTypeName(meta.dtype)));
+    }
+    int64_t n = 1;
+    for (const SymInt& s : meta.sizes) {
+      if (!s.is_symbolic()) n *= s.hint();
+    }
+    if (n > kMaxSpecializedValues) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "may have at most ", kMaxSpecializedValues,
+                       " elements, and it is ", meta.ToString()));
+    }
+  }
+  node.specialize_value = true;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ValueRef> GraphBuilder::AddConstant(std::string name,
                                                    Tensor value) {
   RETURN_IF_ERROR(CheckNewName(name));
@@ -538,7 +569,8 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
     if (!p.meta.has_value()) break;
     inputs.push_back(*p.meta);
   }
-  if (inputs.size() == graph_->inputs_.size()) {
+  if (inputs.size() == graph_->inputs_.size() &&
+      graph_->rebuilder_ == nullptr) {
     int failed_node = -1;
     absl::StatusOr<GraphMeta> inferred =
         InferShapes(*graph_, inputs, &failed_node);
@@ -546,6 +578,11 @@ absl::StatusOr<std::unique_ptr<Graph>> GraphBuilder::Finish() {
       RETURN_IF_ERROR(CheckOutputSpecs(*inferred));
     } else if (!StopsAtGraphBreak(*graph_, inferred.status(), failed_node)) {
       return inferred.status();
+    }
+  }
+  for (size_t k = 0; k < graph_->inputs_.size(); ++k) {
+    if (graph_->nodes_[graph_->inputs_[k]].specialize_value) {
+      graph_->value_inputs_.push_back(static_cast<int>(k));
     }
   }
   for (int i : graph_->inputs_) {

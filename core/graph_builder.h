@@ -54,6 +54,17 @@ class GraphBuilder {
   // shapes ahead of any call when every input has one.
   absl::StatusOr<ValueRef> AddPlaceholder(std::string name,
                                           std::optional<TensorMeta> meta = {});
+  // Marks input `name` (an earlier placeholder) value-specialized
+  // (core/value_inputs.h). INVALID_ARGUMENT naming it when its metadata
+  // rules that out: not an integer or bool dtype, or more than
+  // kMaxSpecializedValues elements.
+  absl::Status MarkValueSpecialized(const std::string& name);
+  // What rebuilds the graph for the values of its value-specialized inputs
+  // (Graph::rebuilder). Finish() then infers no shapes: the graph's nodes
+  // may stand for what the values decide.
+  void SetRebuilder(std::shared_ptr<const GraphRebuilder> rebuilder) {
+    graph_->rebuilder_ = std::move(rebuilder);
+  }
   // A weight owned by the graph (FX get_attr).
   absl::StatusOr<ValueRef> AddConstant(std::string name, Tensor value);
   // A call of `target` ("aten.add.Tensor", or "getitem" with {ref, index}).

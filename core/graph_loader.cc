@@ -208,6 +208,9 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphWith(
     ASSIGN_OR_RETURN(std::optional<IoSpec> spec,
                      IoSpecFromProto(p.meta(), what));
     if (spec) RETURN_IF_ERROR(builder.SetInputSpec(p.name(), *std::move(spec)));
+    if (p.specialize_value()) {
+      RETURN_IF_ERROR(builder.MarkValueSpecialized(p.name()));
+    }
   }
   for (const proto::Constant& c : graph.constants()) {
     ASSIGN_OR_RETURN(Tensor value, LoadConstant(c, external));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/hash_mix.h"
+#include "core/value_inputs.h"
 
 namespace guardjit {
 namespace {
@@ -48,6 +49,7 @@ GuardTree::GuardTree(AmbientState ambient, std::vector<TensorGuard> tensors,
       if (t.strides[d]) dim_checks_.push_back({in, dim, true, *t.strides[d]});
     }
     h += HashTerm(2 * i + 2, static_cast<uint64_t>(alias_of_[i]));
+    if (t.values.has_value()) value_checks_.push_back(static_cast<int32_t>(i));
   }
   static_key_ = HashMix(h, tensors_.size());
 }
@@ -90,6 +92,10 @@ bool GuardTree::CheckWithAliasing(const CallSignature& call,
   // loop: std::equal on ints becomes a memcmp call, costly for a few inputs.
   for (size_t i = 0; i < alias_of.size(); ++i) {
     if (alias_of[i] != alias_of_[i]) return false;
+  }
+  // The dims above fixed the element count; a memcmp for int64 inputs.
+  for (int32_t i : value_checks_) {
+    if (!ValuesMatch(call.inputs[i], *tensors_[i].values)) return false;
   }
   if (symbolic_.empty()) return true;
   if (bound.size() >= static_cast<size_t>(symbolic_.num_symbols())) {
@@ -262,6 +268,16 @@ std::optional<std::string> GuardTree::FailureReason(const CallSignature& call,
                         "' is no longer the same tensor as '",
                         tensors_[alias_of_[i]].name, "'");
   }
+  for (int32_t i : value_checks_) {
+    const InputView& v = call.inputs[i];
+    if (!ValuesMatch(v, *tensors_[i].values)) {
+      return absl::StrCat("tensor '", tensors_[i].name,
+                          "' value mismatch (value-specialized). expected ",
+                          FormatValues(*tensors_[i].values), ", actual ",
+                          v.data == nullptr ? std::string("(no data)")
+                                            : FormatValues(ReadValues(v)));
+    }
+  }
   if (!symbolic_.empty()) {
     std::vector<int64_t> values(symbolic_.num_symbols());
     std::string reason;
@@ -275,7 +291,8 @@ std::optional<std::string> GuardTree::FailureReason(const CallSignature& call,
 int GuardTree::num_guards() const {
   // Ambient guards, then TENSOR_MATCH and NO_TENSOR_ALIASING per input, then
   // duck-sizing equalities, symbolic strides and shape guards.
-  int n = 2 + 2 * static_cast<int>(tensors_.size());
+  int n = 2 + 2 * static_cast<int>(tensors_.size()) +
+          static_cast<int>(value_checks_.size());
   n += static_cast<int>(symbolic_.dims.size()) - symbolic_.num_symbols();
   n += static_cast<int>(symbolic_.strides.size() +
                         symbolic_.shape_guards.size() +
@@ -305,6 +322,10 @@ std::string GuardTree::Dump() const {
                     ", requires_grad=", PyBool(t.requires_grad),
                     ", size=", OptionalList(t.sizes),
                     ", stride=", OptionalList(t.strides), ")\n");
+    if (t.values.has_value()) {
+      absl::StrAppend(&out, "| | +- VALUE_MATCH: ", t.name,
+                      ".tolist() == ", FormatValues(*t.values), "\n");
+    }
     if (alias_of_[i] != static_cast<int>(i)) {
       absl::StrAppend(&out, "| | +- DUPLICATE_INPUT: ", t.name, " is ",
                       tensors_[alias_of_[i]].name, "\n");

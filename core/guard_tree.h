@@ -25,6 +25,9 @@ struct TensorGuard {
   // nullopt: the dim is symbolic (dynamic) and only shape guards constrain it.
   std::vector<std::optional<int64_t>> sizes;
   std::vector<std::optional<int64_t>> strides;
+  // Set for a value-specialized input (core/value_inputs.h): the values its
+  // entry was compiled with (VALUE_MATCH; sizes and strides are static).
+  std::optional<std::vector<int64_t>> values;
 
   int rank() const { return static_cast<int>(sizes.size()); }
 };
@@ -131,6 +134,8 @@ class GuardTree {
 
   std::vector<uint64_t> input_keys_;
   std::vector<DimCheck> dim_checks_;
+  // Inputs with a VALUE_MATCH, checked after every static field.
+  std::vector<int32_t> value_checks_;
   SymbolicGuards symbolic_;
 };
 

@@ -158,25 +158,42 @@ class Inliner {
 }  // namespace
 
 absl::StatusOr<SpecializedGraph> SpecializeGraph(
-    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs) {
+    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs,
+    absl::Span<const InputValues> values) {
   RETURN_IF_ERROR(CheckInputCount(*graph, inputs.size()));
   SpecializedGraph out;
-  if (!NeedsRewrite(*graph)) {
+  if (values.empty() && !NeedsRewrite(*graph)) {
     ASSIGN_OR_RETURN(out.meta, InferShapes(*graph, inputs));
     out.graph = std::move(graph);
     return out;
   }
   GraphBuilder builder(graph->name());
   std::vector<Arg> input_args;
+  std::vector<TensorMeta> input_metas(inputs.begin(), inputs.end());
   for (int i : graph->inputs()) {
     ASSIGN_OR_RETURN(ValueRef ref, builder.AddPlaceholder(graph->node(i).name));
     input_args.push_back(Arg::Value(ref));
   }
+  // A value-specialized input's uses read a constant of its values.
+  for (const InputValues& v : values) {
+    if (v.input < 0 || v.input >= static_cast<int>(input_args.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("values given for input ", v.input, " of a graph with ",
+                       input_args.size(), " inputs"));
+    }
+    ASSIGN_OR_RETURN(Tensor constant, ValuesTensor(v));
+    const std::string& name = graph->node(graph->inputs()[v.input]).name;
+    TensorMeta meta = TensorMeta::Of(constant);
+    meta.device = ConstantsDevice(input_metas);
+    ASSIGN_OR_RETURN(ValueRef ref,
+                     builder.AddConstant(absl::StrCat("#", name, ".value"),
+                                         std::move(constant)));
+    input_args[v.input] = Arg::Value(ref);
+    input_metas[v.input] = std::move(meta);
+  }
   Inliner inliner(builder);
-  ASSIGN_OR_RETURN(auto outs, inliner.Inline(*graph, input_args,
-                                             std::vector<TensorMeta>(
-                                                 inputs.begin(), inputs.end()),
-                                             ""));
+  ASSIGN_OR_RETURN(auto outs,
+                   inliner.Inline(*graph, input_args, input_metas, ""));
   std::vector<Arg> output_args;
   for (auto& [arg, meta] : outs) output_args.push_back(arg);
   RETURN_IF_ERROR(builder.SetOutputs(std::move(output_args)));
@@ -191,7 +208,7 @@ absl::StatusOr<SpecializedGraph> SpecializeGraph(
 absl::StatusOr<SpecializedCall> SpecializeCall(
     std::shared_ptr<const Graph> graph,
     const std::vector<std::string>& input_names, const CallSignature& call,
-    std::vector<DynamicDim> dynamic) {
+    std::vector<DynamicDim> dynamic, absl::Span<const InputValues> values) {
   SpecializedCall out;
   auto& [env, symbolic, specialized] = out;
   for (bool again = true; again;) {
@@ -199,7 +216,7 @@ absl::StatusOr<SpecializedCall> SpecializeCall(
     {
       ShapeEnv::Scope scope(&env);
       symbolic = MakeSymbolicInputs(input_names, call, dynamic, env);
-      auto result = SpecializeGraph(graph, symbolic.metas);
+      auto result = SpecializeGraph(graph, symbolic.metas, values);
       if (!result.ok()) return WithSymbolSources(result.status(), env);
       specialized = *std::move(result);
     }

@@ -13,6 +13,7 @@
 #include "core/shape_inference.h"
 #include "core/symbolic_inputs.h"
 #include "core/tensor_meta.h"
+#include "core/value_inputs.h"
 
 namespace guardjit {
 
@@ -36,8 +37,11 @@ struct SpecializedGraph {
 // value is fixed into literals, so a static entry computes no sizes. Errors
 // name the node; a predicate over tensor values is UNIMPLEMENTED (a graph
 // break).
+// `values`: the entry's values of value-specialized inputs, which become
+// constants in their placeholders' place (the placeholders stay, unused).
 absl::StatusOr<SpecializedGraph> SpecializeGraph(
-    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs);
+    std::shared_ptr<const Graph> graph, absl::Span<const TensorMeta> inputs,
+    absl::Span<const InputValues> values = {});
 
 // One cache entry's specialization of `graph` to a call: the symbols of its
 // dynamic dims, the inputs' metas and guards over them, and the graph
@@ -57,7 +61,7 @@ struct SpecializedCall {
 absl::StatusOr<SpecializedCall> SpecializeCall(
     std::shared_ptr<const Graph> graph,
     const std::vector<std::string>& input_names, const CallSignature& call,
-    std::vector<DynamicDim> dynamic);
+    std::vector<DynamicDim> dynamic, absl::Span<const InputValues> values = {});
 
 }  // namespace guardjit
 

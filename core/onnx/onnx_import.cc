@@ -13,6 +13,7 @@
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
 #include "core/onnx/onnx_tensor.h"
+#include "core/onnx/onnx_value_inputs.h"
 #include "core/protobuf_diagnostics.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -106,6 +107,15 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
     return absl::UnimplementedError(
         absl::StrCat("operator ", node.op_type(), " is not supported"));
   }
+  if (opset < kMinOnnxOpset &&
+      opset < OnnxOpTable::OldestOpset(node.op_type())) {
+    return absl::UnimplementedError(absl::StrCat(
+        "opset ", opset, " of the default domain: the importer reads ",
+        node.op_type(), " from opset ",
+        OnnxOpTable::OldestOpset(node.op_type()),
+        " (supported: ", kMinOnnxOpset, " to ", kMaxOnnxOpset,
+        ", and older opsets for operators unchanged since)"));
+  }
   ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
   OnnxNodeContext ctx(state, node, opset, attrs);
   RETURN_IF_ERROR(mapper(ctx));
@@ -119,10 +129,22 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const auto& import : model.opset_import()) {
+    if (IsDefaultDomain(import.domain())) {
+      opset = static_cast<int>(import.version());
+    }
+  }
+  return opset;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
-    const onnx::ModelProto& model, const GraphLoadOptions& options) {
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxGraph(
+    const onnx::ModelProto& model, const GraphLoadOptions& options,
+    const absl::flat_hash_map<std::string, Tensor>& bound,
+    OnnxImportFailure* failure) {
   int opset = -1;
   absl::flat_hash_map<std::string, int> domains;
   for (const auto& import : model.opset_import()) {
@@ -136,7 +158,9 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
     return absl::InvalidArgumentError(
         "ONNX model imports no opset of the default domain");
   }
-  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
+  // Below 7, each node's operator must be one whose definition did not
+  // change from the model's opset to 7 (ImportNode).
+  if (opset < 1 || opset > kMaxOnnxOpset) {
     return absl::UnimplementedError(absl::StrCat(
         "ONNX model uses opset ", opset, " of the default domain; supported: ",
         kMinOnnxOpset, " to ", kMaxOnnxOpset));
@@ -174,7 +198,21 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
     ASSIGN_OR_RETURN(
         TensorMeta meta,
         InputMeta(input, input_index, state.shape_env(), symbols, &is_static));
-    RETURN_IF_ERROR(state.AddInput(input.name(), std::move(meta), is_static));
+    std::optional<Tensor> known;
+    if (auto it = bound.find(input.name()); it != bound.end()) {
+      // Specialized to the call's values, whose sizes the entry guards.
+      if (it->second.dtype() != meta.dtype) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph input '", input.name(), "' is declared ",
+                         DTypeName(meta.dtype), ", and the call passes ",
+                         DTypeName(it->second.dtype())));
+      }
+      known = it->second;
+      meta = TensorMeta::Of(*known);
+      is_static = true;
+    }
+    RETURN_IF_ERROR(state.AddInput(input.name(), std::move(meta), is_static,
+                                   std::move(known)));
     ASSIGN_OR_RETURN(IoSpec spec,
                      IoSpecFromOnnx(input, absl::StrCat("graph input '",
                                                         input.name(), "'")));
@@ -189,8 +227,15 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
   }
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
+    state.ClearWanted();
     absl::Status s = ImportNode(state, node, opset, domains);
-    if (!s.ok()) return Prefixed(s, NodeLabel(node, i, opset));
+    if (!s.ok()) {
+      if (failure != nullptr) {
+        failure->node = i;
+        failure->wanted.assign(state.wanted().begin(), state.wanted().end());
+      }
+      return Prefixed(s, NodeLabel(node, i, opset));
+    }
   }
   std::vector<Arg> outputs;
   for (const onnx::ValueInfoProto& output : graph.output()) {
@@ -226,6 +271,14 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
   return builder.Finish();
 }
 
+absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
+    const onnx::ModelProto& model, const GraphLoadOptions& options) {
+  OnnxImportFailure failure;
+  auto graph = ImportOnnxGraph(model, options, {}, &failure);
+  if (graph.ok() || failure.wanted.empty()) return graph;
+  return ValueSpecializedOnnxGraph(model, options, failure, graph.status());
+}
+
 absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModelFromBinary(
     absl::string_view bytes, const GraphLoadOptions& options) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -248,6 +301,26 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModelFromBinary(
                        : absl::StrCat(": ", detail)));
   }
   return LoadOnnxModel(model, options);
+}
+
+absl::Status CheckOnnxOps(const onnx::ModelProto& model, int from_node) {
+  const int opset = DefaultOpset(model).value_or(-1);
+  const onnx::GraphProto& graph = model.graph();
+  for (int i = from_node; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!IsDefaultDomain(node.domain())) {
+      return Prefixed(
+          absl::UnimplementedError(absl::StrCat(
+              "operators of domain '", node.domain(), "' are not supported")),
+          NodeLabel(node, i, opset));
+    }
+    if (OnnxOpTable::Default().Find(node.op_type()) == nullptr) {
+      return Prefixed(absl::UnimplementedError(absl::StrCat(
+                          "operator ", node.op_type(), " is not supported")),
+                      NodeLabel(node, i, opset));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace guardjit

@@ -2,7 +2,10 @@
 #define GUARDJIT_CORE_ONNX_ONNX_IMPORT_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/graph.h"
@@ -27,8 +30,29 @@ inline constexpr int kMaxOnnxOpset = 20;
 // domain or opset the importer lacks, INVALID_ARGUMENT for a malformed
 // model; node errors read "ONNX node 3 'conv1' (Conv, domain 'ai.onnx',
 // opset 13): ...".
+// A graph input a node must know (a Reshape's shape) makes the graph one
+// that value-specializes it (core/value_inputs.h, onnx_value_inputs.h).
 absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
     const onnx::ModelProto& model, const GraphLoadOptions& options);
+
+// Where an import failed: the node, and the graph inputs whose values its
+// mapping asked for and the import did not know.
+struct OnnxImportFailure {
+  int node = -1;
+  std::vector<std::string> wanted;
+};
+
+// The import itself, with the graph inputs in `bound` known (their values,
+// of their dtype and the call's sizes) while staying placeholders; with
+// `failure`, where it failed.
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxGraph(
+    const onnx::ModelProto& model, const GraphLoadOptions& options,
+    const absl::flat_hash_map<std::string, Tensor>& bound,
+    OnnxImportFailure* failure);
+
+// UNIMPLEMENTED naming the first node from `from_node` on whose op or
+// domain the importer lacks.
+absl::Status CheckOnnxOps(const onnx::ModelProto& model, int from_node);
 // From serialized bytes (IsOnnxModel).
 absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModelFromBinary(
     absl::string_view bytes, const GraphLoadOptions& options);

@@ -3,6 +3,7 @@
 // LayerNormalization, Dropout (inference).
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -113,6 +114,104 @@ absl::Status MapMatMul(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, out);
 }
 
+// ConvTranspose whose output ATen's padding cannot give (an output_shape,
+// auto_pad, uneven pads, output_padding past the stride): the full
+// transposed convolution (no pads), then the output's window of it, where
+// output index o is full index o + pad_begin and indices past the full
+// size are zeros (ONNX's output_padding and a larger output_shape), then
+// the bias. With output_shape (or auto_pad's in * stride), the pads are
+// ONNX's split of total = full + output_padding - output_shape, clamped at
+// 0 as ONNX Runtime does: SAME_UPPER puts the smaller half first.
+absl::Status MapConvTransposeCropped(
+    OnnxNodeContext& ctx, Arg x, Arg weight, const Shape& xs, const Shape& ws,
+    int64_t group, const Window& w, const std::vector<int64_t>& output_padding,
+    const std::string& auto_pad,
+    const std::optional<std::vector<int64_t>>& output_shape) {
+  const size_t spatial = xs.size() - 2;
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("auto_pad '", auto_pad, "' is not an ONNX value"));
+  }
+  if (output_shape.has_value() && output_shape->size() != spatial) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("output_shape has ", output_shape->size(), " dims for ",
+                     spatial, " spatial dims"));
+  }
+  std::vector<int64_t> full(spatial), begin(spatial), size(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    full[d] =
+        w.strides[d] * (xs[d + 2] - 1) + (w.kernel[d] - 1) * w.dilations[d] + 1;
+    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    if (output_shape.has_value() || same) {
+      const int64_t want = output_shape.has_value() ? (*output_shape)[d]
+                                                    : xs[d + 2] * w.strides[d];
+      const int64_t total =
+          std::max<int64_t>(0, full[d] + output_padding[d] - want);
+      begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      size[d] = want;
+    } else {
+      const int64_t pb = auto_pad == "VALID" ? 0 : w.pad_begin[d];
+      const int64_t pe = auto_pad == "VALID" ? 0 : w.pad_end[d];
+      begin[d] = pb;
+      size[d] = full[d] + output_padding[d] - pb - pe;
+    }
+    if (size[d] < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output size ", size[d], " in spatial dim ", d));
+    }
+  }
+  const bool one_d = spatial == 1;
+  std::vector<int64_t> strides = w.strides, dilations = w.dilations;
+  if (one_d) {
+    ASSIGN_OR_RETURN(x, ctx.Emit("aten.unsqueeze.default", {x, Arg::Int(2)}));
+    ASSIGN_OR_RETURN(weight,
+                     ctx.Emit("aten.unsqueeze.default", {weight, Arg::Int(2)}));
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+  }
+  const std::vector<int64_t> zeros(strides.size(), 0);
+  ASSIGN_OR_RETURN(
+      Arg out, ctx.Emit("aten.convolution.default",
+                        {x, weight, Arg::None(), IntList(strides),
+                         IntList(zeros), IntList(dilations), Arg::Bool(true),
+                         IntList(zeros), Arg::Int(group)}));
+  if (one_d) {
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.squeeze.dim", {out, Arg::Int(2)}));
+  }
+  // The window [begin, begin + size) of the full output, zeros past it.
+  std::vector<int64_t> pad;
+  for (size_t d = spatial; d-- > 0;) {
+    const int64_t end = std::min(full[d], begin[d] + size[d]);
+    if (begin[d] >= end) {
+      return absl::UnimplementedError(
+          "a transposed convolution's output entirely past its input");
+    }
+    if (begin[d] > 0 || end < full[d]) {
+      ASSIGN_OR_RETURN(
+          out, ctx.Emit("aten.slice.Tensor",
+                        {out, Arg::Int(static_cast<int64_t>(d) + 2),
+                         Arg::Int(begin[d]), Arg::Int(end), Arg::Int(1)}));
+    }
+    pad.push_back(0);
+    pad.push_back(begin[d] + size[d] - end);
+  }
+  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p > 0; })) {
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.constant_pad_nd.default",
+                                   {out, IntList(pad), Arg::Float(0.0)}));
+  } else {
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.clone.default", {out}));
+  }
+  if (ctx.has_input(2)) {
+    ASSIGN_OR_RETURN(Arg bias, ctx.Input(2));
+    std::vector<int64_t> shape(spatial + 1, 1);
+    shape[0] = ws[1] * group;
+    ASSIGN_OR_RETURN(bias, ReshapeTo(ctx, bias, shape));
+    ASSIGN_OR_RETURN(out, ctx.Emit("aten.add.Tensor", {out, bias}));
+  }
+  return ctx.SetOutput(0, out);
+}
+
 absl::Status MapConv(OnnxNodeContext& ctx) {
   const bool transposed = ctx.node().op_type() == "ConvTranspose";
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
@@ -132,19 +231,22 @@ absl::Status MapConv(OnnxNodeContext& ctx) {
   if (transposed) {
     ASSIGN_OR_RETURN(auto op, ctx.attrs().Ints("output_padding"));
     if (op.has_value()) output_padding = *op;
+    if (output_padding.size() != xs.size() - 2) {
+      return absl::InvalidArgumentError("output_padding of the wrong length");
+    }
     ASSIGN_OR_RETURN(std::string auto_pad,
                      ctx.attrs().String("auto_pad", "NOTSET"));
-    if (auto_pad != "NOTSET") {
-      return absl::UnimplementedError(absl::StrCat(
-          "auto_pad '", auto_pad, "' of a transposed convolution"));
+    ASSIGN_OR_RETURN(auto output_shape, ctx.attrs().Ints("output_shape"));
+    bool aten_output_padding = true;
+    for (size_t d = 0; d < output_padding.size(); ++d) {
+      aten_output_padding &=
+          output_padding[d] >= 0 && (output_padding[d] < w.strides[d] ||
+                                     output_padding[d] < w.dilations[d]);
     }
-    if (ctx.attrs().Raw("output_shape") != nullptr) {
-      return absl::UnimplementedError(
-          "attribute 'output_shape' is not supported");
-    }
-    if (!w.symmetric()) {
-      return absl::UnimplementedError(
-          "uneven pads of a transposed convolution");
+    if (auto_pad != "NOTSET" || output_shape.has_value() || !w.symmetric() ||
+        !aten_output_padding) {
+      return MapConvTransposeCropped(ctx, x, weight, xs, ws, group, w,
+                                     output_padding, auto_pad, output_shape);
     }
   }
   if (!w.symmetric()) {
@@ -160,9 +262,8 @@ absl::Status MapConv(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(x, ctx.Emit("aten.unsqueeze.default", {x, Arg::Int(2)}));
     ASSIGN_OR_RETURN(weight,
                      ctx.Emit("aten.unsqueeze.default", {weight, Arg::Int(2)}));
-    for (auto* v : {&w.strides, &w.dilations, &output_padding}) {
-      v->insert(v->begin(), 1);
-    }
+    for (auto* v : {&w.strides, &w.dilations}) v->insert(v->begin(), 1);
+    output_padding.insert(output_padding.begin(), 0);
     w.pad_begin.insert(w.pad_begin.begin(), 0);
   }
   ASSIGN_OR_RETURN(

@@ -29,14 +29,16 @@ absl::Status OnnxImportState::RecordMeta(const Arg& value,
 }
 
 absl::Status OnnxImportState::AddInput(const std::string& name, TensorMeta meta,
-                                       bool static_meta) {
+                                       bool static_meta,
+                                       std::optional<Tensor> known) {
   names_.insert(name);
+  if (!known.has_value()) graph_inputs_.insert(name);
   std::optional<TensorMeta> declared;
   if (static_meta) declared = meta;
   ASSIGN_OR_RETURN(ValueRef ref,
                    builder_.AddPlaceholder(name, std::move(declared)));
   RETURN_IF_ERROR(RecordMeta(Arg::Value(ref), {meta}));
-  return Define(name, OnnxValue{meta, std::nullopt, Arg::Value(ref)});
+  return Define(name, OnnxValue{meta, std::move(known), Arg::Value(ref)});
 }
 
 absl::Status OnnxImportState::AddKnownValue(const std::string& name,
@@ -142,7 +144,9 @@ absl::StatusOr<TensorMeta> OnnxNodeContext::InputMeta(int i) const {
 const Tensor* OnnxNodeContext::InputConstant(int i) const {
   if (!has_input(i)) return nullptr;
   const OnnxValue* v = state_.Find(node_.input(i));
-  return v != nullptr && v->constant.has_value() ? &*v->constant : nullptr;
+  if (v != nullptr && v->constant.has_value()) return &*v->constant;
+  state_.NoteWanted(node_.input(i));
+  return nullptr;
 }
 
 absl::StatusOr<std::vector<int64_t>> OnnxNodeContext::ConstInts(

@@ -44,8 +44,19 @@ class OnnxImportState {
   ShapeEnv& shape_env() { return shape_env_; }
   const std::string& external_data_dir() const { return external_data_dir_; }
 
+  // A graph input; `known`: its values, when the import is specialized to
+  // them (a value-specialized input: core/value_inputs.h), seen by mappings
+  // as a known value while the input stays a placeholder.
   absl::Status AddInput(const std::string& name, TensorMeta meta,
-                        bool static_meta);
+                        bool static_meta, std::optional<Tensor> known = {});
+  // Mappings asking for the values of a graph input the import does not
+  // know (InputConstant, ConstInts) note it here: the inputs a node needs
+  // to be value-specialized. ClearWanted() before each node.
+  void NoteWanted(const std::string& name) {
+    if (graph_inputs_.contains(name)) wanted_.insert(name);
+  }
+  const absl::flat_hash_set<std::string>& wanted() const { return wanted_; }
+  void ClearWanted() { wanted_.clear(); }
   absl::Status AddKnownValue(const std::string& name, Tensor value);
   const OnnxValue* Find(const std::string& name) const;
   absl::Status Define(const std::string& name, OnnxValue value);
@@ -75,6 +86,8 @@ class OnnxImportState {
   ShapeEnv shape_env_;
   absl::flat_hash_map<std::string, OnnxValue> values_;
   absl::flat_hash_set<std::string> names_;
+  absl::flat_hash_set<std::string> graph_inputs_;  // unknown at load
+  absl::flat_hash_set<std::string> wanted_;
   GraphMeta metas_;  // by node index of builder_.partial_graph()
 };
 

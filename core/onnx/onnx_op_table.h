@@ -24,6 +24,11 @@ class OnnxOpTable {
 
   void Add(absl::string_view op_type, OnnxOpMapper mapper);
   OnnxOpMapper Find(absl::string_view op_type) const;
+  // The oldest opset of the default domain whose definition of `op_type`
+  // the mapping reads: below kMinOnnxOpset (7) only for operators whose
+  // definition did not change from that opset to 7 (ONNX's Changelog.md;
+  // version 6 of most activations only dropped `consumed_inputs`), else 7.
+  static int OldestOpset(absl::string_view op_type);
   std::vector<std::string> OpTypes() const;  // sorted
 
  private:
@@ -41,6 +46,8 @@ void AddStructureOnnxOps(OnnxOpTable& table);
 void AddShapeOnnxOps(OnnxOpTable& table);
 void AddReduceOnnxOps(OnnxOpTable& table);
 void AddTensorOnnxOps(OnnxOpTable& table);
+void AddEinsumOnnxOps(OnnxOpTable& table);
+void AddSignalOnnxOps(OnnxOpTable& table);
 
 }  // namespace guardjit
 

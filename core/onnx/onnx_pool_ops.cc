@@ -1,9 +1,11 @@
 // ONNX pooling: MaxPool and AveragePool (1-D to 3-D, on ATen's 2-D and 3-D
-// pools; uneven or large pads as an explicit pad of the input), and the
+// pools; uneven or large pads as an explicit pad of the input, averages
+// over it divided by the pooled count of input elements), and the
 // global pools as reductions.
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -43,8 +45,9 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
   if (max) {
     ASSIGN_OR_RETURN(int64_t storage_order,
                      ctx.attrs().Int("storage_order", 0));
-    if (ctx.has_output(1) || storage_order != 0) {
-      return absl::UnimplementedError("the Indices output is not supported");
+    if (ctx.has_output(1) && storage_order != 0) {
+      return absl::UnimplementedError(
+          "the Indices output in column-major storage_order");
     }
   } else {
     ASSIGN_OR_RETURN(count_include_pad,
@@ -62,21 +65,32 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
   }
   const DType dtype = ctx.Meta(x).dtype;
   const size_t spatial = xs.size() - 2;
+  std::optional<Arg> count_mask;  // set for uneven pads of an average
   // ATen pads evenly and at most half the kernel.
   bool explicit_pad = !w.symmetric();
   for (size_t d = 0; d < spatial; ++d) {
     if (w.pad_begin[d] > w.kernel[d] / 2) explicit_pad = true;
   }
   if (explicit_pad) {
+    if (max && ctx.has_output(1)) {
+      // ATen's indices would count the padded input's positions.
+      return absl::UnimplementedError(
+          "the Indices output with uneven or large pads");
+    }
     if (ceil_mode) {
       return absl::UnimplementedError("ceil_mode with uneven or large pads");
     }
-    if (!max && !count_include_pad) {
-      return absl::UnimplementedError(
-          "uneven or large pads without count_include_pad");
-    }
     if (max && !IsFloating(dtype)) {
       return absl::UnimplementedError("uneven pads of an integer max pool");
+    }
+    if (!max && !count_include_pad) {
+      // Windows count only the input's elements: the same pool of a mask
+      // of ones, zero in the padding, divides by that count.
+      RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "AveragePool input"));
+      ASSIGN_OR_RETURN(Arg ones,
+                       ctx.Emit("aten.full_like.default", {x, Arg::Int(1)}));
+      Window mask_window = w;
+      ASSIGN_OR_RETURN(count_mask, PadUneven(ctx, ones, mask_window, 0.0));
     }
     ASSIGN_OR_RETURN(
         x, PadUneven(ctx, x, w,
@@ -95,6 +109,10 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
   const bool one_d = spatial == 1;
   if (one_d) {
     ASSIGN_OR_RETURN(x, ctx.Emit("aten.unsqueeze.default", {x, Arg::Int(2)}));
+    if (count_mask.has_value()) {
+      ASSIGN_OR_RETURN(count_mask, ctx.Emit("aten.unsqueeze.default",
+                                            {*count_mask, Arg::Int(2)}));
+    }
     w.kernel.insert(w.kernel.begin(), 1);
     w.strides.insert(w.strides.begin(), 1);
     w.dilations.insert(w.dilations.begin(), 1);
@@ -110,14 +128,44 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
                                IntList(w.pad_begin), IntList(w.dilations),
                                Arg::Bool(ceil_mode != 0)}));
     ASSIGN_OR_RETURN(out, ctx.Item(pooled, 0));
+    if (ctx.has_output(1)) {
+      // ATen's index is within each (n, c) plane; ONNX's counts the whole
+      // row-major input: plus (n * C + c) * the plane's size.
+      ASSIGN_OR_RETURN(Arg indices, ctx.Item(pooled, 1));
+      if (one_d) {
+        ASSIGN_OR_RETURN(indices,
+                         ctx.Emit("aten.squeeze.dim", {indices, Arg::Int(2)}));
+      }
+      int64_t plane = 1;
+      for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];
+      Shape offset_shape(xs.size(), 1);
+      offset_shape[0] = xs[0];
+      offset_shape[1] = xs[1];
+      ASSIGN_OR_RETURN(Tensor offsets,
+                       Tensor::Empty(DType::kInt64, offset_shape));
+      for (int64_t k = 0; k < xs[0] * xs[1]; ++k) {
+        offsets.data_as<int64_t>()[k] = k * plane;
+      }
+      const std::string name = ctx.InternalName("plane_offsets");
+      RETURN_IF_ERROR(ctx.state().AddKnownValue(name, offsets));
+      ASSIGN_OR_RETURN(Arg offset, ctx.state().GraphValue(name));
+      ASSIGN_OR_RETURN(indices, ctx.Emit("aten.add.Tensor", {indices, offset}));
+      RETURN_IF_ERROR(ctx.SetOutput(1, indices));
+    }
   } else {
-    ASSIGN_OR_RETURN(
-        out,
-        ctx.Emit(
-            three_d ? "aten.avg_pool3d.default" : "aten.avg_pool2d.default",
-            {x, IntList(w.kernel), IntList(w.strides), IntList(w.pad_begin),
-             Arg::Bool(ceil_mode != 0),
-             Arg::Bool(count_include_pad != 0 || explicit_pad), Arg::None()}));
+    auto average = [&](const Arg& v) {
+      return ctx.Emit(
+          three_d ? "aten.avg_pool3d.default" : "aten.avg_pool2d.default",
+          {v, IntList(w.kernel), IntList(w.strides), IntList(w.pad_begin),
+           Arg::Bool(ceil_mode != 0),
+           Arg::Bool(count_include_pad != 0 || explicit_pad), Arg::None()});
+    };
+    ASSIGN_OR_RETURN(out, average(x));
+    if (count_mask.has_value()) {
+      // (sum / k) / (count / k): the mean over the window's input elements.
+      ASSIGN_OR_RETURN(Arg fraction, average(*count_mask));
+      ASSIGN_OR_RETURN(out, ctx.Emit("aten.div.Tensor", {out, fraction}));
+    }
   }
   if (one_d) {
     ASSIGN_OR_RETURN(out, ctx.Emit("aten.squeeze.dim", {out, Arg::Int(2)}));
@@ -139,6 +187,45 @@ absl::Status MapGlobalPool(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, out);
 }
 
+// LRN: y = x / (bias + alpha / size * square_sum)^beta, square_sum over
+// the channel window [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]
+// (clipped to the channels): the squares, viewed as [N, 1, C, rest],
+// padded with zeros on C and averaged by a [size, 1] window, which
+// divides the window's sum by size as the formula does.
+absl::Status MapLrn(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(float alpha, ctx.attrs().Float("alpha", 1e-4f));
+  ASSIGN_OR_RETURN(float beta, ctx.attrs().Float("beta", 0.75f));
+  ASSIGN_OR_RETURN(float bias, ctx.attrs().Float("bias", 1.0f));
+  ASSIGN_OR_RETURN(int64_t size, ctx.attrs().Int("size", 0));
+  if (size < 1) return absl::InvalidArgumentError("size must be positive");
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape xs, ctx.StaticShape(0));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "LRN input"));
+  if (xs.size() < 3) return absl::InvalidArgumentError("input rank below 3");
+  int64_t rest = 1;
+  for (size_t d = 2; d < xs.size(); ++d) rest *= xs[d];
+  ASSIGN_OR_RETURN(Arg sq, ctx.Emit("aten.mul.Tensor", {x, x}));
+  ASSIGN_OR_RETURN(sq, ReshapeTo(ctx, sq, {xs[0], 1, xs[1], rest}));
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  ASSIGN_OR_RETURN(
+      sq, ctx.Emit("aten.constant_pad_nd.default",
+                   {sq, IntList({0, 0, before, after}), Arg::Float(0.0)}));
+  ASSIGN_OR_RETURN(Arg mean, ctx.Emit("aten.avg_pool2d.default",
+                                      {sq, IntList({size, 1}), IntList({1, 1}),
+                                       IntList({0, 0}), Arg::Bool(false),
+                                       Arg::Bool(true), Arg::None()}));
+  ASSIGN_OR_RETURN(
+      mean, ReshapeTo(ctx, mean, std::vector<int64_t>(xs.begin(), xs.end())));
+  ASSIGN_OR_RETURN(Arg scaled,
+                   ctx.Emit("aten.mul.Scalar", {mean, Arg::Float(alpha)}));
+  ASSIGN_OR_RETURN(Arg base, ctx.Emit("aten.add.Scalar",
+                                      {scaled, Arg::Float(bias), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(
+      Arg denom, ctx.Emit("aten.pow.Tensor_Scalar", {base, Arg::Float(beta)}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.div.Tensor", {x, denom}));
+  return ctx.SetOutput(0, out);
+}
+
 }  // namespace
 
 void AddPoolOnnxOps(OnnxOpTable& table) {
@@ -146,6 +233,7 @@ void AddPoolOnnxOps(OnnxOpTable& table) {
   table.Add("AveragePool", MapPool);
   table.Add("GlobalMaxPool", MapGlobalPool);
   table.Add("GlobalAveragePool", MapGlobalPool);
+  table.Add("LRN", MapLrn);
 }
 
 }  // namespace guardjit

@@ -118,6 +118,46 @@ absl::Status MapArgReduce(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, out);
 }
 
+// TopK onto aten.topk: K an attribute before opset 10, then an int64 [1]
+// input; largest and sorted from 11. The reference kernel orders ties by
+// index, lower first, as ONNX asks; it always sorts (ONNX leaves
+// sorted=0's order to the implementation).
+absl::Status MapTopK(OnnxNodeContext& ctx) {
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    ASSIGN_OR_RETURN(k, ctx.attrs().Int("k", -1));
+  } else {
+    ASSIGN_OR_RETURN(std::vector<int64_t> ks, ctx.ConstInts(1, "K"));
+    if (ks.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("K must hold one value, got ", ks.size()));
+    }
+    k = ks[0];
+  }
+  ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().Int("axis", -1));
+  int64_t largest = 1, sorted = 1;
+  if (ctx.opset() >= 11) {
+    ASSIGN_OR_RETURN(largest, ctx.attrs().Int("largest", 1));
+    ASSIGN_OR_RETURN(sorted, ctx.attrs().Int("sorted", 1));
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
+  if (in.empty()) return absl::InvalidArgumentError("TopK of a scalar");
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, in.size(), "axis"));
+  if (k < 0 || k > in[axis]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "K ", k, " is out of range for axis ", axis, " of size ", in[axis]));
+  }
+  ASSIGN_OR_RETURN(Arg topk,
+                   ctx.Emit("aten.topk.default",
+                            {x, Arg::Int(k), Arg::Int(axis),
+                             Arg::Bool(largest != 0), Arg::Bool(sorted != 0)}));
+  ASSIGN_OR_RETURN(Arg values, ctx.Item(topk, 0));
+  ASSIGN_OR_RETURN(Arg indices, ctx.Item(topk, 1));
+  RETURN_IF_ERROR(ctx.SetOutput(0, values));
+  return ctx.SetOutput(1, indices);
+}
+
 }  // namespace
 
 void AddReduceOnnxOps(OnnxOpTable& table) {
@@ -128,6 +168,7 @@ void AddReduceOnnxOps(OnnxOpTable& table) {
   }
   table.Add("ArgMax", MapArgReduce);
   table.Add("ArgMin", MapArgReduce);
+  table.Add("TopK", MapTopK);
 }
 
 }  // namespace guardjit

@@ -1,12 +1,15 @@
 // ONNX operators defined by index patterns: Trilu, OneHot, Hardmax,
-// DepthToSpace and SpaceToDepth. Index masks and aranges are constants made
-// at load from static sizes.
+// DepthToSpace, SpaceToDepth, GatherND, ScatterND, Compress and
+// ReverseSequence. Index masks and aranges
+// are constants made at load from static sizes.
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/onnx/onnx_op_table.h"
 #include "core/onnx/onnx_op_util.h"
+#include "core/shape_util.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
@@ -171,6 +174,200 @@ absl::Status MapDepthSpace(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, v);
 }
 
+// GatherND onto aten.index.Tensor: the last dim of `indices` (m) indexes
+// the m dims after the batch_dims (b) leading ones; each batch dim is
+// indexed by an arange, so out[i_0..i_{q-2}] = data[i_0, .., i_{b-1},
+// indices[i_0..i_{q-2}, 0], .., indices[.., m - 1], :]. aten.index
+// reads negative indices from the back, as ONNX's do.
+absl::Status MapGatherND(OnnxNodeContext& ctx) {
+  int64_t b = 0;
+  if (ctx.opset() >= 12) {
+    ASSIGN_OR_RETURN(b, ctx.attrs().Int("batch_dims", 0));
+  }
+  ASSIGN_OR_RETURN(Shape data, ctx.StaticShape(0));
+  ASSIGN_OR_RETURN(Shape index_shape, ctx.StaticShape(1));
+  const int64_t r = static_cast<int64_t>(data.size());
+  const int64_t q = static_cast<int64_t>(index_shape.size());
+  if (q < 1 || r < 1 || b < 0 || b >= std::min(q, r)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch_dims ", b, " for data of rank ", r, " and indices of rank ", q));
+  }
+  const int64_t m = index_shape.back();
+  if (m < 1 || b + m > r) {
+    return absl::InvalidArgumentError(absl::StrCat("indices' last dim ", m,
+                                                   " with batch_dims ", b,
+                                                   " for data of rank ", r));
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    if (index_shape[i] != data[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch dim ", i, " is ", data[i], " in data and ",
+                       index_shape[i], " in indices"));
+    }
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg idx, ctx.Input(1));
+  if (ctx.Meta(idx).dtype != DType::kInt64) {
+    return absl::UnimplementedError(
+        absl::StrCat("indices of dtype ", DTypeName(ctx.Meta(idx).dtype)));
+  }
+  Arg::List indices;
+  for (int64_t i = 0; i < b; ++i) {
+    ASSIGN_OR_RETURN(Arg range,
+                     Arange(ctx, data[i], static_cast<int>(q - 2 - i),
+                            absl::StrCat("batch", i)));
+    indices.push_back(range);
+  }
+  for (int64_t j = 0; j < m; ++j) {
+    ASSIGN_OR_RETURN(Arg column, ctx.Emit("aten.select.int",
+                                          {idx, Arg::Int(-1), Arg::Int(j)}));
+    indices.push_back(column);
+  }
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.index.Tensor",
+                                     {x, Arg::OfList(std::move(indices))}));
+  return ctx.SetOutput(0, out);
+}
+
+// ScatterND onto aten.index_put: the last dim of `indices` indexes the
+// leading dims of a copy of data, written with `updates`
+// (indices.shape[:-1] + data.shape[m:], as index_put takes its values);
+// reduction "add" accumulates. "mul", "max" and "min" have no ATen op here.
+absl::Status MapScatterND(OnnxNodeContext& ctx) {
+  std::string reduction = "none";
+  if (ctx.opset() >= 16) {
+    ASSIGN_OR_RETURN(reduction, ctx.attrs().String("reduction", "none"));
+  }
+  if (reduction != "none" && reduction != "add") {
+    return absl::UnimplementedError(
+        absl::StrCat("reduction '", reduction, "'"));
+  }
+  ASSIGN_OR_RETURN(Shape data, ctx.StaticShape(0));
+  ASSIGN_OR_RETURN(Shape index_shape, ctx.StaticShape(1));
+  if (index_shape.empty() || index_shape.back() < 1 ||
+      index_shape.back() > static_cast<int64_t>(data.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices of shape ", ShapeToString(index_shape),
+                     " for data of rank ", data.size()));
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Arg idx, ctx.Input(1));
+  ASSIGN_OR_RETURN(Arg updates, ctx.Input(2));
+  if (ctx.Meta(idx).dtype != DType::kInt64) {
+    return absl::UnimplementedError(
+        absl::StrCat("indices of dtype ", DTypeName(ctx.Meta(idx).dtype)));
+  }
+  Arg::List indices;
+  for (int64_t j = 0; j < index_shape.back(); ++j) {
+    ASSIGN_OR_RETURN(Arg column, ctx.Emit("aten.select.int",
+                                          {idx, Arg::Int(-1), Arg::Int(j)}));
+    indices.push_back(column);
+  }
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.index_put.default",
+                                     {x, Arg::OfList(std::move(indices)),
+                                      updates, Arg::Bool(reduction == "add")}));
+  return ctx.SetOutput(0, out);
+}
+
+// An int64 vector constant in the graph, named after the node and `what`.
+absl::StatusOr<Arg> IndexConstant(OnnxNodeContext& ctx,
+                                  const std::vector<int64_t>& values,
+                                  const Shape& sizes, absl::string_view what) {
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(DType::kInt64, sizes));
+  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
+  const std::string name = ctx.InternalName(what);
+  RETURN_IF_ERROR(ctx.state().AddKnownValue(name, t));
+  return ctx.state().GraphValue(name);
+}
+
+// Compress: the output's size is the number of true conditions, so the
+// condition must be known (a graph input is value-specialized: each
+// entry has its own count); then an index_select of the true positions
+// (of the flattened input without an axis). A condition shorter than the
+// axis drops the rest, as ONNX says.
+absl::Status MapCompress(OnnxNodeContext& ctx) {
+  const Tensor* condition = ctx.InputConstant(1);
+  if (condition == nullptr) {
+    return absl::UnimplementedError(
+        "condition (input 1) is computed at run time, and its values decide "
+        "the output's size");
+  }
+  if (condition->dim() != 1 || condition->dtype() != DType::kBool ||
+      !condition->is_contiguous()) {
+    return absl::InvalidArgumentError("condition must be a 1-D bool tensor");
+  }
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape xs, ctx.StaticShape(0));
+  int64_t axis = 0;
+  if (ctx.attrs().Raw("axis") != nullptr) {
+    ASSIGN_OR_RETURN(axis, ctx.attrs().Int("axis", 0));
+    ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, xs.size(), "axis"));
+  } else {
+    ASSIGN_OR_RETURN(x, ReshapeTo(ctx, x, {-1}));
+    int64_t n = 1;
+    for (int64_t d : xs) n *= d;
+    xs = {n};
+  }
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < std::min(condition->numel(), xs[axis]); ++i) {
+    if (condition->data_as<uint8_t>()[i] != 0) picked.push_back(i);
+  }
+  ASSIGN_OR_RETURN(
+      Arg index,
+      IndexConstant(ctx, picked, {static_cast<int64_t>(picked.size())},
+                    "picked"));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.index_select.default",
+                                     {x, Arg::Int(axis), index}));
+  return ctx.SetOutput(0, out);
+}
+
+// ReverseSequence: batch b's first sequence_lens[b] steps along time_axis
+// reversed, the rest kept; with the lengths known (a graph input is
+// value-specialized), one gather by a constant index.
+absl::Status MapReverseSequence(OnnxNodeContext& ctx) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> lens,
+                   ctx.ConstInts(1, "sequence_lens"));
+  ASSIGN_OR_RETURN(int64_t batch_axis, ctx.attrs().Int("batch_axis", 1));
+  ASSIGN_OR_RETURN(int64_t time_axis, ctx.attrs().Int("time_axis", 0));
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  ASSIGN_OR_RETURN(Shape xs, ctx.StaticShape(0));
+  if (xs.size() < 2 || !((batch_axis == 0 && time_axis == 1) ||
+                         (batch_axis == 1 && time_axis == 0))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_axis ", batch_axis, " and time_axis ", time_axis,
+                     " for an input of rank ", xs.size()));
+  }
+  const int64_t batch = xs[batch_axis], time = xs[time_axis];
+  if (static_cast<int64_t>(lens.size()) != batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(lens.size(), " sequence lengths for a batch of ", batch));
+  }
+  if (batch * time > kMaxMaskElements) {
+    return absl::UnimplementedError("an index of more than 2^24 elements");
+  }
+  Shape sizes(xs.size(), 1);
+  sizes[batch_axis] = batch;
+  sizes[time_axis] = time;
+  std::vector<int64_t> index(static_cast<size_t>(batch * time));
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lens[b] < 0 || lens[b] > time) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sequence length ", lens[b], " for a time axis of ", time));
+    }
+    for (int64_t t = 0; t < time; ++t) {
+      const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
+      index[batch_axis == 0 ? b * time + t : t * batch + b] = from;
+    }
+  }
+  ASSIGN_OR_RETURN(Arg idx, IndexConstant(ctx, index, sizes, "index"));
+  ASSIGN_OR_RETURN(
+      idx,
+      ctx.Emit("aten.expand.default",
+               {idx, IntList(std::vector<int64_t>(xs.begin(), xs.end()))}));
+  ASSIGN_OR_RETURN(
+      Arg out, ctx.Emit("aten.gather.default", {x, Arg::Int(time_axis), idx}));
+  return ctx.SetOutput(0, out);
+}
+
 }  // namespace
 
 void AddStructureOnnxOps(OnnxOpTable& table) {
@@ -179,6 +376,10 @@ void AddStructureOnnxOps(OnnxOpTable& table) {
   table.Add("Hardmax", MapHardmax);
   table.Add("DepthToSpace", MapDepthSpace);
   table.Add("SpaceToDepth", MapDepthSpace);
+  table.Add("GatherND", MapGatherND);
+  table.Add("ScatterND", MapScatterND);
+  table.Add("Compress", MapCompress);
+  table.Add("ReverseSequence", MapReverseSequence);
 }
 
 }  // namespace guardjit

@@ -9,6 +9,7 @@
 #include "core/ops/sym_ops.h"
 #include "core/shape_util.h"
 #include "core/status_macros.h"
+#include "core/value_inputs.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/kernels/register_kernels.h"
 #include "runtime/kernels/storage_offset.h"
@@ -81,6 +82,14 @@ absl::Status RegisterSymKernels(KernelRegistry& registry) {
   for (const SymOpDef& def : kSymOps) {
     RETURN_IF_ERROR(registry.Register(def.target, SymOpKernel(def)));
   }
+  RETURN_IF_ERROR(registry.Register(
+      kValueSpecializedTarget,
+      [](const KernelArgs&, Metas) -> absl::StatusOr<Tensors> {
+        return absl::FailedPreconditionError(
+            "the graph runs only specialized to the values of its "
+            "value-specialized inputs, which rebuild it: call it through a "
+            "function");
+      }));
   return registry.Register(
       kCondTarget, [](const KernelArgs&, Metas) -> absl::StatusOr<Tensors> {
         return absl::InternalError(

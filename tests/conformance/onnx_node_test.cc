@@ -22,9 +22,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/function.h"
 #include "core/graph_loader.h"
 #include "core/onnx/onnx_import.h"
 #include "core/onnx/onnx_tensor.h"
+#include "core/specializer.h"
+#include "core/value_inputs.h"
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
 #include "onnx/onnx_pb.h"
@@ -249,8 +252,22 @@ CaseResult RunCase(const fs::path& dir) {
     return refuse("load", loaded.status().message());
   }
   std::shared_ptr<const Graph> graph = *std::move(loaded);
-  auto eager = EagerInterpreter::Create(graph);
-  if (!eager.ok()) return refuse("eager", eager.status().message());
+  // A graph with value-specialized inputs (a Reshape's shape as an input)
+  // runs per data set as the graph a function compiles for its values,
+  // and through a function on the JIT, whose guards see every data set.
+  const bool by_value = !graph->value_inputs().empty();
+  std::unique_ptr<Function> function;
+  if (by_value) {
+    auto created =
+        Function::Create(graph,
+                         std::shared_ptr<Compiler>(std::shared_ptr<void>(),
+                                                   &testing::SharedJit()),
+                         FunctionOptions());
+    if (!created.ok()) return refuse("function", created.status().message());
+    function = *std::move(created);
+  }
+  int distinct_values = 0;
+  std::vector<std::vector<int64_t>> seen_values;
   for (const auto& set : fs::directory_iterator(dir)) {
     if (!set.is_directory()) continue;
     auto inputs = ReadTensors(set.path(), "input");
@@ -271,6 +288,39 @@ CaseResult RunCase(const fs::path& dir) {
                     absl::StrCat(inputs->size(), " inputs for a graph of ",
                                  graph->inputs().size()));
     }
+    std::shared_ptr<const Graph> run_graph = graph;
+    if (by_value) {
+      std::vector<InputValues> values;
+      std::vector<int64_t> all_values;
+      for (int i : graph->value_inputs()) {
+        const InputView view = InputView::Of((*inputs)[i]);
+        if (absl::Status ok = CheckValueInput(view, "input"); !ok.ok()) {
+          return refuse("call", ok.message());
+        }
+        values.push_back(ReadInputValues(i, view));
+        all_values.insert(all_values.end(), values.back().values.begin(),
+                          values.back().values.end());
+        all_values.push_back(-1234567);  // separates the inputs
+      }
+      if (std::find(seen_values.begin(), seen_values.end(), all_values) ==
+          seen_values.end()) {
+        seen_values.push_back(all_values);
+        ++distinct_values;
+      }
+      auto rebuilt = graph->rebuilder() != nullptr
+                         ? graph->rebuilder()->Rebuild(*graph, values)
+                         : absl::StatusOr<std::shared_ptr<const Graph>>(graph);
+      if (!rebuilt.ok()) return refuse("load", rebuilt.status().message());
+      std::vector<TensorMeta> metas;
+      for (const Tensor& t : *inputs) metas.push_back(TensorMeta::Of(t));
+      auto specialized = SpecializeGraph(*rebuilt, metas, values);
+      if (!specialized.ok()) {
+        return refuse("load", specialized.status().message());
+      }
+      run_graph = specialized->graph;
+    }
+    auto eager = EagerInterpreter::Create(run_graph);
+    if (!eager.ok()) return refuse("eager", eager.status().message());
     auto check = [&](const std::string& backend,
                      const std::vector<Tensor>& actual) -> std::string {
       if (actual.size() != expected->size()) {
@@ -292,9 +342,9 @@ CaseResult RunCase(const fs::path& dir) {
     }
     Specialization spec;
     for (const Tensor& t : *inputs) spec.inputs.push_back(TensorMeta::Of(t));
-    auto executable = testing::SharedJit().Compile(graph, spec);
+    auto executable = testing::SharedJit().Compile(run_graph, spec);
     if (!executable.ok()) return refuse("jit", executable.status().message());
-    if (!JitCompiler::EagerOnlyReason(*graph)) {
+    if (!JitCompiler::EagerOnlyReason(*run_graph)) {
       if (auto reason = testing::NotCompiledByJitReason(**executable)) {
         return wrong(absl::StrCat("jit: ", *reason));
       }
@@ -304,6 +354,22 @@ CaseResult RunCase(const fs::path& dir) {
     if (std::string diff = check("jit", *jit_out); !diff.empty()) {
       return wrong(diff);
     }
+    if (function != nullptr) {
+      std::vector<InputView> views;
+      for (const Tensor& t : *inputs) views.push_back(InputView::Of(t));
+      auto out = function->Call(*inputs, CallSignature{views, {}});
+      if (!out.ok()) return refuse("function", out.status().message());
+      if (std::string diff = check("function", *out); !diff.empty()) {
+        return wrong(diff);
+      }
+    }
+  }
+  // One entry per distinct values: the value guards told them apart.
+  if (function != nullptr &&
+      function->stats().compiles != std::min(distinct_values, 8)) {
+    return wrong(absl::StrCat("function: ", function->stats().compiles,
+                              " compiles for ", distinct_values,
+                              " distinct values"));
   }
   if (r.bound) r.reason = refusal;
   return r;
@@ -355,11 +421,17 @@ std::string Report(const std::vector<CaseResult>& results) {
       "passes, is refused with a reason, or is wrong.\n\n",
       "Cases: ", results.size(), "; passing ", pass, ", refused ",
       refused + bound, ", wrong ", wrong, ".\n\n",
-      "A case refused at load because a graph input must be known there (a\n"
-      "Reshape's shape, Resize's scales: ONNX's node tests pass them as\n"
-      "inputs) runs again with those inputs bound to its test data as\n"
-      "initializers, to check the mapping; it counts as refused, and its\n"
-      "result shows in the column \"pass, inputs bound\" (",
+      "A graph input a node must know (a Reshape's shape, a Slice's starts,\n"
+      "TopK's K: ONNX's node tests pass them as inputs) is value-specialized\n"
+      "(core/value_inputs.h): each call's values are compiled into its\n"
+      "entry as constants and guarded. Such a case runs, per data set, the\n"
+      "graph the importer rebuilds for those values on the eager interpreter\n"
+      "and the CPU JIT, and all its data sets through one function on the\n"
+      "JIT, which must compile one entry per distinct values.\n\n"
+      "Inputs that cannot be value-specialized (floats: Resize's scales)\n"
+      "are refused; such a case runs again with those inputs bound to its\n"
+      "test data as initializers, to check the mapping; it counts as\n"
+      "refused, and its result shows in the column \"pass, inputs bound\" (",
       bound, " cases; a wrong result there fails the test too).\n\n",
       "Cases whose ops are all in the default domain and whose inputs and\n"
       "outputs are tensors of dtypes guardjit has: ",

@@ -370,15 +370,44 @@ TEST(OnnxImportTest, TruncatedBytesAreMalformed) {
 }
 
 TEST(OnnxImportTest, OpsetOutsideTheSupportedRangeIsRefused) {
-  ModelProto m = Model(6);
+  ModelProto m = Model(21);
   AddInput(m, "x", {2});
   AddNode(m, "Relu", {"x"}, {"y"});
   AddOutput(m, "y");
   ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "opset 6 of the default domain; supported: 7 to 20");
-  m.mutable_opset_import(0)->set_version(21);
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
               "opset 21 of the default domain; supported: 7 to 20");
+  m.mutable_opset_import(0)->set_version(0);
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "opset 0 of the default domain; supported: 7 to 20");
+}
+
+// Below opset 7, operators whose definition did not change since are read
+// (Relu-6 only dropped Relu-1's consumed_inputs); others are refused per
+// node: Add-6's `broadcast` is not ONNX 7's broadcasting.
+TEST(OnnxImportTest, OlderOpsetsOfUnchangedOperators) {
+  ModelProto m = Model(6);
+  AddInput(m, "x", {2});
+  AddNode(m, "Relu", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.relu.default"});
+  m.mutable_opset_import(0)->set_version(5);
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "(Relu, domain 'ai.onnx', opset 5): opset 5 of the default "
+              "domain: the importer reads Relu from opset 6");
+  m = Model(6);
+  AddInput(m, "a", {2});
+  AddInput(m, "b", {2});
+  AddNode(m, "Add", {"a", "b"}, {"y"});
+  AddOutput(m, "y");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "the importer reads Add from opset 7");
+  m = Model(1);
+  AddInput(m, "x", {2}, TensorProto::BOOL);
+  AddNode(m, "Not", {"x"}, {"y"});
+  AddOutput(m, "y");
+  EXPECT_TRUE(Load(m).ok());
 }
 
 void AddInt64Initializer(ModelProto& m, const std::string& name,

@@ -1,0 +1,157 @@
+#include "core/onnx/onnx_value_inputs.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/function.h"
+#include "core/graph_loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+
+namespace guardjit {
+namespace {
+
+using onnx::ModelProto;
+using onnx::TensorProto;
+using ::testing::HasSubstr;
+
+void AddInput(ModelProto& m, const std::string& name, std::vector<int64_t> dims,
+              int elem_type) {
+  auto* t = m.mutable_graph()->add_input();
+  t->set_name(name);
+  auto* type = t->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(elem_type);
+  auto* shape = type->mutable_shape();
+  for (int64_t d : dims) {
+    if (d < 0) {
+      shape->add_dim()->set_dim_param("n");
+    } else {
+      shape->add_dim()->set_dim_value(d);
+    }
+  }
+}
+
+// y = Reshape(x, shape) then `then_op` (Relu), as ONNX's node tests write
+// it: the shape is a graph input.
+ModelProto ReshapeModel(std::vector<int64_t> shape_dims = {2},
+                        int shape_type = TensorProto::INT64,
+                        const std::string& then_op = "Relu") {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  m.mutable_graph()->set_name("g");
+  AddInput(m, "x", {2, 3}, TensorProto::FLOAT);
+  AddInput(m, "shape", shape_dims, shape_type);
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Reshape");
+  n->add_input("x");
+  n->add_input("shape");
+  n->add_output("r");
+  auto* n2 = m.mutable_graph()->add_node();
+  n2->set_op_type(then_op);
+  n2->add_input("r");
+  n2->add_output("y");
+  m.mutable_graph()->add_output()->set_name("y");
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> Load(const ModelProto& m) {
+  return LoadGraphFromBinary(m.SerializeAsString(), {});
+}
+
+// Keeps the graphs it compiled; runs nothing.
+class RecordingCompiler : public Compiler {
+ public:
+  class Noop : public Executable {
+   public:
+    absl::Status Run(const RunContext&, absl::Span<const Tensor>,
+                     absl::Span<Tensor>) const override {
+      return absl::OkStatus();
+    }
+    size_t num_outputs() const override { return 1; }
+    std::string Describe() const override { return "noop"; }
+  };
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const Graph> graph, const Specialization&) override {
+    graphs.push_back(graph);
+    return std::make_unique<Noop>();
+  }
+  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
+      std::shared_ptr<const Graph>) override {
+    return absl::InternalError("no fallback here");
+  }
+  std::string name() const override { return "recording"; }
+  std::vector<std::shared_ptr<const Graph>> graphs;
+};
+
+// The size list of the graph's view/reshape node.
+std::vector<int64_t> ViewSizes(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    if (n.kind != NodeKind::kCallFunction) continue;
+    if (absl::StartsWith(n.target, "aten.view") ||
+        absl::StartsWith(n.target, "aten.reshape") ||
+        absl::StartsWith(n.target, "aten._unsafe_view")) {
+      std::vector<int64_t> out;
+      for (const Arg& a : n.args[1].as_list()) out.push_back(a.as_int());
+      return out;
+    }
+  }
+  return {};
+}
+
+TEST(OnnxValueInputsTest, ShapeInputIsValueSpecialized) {
+  auto g = Load(ReshapeModel());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->value_inputs(), std::vector<int>{1});
+  EXPECT_NE((*g)->rebuilder(), nullptr);
+  EXPECT_GE((*g)->FindNode("#value_specialized"), 0);
+  EXPECT_EQ((*g)->num_outputs(), 1);
+  EXPECT_EQ((*g)->node((*g)->output_node().args[0].as_value().node).name, "y");
+}
+
+TEST(OnnxValueInputsTest, EachEntryIsTheModelImportedWithItsValues) {
+  auto compiler = std::make_shared<RecordingCompiler>();
+  auto f = *Function::Create(
+      std::shared_ptr<const Graph>(*Load(ReshapeModel())), compiler, {});
+  Tensor x = *Tensor::Zeros(DType::kFloat32, {2, 3});
+  auto call = [&](std::vector<int64_t> values) {
+    Tensor shape = *Tensor::Zeros(DType::kInt64, {2});
+    shape.data_as<int64_t>()[0] = values[0];
+    shape.data_as<int64_t>()[1] = values[1];
+    std::vector<Tensor> tensors = {x, shape};
+    std::vector<InputView> views = {InputView::Of(x), InputView::Of(shape)};
+    return f->Call(tensors, CallSignature{views, {}});
+  };
+  ASSERT_TRUE(call({3, 2}).ok());
+  ASSERT_TRUE(call({3, 2}).ok());
+  ASSERT_TRUE(call({-1, 1}).ok());
+  ASSERT_EQ(compiler->graphs.size(), 2u);
+  EXPECT_EQ(ViewSizes(*compiler->graphs[0]), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(ViewSizes(*compiler->graphs[1]), (std::vector<int64_t>{6, 1}));
+  ASSERT_EQ(f->RecompileReasons().size(), 1u);
+  EXPECT_THAT(f->RecompileReasons()[0],
+              HasSubstr("tensor 'shape' value mismatch (value-specialized). "
+                        "expected [3, 2], actual [-1, 1]"));
+  // Values the model refuses are an error of the call naming them.
+  auto bad = call({4, 4});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("Reshape"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("shape = [4, 4]"));
+}
+
+TEST(OnnxValueInputsTest, InputsThatCannotBeSpecializedKeepTheRefusal) {
+  // A shape of symbolic length: its values cannot be guarded by count.
+  auto g = Load(ReshapeModel({-1}));
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("computed at run time"));
+  // A later op the importer lacks is refused at load.
+  g = Load(ReshapeModel({2}, TensorProto::INT64, "NoSuchOp"));
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("operator NoSuchOp"));
+}
+
+}  // namespace
+}  // namespace guardjit
