@@ -170,13 +170,34 @@ constexpr int64_t kMaxColumnSplitRows = 256;
 constexpr int64_t kMinColumnSplitMacs = int64_t{1} << 20;
 constexpr int64_t kColumnAlign = 16;
 
+// Splitting across threads costs wake-ups (and OpenBLAS's thread count
+// switched twice): a part of a parallel split gets at least this much work,
+// so small products (an MLP at batch 256) run on the calling thread.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+
+// out (row-major [M, N], row stride N) = alpha * a @ b, ranges of whole
+// multiples of kColumnAlign columns split across `pool`, one per thread.
+void GemmByColumns(const GemmStep& step, const Operand& a, const Operand& b,
+                   char* out, ThreadPool& pool) {
+  const int64_t item = ItemSize(step.dtype);
+  const int64_t columns = (step.n + pool.num_threads() - 1) /
+                          pool.num_threads();  // rounded up to kColumnAlign
+  pool.ParallelFor(step.n,
+                   (columns + kColumnAlign - 1) / kColumnAlign * kColumnAlign,
+                   [&](int64_t n0, int64_t n1) {
+                     const int64_t b_offset =
+                         b.layout.trans == CblasNoTrans ? n0 : n0 * b.layout.ld;
+                     Gemm(a, 0, b, b_offset, step.m, n1 - n0, step.k,
+                          step.alpha, step.dtype, out + n0 * item, step.n);
+                   });
+}
+
 // A bare product written straight into `result` (contiguous [B,] M, N):
 // with more than one pool thread, products of a batch or row ranges (column
 // ranges for few rows) in parallel, each with at least kMinParallelMacs of
 // work; OpenBLAS on one thread throughout (see RunGemmStep).
 absl::Status RunIntoResult(const GemmStep& step, const Operand& a,
                            const Operand& b, void* result, ThreadPool& pool) {
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
   char* const out = static_cast<char*>(result);
   const int64_t item = ItemSize(step.dtype);
   const int threads = pool.num_threads();
@@ -203,15 +224,7 @@ absl::Status RunIntoResult(const GemmStep& step, const Operand& a,
     return absl::OkStatus();
   }
   if (step.m < kMaxColumnSplitRows && step.n >= 2 * kColumnAlign) {
-    const int64_t columns = (step.n + threads - 1) / threads;
-    pool.ParallelFor(
-        step.n, (columns + kColumnAlign - 1) / kColumnAlign * kColumnAlign,
-        [&](int64_t n0, int64_t n1) {
-          const int64_t b_offset =
-              b.layout.trans == CblasNoTrans ? n0 : n0 * b.layout.ld;
-          Gemm(a, 0, b, b_offset, step.m, n1 - n0, step.k, step.alpha,
-               step.dtype, out + n0 * item, step.n);
-        });
+    GemmByColumns(step, a, b, out, pool);
     return absl::OkStatus();
   }
   pool.ParallelFor(
@@ -225,10 +238,6 @@ absl::Status RunIntoResult(const GemmStep& step, const Operand& a,
 }  // namespace
 
 int64_t GemmPanelUnits(const GemmStep& step, int num_threads) {
-  // Splitting across threads costs wake-ups (and OpenBLAS's thread count
-  // switched twice): a panel of a parallel split gets at least this much
-  // work, so small products (an MLP at batch 256) run on the calling thread.
-  constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
   const int64_t row_macs = std::max<int64_t>(1, step.n * step.k);
   if (step.batched) {
     const int64_t per_thread =
@@ -292,16 +301,7 @@ absl::Status RunGemmStep(const GemmStep& dynamic_or_static,
     PanelScratch scratch;
     char* const out = static_cast<char*>(
         scratch.Get(static_cast<size_t>(step.m * step.n * item)));
-    const int64_t columns =
-        (step.n + threads - 1) / threads;  // rounded up to kColumnAlign
-    pool.ParallelFor(
-        step.n, (columns + kColumnAlign - 1) / kColumnAlign * kColumnAlign,
-        [&](int64_t n0, int64_t n1) {
-          const int64_t b_offset =
-              b.layout.trans == CblasNoTrans ? n0 : n0 * b.layout.ld;
-          Gemm(a, 0, b, b_offset, step.m, n1 - n0, step.k, step.alpha,
-               step.dtype, out + n0 * item, step.n);
-        });
+    GemmByColumns(step, a, b, out, pool);
     absl::InlinedVector<void*, 16> args(params.begin(), params.end());
     args[step.product_param] = out;
     epilogue(args.data(), symbols.data(), 0, step.m);
