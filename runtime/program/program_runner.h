@@ -63,7 +63,9 @@ class ProgramRunner {
   // Step times over the calls made with GJ_PROFILE=1 (step_profile.h), or
   // empty.
   std::string DescribeProfile() const {
-    return profile_ != nullptr ? profile_->Describe(*program_) : std::string();
+    return profile_ != nullptr
+               ? profile_->Describe(*program_, StepProfileTopSteps())
+               : std::string();
   }
   // reduce-overhead mode's account (ProgramGraphs::Describe), or empty.
   std::string DescribeCudaGraphs() const {

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -41,6 +42,15 @@ bool StepProfilingEnabled() {
   return enabled;
 }
 
+int StepProfileTopSteps() {
+  static const int top = [] {
+    const char* env = std::getenv("GJ_PROFILE");
+    int n = 0;
+    return env != nullptr && absl::SimpleAtoi(env, &n) && n >= 2 ? n : 12;
+  }();
+  return top;
+}
+
 StepProfile::StepProfile(size_t num_steps)
     : num_steps_(num_steps), step_ns_(new std::atomic<int64_t>[num_steps]) {
   for (size_t i = 0; i < num_steps; ++i) step_ns_[i].store(0);
@@ -65,10 +75,10 @@ std::string StepProfile::Describe(const Program& program, int top) const {
   }
   const double call = static_cast<double>(call_ns_.load()) / calls;
   const double share = call > 0 ? 100 * steps / call : 0;
-  std::string text = absl::StrCat(
-      calls, " calls, ", Ms(call),
-      " per call: steps ", Ms(steps), absl::StrFormat(" (%.1f%%)", share),
-      ", between steps ", Ms(std::max(0.0, call - steps)));
+  std::string text =
+      absl::StrCat(calls, " calls, ", Ms(call), " per call: steps ", Ms(steps),
+                   absl::StrFormat(" (%.1f%%)", share), ", between steps ",
+                   Ms(std::max(0.0, call - steps)));
   // Time per kind, then the slowest steps.
   double by_kind[4] = {0, 0, 0, 0};
   int count[4] = {0, 0, 0, 0};

@@ -2,7 +2,7 @@
 #define GUARDJIT_RUNTIME_PROGRAM_STEP_PROFILE_H_
 
 // Host time per step of a compiled program, summed over its calls while
-// GJ_PROFILE=1 is set in the environment (read once): where a call's time
+// GJ_PROFILE is set in the environment (read once): where a call's time
 // goes, kernel by kernel and extern step by extern step, and how much of it
 // is between steps (slot set-up, allocation, the runner's own work).
 // explain() lists it under "Step Times". Device programs' steps are timed
@@ -23,6 +23,10 @@ namespace guardjit {
 
 // Whether GJ_PROFILE=1 (any value but "" or "0").
 bool StepProfilingEnabled();
+
+// How many of the slowest steps explain() lists: GJ_PROFILE=N for a number
+// N >= 2, else 12.
+int StepProfileTopSteps();
 
 class StepProfile {
  public:

@@ -125,6 +125,25 @@ for pattern in '^Step Times \(GJ_PROFILE\):' \
     failures=$((failures + 1))
   fi
 done
+# GJ_PROFILE=N (N >= 2): the N slowest steps; otherwise up to 12.
+cat >"$tmp/mm3.pbtxt" <<'PB'
+name: "mm3"
+placeholders { name: "x" }
+placeholders { name: "w" }
+nodes { name: "m1" target: "aten.mm.default" args { ref: "x" } args { ref: "w" } }
+nodes { name: "m2" target: "aten.mm.default" args { ref: "m1" } args { ref: "w" } }
+nodes { name: "m3" target: "aten.mm.default" args { ref: "m2" } args { ref: "w" } }
+outputs { ref: "m3" }
+PB
+for n in 1 2; do
+  steps=$(GJ_PROFILE=$n "$cli" run "$tmp/mm3.pbtxt" --input 'x=float32[64,32]' \
+    --input 'w=float32[32,32]' --repeat 3 --explain 2>&1 | grep -cE '^ +step [0-9]+ \(gemm\)')
+  want=3; [ $n = 2 ] && want=2
+  if [ "$steps" != "$want" ]; then
+    echo "FAIL: GJ_PROFILE=$n listed $steps steps of 3, want $want"
+    failures=$((failures + 1))
+  fi
+done
 if "$cli" run "$tmp/mm_relu.pbtxt" --input 'x=float32[64,32]' --input 'w=float32[32,48]' \
     --explain 2>&1 | grep -q 'Step Times'; then
   echo "FAIL: explain lists step times without GJ_PROFILE"
