@@ -42,6 +42,12 @@ llvm::Value* Exp(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
 }
 
+// tanh: float32 expanded inline (jit/llvm/llvm_math.h), libm otherwise.
+llvm::Value* Tanh(llvm::IRBuilderBase& b, llvm::Value* x) {
+  if (x->getType()->isFloatTy()) return EmitTanhF32(b, x);
+  return Libm(b, "tanhf", "tanh", x);
+}
+
 }  // namespace
 
 llvm::Type* LlvmType(llvm::IRBuilderBase& b, DType d) {
@@ -210,7 +216,7 @@ absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilderBase& b, UnaryOp op,
     case UnaryOp::kReciprocal:
       return b.CreateFDiv(one(), x);
     case UnaryOp::kTanh:
-      return Libm(b, "tanhf", "tanh", x);
+      return Tanh(b, x);
     case UnaryOp::kErf:
       return Libm(b, "erff", "erf", x);
     case UnaryOp::kSin:
@@ -235,8 +241,7 @@ absl::StatusOr<llvm::Value*> EmitUnary(llvm::IRBuilderBase& b, UnaryOp op,
           FConst(t, beta),
           b.CreateFAdd(x, b.CreateFMul(FConst(t, 0.044715), cube)));
       llvm::Value* half_x = b.CreateFMul(FConst(t, 0.5), x);
-      return b.CreateFMul(half_x,
-                          b.CreateFAdd(one(), Libm(b, "tanhf", "tanh", inner)));
+      return b.CreateFMul(half_x, b.CreateFAdd(one(), Tanh(b, inner)));
     }
     default:
       break;
