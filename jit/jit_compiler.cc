@@ -28,6 +28,7 @@
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_epilogue.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/parallel_loop.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
 
@@ -124,6 +125,7 @@ absl::StatusOr<Plan> PlanGraph(
       return PlanGraph(graph, metas, layout, num_symbols, backend, eager);
     }
     OrderChannelsLastLoops(plan);
+    LeadWithParallelLoops(plan);
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
     // A device's matrix products and convolutions run on cuBLASLt

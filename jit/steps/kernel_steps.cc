@@ -112,6 +112,19 @@ HostKernelStep::HostKernelStep(const KernelStep& step, HostKernelFn fn,
   if (!dynamic_) static_split_ = SplitOf(extents_, {});
 }
 
+KernelSplit StaticSplitOf(const Kernel& k) {
+  const KernelExtents extents(k);
+  for (const IndexExpr& e : extents.outer) {
+    if (!e.is_const()) return {};
+  }
+  for (const std::vector<IndexExpr>& loops : extents.stages) {
+    for (const IndexExpr& e : loops) {
+      if (!e.is_const()) return {};
+    }
+  }
+  return SplitOf(extents, {});
+}
+
 absl::Status HostKernelStep::Run(StepCall& call) const {
   return RunWith(call, KernelParams(call, buffer_slots_));
 }

@@ -49,6 +49,10 @@ struct KernelSplit {
   int64_t work = 0;    // element operations of the whole run
 };
 
+// How the host runner splits `k` when all its extents are constants; a split
+// of nothing (grain 0) otherwise.
+KernelSplit StaticSplitOf(const Kernel& k);
+
 // A fused kernel of the host: its function called directly, its first
 // outer loop split across the pool when it has enough work (in rounds that
 // check the call's stop when it has one).
