@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "jit/llvm/column_reductions.h"
 #include "jit/llvm/llvm_element_ops.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
@@ -65,6 +66,9 @@ class KernelEmitter {
   absl::Status EmitStages();
   absl::Status EmitStage(const Stage& stage);
   absl::Status EmitArgReduction(const Stage& stage);
+  // Column mode (ColumnReductions): the last outer loop innermost in every
+  // stage, each local an array over it.
+  absl::Status EmitColumnStages();
 
   const Kernel& k_;
   llvm::Module* m_;
@@ -549,6 +553,107 @@ absl::Status KernelEmitter::EmitArgReduction(const Stage& stage) {
   return absl::OkStatus();
 }
 
+absl::Status KernelEmitter::EmitColumnStages() {
+  const LoopRange& column = k_.outer.back();
+  const int64_t columns = column.extent.value();
+  // Each local's array and its element type (what the reduction accumulates
+  // in); a local reads as its value's type.
+  std::vector<llvm::Value*> arrays(k_.num_locals, nullptr);
+  std::vector<llvm::Type*> acc_types(k_.num_locals, nullptr);
+  std::vector<llvm::Type*> types(k_.num_locals, nullptr);
+  // Inside a column loop: locals_ as this column's elements.
+  auto load_locals = [&] {
+    locals_.assign(k_.num_locals, nullptr);
+    for (int j = 0; j < k_.num_locals; ++j) {
+      if (arrays[j] == nullptr) continue;
+      llvm::Value* v = b_.CreateLoad(
+          acc_types[j],
+          b_.CreateInBoundsGEP(acc_types[j], arrays[j], vars_.at(column.var)));
+      if (acc_types[j] != types[j]) v = b_.CreateFPTrunc(v, types[j]);
+      locals_[j] = v;
+    }
+  };
+  auto each_column = [&](const std::function<absl::Status()>& body) {
+    return Loop(column.var, b_.getInt64(0), b_.getInt64(columns),
+                [&]() -> absl::Status {
+                  load_locals();
+                  RETURN_IF_ERROR(body());
+                  memo_.clear();
+                  return absl::OkStatus();
+                });
+  };
+  for (const Stage& stage : k_.stages) {
+    memo_.clear();
+    if (stage.kind == Stage::Kind::kStore) {
+      RETURN_IF_ERROR(each_column([&]() -> absl::Status {
+        ASSIGN_OR_RETURN(llvm::Value * v, Value(stage.value));
+        const DType d = k_.buffers[stage.buffer].dtype;
+        if (d == DType::kBool) v = b_.CreateZExt(v, b_.getInt8Ty());
+        b_.CreateStore(
+            v, b_.CreateInBoundsGEP(MemTypeOf(d), buffers_[stage.buffer],
+                                    Index(stage.index)));
+        return absl::OkStatus();
+      }));
+      continue;
+    }
+    const DType d = stage.value.dtype();
+    llvm::Type* t = TypeOf(d);
+    const bool fp = IsFloating(d);
+    llvm::Type* acc_t =
+        fp && stage.combine == CombineOp::kSum ? b_.getDoubleTy() : t;
+    llvm::Value* init = nullptr;
+    if (stage.combine == CombineOp::kSum) {
+      init = llvm::Constant::getNullValue(acc_t);
+    } else if (fp) {
+      init = FConst(t, stage.combine == CombineOp::kMax ? -INFINITY : INFINITY);
+    } else {
+      const unsigned bits = t->getIntegerBitWidth();
+      init =
+          llvm::ConstantInt::get(t, stage.combine == CombineOp::kMax
+                                        ? llvm::APInt::getSignedMinValue(bits)
+                                        : llvm::APInt::getSignedMaxValue(bits));
+    }
+    llvm::Value* array = Alloca(llvm::ArrayType::get(acc_t, columns));
+    auto element_ptr = [&] {
+      return b_.CreateInBoundsGEP(llvm::ArrayType::get(acc_t, columns), array,
+                                  {b_.getInt64(0), vars_.at(column.var)});
+    };
+    RETURN_IF_ERROR(each_column([&]() -> absl::Status {
+      b_.CreateStore(init, element_ptr());
+      return absl::OkStatus();
+    }));
+    RETURN_IF_ERROR(Loops(stage.loops, 0, [&]() -> absl::Status {
+      return each_column([&]() -> absl::Status {
+        ASSIGN_OR_RETURN(llvm::Value * x, Value(stage.value));
+        llvm::Value* ptr = element_ptr();
+        llvm::Value* a = b_.CreateLoad(acc_t, ptr);
+        llvm::Value* r = nullptr;
+        if (stage.combine == CombineOp::kSum) {
+          r = fp ? b_.CreateFAdd(a, b_.CreateFPExt(x, acc_t))
+                 : b_.CreateAdd(a, x);
+        } else if (fp) {
+          r = b_.CreateBinaryIntrinsic(stage.combine == CombineOp::kMax
+                                           ? llvm::Intrinsic::maximum
+                                           : llvm::Intrinsic::minimum,
+                                       a, x);
+        } else {
+          ASSIGN_OR_RETURN(r, EmitBinary(b_,
+                                         stage.combine == CombineOp::kMax
+                                             ? BinaryOp::kMaximum
+                                             : BinaryOp::kMinimum,
+                                         d, a, x));
+        }
+        b_.CreateStore(r, ptr);
+        return absl::OkStatus();
+      });
+    }));
+    arrays[stage.local] = array;
+    acc_types[stage.local] = acc_t;
+    types[stage.local] = t;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KernelEmitter::EmitStages() {
   for (const Stage& stage : k_.stages) RETURN_IF_ERROR(EmitStage(stage));
   return absl::OkStatus();
@@ -598,9 +703,16 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
   } else {
-    RETURN_IF_ERROR(Loop(k_.outer[0].var, begin, end, [&] {
-      return Loops(k_.outer, 1, [&] { return EmitStages(); });
-    }));
+    if (ColumnReductions(k_)) {
+      const std::vector<LoopRange> rows(k_.outer.begin(), k_.outer.end() - 1);
+      RETURN_IF_ERROR(Loop(k_.outer[0].var, begin, end, [&] {
+        return Loops(rows, 1, [&] { return EmitColumnStages(); });
+      }));
+    } else {
+      RETURN_IF_ERROR(Loop(k_.outer[0].var, begin, end, [&] {
+        return Loops(k_.outer, 1, [&] { return EmitStages(); });
+      }));
+    }
   }
   b_.CreateRet(faults_ != nullptr
                    ? static_cast<llvm::Value*>(b_.CreateLoad(i64, faults_))

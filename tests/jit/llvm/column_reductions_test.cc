@@ -1,0 +1,73 @@
+#include "jit/llvm/column_reductions.h"
+
+#include "gtest/gtest.h"
+
+namespace guardjit {
+namespace {
+
+using E = IndexExpr;
+
+// out[b, d] = combine_t in[b, t, d] over [B, T, D] (T = 9, D = `dim`), or
+// over the last dim when `rows`.
+Kernel Reduction(int64_t dim, CombineOp combine = CombineOp::kSum,
+                 bool rows = false, DType dtype = DType::kFloat32) {
+  Kernel k;
+  k.buffers = {{"in0", dtype, false}, {"out0", dtype, true}};
+  k.outer = {{0, E::Const(4)}, {1, E::Const(dim)}};
+  Stage reduce;
+  reduce.kind = Stage::Kind::kReduce;
+  reduce.combine = combine;
+  reduce.loops = {{2, E::Const(9)}};
+  reduce.value = ValueExpr::Load(
+      0, dtype,
+      rows ? E::Var(0) * E::Const(9 * dim) + E::Var(1) * E::Const(9) + E::Var(2)
+           : E::Var(0) * E::Const(9 * dim) + E::Var(2) * E::Const(dim) +
+                 E::Var(1));
+  reduce.local = 0;
+  Stage store;
+  store.buffer = 1;
+  store.index = E::Var(0) * E::Const(dim) + E::Var(1);
+  store.value = ValueExpr::Local(0, dtype);
+  k.stages = {reduce, store};
+  k.num_locals = 1;
+  return k;
+}
+
+TEST(ColumnReductionsTest, ReductionsOverAMiddleDim) {
+  EXPECT_TRUE(ColumnReductions(Reduction(64)));
+  EXPECT_TRUE(ColumnReductions(Reduction(64, CombineOp::kMax)));
+  EXPECT_TRUE(ColumnReductions(Reduction(2, CombineOp::kMin)));
+  EXPECT_TRUE(
+      ColumnReductions(Reduction(64, CombineOp::kSum, false, DType::kInt64)));
+}
+
+TEST(ColumnReductionsTest, NotRowReductionsOrWhatItCannotKeepExact) {
+  // Contiguous along the reduction already.
+  EXPECT_FALSE(ColumnReductions(Reduction(64, CombineOp::kSum, true)));
+  // Positions, products, reduced dtypes, side stores: not in column mode.
+  EXPECT_FALSE(ColumnReductions(Reduction(64, CombineOp::kArgMax)));
+  EXPECT_FALSE(ColumnReductions(Reduction(64, CombineOp::kProd)));
+  EXPECT_FALSE(
+      ColumnReductions(Reduction(64, CombineOp::kSum, false, DType::kFloat16)));
+  Kernel side = Reduction(64);
+  side.stages[0].buffer = 1;
+  EXPECT_FALSE(ColumnReductions(side));
+  // Too many columns for the per-column arrays, or a single column.
+  EXPECT_FALSE(ColumnReductions(Reduction(4096)));
+  EXPECT_FALSE(ColumnReductions(Reduction(1)));
+  // A symbolic last extent.
+  Kernel symbolic = Reduction(64);
+  symbolic.outer[1].extent = E::Size(0);
+  EXPECT_FALSE(ColumnReductions(symbolic));
+  // One outer loop: it is the runner's range.
+  Kernel one = Reduction(64);
+  one.outer.erase(one.outer.begin());
+  EXPECT_FALSE(ColumnReductions(one));
+  // A store with its own loops (softmax's normalization).
+  Kernel full = Reduction(64);
+  full.stages[1].loops = {{3, E::Const(2)}};
+  EXPECT_FALSE(ColumnReductions(full));
+}
+
+}  // namespace
+}  // namespace guardjit
