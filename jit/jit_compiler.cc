@@ -23,6 +23,7 @@
 #include "jit/lowering/lowering.h"
 #include "jit/lowering/lowering_context.h"
 #include "jit/program_builder.h"
+#include "jit/steps/attention_step.h"
 #include "jit/steps/channels_last.h"
 #include "jit/steps/conv_epilogue.h"
 #include "jit/steps/conv_step.h"
@@ -126,6 +127,10 @@ absl::StatusOr<Plan> PlanGraph(
     }
     OrderChannelsLastLoops(plan);
     LeadWithParallelLoops(plan);
+    for (PlanStep& step : plan.steps) {
+      step.attention = !step.is_kernel &&
+                       TakesAttentionStep(graph, metas, step.node, num_symbols);
+    }
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
     // A device's matrix products and convolutions run on cuBLASLt
@@ -225,7 +230,7 @@ class JitExecutable : public Executable {
 
   std::string Describe() const override {
     int eager = 0;
-    for (const PlanStep& s : plan_.steps) eager += !s.is_kernel;
+    for (const PlanStep& s : plan_.steps) eager += !s.is_kernel && !s.attention;
     std::string text = absl::StrCat("jit: ", plan_.num_kernels(),
                                     " fused kernels, ", eager, " eager nodes");
     if (!symbols_.empty()) {
@@ -264,6 +269,13 @@ class JitExecutable : public Executable {
     std::vector<std::string> externs;
     const bool device = entry_.backend->transfer() != nullptr;
     for (const PlanStep& s : plan_.steps) {
+      if (s.attention) {
+        externs.push_back(absl::StrCat(
+            "'", graph_->node(s.node).name, "' (", graph_->node(s.node).target,
+            ") as one attention step (BLAS and a softmax per block of query "
+            "rows, no score matrix in memory)"));
+        continue;
+      }
       if (s.gemm == nullptr && s.conv == nullptr) continue;
       const std::string name =
           s.node >= 0 ? absl::StrCat("'", graph_->node(s.node).name, "' (",

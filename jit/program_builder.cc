@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "jit/steps/attention_step.h"
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
@@ -58,6 +59,9 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
       step.label = absl::StrCat("kernel computing ",
                                 absl::StrJoin(plan_step.kernel.computes, ", "));
       step.computes = plan_step.kernel.computes;
+    } else if (plan_step.attention) {
+      ASSIGN_OR_RETURN(step, MakeAttentionStep(p, plan_step.node,
+                                               plan_step.extern_args, pool));
     } else {
       ASSIGN_OR_RETURN(step,
                        MakeEagerStep(p, plan_step.node, plan_step.extern_args));

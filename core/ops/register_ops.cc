@@ -25,6 +25,7 @@ absl::Status RegisterAllOps(OpRegistry& registry) {
   RETURN_IF_ERROR(RegisterResampleOps(registry));
   RETURN_IF_ERROR(RegisterScatterOps(registry));
   RETURN_IF_ERROR(RegisterSortOps(registry));
+  RETURN_IF_ERROR(RegisterAttentionOps(registry));
   return absl::OkStatus();
 }
 

@@ -30,6 +30,7 @@ absl::Status RegisterPaddingOps(OpRegistry& registry);
 absl::Status RegisterResampleOps(OpRegistry& registry);
 absl::Status RegisterScatterOps(OpRegistry& registry);
 absl::Status RegisterSortOps(OpRegistry& registry);
+absl::Status RegisterAttentionOps(OpRegistry& registry);
 
 absl::Status RegisterAllOps(OpRegistry& registry);
 

@@ -59,6 +59,10 @@ struct PlanStep {
   // Likewise an extern convolution (conv_epilogue.h).
   std::shared_ptr<const ConvStep> conv;
   int node = -1;  // an eager step: the graph node
+  // Host plans: an eager step of scaled_dot_product_attention that runs as
+  // one attention step (jit/steps/attention_step.h), not its reference
+  // kernel.
+  bool attention = false;
   // Eager step: (node << 16 | output) of each graph value it reads, with
   // where that value lives.
   std::vector<std::pair<int64_t, TensorRef>> extern_args;

@@ -24,6 +24,7 @@ absl::Status RegisterAllKernels(KernelRegistry& registry) {
   RETURN_IF_ERROR(RegisterResampleKernels(registry));
   RETURN_IF_ERROR(RegisterScatterKernels(registry));
   RETURN_IF_ERROR(RegisterSortKernels(registry));
+  RETURN_IF_ERROR(RegisterAttentionKernels(registry));
   return absl::OkStatus();
 }
 

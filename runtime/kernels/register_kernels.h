@@ -27,6 +27,7 @@ absl::Status RegisterPaddingKernels(KernelRegistry& registry);
 absl::Status RegisterResampleKernels(KernelRegistry& registry);
 absl::Status RegisterScatterKernels(KernelRegistry& registry);
 absl::Status RegisterSortKernels(KernelRegistry& registry);
+absl::Status RegisterAttentionKernels(KernelRegistry& registry);
 
 absl::Status RegisterAllKernels(KernelRegistry& registry);
 

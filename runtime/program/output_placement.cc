@@ -18,7 +18,7 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
     const ProgramStep& step = p.steps[i];
     if (step.can_fail) last_fallible = static_cast<int>(i);
     for (int s : step.allocate) producer[s] = static_cast<int>(i);
-    if (step.kind == StepKind::kEager) {
+    if (RunsGraphNode(step.kind)) {
       for (size_t s = 0; s < p.slots.size(); ++s) {
         if (p.slots[s].source == Slot::Source::kExtern &&
             p.slots[s].node == step.node && producer[s] < 0) {
@@ -60,7 +60,7 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
     // step whose reference kernel writes destinations fails only before its
     // first write.
     bool fails_before_writing = false;
-    if (at >= 0 && p.steps[at].kind == StepKind::kEager) {
+    if (at >= 0 && RunsGraphNode(p.steps[at].kind)) {
       const ProgramStep& step = p.steps[at];
       const Node& node = graph.node(step.node);
       const std::string eager =
@@ -84,7 +84,7 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
       const ProgramStep& step = p.steps[last_fallible];
       reason = absl::StrCat(
           "step ", last_fallible + 1, " can still fail after it is written (",
-          step.kind == StepKind::kEager
+          RunsGraphNode(step.kind)
               ? absl::StrCat("eager node '", graph.node(step.node).name, "'")
               : "a kernel with index checks",
           ")");

@@ -56,7 +56,16 @@ enum class StepKind {
   kGemm,    // an extern matrix product (BLAS, cuBLASLt) with its epilogue
   kConv,    // an extern convolution with its epilogue
   kEager,   // a graph node run by its reference kernel
+  // A graph node run by a backend's own step in place of its reference
+  // kernel (scaled-dot-product attention: jit/steps/attention_step.h); it
+  // fills the node's slots as an eager step does.
+  kAttention,
 };
+
+// Whether steps of `kind` run one graph node and fill its output slots.
+inline bool RunsGraphNode(StepKind kind) {
+  return kind == StepKind::kEager || kind == StepKind::kAttention;
+}
 
 struct ProgramStep {
   StepKind kind = StepKind::kKernel;

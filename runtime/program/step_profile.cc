@@ -22,6 +22,8 @@ const char* KindName(StepKind kind) {
       return "conv";
     case StepKind::kEager:
       return "eager";
+    case StepKind::kAttention:
+      return "attention";
   }
   return "step";
 }
@@ -80,14 +82,14 @@ std::string StepProfile::Describe(const Program& program, int top) const {
                    absl::StrFormat(" (%.1f%%)", share), ", between steps ",
                    Ms(std::max(0.0, call - steps)));
   // Time per kind, then the slowest steps.
-  double by_kind[4] = {0, 0, 0, 0};
-  int count[4] = {0, 0, 0, 0};
+  double by_kind[5] = {0, 0, 0, 0, 0};
+  int count[5] = {0, 0, 0, 0, 0};
   for (size_t i = 0; i < num_steps_; ++i) {
     const int k = static_cast<int>(program.steps[i].kind);
     by_kind[k] += mean[i];
     ++count[k];
   }
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 5; ++k) {
     if (count[k] == 0) continue;
     absl::StrAppend(&text, "\n  ", count[k], " ",
                     KindName(static_cast<StepKind>(k)),

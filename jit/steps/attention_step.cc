@@ -1,0 +1,334 @@
+#include "jit/steps/attention_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "runtime/blas_panels.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/program/call_sizes.h"
+#include "runtime/program/step_runner.h"
+#include "runtime/tensor_copy.h"
+
+namespace guardjit {
+namespace {
+
+constexpr char kTarget[] = "aten.scaled_dot_product_attention.default";
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// e^(x[j] - shift) for j < n in place, and their sum. x[j] - shift <= 0 (or
+// NaN); below -87 (and for -inf) the result is 0. e^r on
+// [-ln2/2, ln2/2] by the degree-5 polynomial of XNNPACK's expf (about 1 ulp),
+// scaled by 2^n through the exponent bits. Written for the vectorizer (GCC
+// vector extensions, 8 lanes), with an AVX2 clone picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+float ExpShiftedSum(float* x, int64_t n, float shift) {
+  typedef float F8 __attribute__((vector_size(32)));
+  typedef int32_t I8 __attribute__((vector_size(32)));
+  const F8 log2e = F8{} + 1.44269504088896341f;
+  const F8 ln2_hi = F8{} + 0.693359375f, ln2_lo = F8{} + -2.12194440e-4f;
+  const F8 lo = F8{} - 87.0f, zero = F8{};
+  F8 sum8 = F8{};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    F8 v;
+    std::memcpy(&v, x + j, sizeof v);
+    v = v - shift;
+    const I8 tiny = v < lo;
+    const F8 c = tiny ? lo : v;  // NaN stays NaN (the compare is false)
+    // n = round(c * log2e), by the 1.5 * 2^23 shifter.
+    const F8 shifter = F8{} + 12582912.0f;
+    const F8 t = c * log2e + shifter;
+    const F8 nf = t - shifter;
+    const F8 r = (c - nf * ln2_hi) - nf * ln2_lo;
+    F8 p = F8{} + 0x1.0F9F9Cp-7f;
+    p = p * r + 0x1.573A1Ap-5f;
+    p = p * r + 0x1.555A80p-3f;
+    p = p * r + 0x1.FFFDC6p-2f;
+    p = p * r + 0x1.FFFFF6p-1f;
+    p = p * r + 1.0f;
+    I8 bits;
+    std::memcpy(&bits, &t, sizeof bits);
+    const I8 scale_bits = (bits - 0x4b400000 + 127) << 23;
+    F8 scale;
+    std::memcpy(&scale, &scale_bits, sizeof scale);
+    F8 e = p * scale;
+    e = tiny ? zero : e;
+    std::memcpy(x + j, &e, sizeof e);
+    sum8 += e;
+  }
+  float sum = 0;
+  for (int i = 0; i < 8; ++i) sum += sum8[i];
+  for (; j < n; ++j) {
+    const float d = x[j] - shift;
+    x[j] = d < -87.0f ? 0.0f : std::exp(d);
+    sum += x[j];
+  }
+  return sum;
+}
+
+// Where a strided operand's matrices lie: the batch dims' sizes and strides
+// (elements), then the last two dims'.
+struct Operand {
+  std::vector<int64_t> batch_sizes, batch_strides;
+  int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+
+  Operand(const Tensor& t, int batch_dims) {
+    for (int d = 0; d < batch_dims; ++d) {
+      batch_sizes.push_back(t.size(d));
+      batch_strides.push_back(t.stride(d));
+    }
+    rows = t.size(batch_dims);
+    cols = t.size(batch_dims + 1);
+    row_stride = t.stride(batch_dims);
+    col_stride = t.stride(batch_dims + 1);
+  }
+  // Element offset of batch entry `b` (row-major over the batch dims).
+  int64_t BatchOffset(int64_t b) const {
+    int64_t offset = 0;
+    for (int d = static_cast<int>(batch_sizes.size()) - 1; d >= 0; --d) {
+      offset += (b % batch_sizes[d]) * batch_strides[d];
+      b /= batch_sizes[d];
+    }
+    return offset;
+  }
+};
+
+absl::StatusOr<Tensor> BlasReadable(const Tensor& t) {
+  const int r = t.dim();
+  if (BlasLayout(t.size(r - 2), t.size(r - 1), t.stride(r - 2), t.stride(r - 1))
+          .has_value()) {
+    return t;
+  }
+  return Contiguous(t);
+}
+
+class AttentionStep : public StepRunner {
+ public:
+  AttentionStep(const Program& program, int node,
+                std::vector<std::pair<int64_t, TensorRef>> args, int produces,
+                std::shared_ptr<ThreadPool> pool)
+      : node_(node),
+        args_(std::move(args)),
+        produces_(produces),
+        pool_(std::move(pool)) {
+    static_args_.resize(args_.size());
+    for (size_t a = 0; a < args_.size(); ++a) {
+      EvaluateRef(args_[a].second, {}, static_args_[a]);
+    }
+    out_shape_ = program.metas[node][0].shape();
+  }
+
+  absl::Status Run(StepCall& call) const override {
+    const Node& node = call.program.graph->node(node_);
+    KernelArgs args(
+        node,
+        [&](ValueRef v) {
+          const int64_t key = (int64_t{v.node} << 16) + v.index;
+          for (size_t a = 0; a < args_.size(); ++a) {
+            if (args_[a].first == key) {
+              return ViewOf(call.slots, static_args_[a]);
+            }
+          }
+          return Tensor();
+        },
+        [](const Scalar& s) { return Tensor::WrappedNumber(s); });
+    // A destination is contiguous (OutputPlacement).
+    Tensor out;
+    if (const Tensor* dest = call.destination(produces_)) {
+      out = *dest;
+    } else {
+      ASSIGN_OR_RETURN(out, Tensor::Empty(DType::kFloat32, out_shape_));
+    }
+    absl::Status status = Attend(args, out);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat("node '", node.name, "' (", node.target,
+                                       "): ", status.message()));
+    }
+    call.slots[produces_] = std::move(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Attend(const KernelArgs& args, Tensor& out) const {
+    // Operands BLAS cannot read in place (no unit stride in their last two
+    // dims) are copied contiguous first.
+    ASSIGN_OR_RETURN(const Tensor query, BlasReadable(args.tensor(0)));
+    ASSIGN_OR_RETURN(const Tensor key, BlasReadable(args.tensor(1)));
+    ASSIGN_OR_RETURN(const Tensor value, BlasReadable(args.tensor(2)));
+    const int batch_dims = query.dim() - 2;
+    const Operand q(query, batch_dims), k(key, batch_dims),
+        v(value, batch_dims);
+    const float* qd = query.data_as<float>();
+    const float* kd = key.data_as<float>();
+    const float* vd = value.data_as<float>();
+    const int64_t l = q.rows, e = q.cols, s = k.rows, ev = v.cols;
+    int64_t batch = 1;
+    for (int64_t size : q.batch_sizes) batch *= size;
+    float* o = out.data_as<float>();
+    if (batch == 0 || l == 0 || ev == 0) return absl::OkStatus();
+    const bool causal = args.bool_arg(5);
+    const float scale = static_cast<float>(args.optional_float(6).value_or(
+        1.0 / std::sqrt(static_cast<double>(e))));
+    // The mask as a view broadcast to [N..., L, S]: float32 added, or bool
+    // (one byte per element) keeping the keys it marks true.
+    const std::optional<Tensor> mask = args.optional_tensor(3);
+    std::optional<Operand> m;
+    const float* mask_floats = nullptr;
+    const uint8_t* mask_bytes = nullptr;
+    if (mask.has_value()) {
+      Shape sizes(query.sizes().begin(), query.sizes().end() - 1);
+      sizes.push_back(s);
+      Shape strides(sizes.size(), 0);
+      const int shift = static_cast<int>(sizes.size()) - mask->dim();
+      for (int d = 0; d < mask->dim(); ++d) {
+        if (mask->size(d) != 1) strides[shift + d] = mask->stride(d);
+      }
+      m.emplace(mask->AsStrided(sizes, strides), batch_dims);
+      if (mask->dtype() == DType::kBool) {
+        mask_bytes = static_cast<const uint8_t*>(mask->data());
+      } else {
+        mask_floats = mask->data_as<float>();
+      }
+    }
+    // No keys: every row is fully masked.
+    if (s == 0) {
+      std::fill(o, o + batch * l * ev, 0.0f);
+      return absl::OkStatus();
+    }
+    const std::optional<BlasMatrix> qa =
+        BlasLayout(l, e, q.row_stride, q.col_stride);
+    // k^T as [E, S]: rows of k are its columns.
+    const std::optional<BlasMatrix> kb =
+        BlasLayout(e, s, k.col_stride, k.row_stride);
+    const std::optional<BlasMatrix> vb =
+        BlasLayout(s, ev, v.row_stride, v.col_stride);
+    if (!qa || !kb || !vb) {
+      return absl::InternalError("operand layout BLAS cannot read");
+    }
+    const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / s, 1, l);
+    const int64_t blocks = (l + block - 1) / block;
+    const SingleThreadedBlas one_thread;
+    pool_->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
+      PanelScratch scratch;
+      float* scores =
+          static_cast<float*>(scratch.Get(sizeof(float) * block * s));
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t b = item / blocks;
+        const int64_t r0 = item % blocks * block;
+        const int64_t rows = std::min(block, l - r0);
+        const float* qb = qd + q.BatchOffset(b) + r0 * q.row_stride;
+        cblas_sgemm(CblasRowMajor, qa->trans, kb->trans, rows, s, e, scale, qb,
+                    qa->ld, kd + k.BatchOffset(b), kb->ld, 0.0f, scores, s);
+        const int64_t mask_base = m ? m->BatchOffset(b) : 0;
+        for (int64_t i = 0; i < rows; ++i) {
+          float* x = scores + i * s;
+          const int64_t qi = r0 + i;
+          if (m.has_value()) {
+            const int64_t at = mask_base + qi * m->row_stride;
+            for (int64_t j = 0; j < s; ++j) {
+              const int64_t pos = at + j * m->col_stride;
+              if (mask_bytes != nullptr) {
+                if (mask_bytes[pos] == 0) x[j] = kNegInf;
+              } else {
+                x[j] += mask_floats[pos];
+              }
+            }
+          }
+          if (causal) {
+            for (int64_t j = qi + 1; j < s; ++j) x[j] = kNegInf;
+          }
+          float max = kNegInf;
+          for (int64_t j = 0; j < s; ++j) {
+            // NaN, once seen, stays (x > NaN is false).
+            max = x[j] > max || x[j] != x[j] ? x[j] : max;
+          }
+          if (max == kNegInf) {
+            // Every key masked: a safe softmax gives zeros.
+            std::fill(x, x + s, 0.0f);
+            continue;
+          }
+          const float inv = 1.0f / ExpShiftedSum(x, s, max);
+          for (int64_t j = 0; j < s; ++j) x[j] *= inv;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, vb->trans, rows, ev, s, 1.0f,
+                    scores, s, vd + v.BatchOffset(b), vb->ld, 0.0f,
+                    o + (b * l + r0) * ev, ev);
+      }
+    });
+    return absl::OkStatus();
+  }
+
+  const int node_;
+  const std::vector<std::pair<int64_t, TensorRef>> args_;
+  std::vector<ConcreteRef> static_args_;
+  const int produces_;
+  const std::shared_ptr<ThreadPool> pool_;
+  Shape out_shape_;
+};
+
+bool IsFloat32(const GraphMeta& metas, const Arg& arg) {
+  if (!arg.is_value()) return false;
+  const ValueRef v = arg.as_value();
+  return metas[v.node][v.index].dtype == DType::kFloat32;
+}
+
+}  // namespace
+
+bool TakesAttentionStep(const Graph& graph, const GraphMeta& metas, int node,
+                        int num_symbols) {
+  const Node& n = graph.node(node);
+  if (n.target != kTarget || num_symbols > 0 || n.args.size() < 7) {
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!IsFloat32(metas, n.args[i])) return false;
+  }
+  const Arg& mask = n.args[3];
+  if (!mask.is_none()) {
+    if (!mask.is_value()) return false;
+    const ValueRef v = mask.as_value();
+    const DType d = metas[v.node][v.index].dtype;
+    if (d != DType::kBool && d != DType::kFloat32) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<ProgramStep> MakeAttentionStep(
+    const Program& program, int node,
+    std::vector<std::pair<int64_t, TensorRef>> args,
+    std::shared_ptr<ThreadPool> pool) {
+  int produces = -1;
+  for (size_t s = 0; s < program.slots.size(); ++s) {
+    const Slot& slot = program.slots[s];
+    if (slot.source == Slot::Source::kExtern && slot.node == node &&
+        slot.output == 0) {
+      produces = static_cast<int>(s);
+    }
+  }
+  const Node& n = program.graph->node(node);
+  if (produces < 0) {
+    return absl::InternalError(
+        absl::StrCat("node '", n.name, "': no slot for its result"));
+  }
+  ProgramStep step;
+  step.kind = StepKind::kAttention;
+  step.node = node;
+  step.can_fail = true;
+  step.writes_destinations = true;
+  step.label = absl::StrCat("attention '", n.name, "'");
+  step.runner = std::make_unique<AttentionStep>(program, node, std::move(args),
+                                                produces, std::move(pool));
+  return step;
+}
+
+}  // namespace guardjit
