@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
 #include "core/status_macros.h"
+#include "jit/attention_fusion.h"
 #include "jit/fold_batch_norm.h"
 #include "jit/lowering/lowering.h"
 #include "jit/lowering/lowering_context.h"
@@ -89,6 +91,22 @@ std::vector<IndexExpr> LayoutOf(const Tensor& t, const TensorMeta& meta,
     if (!size.is_const() || size.value() > 1) stride = stride * size;
   }
   return HasLayout(t, strides, symbols) ? strides : exact;
+}
+
+// GJ_FUSE_ATTENTION=0 turns attention fusion off (read once).
+bool AttentionFusionEnabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("GJ_FUSE_ATTENTION");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return enabled;
+}
+
+bool HasTarget(const Graph& graph, absl::string_view target) {
+  for (const Node& node : graph.nodes()) {
+    if (node.target == target) return true;
+  }
+  return false;
 }
 
 // `backend`: the kernels' backend; one that is not host code keeps matrix
@@ -559,6 +577,24 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
       Log(LogTopic::kWarnings, absl::StrCat("jit: graph '", graph->name(),
                                             "': batch norms not folded: ",
                                             folded.status().message()));
+    }
+  }
+  // Attention chains become one scaled_dot_product_attention
+  // (jit/attention_fusion.h): host plans of static entries, which run it as
+  // one attention step. GJ_FUSE_ATTENTION=0 leaves them as written.
+  if (backend_->host_code() && !specialized->dynamic() &&
+      AttentionFusionEnabled() && HasTarget(*graph, "aten._softmax.default")) {
+    if (absl::StatusOr<GraphMeta> before = MetasOf(*graph, *specialized);
+        before.ok()) {
+      absl::StatusOr<FusedAttention> fused = FuseAttention(graph, *before);
+      if (fused.ok() && fused->fused > 0 &&
+          MetasOf(*fused->graph, *specialized).ok()) {
+        graph = std::move(fused->graph);
+      } else if (!fused.ok()) {
+        Log(LogTopic::kWarnings,
+            absl::StrCat("jit: graph '", graph->name(),
+                         "': attention not fused: ", fused.status().message()));
+      }
     }
   }
   // Shapes the graph rejects are the caller's error.

@@ -41,25 +41,35 @@ std::optional<int64_t> Coefficient(const IndexExpr& e, int var) {
   }
 }
 
-// Whether `e` reads memory that is contiguous along loop `column` and not
-// along loop `inner`: a load one element apart per column step and not per
-// inner step, or a gather whose base moves one element per column step
-// (whose rows the inner loop picks: an embedding bag).
-bool ReadsAlongColumns(const ValueExpr& e, int column, int inner) {
-  switch (e.kind()) {
-    case ValueExpr::Kind::kLoad:
-      return Coefficient(e.index(), column) == 1 &&
-             Coefficient(e.index(), inner) != 1;
-    case ValueExpr::Kind::kGather:
-      if (Coefficient(e.index(), column) == 1) return true;
-      break;
-    default:
-      break;
+// How a reduction's reads favour a layout: `rows` when one is contiguous
+// along its own innermost loop `inner` (a load one element apart per inner
+// step, or a gather whose gathered row runs along it: a row reduction is
+// right for those), `columns` when one is contiguous along the last outer
+// loop `column` and strided along `inner` (a load one element apart per
+// column step that moves per inner step by another amount, or a gather
+// whose base moves one element per column step: an embedding bag's rows).
+// Reads that do not move along `inner` favour neither.
+struct ReadLayout {
+  bool rows = false, columns = false;
+};
+
+// A gather's index operand (`in_index`) is read once per gathered element
+// either way: its reads count for neither layout.
+void Classify(const ValueExpr& e, int column, int inner, bool in_index,
+              ReadLayout& out) {
+  if (e.kind() == ValueExpr::Kind::kLoad && !in_index) {
+    const std::optional<int64_t> c = Coefficient(e.index(), column);
+    const std::optional<int64_t> i = Coefficient(e.index(), inner);
+    if (i == 1) out.rows = true;
+    if (c == 1 && i.has_value() && *i != 0 && *i != 1) out.columns = true;
+  } else if (e.kind() == ValueExpr::Kind::kGather) {
+    if (Coefficient(e.index(), inner) == 1) out.rows = true;
+    if (Coefficient(e.index(), column) == 1) out.columns = true;
+    in_index = true;
   }
   for (int i = 0; i < e.num_operands(); ++i) {
-    if (ReadsAlongColumns(e.operand(i), column, inner)) return true;
+    Classify(e.operand(i), column, inner, in_index, out);
   }
-  return false;
 }
 
 }  // namespace
@@ -71,7 +81,7 @@ bool ColumnReductions(const Kernel& k) {
       column.extent.value() > kMaxColumns) {
     return false;
   }
-  bool along = false;
+  ReadLayout reads;
   for (const Stage& stage : k.stages) {
     if (stage.kind == Stage::Kind::kStore) {
       if (!stage.loops.empty()) return false;
@@ -85,10 +95,10 @@ bool ColumnReductions(const Kernel& k) {
          d != DType::kInt64)) {
       return false;
     }
-    along = along ||
-            ReadsAlongColumns(stage.value, column.var, stage.loops.back().var);
+    Classify(stage.value, column.var, stage.loops.back().var,
+             /*in_index=*/false, reads);
   }
-  return along;
+  return reads.columns && !reads.rows;
 }
 
 }  // namespace guardjit

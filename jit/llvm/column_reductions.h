@@ -17,9 +17,11 @@ namespace guardjit {
 //  - every stage is a sum, max or min over its own loops of a float32,
 //    float64, int32 or int64 value (no side stores), or a store of one
 //    element per outer point;
-//  - some reduction reads memory one element apart per step of the last
-//    loop and not per step of its own innermost loop, or gathers rows whose
-//    base moves one element per step of the last loop.
+//  - some reduction reads memory contiguous along the last loop that moves
+//    by another stride along the reduction's innermost loop (or gathers rows
+//    whose base moves along the last loop), and no reduction reads memory
+//    contiguous along its innermost loop (a layer norm over an embedding's
+//    rows stays a row reduction).
 // Sums accumulate per column in double (floats) or their own type; max and
 // min propagate NaN, as the eager kernels do.
 bool ColumnReductions(const Kernel& k);

@@ -22,6 +22,11 @@ namespace {
 constexpr char kTarget[] = "aten.scaled_dot_product_attention.default";
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// 8 lanes of GCC's (and clang's) vector extensions.
+typedef float F8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+
+
 // e^(x[j] - shift) for j < n in place, and their sum. x[j] - shift <= 0 (or
 // NaN); below -87 (and for -inf) the result is 0. e^r on
 // [-ln2/2, ln2/2] by the degree-5 polynomial of XNNPACK's expf (about 1 ulp),
@@ -31,8 +36,6 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 __attribute__((target_clones("avx2", "default")))
 #endif
 float ExpShiftedSum(float* x, int64_t n, float shift) {
-  typedef float F8 __attribute__((vector_size(32)));
-  typedef int32_t I8 __attribute__((vector_size(32)));
   const F8 log2e = F8{} + 1.44269504088896341f;
   const F8 ln2_hi = F8{} + 0.693359375f, ln2_lo = F8{} + -2.12194440e-4f;
   const F8 lo = F8{} - 87.0f, zero = F8{};
@@ -73,6 +76,66 @@ float ExpShiftedSum(float* x, int64_t n, float shift) {
     sum += x[j];
   }
   return sum;
+}
+
+// x[j] += bias[j] for j < n.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void AddRow(float* x, const float* bias, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    F8 a, b;
+    std::memcpy(&a, x + j, sizeof a);
+    std::memcpy(&b, bias + j, sizeof b);
+    a += b;
+    std::memcpy(x + j, &a, sizeof a);
+  }
+  for (; j < n; ++j) x[j] += bias[j];
+}
+
+// Softmax of x[0, n) in place, made safe: zeros when every x is -inf. A NaN
+// anywhere (or +inf, whose e^(inf - inf) is NaN) makes the row NaN.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void SafeSoftmaxRow(float* x, int64_t n) {
+  F8 max8 = F8{} + kNegInf;
+  I8 nan8 = I8{};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    F8 v;
+    std::memcpy(&v, x + j, sizeof v);
+    nan8 |= v != v;
+    max8 = v > max8 ? v : max8;
+  }
+  float max = kNegInf;
+  bool nan = false;
+  for (int i = 0; i < 8; ++i) {
+    max = std::max(max, max8[i]);
+    nan = nan || nan8[i] != 0;
+  }
+  for (; j < n; ++j) {
+    nan = nan || std::isnan(x[j]);
+    max = std::max(max, x[j]);
+  }
+  if (nan) {
+    std::fill(x, x + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  if (max == kNegInf) {
+    std::fill(x, x + n, 0.0f);
+    return;
+  }
+  const float inv = 1.0f / ExpShiftedSum(x, n, max);
+  j = 0;
+  for (; j + 8 <= n; j += 8) {
+    F8 v;
+    std::memcpy(&v, x + j, sizeof v);
+    v *= inv;
+    std::memcpy(x + j, &v, sizeof v);
+  }
+  for (; j < n; ++j) x[j] *= inv;
 }
 
 // Where a strided operand's matrices lie: the batch dims' sizes and strides
@@ -230,35 +293,28 @@ class AttentionStep : public StepRunner {
         cblas_sgemm(CblasRowMajor, qa->trans, kb->trans, rows, s, e, scale, qb,
                     qa->ld, kd + k.BatchOffset(b), kb->ld, 0.0f, scores, s);
         const int64_t mask_base = m ? m->BatchOffset(b) : 0;
+        const int64_t mask_rs = m ? m->row_stride : 0;
+        const int64_t mask_cs = m ? m->col_stride : 0;
         for (int64_t i = 0; i < rows; ++i) {
           float* x = scores + i * s;
           const int64_t qi = r0 + i;
-          if (m.has_value()) {
-            const int64_t at = mask_base + qi * m->row_stride;
+          if (mask_floats != nullptr) {
+            const float* bias = mask_floats + mask_base + qi * mask_rs;
+            if (mask_cs == 1) {
+              AddRow(x, bias, s);
+            } else {
+              for (int64_t j = 0; j < s; ++j) x[j] += bias[j * mask_cs];
+            }
+          } else if (mask_bytes != nullptr) {
+            const uint8_t* keep = mask_bytes + mask_base + qi * mask_rs;
             for (int64_t j = 0; j < s; ++j) {
-              const int64_t pos = at + j * m->col_stride;
-              if (mask_bytes != nullptr) {
-                if (mask_bytes[pos] == 0) x[j] = kNegInf;
-              } else {
-                x[j] += mask_floats[pos];
-              }
+              if (keep[j * mask_cs] == 0) x[j] = kNegInf;
             }
           }
           if (causal) {
             for (int64_t j = qi + 1; j < s; ++j) x[j] = kNegInf;
           }
-          float max = kNegInf;
-          for (int64_t j = 0; j < s; ++j) {
-            // NaN, once seen, stays (x > NaN is false).
-            max = x[j] > max || x[j] != x[j] ? x[j] : max;
-          }
-          if (max == kNegInf) {
-            // Every key masked: a safe softmax gives zeros.
-            std::fill(x, x + s, 0.0f);
-            continue;
-          }
-          const float inv = 1.0f / ExpShiftedSum(x, s, max);
-          for (int64_t j = 0; j < s; ++j) x[j] *= inv;
+          SafeSoftmaxRow(x, s);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, vb->trans, rows, ev, s, 1.0f,
                     scores, s, vd + v.BatchOffset(b), vb->ld, 0.0f,

@@ -69,5 +69,43 @@ TEST(ColumnReductionsTest, NotRowReductionsOrWhatItCannotKeepExact) {
   EXPECT_FALSE(ColumnReductions(full));
 }
 
+// sum_e emb[ids[b], e] + x[b, e] over a row of [B, E]: the gathered rows
+// and x run along the reduction (a layer norm of an embedding): rows.
+TEST(ColumnReductionsTest, EmbeddingRowsReducedAlongTheirLengthStayRows) {
+  Kernel k;
+  k.buffers = {{"in0", DType::kInt64, false},
+               {"in1", DType::kFloat32, false},
+               {"in2", DType::kFloat32, false},
+               {"out0", DType::kFloat32, true}};
+  k.outer = {{0, E::Const(1)}, {1, E::Const(64)}};
+  Stage sum;
+  sum.kind = Stage::Kind::kReduce;
+  sum.loops = {{2, E::Const(256)}};
+  sum.value = ValueExpr::Binary(
+      BinaryOp::kAdd,
+      ValueExpr::Gather(1, DType::kFloat32, E::Var(2),
+                        ValueExpr::Load(0, DType::kInt64, E::Var(1)),
+                        E::Const(256), E::Const(1000), 0),
+      ValueExpr::Load(2, DType::kFloat32,
+                      E::Var(1) * E::Const(256) + E::Var(2)));
+  sum.local = 0;
+  Stage store;
+  store.buffer = 3;
+  store.index = E::Var(1);
+  store.value = ValueExpr::Local(0, DType::kFloat32);
+  k.stages = {sum, store};
+  k.num_locals = 1;
+  k.num_checks = 1;
+  EXPECT_FALSE(ColumnReductions(k));
+  // The bag (rows gathered along the last outer loop, indices along the
+  // reduction) is columns, though its indices are read contiguously.
+  Kernel bag = k;
+  bag.stages[0].value = ValueExpr::Gather(
+      1, DType::kFloat32, E::Var(1),
+      ValueExpr::Load(0, DType::kInt64, E::Var(0) * E::Const(256) + E::Var(2)),
+      E::Const(64), E::Const(1000), 0);
+  EXPECT_TRUE(ColumnReductions(bag));
+}
+
 }  // namespace
 }  // namespace guardjit
