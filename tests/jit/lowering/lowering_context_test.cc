@@ -2,12 +2,13 @@
 // registered op either lowers to the loop IR or is one of the ops the JIT
 // deliberately runs another way; a new op must be put in one of the two.
 
+#include "jit/lowering/lowering_context.h"
+
 #include <set>
 #include <string>
 
 #include "core/op_registry.h"
 #include "gtest/gtest.h"
-#include "jit/lowering/lowering_context.h"
 
 namespace guardjit {
 namespace {
