@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -13,17 +16,59 @@ namespace {
 
 constexpr unsigned Bit(LogTopic t) { return 1u << static_cast<unsigned>(t); }
 
-unsigned ParseTopics(absl::string_view spec) {
+constexpr struct {
+  const char* name;
+  unsigned bits;
+} kTopicNames[] = {
+    {"guards", Bit(LogTopic::kGuards)},
+    {"recompiles", Bit(LogTopic::kRecompiles)},
+    {"graph_breaks", Bit(LogTopic::kGraphBreaks)},
+    {"codegen", Bit(LogTopic::kCodegen)},
+    {"cudagraphs", Bit(LogTopic::kCudaGraphs)},
+    {"cache", Bit(LogTopic::kCache)},
+    {"all", ~0u},
+};
+
+// At most this many unknown names, each cut to kMaxNameChars, are quoted in
+// the warning, so a long or garbled spec gives a bounded line.
+constexpr int kMaxQuotedNames = 4;
+constexpr size_t kMaxNameChars = 32;
+
+// The topics `spec` turns on. Names it does not know are reported in one
+// warning that quotes them and lists the known topics (`source` says where
+// the spec came from), so a misspelled topic does not silently log nothing.
+unsigned ParseTopics(absl::string_view spec, absl::string_view source) {
   unsigned bits = Bit(LogTopic::kWarnings);
+  std::vector<std::string> unknown;
   for (absl::string_view part : absl::StrSplit(spec, ',')) {
     part = absl::StripAsciiWhitespace(part);
-    if (part == "guards") bits |= Bit(LogTopic::kGuards);
-    if (part == "recompiles") bits |= Bit(LogTopic::kRecompiles);
-    if (part == "graph_breaks") bits |= Bit(LogTopic::kGraphBreaks);
-    if (part == "codegen") bits |= Bit(LogTopic::kCodegen);
-    if (part == "cudagraphs") bits |= Bit(LogTopic::kCudaGraphs);
-    if (part == "cache") bits |= Bit(LogTopic::kCache);
-    if (part == "all") bits = ~0u;
+    if (part.empty()) continue;
+    bool known = false;
+    for (const auto& topic : kTopicNames) {
+      if (part == topic.name) bits |= topic.bits, known = true;
+    }
+    if (!known) unknown.emplace_back(part);
+  }
+  if (!unknown.empty()) {
+    std::string quoted;
+    for (int i = 0; i < static_cast<int>(unknown.size()); ++i) {
+      if (i == kMaxQuotedNames) {
+        absl::StrAppend(&quoted, " and ", unknown.size() - i, " more");
+        break;
+      }
+      const std::string& name = unknown[i];
+      absl::StrAppend(&quoted, i > 0 ? ", '" : "'",
+                      absl::string_view(name).substr(0, kMaxNameChars),
+                      name.size() > kMaxNameChars ? "...'" : "'");
+    }
+    std::string known;
+    for (const auto& topic : kTopicNames) {
+      absl::StrAppend(&known, known.empty() ? "" : ", ", topic.name);
+    }
+    Log(LogTopic::kWarnings,
+        absl::StrCat(source, ": unknown topic", unknown.size() > 1 ? "s " : " ",
+                     quoted, " ignored; known topics: ", known,
+                     " (warnings always log)"));
   }
   return bits;
 }
@@ -31,7 +76,7 @@ unsigned ParseTopics(absl::string_view spec) {
 std::atomic<unsigned>& Topics() {
   static std::atomic<unsigned> topics{[] {
     const char* env = std::getenv("GJ_LOGS");
-    return ParseTopics(env ? env : "");
+    return ParseTopics(env ? env : "", "GJ_LOGS");
   }()};
   return topics;
 }
@@ -89,6 +134,8 @@ void SetLogSink(LogSink sink) {
   s.sink = std::move(sink);
 }
 
-void SetLogTopics(absl::string_view spec) { Topics().store(ParseTopics(spec)); }
+void SetLogTopics(absl::string_view spec) {
+  Topics().store(ParseTopics(spec, "log topics"));
+}
 
 }  // namespace guardjit

@@ -55,6 +55,12 @@ expect 0 'min 7  max 7  mean 7' -- run "$tmp/pass.pbtxt" --input=x=float16[3]:7 
 expect 0 '\.\.\. \(92 more\)' -- run "$tmp/pass.pbtxt" --input 'x=float32[10,10]' --input 'mask=uint8[1]:ones'
 expect 0 'next 4 calls mean' -- run "$tmp/pass.pbtxt" --input 'x=float32[3]' --input 'mask=bool[1]' --repeat 5
 expect 0 'usage: guardjit run' -- --help
+# GJ_LOGS names a topic it does not know: one warning, the run goes on.
+out=$(GJ_LOGS=guards,recompile "$cli" run "$tmp/pass.pbtxt" --input 'x=float32[1]' --input 'mask=bool[1]' 2>&1)
+if [ "$(grep -c "GJ_LOGS: unknown topic 'recompile' ignored; known topics: guards, recompiles" <<<"$out")" -ne 1 ]; then
+  echo "FAIL: GJ_LOGS=guards,recompile did not warn once:"; echo "$out" | sed 's/^/    /'
+  failures=$((failures + 1))
+fi
 
 # guardjit errors: exit 1 with the error code's name.
 expect 1 'GJ_NOT_FOUND: .*missing\.pbtxt' -- check "$tmp/missing.pbtxt"

@@ -10,6 +10,7 @@
 #include "core/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/recording_compiler.h"
 #include "tests/core/toy_ops.h"
 
 namespace guardjit {
@@ -17,34 +18,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A compiler whose executables return their entry number; counts compiles.
-class CountingCompiler : public Compiler {
+using testing::EntryOf;
+// Each compile sleeps 2 ms to widen the races of concurrent calls.
+class CountingCompiler : public testing::RecordingCompiler {
  public:
-  class Numbered : public Executable {
-   public:
-    explicit Numbered(int n) : n_(n) {}
-    absl::Status Run(const RunContext&, absl::Span<const Tensor>,
-                     absl::Span<Tensor> outputs) const override {
-      outputs[0] = Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64);
-      return absl::OkStatus();
-    }
-    size_t num_outputs() const override { return 1; }
-    std::string Describe() const override { return "numbered"; }
-
-   private:
-    int n_;
-  };
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(
-      std::shared_ptr<const Graph>, const Specialization&) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // widen races
-    return std::make_unique<Numbered>(compiles++);
-  }
-  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
-      std::shared_ptr<const Graph>) override {
-    return std::make_unique<Numbered>(-1);
-  }
-  std::string name() const override { return "counting"; }
-  std::atomic<int> compiles{0};
+  CountingCompiler() : RecordingCompiler(std::chrono::milliseconds(2)) {}
 };
 
 std::shared_ptr<const Graph> AddGraph() {
@@ -72,11 +50,6 @@ struct Inputs {
   std::vector<InputView> views;
   AmbientState ambient;
 };
-
-int64_t EntryOf(const absl::StatusOr<std::vector<Tensor>>& out) {
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0].Item().to_int() : -100;
-}
 
 TEST(FunctionTest, HitsMissesAndRecompileReasons) {
   auto compiler = std::make_shared<CountingCompiler>();

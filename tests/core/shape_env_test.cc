@@ -1,6 +1,5 @@
 #include "core/shape_env.h"
 
-#include "core/sym_int.h"
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -91,36 +90,6 @@ TEST(ShapeEnvTest, UserRangesAreGuardsAndDecide) {
   EXPECT_EQ(env.StaticallyKnown(SymRel::kLt, s0, SymExpr(100)), true);
   EXPECT_EQ(GuardStrings(env), (std::vector<std::string>{"4 <= x.size()[1]",
                                                          "x.size()[1] <= 64"}));
-}
-
-TEST(SymIntTest, ArithmeticStaysSymbolicAndComparisonsGuard) {
-  ShapeEnv env;
-  ShapeEnv::Scope scope(&env);
-  const SymInt a(SymExpr::Symbol(env.NewSymbol(3, "x.size()[0]", 0, 0)), 3);
-  const SymInt b = a * 2 + 1;
-  EXPECT_TRUE(b.is_symbolic());
-  EXPECT_EQ(b.hint(), 7);
-  EXPECT_EQ(b.ToString(), "2*s0 + 1");
-  EXPECT_TRUE(b != 1);  // proven by the range: no guard
-  EXPECT_TRUE(env.guards().empty());
-  EXPECT_TRUE(a == 3);  // guarded
-  EXPECT_EQ(env.guards().size(), 1u);
-  const SymInt zero = a - a;
-  EXPECT_FALSE(zero.is_symbolic());
-  const int64_t v = b;  // specializes
-  EXPECT_EQ(v, 7);
-  EXPECT_EQ(SymFloorDiv(a * 4, 2).ToString(), "2*s0");
-  EXPECT_EQ(SymShapeToString({a, SymInt(4)}), "[s0, 4]");
-  EXPECT_EQ(Product({a, SymInt(4)}).ToString(), "4*s0");
-}
-
-TEST(SymIntTest, ConcreteValuesNeedNoEnvironment) {
-  const SymInt a(5);
-  EXPECT_FALSE(a.is_symbolic());
-  EXPECT_TRUE(a == 5);
-  EXPECT_TRUE(a < 6);
-  EXPECT_EQ((a * 3).hint(), 15);
-  EXPECT_EQ(SymMax(a, 7).hint(), 7);
 }
 
 }  // namespace

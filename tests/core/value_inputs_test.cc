@@ -9,41 +9,15 @@
 #include "core/graph_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/recording_compiler.h"
 
 namespace guardjit {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Returns its entry number; keeps the graphs it compiled.
-class RecordingCompiler : public Compiler {
- public:
-  class Numbered : public Executable {
-   public:
-    explicit Numbered(int n) : n_(n) {}
-    absl::Status Run(const RunContext&, absl::Span<const Tensor>,
-                     absl::Span<Tensor> outputs) const override {
-      outputs[0] = Tensor::FromScalar(Scalar(int64_t{n_}), DType::kInt64);
-      return absl::OkStatus();
-    }
-    size_t num_outputs() const override { return 1; }
-    std::string Describe() const override { return "numbered"; }
-
-   private:
-    int n_;
-  };
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(
-      std::shared_ptr<const Graph> graph, const Specialization&) override {
-    graphs.push_back(graph);
-    return std::make_unique<Numbered>(static_cast<int>(graphs.size()) - 1);
-  }
-  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
-      std::shared_ptr<const Graph>) override {
-    return std::make_unique<Numbered>(-1);
-  }
-  std::string name() const override { return "recording"; }
-  std::vector<std::shared_ptr<const Graph>> graphs;
-};
+using testing::EntryOf;
+using testing::RecordingCompiler;
 
 // y = x + shape, `shape` (int64 [2]) value-specialized.
 std::shared_ptr<const Graph> AddShapeGraph() {
@@ -78,11 +52,6 @@ struct Call {
   std::vector<Tensor> tensors;
   std::vector<InputView> views;
 };
-
-int64_t EntryOf(const absl::StatusOr<std::vector<Tensor>>& out) {
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0].Item().to_int() : -100;
-}
 
 TEST(ValueInputsTest, GraphRecordsValueInputs) {
   EXPECT_EQ(AddShapeGraph()->value_inputs(), std::vector<int>{1});

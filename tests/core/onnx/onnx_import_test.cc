@@ -10,152 +10,11 @@
 #include "core/shape_inference.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
+#include "tests/core/onnx/onnx_test_models.h"
+#include "tests/test_util.h"
 
-namespace guardjit {
+namespace guardjit::testing {
 namespace {
-
-using onnx::AttributeProto;
-using onnx::ModelProto;
-using onnx::NodeProto;
-using onnx::TensorProto;
-
-ModelProto Model(int opset = 13) {
-  ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-// dims: -1 is a dim_param "batch".
-void AddInput(ModelProto& m, const std::string& name, std::vector<int64_t> dims,
-              int elem_type = TensorProto::FLOAT) {
-  auto* t = m.mutable_graph()->add_input();
-  t->set_name(name);
-  auto* type = t->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(elem_type);
-  auto* shape = type->mutable_shape();
-  for (int64_t d : dims) {
-    if (d < 0) {
-      shape->add_dim()->set_dim_param("batch");
-    } else {
-      shape->add_dim()->set_dim_value(d);
-    }
-  }
-}
-
-NodeProto* AddNode(ModelProto& m, const std::string& op,
-                   std::vector<std::string> inputs,
-                   std::vector<std::string> outputs) {
-  NodeProto* n = m.mutable_graph()->add_node();
-  n->set_op_type(op);
-  n->set_name(outputs.empty() ? op : outputs[0]);
-  for (auto& i : inputs) n->add_input(i);
-  for (auto& o : outputs) n->add_output(o);
-  return n;
-}
-
-void AddOutput(ModelProto& m, const std::string& name) {
-  m.mutable_graph()->add_output()->set_name(name);
-}
-
-void SetInt(NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::INT);
-  a->set_i(v);
-}
-void SetFloat(NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-void AddInitializer(ModelProto& m, const std::string& name,
-                    std::vector<int64_t> dims, std::vector<float> values) {
-  TensorProto* t = m.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(TensorProto::FLOAT);
-  for (int64_t d : dims) t->add_dims(d);
-  for (float v : values) t->add_float_data(v);
-}
-
-absl::StatusOr<std::unique_ptr<Graph>> Load(const ModelProto& m,
-                                            GraphLoadOptions options = {}) {
-  return LoadGraphFromBinary(m.SerializeAsString(), options);
-}
-
-// Output metadata of a loaded graph for its declared static inputs.
-std::vector<TensorMeta> OutputMetas(const Graph& g,
-                                    const std::vector<TensorMeta>& inputs) {
-  auto metas = InferShapes(g, inputs);
-  EXPECT_TRUE(metas.ok()) << metas.status();
-  std::vector<TensorMeta> out;
-  if (!metas.ok()) return out;
-  for (const Arg& a : g.output_node().args) {
-    out.push_back((*metas)[a.as_value().node][a.as_value().index]);
-  }
-  return out;
-}
-
-std::vector<std::string> Targets(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Node& n : g.nodes()) {
-    if (n.kind == NodeKind::kCallFunction) out.push_back(n.target);
-  }
-  return out;
-}
-
-void ExpectError(const absl::StatusOr<std::unique_ptr<Graph>>& g,
-                 absl::StatusCode code, const std::string& fragment) {
-  ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().code(), code) << g.status();
-  EXPECT_TRUE(absl::StrContains(g.status().message(), fragment))
-      << g.status() << "\n  wanted: " << fragment;
-}
-
-TEST(OnnxImportTest, AddBroadcastsLikeNumpy) {
-  ModelProto m = Model();
-  AddInput(m, "a", {2, 1, 3});
-  AddInput(m, "b", {4, 1});
-  AddNode(m, "Add", {"a", "b"}, {"y"});
-  AddOutput(m, "y");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.add.Tensor"});
-  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 1, 3}),
-                               TensorMeta(DType::kFloat32, Shape{4, 1})});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].shape(), (Shape{2, 4, 3}));
-}
-
-TEST(OnnxImportTest, GemmAttributesBecomeAddmmOnTransposedOperands) {
-  ModelProto m = Model();
-  AddInput(m, "a", {3, 4});
-  AddInput(m, "b", {5, 3});
-  AddInitializer(m, "c", {5}, {1, 2, 3, 4, 5});
-  NodeProto* n = AddNode(m, "Gemm", {"a", "b", "c"}, {"y"});
-  SetInt(n, "transA", 1);
-  SetInt(n, "transB", 1);
-  SetFloat(n, "alpha", 0.5f);
-  SetFloat(n, "beta", 2.0f);
-  AddOutput(m, "y");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(Targets(**g), (std::vector<std::string>{"aten.permute.default",
-                                                    "aten.permute.default",
-                                                    "aten.addmm.default"}));
-  const Node& addmm = (*g)->node((*g)->output_node().args[0].as_value().node);
-  ASSERT_EQ(addmm.target, "aten.addmm.default");
-  // addmm(self=c, mat1, mat2, beta, alpha).
-  EXPECT_DOUBLE_EQ(addmm.args[3].as_scalar().to_double(), 2.0);
-  EXPECT_DOUBLE_EQ(addmm.args[4].as_scalar().to_double(), 0.5);
-  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{3, 4}),
-                               TensorMeta(DType::kFloat32, Shape{5, 3})});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].shape(), (Shape{4, 5}));
-}
 
 TEST(OnnxImportTest, StaticInputsCarryTheirMetadata) {
   ModelProto m = Model();
@@ -168,36 +27,6 @@ TEST(OnnxImportTest, StaticInputsCarryTheirMetadata) {
   ASSERT_TRUE(x.meta.has_value());
   EXPECT_EQ(x.meta->dtype, DType::kInt64);
   EXPECT_EQ(x.meta->shape(), (Shape{2, 3}));
-}
-
-TEST(OnnxImportTest, ShapeArithmeticOnStaticSizesFolds) {
-  // Reshape(x, Concat(Gather(Shape(x), 0), [-1])): the shape is known at
-  // load, so the graph holds only the reshape.
-  ModelProto m = Model();
-  AddInput(m, "x", {2, 3, 4});
-  AddNode(m, "Shape", {"x"}, {"s"});
-  TensorProto* zero = m.mutable_graph()->add_initializer();
-  zero->set_name("zero");
-  zero->set_data_type(TensorProto::INT64);
-  zero->add_int64_data(0);
-  zero->add_dims(1);
-  TensorProto* minus = m.mutable_graph()->add_initializer();
-  minus->set_name("minus");
-  minus->set_data_type(TensorProto::INT64);
-  minus->add_int64_data(-1);
-  minus->add_dims(1);
-  AddNode(m, "Gather", {"s", "zero"}, {"batch"});
-  NodeProto* cat = AddNode(m, "Concat", {"batch", "minus"}, {"shape"});
-  SetInt(cat, "axis", 0);
-  AddNode(m, "Reshape", {"x", "shape"}, {"y"});
-  AddOutput(m, "y");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(Targets(**g), (std::vector<std::string>{"aten.clone.default",
-                                                    "aten.view.default"}));
-  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 3, 4})});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].shape(), (Shape{2, 12}));
 }
 
 TEST(OnnxImportTest, DimParamInputsLoadWhereNoSizeIsNeeded) {
@@ -282,46 +111,6 @@ TEST(OnnxImportTest, UnknownOpNamesNodeOpDomainAndOpset) {
   ExpectError(Load(m), absl::StatusCode::kUnimplemented,
               "ONNX node 1 'y' (FancyOp, domain 'ai.onnx', opset 11): "
               "operator FancyOp is not supported");
-}
-
-TEST(OnnxImportTest, UnknownAttributeIsRefused) {
-  ModelProto m = Model();
-  AddInput(m, "x", {2});
-  SetInt(AddNode(m, "Relu", {"x"}, {"y"}), "fancy", 1);
-  AddOutput(m, "y");
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "ONNX node 0 'y' (Relu, domain 'ai.onnx', opset 13): attribute "
-              "'fancy' is not supported");
-}
-
-TEST(OnnxImportTest, UnsupportedAttributeValueIsRefused) {
-  ModelProto m = Model(15);
-  for (const char* name : {"x", "s", "b", "mean", "var"}) {
-    AddInput(m, name, {name[0] == 'x' ? int64_t{2} : int64_t{3}});
-  }
-  m.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->add_dim()
-      ->set_dim_value(3);
-  NodeProto* n =
-      AddNode(m, "BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y"});
-  SetInt(n, "training_mode", 1);
-  AddOutput(m, "y");
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "(BatchNormalization, domain 'ai.onnx', opset 15): only "
-              "inference");
-}
-
-TEST(OnnxImportTest, AttributeOfTheWrongTypeIsInvalid) {
-  ModelProto m = Model();
-  AddInput(m, "x", {2});
-  SetInt(AddNode(m, "LeakyRelu", {"x"}, {"y"}), "alpha", 1);
-  AddOutput(m, "y");
-  ExpectError(Load(m), absl::StatusCode::kInvalidArgument,
-              "attribute 'alpha' is INT, expected FLOAT");
 }
 
 TEST(OnnxImportTest, OtherDomainIsRefused) {
@@ -410,101 +199,6 @@ TEST(OnnxImportTest, OlderOpsetsOfUnchangedOperators) {
   EXPECT_TRUE(Load(m).ok());
 }
 
-void AddInt64Initializer(ModelProto& m, const std::string& name,
-                         std::vector<int64_t> values) {
-  TensorProto* t = m.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
-// What torch.onnx.export writes by default (opset 20): reductions take their
-// axes as an input from opset 18.
-TEST(OnnxImportTest, Opset18ReductionsReadTheAxesInput) {
-  ModelProto m = Model(20);
-  AddInput(m, "x", {2, 3, 4});
-  AddInt64Initializer(m, "axes", {1});
-  SetInt(AddNode(m, "ReduceMean", {"x", "axes"}, {"y"}), "keepdims", 0);
-  AddOutput(m, "y");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(Targets(**g), std::vector<std::string>{"aten.mean.dim"});
-  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 3, 4})});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].shape(), (Shape{2, 4}));
-  // An axes attribute is opset 17's: at 18 nothing reads it.
-  ModelProto old = Model(18);
-  AddInput(old, "x", {2, 3});
-  NodeProto* n = AddNode(old, "ReduceMax", {"x"}, {"y"});
-  auto* axes = n->add_attribute();
-  axes->set_name("axes");
-  axes->set_type(AttributeProto::INTS);
-  axes->add_ints(0);
-  AddOutput(old, "y");
-  ExpectError(Load(old), absl::StatusCode::kUnimplemented,
-              "(ReduceMax, domain 'ai.onnx', opset 18): attribute 'axes' is "
-              "not supported");
-}
-
-TEST(OnnxImportTest, Opset18SplitNumOutputsMakesTheLastChunkSmaller) {
-  ModelProto m = Model(18);
-  AddInput(m, "x", {5, 2});
-  SetInt(AddNode(m, "Split", {"x"}, {"a", "b"}), "num_outputs", 2);
-  AddOutput(m, "a");
-  AddOutput(m, "b");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  auto out = OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{5, 2})});
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
-  EXPECT_EQ(out[1].shape(), (Shape{2, 2}));
-
-  ModelProto wrong = Model(18);
-  AddInput(wrong, "x", {5, 2});
-  SetInt(AddNode(wrong, "Split", {"x"}, {"a", "b"}), "num_outputs", 3);
-  AddOutput(wrong, "a");
-  ExpectError(Load(wrong), absl::StatusCode::kInvalidArgument,
-              "(Split, domain 'ai.onnx', opset 18): num_outputs 3 but the "
-              "node has 2 outputs");
-}
-
-TEST(OnnxImportTest, Opset20GeluMapsToAtenGelu) {
-  ModelProto m = Model(20);
-  AddInput(m, "x", {4});
-  NodeProto* n = AddNode(m, "Gelu", {"x"}, {"y"});
-  auto* a = n->add_attribute();
-  a->set_name("approximate");
-  a->set_type(AttributeProto::STRING);
-  a->set_s("tanh");
-  AddOutput(m, "y");
-  auto g = Load(m);
-  ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_EQ(Targets(**g), std::vector<std::string>{"aten.gelu.default"});
-  for (const Node& node : (*g)->nodes()) {
-    if (node.target != "aten.gelu.default") continue;
-    ASSERT_EQ(node.args.size(), 2u);  // gelu(self, *, approximate)
-    ASSERT_TRUE(node.args[1].is_string());
-    EXPECT_EQ(node.args[1].as_string(), "tanh");
-  }
-  m.mutable_opset_import(0)->set_version(17);
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "ONNX node 0 'y' (Gelu, domain 'ai.onnx', opset 17): Gelu is an "
-              "operator of opset 20 and later");
-}
-
-TEST(OnnxImportTest, Opset18PadAxesInputIsRefused) {
-  ModelProto m = Model(18);
-  AddInput(m, "x", {2, 3});
-  AddInt64Initializer(m, "pads", {1, 1});
-  AddInitializer(m, "value", {}, {0.0f});
-  AddInt64Initializer(m, "axes", {1});
-  AddNode(m, "Pad", {"x", "pads", "value", "axes"}, {"y"});
-  AddOutput(m, "y");
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "(Pad, domain 'ai.onnx', opset 18): the axes input (opset 18)");
-}
-
 TEST(OnnxImportTest, UnsupportedInputTypeIsRefused) {
   ModelProto m = Model();
   AddInput(m, "x", {2}, TensorProto::UINT16);
@@ -587,4 +281,4 @@ TEST(OnnxImportTest, GuardjitFormatOptionSkipsDetection) {
 }
 
 }  // namespace
-}  // namespace guardjit
+}  // namespace guardjit::testing

@@ -10,82 +10,27 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
+#include "tests/core/onnx/onnx_test_models.h"
+#include "tests/core/recording_compiler.h"
 
-namespace guardjit {
+namespace guardjit::testing {
 namespace {
 
-using onnx::ModelProto;
-using onnx::TensorProto;
 using ::testing::HasSubstr;
-
-void AddInput(ModelProto& m, const std::string& name, std::vector<int64_t> dims,
-              int elem_type) {
-  auto* t = m.mutable_graph()->add_input();
-  t->set_name(name);
-  auto* type = t->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(elem_type);
-  auto* shape = type->mutable_shape();
-  for (int64_t d : dims) {
-    if (d < 0) {
-      shape->add_dim()->set_dim_param("n");
-    } else {
-      shape->add_dim()->set_dim_value(d);
-    }
-  }
-}
 
 // y = Reshape(x, shape) then `then_op` (Relu), as ONNX's node tests write
 // it: the shape is a graph input.
 ModelProto ReshapeModel(std::vector<int64_t> shape_dims = {2},
                         int shape_type = TensorProto::INT64,
                         const std::string& then_op = "Relu") {
-  ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  m.mutable_graph()->set_name("g");
-  AddInput(m, "x", {2, 3}, TensorProto::FLOAT);
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
   AddInput(m, "shape", shape_dims, shape_type);
-  auto* n = m.mutable_graph()->add_node();
-  n->set_op_type("Reshape");
-  n->add_input("x");
-  n->add_input("shape");
-  n->add_output("r");
-  auto* n2 = m.mutable_graph()->add_node();
-  n2->set_op_type(then_op);
-  n2->add_input("r");
-  n2->add_output("y");
-  m.mutable_graph()->add_output()->set_name("y");
+  AddNode(m, "Reshape", {"x", "shape"}, {"r"});
+  AddNode(m, then_op, {"r"}, {"y"});
+  AddOutput(m, "y");
   return m;
 }
-
-absl::StatusOr<std::unique_ptr<Graph>> Load(const ModelProto& m) {
-  return LoadGraphFromBinary(m.SerializeAsString(), {});
-}
-
-// Keeps the graphs it compiled; runs nothing.
-class RecordingCompiler : public Compiler {
- public:
-  class Noop : public Executable {
-   public:
-    absl::Status Run(const RunContext&, absl::Span<const Tensor>,
-                     absl::Span<Tensor>) const override {
-      return absl::OkStatus();
-    }
-    size_t num_outputs() const override { return 1; }
-    std::string Describe() const override { return "noop"; }
-  };
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(
-      std::shared_ptr<const Graph> graph, const Specialization&) override {
-    graphs.push_back(graph);
-    return std::make_unique<Noop>();
-  }
-  absl::StatusOr<std::unique_ptr<Executable>> Fallback(
-      std::shared_ptr<const Graph>) override {
-    return absl::InternalError("no fallback here");
-  }
-  std::string name() const override { return "recording"; }
-  std::vector<std::shared_ptr<const Graph>> graphs;
-};
 
 // The size list of the graph's view/reshape node.
 std::vector<int64_t> ViewSizes(const Graph& g) {
@@ -154,4 +99,4 @@ TEST(OnnxValueInputsTest, InputsThatCannotBeSpecializedKeepTheRefusal) {
 }
 
 }  // namespace
-}  // namespace guardjit
+}  // namespace guardjit::testing

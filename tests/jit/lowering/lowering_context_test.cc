@@ -1,17 +1,19 @@
-// Every registered op either lowers to the loop IR or is one of the ops the
-// JIT deliberately runs another way; a new op must be put in one of the two.
+// The lowering table (FindLowering, jit/lowering/lowering_context.h): every
+// registered op either lowers to the loop IR or is one of the ops the JIT
+// deliberately runs another way; a new op must be put in one of the two.
+
+#include "jit/lowering/lowering_context.h"
 
 #include <set>
 #include <string>
 
 #include "core/op_registry.h"
 #include "gtest/gtest.h"
-#include "jit/lowering/lowering_context.h"
 
 namespace guardjit {
 namespace {
 
-TEST(LoweringCoverageTest, EveryOpLowersOrIsAKnownExternal) {
+TEST(LoweringContextTest, EveryOpLowersOrIsAKnownExternal) {
   // Extern steps (OpenBLAS GEMM, im2col + GEMM) with fused epilogues; the
   // integer ops on symbolic sizes (operator.*, sym_size, sym_numel: host
   // values, not tensors) and cond, whose graphs run the eager plan; ops that
