@@ -34,11 +34,10 @@ class Scalar {
     if (is_int()) return static_cast<double>(std::get<int64_t>(value_));
     return std::get<bool>(value_) ? 1.0 : 0.0;
   }
-  int64_t to_int() const {
-    if (is_int()) return std::get<int64_t>(value_);
-    if (is_bool()) return std::get<bool>(value_) ? 1 : 0;
-    return static_cast<int64_t>(std::get<double>(value_));
-  }
+  // A float truncates toward zero, as ATen's Scalar does; past int64's range
+  // it saturates to INT64_MIN or INT64_MAX, and NaN gives 0 (a bare cast of
+  // those is undefined behaviour).
+  int64_t to_int() const;
   bool to_bool() const {
     if (is_bool()) return std::get<bool>(value_);
     if (is_int()) return std::get<int64_t>(value_) != 0;

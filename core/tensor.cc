@@ -135,8 +135,7 @@ void StoreScalar(void* p, const Scalar& v) {
   if constexpr (std::is_same_v<T, bool>) {
     x = v.to_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    x = static_cast<T>(v.is_float() ? static_cast<int64_t>(v.to_double())
-                                    : v.to_int());
+    x = static_cast<T>(v.to_int());  // floats truncate, saturating at int64
   } else {
     x = static_cast<T>(static_cast<float>(v.to_double()));
     if constexpr (std::is_same_v<T, double>) x = v.to_double();

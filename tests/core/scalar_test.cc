@@ -1,10 +1,12 @@
 // ATen Scalars (core/scalar.h): the dtype PyTorch gives a wrapped number,
-// conversions between bool, int and float, Python's spelling, and equality
-// that keeps the kinds apart.
+// conversions between bool, int and float (saturating past int64), Python's
+// spelling, and equality that keeps the kinds apart.
 
 #include "core/scalar.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "gtest/gtest.h"
 
@@ -35,6 +37,24 @@ TEST(ScalarTest, Conversions) {
   EXPECT_TRUE(Scalar(0.5).to_bool());
   EXPECT_FALSE(Scalar(0.0).to_bool());
   EXPECT_FALSE(Scalar(-0.0).to_bool());
+}
+
+// Past int64's range a float saturates, and NaN is 0: defined results where
+// a bare cast is undefined (the UBSan build aborts on one).
+TEST(ScalarTest, FloatsPastInt64Saturate) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Scalar(1e300).to_int(), kMax);
+  EXPECT_EQ(Scalar(inf).to_int(), kMax);
+  EXPECT_EQ(Scalar(0x1p63).to_int(), kMax);
+  EXPECT_EQ(Scalar(-1e300).to_int(), kMin);
+  EXPECT_EQ(Scalar(-inf).to_int(), kMin);
+  EXPECT_EQ(Scalar(std::nan("")).to_int(), 0);
+  // The ends of the range convert exactly.
+  EXPECT_EQ(Scalar(-0x1p63).to_int(), kMin);
+  EXPECT_EQ(Scalar(std::nextafter(0x1p63, 0.0)).to_int(),
+            int64_t{9223372036854774784});
 }
 
 TEST(ScalarTest, PythonSpelling) {

@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include <cstdint>
+
 #include "gtest/gtest.h"
 
 namespace guardjit {
@@ -55,6 +57,11 @@ TEST(TensorTest, ScalarsAndItem) {
   EXPECT_EQ(i.Item().to_int(), -3);
   Tensor b = Tensor::FromScalar(Scalar(int64_t{7}), DType::kBool);
   EXPECT_TRUE(b.Item().to_bool());
+  // A float past int64 saturates (Scalar::to_int) before narrowing.
+  EXPECT_EQ(Tensor::FromScalar(Scalar(1e300), DType::kInt64).Item().to_int(),
+            INT64_MAX);
+  EXPECT_EQ(Tensor::FromScalar(Scalar(-1e300), DType::kInt32).Item().to_int(),
+            0);
   Tensor w = Tensor::WrappedNumber(Scalar(int64_t{4}));
   EXPECT_TRUE(w.is_wrapped_number());
   EXPECT_EQ(w.dtype(), DType::kInt64);
