@@ -402,11 +402,36 @@ absl::Status MapDropout(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(std::optional<int64_t> seed,
                      ctx.attrs().OptionalInt("seed"));
     (void)seed;
-    if (ctx.has_input(2)) {
-      const Tensor* training = ctx.InputConstant(2);
-      if (training == nullptr || training->ItemAsInt64() != 0) {
-        return absl::UnimplementedError(
-            "training_mode that is not a constant false");
+    // Training mode with a ratio above 0 draws a random mask (ONNX's test
+    // outputs are one draw of numpy's generator): refused. Without it, or
+    // with ratio 0, the output is the input. Both inputs are asked for
+    // before either is refused, so both are value-specialized together.
+    const Tensor* training = ctx.has_input(2) ? ctx.NeededConstant(2) : nullptr;
+    const Tensor* ratio = ctx.has_input(1) ? ctx.NeededConstant(1) : nullptr;
+    if (ctx.has_input(2) && training == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "training_mode (input 2, '", ctx.node().input(2),
+          "') is computed at run time, and only values known at load are "
+          "supported"));
+    }
+    if (training != nullptr && training->numel() != 1) {
+      return absl::InvalidArgumentError("training_mode is not a scalar");
+    }
+    if (training != nullptr && training->ItemAsInt64() != 0) {
+      if (ctx.has_input(1) && ratio == nullptr) {
+        return absl::UnimplementedError(absl::StrCat(
+            "ratio (input 1, '", ctx.node().input(1),
+            "') is computed at run time, and only values known at load are "
+            "supported"));
+      }
+      if (ratio != nullptr && ratio->numel() != 1) {
+        return absl::InvalidArgumentError("ratio is not a scalar");
+      }
+      const double r = ratio != nullptr ? ratio->Item().to_double() : 0.5;
+      if (r != 0) {
+        return absl::UnimplementedError(absl::StrCat(
+            "training_mode true with ratio ", r,
+            ": the mask is random (only ratio 0 is the identity)"));
       }
     }
   }
