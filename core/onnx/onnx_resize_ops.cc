@@ -150,6 +150,11 @@ absl::StatusOr<ResizeParams> ReadParams(OnnxNodeContext& ctx) {
         return absl::InvalidArgumentError(
             absl::StrCat("scale ", scale, " of dim ", d, " is not positive"));
       }
+      if (static_cast<double>(scale) * in >
+          static_cast<double>(int64_t{1} << 40)) {
+        return absl::UnimplementedError(absl::StrCat(
+            "scale ", scale, " of dim ", d, " gives an output dim past 2^40"));
+      }
       // The reference: (scales * shape).astype(int); its 1-D rule divides by
       // scale * width at float32 precision.
       p.out.push_back(static_cast<int64_t>(static_cast<double>(scale) * in));
