@@ -204,11 +204,13 @@ std::string FormatValues(DType dtype, absl::Span<const int64_t> values) {
       "[",
       absl::StrJoin(values, ", ",
                     [dtype](std::string* out, int64_t v) {
-                      // Enough digits to tell any two apart.
-                      absl::StrAppend(
-                          out, absl::StrFormat(
-                                   dtype == DType::kFloat32 ? "%.9g" : "%.17g",
-                                   ValueAsDouble(dtype, v)));
+                      // Enough digits to tell any two apart (the format
+                      // is a literal each way: absl checks it at compile
+                      // time).
+                      const double x = ValueAsDouble(dtype, v);
+                      absl::StrAppend(out, dtype == DType::kFloat32
+                                               ? absl::StrFormat("%.9g", x)
+                                               : absl::StrFormat("%.17g", x));
                     }),
       "]");
 }
