@@ -479,8 +479,8 @@ absl::StatusOr<const Executable*> Function::Build(
       finish(nullptr);
       std::vector<std::string> bound;
       for (const InputValues& v : values) {
-        bound.push_back(
-            absl::StrCat(input_names_[v.input], " = ", FormatValues(v.values)));
+        bound.push_back(absl::StrCat(input_names_[v.input], " = ",
+                                     FormatValues(v.dtype, v.values)));
       }
       return absl::Status(
           rebuilt.status().code(),

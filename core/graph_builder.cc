@@ -133,10 +133,10 @@ absl::Status GraphBuilder::MarkValueSpecialized(const std::string& name) {
     const TensorMeta& meta = *node.meta;
     const std::string what = absl::StrCat(
         "graph '", graph_->name_, "': value-specialized input '", name, "' ");
-    if (!IsIntegral(meta.dtype, /*include_bool=*/true)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, "must be an integer or bool tensor, not ",
-                       DTypeName(meta.dtype)));
+    if (!IsValueInputDType(meta.dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, "must be an integer, bool, float32 or float64 tensor, not ",
+          DTypeName(meta.dtype)));
     }
     int64_t n = 1;
     for (const SymInt& s : meta.sizes) {

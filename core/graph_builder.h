@@ -56,8 +56,8 @@ class GraphBuilder {
                                           std::optional<TensorMeta> meta = {});
   // Marks input `name` (an earlier placeholder) value-specialized
   // (core/value_inputs.h). INVALID_ARGUMENT naming it when its metadata
-  // rules that out: not an integer or bool dtype, or more than
-  // kMaxSpecializedValues elements.
+  // rules that out: not an integer, bool, float32 or float64 dtype, or more
+  // than kMaxSpecializedValues elements.
   absl::Status MarkValueSpecialized(const std::string& name);
   // What rebuilds the graph for the values of its value-specialized inputs
   // (Graph::rebuilder). Finish() then infers no shapes: the graph's nodes

@@ -271,11 +271,12 @@ std::optional<std::string> GuardTree::FailureReason(const CallSignature& call,
   for (int32_t i : value_checks_) {
     const InputView& v = call.inputs[i];
     if (!ValuesMatch(v, *tensors_[i].values)) {
-      return absl::StrCat("tensor '", tensors_[i].name,
-                          "' value mismatch (value-specialized). expected ",
-                          FormatValues(*tensors_[i].values), ", actual ",
-                          v.data == nullptr ? std::string("(no data)")
-                                            : FormatValues(ReadValues(v)));
+      return absl::StrCat(
+          "tensor '", tensors_[i].name,
+          "' value mismatch (value-specialized). expected ",
+          FormatValues(tensors_[i].dtype, *tensors_[i].values), ", actual ",
+          v.data == nullptr ? std::string("(no data)")
+                            : FormatValues(v.dtype, ReadValues(v)));
     }
   }
   if (!symbolic_.empty()) {
@@ -324,7 +325,7 @@ std::string GuardTree::Dump() const {
                     ", stride=", OptionalList(t.strides), ")\n");
     if (t.values.has_value()) {
       absl::StrAppend(&out, "| | +- VALUE_MATCH: ", t.name,
-                      ".tolist() == ", FormatValues(*t.values), "\n");
+                      ".tolist() == ", FormatValues(t.dtype, *t.values), "\n");
     }
     if (alias_of_[i] != static_cast<int>(i)) {
       absl::StrAppend(&out, "| | +- DUPLICATE_INPUT: ", t.name, " is ",

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/dtype.h"
 
@@ -29,7 +30,38 @@ bool IsContiguous(const InputView& view) {
   return true;
 }
 
+template <typename Bits, typename Float>
+int64_t FloatBits(Float f) {
+  Bits bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return static_cast<int64_t>(bits);
+}
+
+template <typename Float, typename Bits>
+Float BitsFloat(int64_t value) {
+  const Bits bits = static_cast<Bits>(value);
+  Float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
 }  // namespace
+
+bool IsValueInputDType(DType dtype) {
+  return IsIntegral(dtype, /*include_bool=*/true) || dtype == DType::kFloat32 ||
+         dtype == DType::kFloat64;
+}
+
+double ValueAsDouble(DType dtype, int64_t value) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return BitsFloat<float, uint32_t>(value);
+    case DType::kFloat64:
+      return BitsFloat<double, uint64_t>(value);
+    default:
+      return static_cast<double>(value);
+  }
+}
 
 int64_t NumValues(const InputView& view) {
   int64_t n = 1;
@@ -45,10 +77,10 @@ absl::Status CheckValueInput(const InputView& view, const std::string& label) {
         absl::StrCat(why, ": it must be a host tensor, got one on ",
                      view.device.ToString()));
   }
-  if (!IsIntegral(view.dtype, /*include_bool=*/true)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(why, ": it must be an integer or bool tensor, got ",
-                     DTypeName(view.dtype)));
+  if (!IsValueInputDType(view.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        why, ": it must be an integer, bool, float32 or float64 tensor, got ",
+        DTypeName(view.dtype)));
   }
   int64_t n = 1;
   for (int d = 0; d < view.rank; ++d) {
@@ -83,6 +115,10 @@ int64_t ValueAt(const InputView& view, int64_t k) {
       return static_cast<const int32_t*>(view.data)[offset];
     case DType::kInt64:
       return static_cast<const int64_t*>(view.data)[offset];
+    case DType::kFloat32:
+      return FloatBits<uint32_t>(static_cast<const float*>(view.data)[offset]);
+    case DType::kFloat64:
+      return FloatBits<uint64_t>(static_cast<const double*>(view.data)[offset]);
     default:
       return 0;  // CheckValueInput refused it
   }
@@ -142,6 +178,12 @@ absl::StatusOr<Tensor> ValuesTensor(const InputValues& v) {
       case DType::kInt64:
         t->data_as<int64_t>()[k] = x;
         break;
+      case DType::kFloat32:
+        t->data_as<float>()[k] = BitsFloat<float, uint32_t>(x);
+        break;
+      case DType::kFloat64:
+        t->data_as<double>()[k] = BitsFloat<double, uint64_t>(x);
+        break;
       default:
         return absl::InvalidArgumentError(absl::StrCat(
             "a value-specialized input of dtype ", DTypeName(v.dtype)));
@@ -152,6 +194,25 @@ absl::StatusOr<Tensor> ValuesTensor(const InputValues& v) {
 
 std::string FormatValues(absl::Span<const int64_t> values) {
   return absl::StrCat("[", absl::StrJoin(values, ", "), "]");
+}
+
+std::string FormatValues(DType dtype, absl::Span<const int64_t> values) {
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
+    return FormatValues(values);
+  }
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(values, ", ",
+                    [dtype](std::string* out, int64_t v) {
+                      // Enough digits to tell any two apart (the format
+                      // is a literal each way: absl checks it at compile
+                      // time).
+                      const double x = ValueAsDouble(dtype, v);
+                      absl::StrAppend(out, dtype == DType::kFloat32
+                                               ? absl::StrFormat("%.9g", x)
+                                               : absl::StrFormat("%.17g", x));
+                    }),
+      "]");
 }
 
 }  // namespace guardjit

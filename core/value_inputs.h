@@ -6,9 +6,9 @@
 // int (a Reshape's shape, a Slice's starts, a Resize's sizes: operands an
 // importer must know to map a node). A placeholder is marked with
 // Node::specialize_value (proto Placeholder.specialize_value). At call time
-// the function reads the input's values (a small integer or bool tensor on
-// the host), compiles an entry with them as constants (or, where the graph
-// has a GraphRebuilder, on the graph rebuilt for them) and guards them
+// the function reads the input's values (a small integer, bool or float
+// tensor on the host), compiles an entry with them as constants (or, where the
+// graph has a GraphRebuilder, on the graph rebuilt for them) and guards them
 // (VALUE_MATCH in guard dumps; a miss names the input and both values).
 
 #include <cstdint>
@@ -40,7 +40,10 @@ inline constexpr char kValueSpecializedTarget[] =
 inline constexpr int64_t kMaxSpecializedValues = 64;
 
 // The values of input `input` (its position among the graph's inputs) that
-// one entry is specialized to, as int64 (bools as 0/1).
+// one entry is specialized to, as int64: integers as themselves, bools as
+// 0/1, floats (float32, float64) as their bit patterns (ValueAsDouble reads
+// one back), so a guard compares floats bit for bit (-0.0 is not 0.0; a NaN
+// matches the same NaN).
 struct InputValues {
   int input = 0;
   DType dtype = DType::kInt64;  // the input's
@@ -66,12 +69,21 @@ class GraphRebuilder {
       const Graph& graph, absl::Span<const InputValues> values) const = 0;
 };
 
-// Whether `view` may be value-specialized: on the host, of an integer or
-// bool dtype, with at most kMaxSpecializedValues elements and data.
-// INVALID_ARGUMENT naming `label` ("input 1 ('shape')") otherwise.
+// Whether `dtype` may be value-specialized: an integer, bool, float32 or
+// float64.
+bool IsValueInputDType(DType dtype);
+
+// Element `value` of an InputValues of `dtype` as a double (a float's bits
+// decoded).
+double ValueAsDouble(DType dtype, int64_t value);
+
+// Whether `view` may be value-specialized: on the host, of a dtype
+// IsValueInputDType takes, with at most kMaxSpecializedValues elements and
+// data. INVALID_ARGUMENT naming `label` ("input 1 ('shape')") otherwise.
 absl::Status CheckValueInput(const InputView& view, const std::string& label);
 
-// Element `k` (row-major) of `view` as int64. `view` passed CheckValueInput.
+// Element `k` (row-major) of `view` as int64 (a float's bits). `view` passed
+// CheckValueInput.
 int64_t ValueAt(const InputView& view, int64_t k);
 
 // Number of elements of `view`.
@@ -84,8 +96,9 @@ bool ValuesMatch(const InputView& view, absl::Span<const int64_t> values);
 // `values` of `view` into a vector.
 std::vector<int64_t> ReadValues(const InputView& view);
 
-// "[3, 4]".
+// "[3, 4]"; values of a float `dtype` as the floats they are ("[1.5, 2]").
 std::string FormatValues(absl::Span<const int64_t> values);
+std::string FormatValues(DType dtype, absl::Span<const int64_t> values);
 
 }  // namespace guardjit
 

@@ -176,10 +176,12 @@ absl::Status MapPow(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
   const DType dtype = ctx.Meta(a).dtype;
-  // The exponent may have another type; the result has the base's.
+  // The exponent may have another type; the result has the base's. An
+  // integer base to a floating-point exponent is computed in float64 and
+  // truncated, as ONNX's reference (numpy's power) does.
   if (!IsFloating(dtype) && IsFloating(ctx.Meta(b).dtype)) {
-    return absl::UnimplementedError(
-        "an integer base with a floating-point exponent is not supported");
+    ASSIGN_OR_RETURN(a, CastTo(ctx, a, DType::kFloat64));
+    ASSIGN_OR_RETURN(b, CastTo(ctx, b, DType::kFloat64));
   }
   ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.pow.Tensor_Tensor", {a, b}));
   ASSIGN_OR_RETURN(out, CastTo(ctx, out, dtype));

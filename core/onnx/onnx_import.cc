@@ -233,8 +233,14 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxGraph(
       if (failure != nullptr) {
         failure->node = i;
         failure->wanted.assign(state.wanted().begin(), state.wanted().end());
+        failure->needed.assign(state.needed().begin(), state.needed().end());
       }
       return Prefixed(s, NodeLabel(node, i, opset));
+    }
+    if ((node.op_type() == "Cast" || node.op_type() == "CastLike" ||
+         node.op_type() == "Identity") &&
+        node.input_size() > 0 && node.output_size() > 0) {
+      state.NoteConversion(node.output(0), node.input(0));
     }
   }
   std::vector<Arg> outputs;

@@ -40,6 +40,10 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadOnnxModel(
 struct OnnxImportFailure {
   int node = -1;
   std::vector<std::string> wanted;
+  // Those of `wanted` the mapping cannot do without (NeededConstant): only
+  // these may be float inputs, which a mapping that merely looks for a
+  // known value (to fold) could not tell from data.
+  std::vector<std::string> needed;
 };
 
 // The import itself, with the graph inputs in `bound` known (their values,

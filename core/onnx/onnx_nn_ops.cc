@@ -278,14 +278,70 @@ absl::Status MapConv(OnnxNodeContext& ctx) {
   return ctx.SetOutput(0, out);
 }
 
+// Training mode (opset 14 on): normalized by the batch's statistics (the
+// population variance, as ONNX's reference), with the running mean and
+// variance updated by momentum as the optional outputs 1 and 2.
+absl::Status BatchNormTraining(OnnxNodeContext& ctx, float eps,
+                               float momentum) {
+  ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
+  RETURN_IF_ERROR(RequireFloat(ctx.Meta(x), "training-mode input"));
+  ASSIGN_OR_RETURN(Shape shape, ctx.StaticShape(0));
+  if (shape.size() < 2) {
+    return absl::InvalidArgumentError("input rank below 2");
+  }
+  std::vector<int64_t> dims = {0}, per_channel(shape.size(), 1);
+  for (size_t d = 2; d < shape.size(); ++d) dims.push_back(d);
+  per_channel[1] = shape[1];
+  auto mean = [&](const Arg& v) {
+    return ctx.Emit("aten.mean.dim", {v, IntList(dims), Arg::Bool(true)});
+  };
+  ASSIGN_OR_RETURN(Arg mu, mean(x));
+  ASSIGN_OR_RETURN(Arg diff, ctx.Emit("aten.sub.Tensor", {x, mu}));
+  ASSIGN_OR_RETURN(Arg sq, ctx.Emit("aten.mul.Tensor", {diff, diff}));
+  ASSIGN_OR_RETURN(Arg var, mean(sq));
+  ASSIGN_OR_RETURN(Arg den, ctx.Emit("aten.add.Scalar",
+                                     {var, Arg::Float(eps), Arg::Int(1)}));
+  ASSIGN_OR_RETURN(den, ctx.Emit("aten.sqrt.default", {den}));
+  ASSIGN_OR_RETURN(Arg y, ctx.Emit("aten.div.Tensor", {diff, den}));
+  ASSIGN_OR_RETURN(Arg scale, ctx.Input(1));
+  ASSIGN_OR_RETURN(Arg bias, ctx.Input(2));
+  ASSIGN_OR_RETURN(scale, ReshapeTo(ctx, scale, per_channel));
+  ASSIGN_OR_RETURN(bias, ReshapeTo(ctx, bias, per_channel));
+  ASSIGN_OR_RETURN(y, ctx.Emit("aten.mul.Tensor", {y, scale}));
+  ASSIGN_OR_RETURN(y, ctx.Emit("aten.add.Tensor", {y, bias}));
+  RETURN_IF_ERROR(ctx.SetOutput(0, y));
+  // running = input * momentum + batch statistic * (1 - momentum).
+  const Arg stats[2] = {mu, var};
+  for (int k = 0; k < 2; ++k) {
+    if (!ctx.has_output(k + 1)) continue;
+    ASSIGN_OR_RETURN(Arg running, ctx.Input(k + 3));
+    ASSIGN_OR_RETURN(Arg stat, ReshapeTo(ctx, stats[k], {shape[1]}));
+    ASSIGN_OR_RETURN(
+        running, ctx.Emit("aten.mul.Scalar", {running, Arg::Float(momentum)}));
+    ASSIGN_OR_RETURN(
+        stat, ctx.Emit("aten.mul.Scalar", {stat, Arg::Float(1.0 - momentum)}));
+    ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.add.Tensor", {running, stat}));
+    RETURN_IF_ERROR(ctx.SetOutput(k + 1, out));
+  }
+  if (ctx.num_outputs() > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ctx.num_outputs(), " outputs (3 from opset 14)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MapBatchNorm(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(float eps, ctx.attrs().Float("epsilon", 1e-5f));
   ASSIGN_OR_RETURN(float momentum, ctx.attrs().Float("momentum", 0.9f));
   ASSIGN_OR_RETURN(int64_t training, ctx.attrs().Int("training_mode", 0));
   ASSIGN_OR_RETURN(int64_t spatial, ctx.attrs().Int("spatial", 1));
+  if (training && ctx.opset() >= 14 && spatial == 1) {
+    return BatchNormTraining(ctx, eps, momentum);
+  }
   if (training || ctx.num_outputs() > 1 || spatial != 1) {
     return absl::UnimplementedError(
-        "only inference (one output, spatial=1) is supported");
+        "only inference (one output, spatial=1), or training_mode from "
+        "opset 14, is supported");
   }
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
   std::vector<Arg> args = {x};
@@ -402,11 +458,36 @@ absl::Status MapDropout(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(std::optional<int64_t> seed,
                      ctx.attrs().OptionalInt("seed"));
     (void)seed;
-    if (ctx.has_input(2)) {
-      const Tensor* training = ctx.InputConstant(2);
-      if (training == nullptr || training->ItemAsInt64() != 0) {
-        return absl::UnimplementedError(
-            "training_mode that is not a constant false");
+    // Training mode with a ratio above 0 draws a random mask (ONNX's test
+    // outputs are one draw of numpy's generator): refused. Without it, or
+    // with ratio 0, the output is the input. Both inputs are asked for
+    // before either is refused, so both are value-specialized together.
+    const Tensor* training = ctx.has_input(2) ? ctx.NeededConstant(2) : nullptr;
+    const Tensor* ratio = ctx.has_input(1) ? ctx.NeededConstant(1) : nullptr;
+    if (ctx.has_input(2) && training == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "training_mode (input 2, '", ctx.node().input(2),
+          "') is computed at run time, and only values known at load are "
+          "supported"));
+    }
+    if (training != nullptr && training->numel() != 1) {
+      return absl::InvalidArgumentError("training_mode is not a scalar");
+    }
+    if (training != nullptr && training->ItemAsInt64() != 0) {
+      if (ctx.has_input(1) && ratio == nullptr) {
+        return absl::UnimplementedError(absl::StrCat(
+            "ratio (input 1, '", ctx.node().input(1),
+            "') is computed at run time, and only values known at load are "
+            "supported"));
+      }
+      if (ratio != nullptr && ratio->numel() != 1) {
+        return absl::InvalidArgumentError("ratio is not a scalar");
+      }
+      const double r = ratio != nullptr ? ratio->Item().to_double() : 0.5;
+      if (r != 0) {
+        return absl::UnimplementedError(absl::StrCat(
+            "training_mode true with ratio ", r,
+            ": the mask is random (only ratio 0 is the identity)"));
       }
     }
   }

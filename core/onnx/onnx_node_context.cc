@@ -149,10 +149,16 @@ const Tensor* OnnxNodeContext::InputConstant(int i) const {
   return nullptr;
 }
 
+const Tensor* OnnxNodeContext::NeededConstant(int i) const {
+  const Tensor* t = InputConstant(i);
+  if (t == nullptr && has_input(i)) state_.NoteNeeded(node_.input(i));
+  return t;
+}
+
 absl::StatusOr<std::vector<int64_t>> OnnxNodeContext::ConstInts(
     int i, absl::string_view what) const {
   RETURN_IF_ERROR(InputMeta(i).status());
-  const Tensor* t = InputConstant(i);
+  const Tensor* t = NeededConstant(i);
   if (t == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         what, " (input ", i, ", '", node_.input(i),

@@ -52,11 +52,33 @@ class OnnxImportState {
   // Mappings asking for the values of a graph input the import does not
   // know (InputConstant, ConstInts) note it here: the inputs a node needs
   // to be value-specialized. ClearWanted() before each node.
+  // A value converted from a graph input (a Cast, CastLike or Identity of
+  // it, or of such a value) stands for that input here: asking for its
+  // values asks for the input's.
   void NoteWanted(const std::string& name) {
-    if (graph_inputs_.contains(name)) wanted_.insert(name);
+    auto it = converted_from_.find(name);
+    const std::string& input = it == converted_from_.end() ? name : it->second;
+    if (graph_inputs_.contains(input)) wanted_.insert(input);
+  }
+  // The values of `name` are needed to map the node, not merely looked for:
+  // such a graph input may be value-specialized even as a float.
+  void NoteNeeded(const std::string& name) {
+    auto it = converted_from_.find(name);
+    const std::string& input = it == converted_from_.end() ? name : it->second;
+    if (graph_inputs_.contains(input)) needed_.insert(input);
+  }
+  const absl::flat_hash_set<std::string>& needed() const { return needed_; }
+  // `value` is a conversion of `from` (a graph input or such a value).
+  void NoteConversion(const std::string& value, const std::string& from) {
+    auto it = converted_from_.find(from);
+    const std::string& input = it == converted_from_.end() ? from : it->second;
+    if (graph_inputs_.contains(input)) converted_from_[value] = input;
   }
   const absl::flat_hash_set<std::string>& wanted() const { return wanted_; }
-  void ClearWanted() { wanted_.clear(); }
+  void ClearWanted() {
+    wanted_.clear();
+    needed_.clear();
+  }
   absl::Status AddKnownValue(const std::string& name, Tensor value);
   const OnnxValue* Find(const std::string& name) const;
   absl::Status Define(const std::string& name, OnnxValue value);
@@ -88,6 +110,8 @@ class OnnxImportState {
   absl::flat_hash_set<std::string> names_;
   absl::flat_hash_set<std::string> graph_inputs_;  // unknown at load
   absl::flat_hash_set<std::string> wanted_;
+  absl::flat_hash_set<std::string> needed_;
+  absl::flat_hash_map<std::string, std::string> converted_from_;
   GraphMeta metas_;  // by node index of builder_.partial_graph()
 };
 
@@ -114,6 +138,10 @@ class OnnxNodeContext {
   absl::StatusOr<TensorMeta> InputMeta(int i) const;
   // Input i's value when known at load, else null.
   const Tensor* InputConstant(int i) const;
+  // The same for an input the mapping cannot do without (a Resize's scales,
+  // a Dropout's ratio): a float graph input there is value-specialized,
+  // where InputConstant's (looking for a value to fold) is taken as data.
+  const Tensor* NeededConstant(int i) const;
   // Input i as integers known at load; UNIMPLEMENTED when computed at run
   // time (`what` names it).
   absl::StatusOr<std::vector<int64_t>> ConstInts(int i,

@@ -22,6 +22,7 @@ const OnnxOpTable& OnnxOpTable::Default() {
     AddTensorOnnxOps(*t);
     AddEinsumOnnxOps(*t);
     AddSignalOnnxOps(*t);
+    AddRnnOnnxOps(*t);
     return t;
   }();
   return *table;

@@ -48,6 +48,7 @@ void AddReduceOnnxOps(OnnxOpTable& table);
 void AddTensorOnnxOps(OnnxOpTable& table);
 void AddEinsumOnnxOps(OnnxOpTable& table);
 void AddSignalOnnxOps(OnnxOpTable& table);
+void AddRnnOnnxOps(OnnxOpTable& table);
 
 }  // namespace guardjit
 

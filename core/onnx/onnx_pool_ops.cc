@@ -41,13 +41,12 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
   }
   ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, xs, {}));
   ASSIGN_OR_RETURN(int64_t ceil_mode, ctx.attrs().Int("ceil_mode", 0));
-  int64_t count_include_pad = 0;
+  int64_t count_include_pad = 0, storage_order = 0;
   if (max) {
-    ASSIGN_OR_RETURN(int64_t storage_order,
-                     ctx.attrs().Int("storage_order", 0));
-    if (ctx.has_output(1) && storage_order != 0) {
+    ASSIGN_OR_RETURN(storage_order, ctx.attrs().Int("storage_order", 0));
+    if (ctx.has_output(1) && storage_order != 0 && xs.size() > 4) {
       return absl::UnimplementedError(
-          "the Indices output in column-major storage_order");
+          "the Indices output of a 3-D pool in column-major storage_order");
     }
   } else {
     ASSIGN_OR_RETURN(count_include_pad,
@@ -135,6 +134,19 @@ absl::Status MapPool(OnnxNodeContext& ctx) {
       if (one_d) {
         ASSIGN_OR_RETURN(indices,
                          ctx.Emit("aten.squeeze.dim", {indices, Arg::Int(2)}));
+      }
+      if (storage_order != 0 && xs.size() == 4) {
+        // Column-major within the plane: h * W + w becomes w * H + h.
+        ASSIGN_OR_RETURN(Arg width, ScalarConstant(ctx, xs[3], DType::kInt64));
+        ASSIGN_OR_RETURN(Arg height, ScalarConstant(ctx, xs[2], DType::kInt64));
+        ASSIGN_OR_RETURN(Arg row,
+                         ctx.Emit("aten.div.Tensor_mode", {indices, width},
+                                  {{"rounding_mode", Arg::String("floor")}}));
+        ASSIGN_OR_RETURN(Arg start, ctx.Emit("aten.mul.Tensor", {row, width}));
+        ASSIGN_OR_RETURN(Arg col,
+                         ctx.Emit("aten.sub.Tensor", {indices, start}));
+        ASSIGN_OR_RETURN(col, ctx.Emit("aten.mul.Tensor", {col, height}));
+        ASSIGN_OR_RETURN(indices, ctx.Emit("aten.add.Tensor", {col, row}));
       }
       int64_t plane = 1;
       for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];

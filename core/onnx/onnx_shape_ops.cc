@@ -384,9 +384,10 @@ absl::Status MapPad(OnnxNodeContext& ctx) {
     if (ctx.opset() >= 18 && ctx.has_input(3)) {
       return absl::UnimplementedError("the axes input (opset 18)");
     }
+    // Both asked for before either is refused: value-specialized together.
+    const Tensor* v = ctx.has_input(2) ? ctx.NeededConstant(2) : nullptr;
     ASSIGN_OR_RETURN(pads, ctx.ConstInts(1, "pads"));
     if (ctx.has_input(2)) {
-      const Tensor* v = ctx.InputConstant(2);
       if (v == nullptr || v->numel() != 1) {
         return absl::UnimplementedError(
             "constant_value that is not a scalar known at load");

@@ -4,6 +4,7 @@
 // are constants made at load from static sizes.
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -68,11 +69,19 @@ absl::Status MapTrilu(OnnxNodeContext& ctx) {
 
 absl::Status MapOneHot(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(int64_t axis, ctx.attrs().Int("axis", -1));
-  const Tensor* depth_value = ctx.InputConstant(1);
+  const Tensor* depth_value = ctx.NeededConstant(1);
   if (depth_value == nullptr || depth_value->numel() != 1) {
     return absl::UnimplementedError("depth must be a scalar known at load");
   }
-  const int64_t depth = depth_value->Item().to_int();
+  // A float depth (a graph input is value-specialized) must be whole: the
+  // reference's arange of a fractional depth has one more element.
+  const double depth_double = depth_value->Item().to_double();
+  if (depth_double != std::floor(depth_double) ||
+      !(std::abs(depth_double) < 1e15)) {
+    return absl::UnimplementedError(
+        absl::StrCat("depth ", depth_double, " is not a whole number"));
+  }
+  const int64_t depth = static_cast<int64_t>(depth_double);
   if (depth <= 0) return absl::InvalidArgumentError("depth is not positive");
   ASSIGN_OR_RETURN(Arg indices, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg values, ctx.Input(2));

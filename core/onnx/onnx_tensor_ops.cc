@@ -145,8 +145,8 @@ absl::Status MapSize(OnnxNodeContext& ctx) {
 }
 
 absl::Status MapRange(OnnxNodeContext& ctx) {
-  const Tensor *start = ctx.InputConstant(0), *limit = ctx.InputConstant(1),
-               *delta = ctx.InputConstant(2);
+  const Tensor *start = ctx.NeededConstant(0), *limit = ctx.NeededConstant(1),
+               *delta = ctx.NeededConstant(2);
   if (start == nullptr || limit == nullptr || delta == nullptr) {
     return absl::UnimplementedError(
         "start, limit and delta must be known at load");
@@ -240,9 +240,12 @@ absl::Status MapCast(OnnxNodeContext& ctx) {
     if (!attr.has_value()) return absl::InvalidArgumentError("'to' missing");
     ASSIGN_OR_RETURN(to, DTypeFromOnnx(*attr));
   }
-  // Integer values known at load convert at load (shape arithmetic).
+  // Integer values known at load convert at load (shape arithmetic; a
+  // window's size made a float for Range).
   if (const Tensor* c = ctx.InputConstant(0)) {
-    if (IsIntegral(c->dtype(), false) && IsIntegral(to, false) &&
+    if (IsIntegral(c->dtype(), false) &&
+        (IsIntegral(to, false) || to == DType::kFloat32 ||
+         to == DType::kFloat64) &&
         c->numel() <= kMaxFoldedElements) {
       ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(to, c->sizes()));
       for (int64_t k = 0; k < c->numel(); ++k) {

@@ -41,13 +41,17 @@ class OnnxRebuilder : public GraphRebuilder {
   GraphLoadOptions options_;
 };
 
-// A graph input whose values may be specialized: an integer or bool
-// tensor of static shape with at most kMaxSpecializedValues elements.
-bool Specializable(const onnx::ValueInfoProto& input) {
+// A graph input whose values may be specialized: an integer, bool, float32
+// or float64 tensor of static shape with at most kMaxSpecializedValues
+// elements. `integral`: only an integer or bool one.
+bool Specializable(const onnx::ValueInfoProto& input, bool integral) {
   if (!input.type().has_tensor_type()) return false;
   const auto& type = input.type().tensor_type();
   auto dtype = DTypeFromOnnx(type.elem_type());
-  if (!dtype.ok() || !IsIntegral(*dtype, /*include_bool=*/true)) return false;
+  if (!dtype.ok() || !IsValueInputDType(*dtype) ||
+      (integral && !IsIntegral(*dtype, /*include_bool=*/true))) {
+    return false;
+  }
   if (!type.has_shape()) return false;
   int64_t n = 1;
   for (const auto& dim : type.shape().dim()) {
@@ -78,14 +82,19 @@ absl::StatusOr<std::unique_ptr<Graph>> ValueSpecializedOnnxGraph(
     if (!initialized.contains(input.name())) inputs[input.name()] = &input;
   }
   absl::flat_hash_set<std::string> specialized;
+  absl::flat_hash_set<std::string> needed(failure.needed.begin(),
+                                          failure.needed.end());
   for (const std::string& name : failure.wanted) {
     auto it = inputs.find(name);
-    if (it == inputs.end() || !Specializable(*it->second)) return error;
+    if (it == inputs.end() ||
+        !Specializable(*it->second, /*integral=*/!needed.contains(name))) {
+      return error;
+    }
     specialized.insert(name);
   }
   for (const std::string& name : graph.node(failure.node).input()) {
     auto it = inputs.find(name);
-    if (it != inputs.end() && Specializable(*it->second)) {
+    if (it != inputs.end() && Specializable(*it->second, true)) {
       specialized.insert(name);
     }
   }

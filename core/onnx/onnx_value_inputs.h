@@ -19,11 +19,12 @@ namespace guardjit {
 // higher_order.value_specialized node over them, and the declared outputs;
 // its GraphRebuilder imports the model again with the inputs known, for
 // each entry's values. `failure` is where the plain import failed with
-// `error`; its wanted inputs are specialized, with the failing node's
-// other small integer graph inputs (its mapping stopped at the first it
-// asked for). `error` itself when one of them cannot be (a float, a
-// symbolic or too large shape: kMaxSpecializedValues), or when a later
-// node's op or domain is not supported.
+// `error`; its wanted inputs are specialized (integers, bools, float32 or
+// float64), with the failing node's other small integer graph inputs (its
+// mapping stopped at the first it asked for; a float is specialized only
+// when asked for: it may be data). `error` itself when one of them cannot
+// be (a float16, a symbolic or too large shape: kMaxSpecializedValues), or
+// when a later node's op or domain is not supported.
 absl::StatusOr<std::unique_ptr<Graph>> ValueSpecializedOnnxGraph(
     const onnx::ModelProto& model, const GraphLoadOptions& options,
     const OnnxImportFailure& failure, const absl::Status& error);

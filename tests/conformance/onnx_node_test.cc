@@ -49,8 +49,8 @@ struct CaseResult {
   std::string name;
   std::string op;
   bool eligible = true;  // default domain, tensor types the library has
-  // Graph inputs the importer needs at load (a Reshape's shape, Resize's
-  // scales) were bound to the test data's values, as initializers.
+  // Graph inputs the importer needs at load and cannot value-specialize
+  // were bound to the test data's values, as initializers.
   bool bound = false;
   Outcome outcome = Outcome::kPass;
   std::string reason;
@@ -422,16 +422,17 @@ std::string Report(const std::vector<CaseResult>& results) {
       "Cases: ", results.size(), "; passing ", pass, ", refused ",
       refused + bound, ", wrong ", wrong, ".\n\n",
       "A graph input a node must know (a Reshape's shape, a Slice's starts,\n"
-      "TopK's K: ONNX's node tests pass them as inputs) is value-specialized\n"
+      "TopK's K, a Resize's float scales and roi: ONNX's node tests pass\n"
+      "them as inputs; also through a Cast) is value-specialized\n"
       "(core/value_inputs.h): each call's values are compiled into its\n"
       "entry as constants and guarded. Such a case runs, per data set, the\n"
       "graph the importer rebuilds for those values on the eager interpreter\n"
       "and the CPU JIT, and all its data sets through one function on the\n"
       "JIT, which must compile one entry per distinct values.\n\n"
-      "Inputs that cannot be value-specialized (floats: Resize's scales)\n"
-      "are refused; such a case runs again with those inputs bound to its\n"
-      "test data as initializers, to check the mapping; it counts as\n"
-      "refused, and its result shows in the column \"pass, inputs bound\" (",
+      "Inputs that cannot be value-specialized (float16, more than 64\n"
+      "values) are refused; such a case runs again with those inputs bound\n"
+      "to its test data as initializers, to check the mapping; it counts\n"
+      "as refused, and its result shows in the column \"pass, inputs bound\" (",
       bound, " cases; a wrong result there fails the test too).\n\n",
       "Cases whose ops are all in the default domain and whose inputs and\n"
       "outputs are tensors of dtypes guardjit has: ",

@@ -42,6 +42,8 @@ struct Call {
         shape.data_as<int64_t>()[k] = shape_values[k];
       } else if (dtype == DType::kInt32) {
         shape.data_as<int32_t>()[k] = static_cast<int32_t>(shape_values[k]);
+      } else if (dtype == DType::kFloat32) {
+        shape.data_as<float>()[k] = static_cast<float>(shape_values[k]);
       }
     }
     tensors = {x, shape};
@@ -114,12 +116,13 @@ TEST(ValueInputsTest, Int32ValuesAndRecompileLimit) {
 TEST(ValueInputsTest, BadInputsAreRefusedNamingTheInput) {
   auto compiler = std::make_shared<RecordingCompiler>();
   auto f = *Function::Create(AddShapeGraph(), compiler, {});
-  Call floats({1, 2}, DType::kFloat32);
-  auto out = f->Call(floats.tensors, floats.sig());
+  Call halves({1, 2}, DType::kFloat16);
+  auto out = f->Call(halves.tensors, halves.sig());
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), HasSubstr("input 1 ('shape')"));
-  EXPECT_THAT(out.status().message(), HasSubstr("integer or bool"));
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("integer, bool, float32 or float64"));
 
   Call large(std::vector<int64_t>(65, 1));
   out = f->Call(large.tensors, large.sig());
@@ -141,9 +144,58 @@ TEST(ValueInputsTest, BadInputsAreRefusedNamingTheInput) {
   EXPECT_EQ(compiler->graphs.size(), 0u);
 }
 
-TEST(ValueInputsTest, BuilderRefusesFloatAndLargeInputs) {
+TEST(ValueInputsTest, FloatValuesAreGuardedBitForBit) {
+  auto compiler = std::make_shared<RecordingCompiler>();
+  auto f = *Function::Create(AddShapeGraph(), compiler, {});
+  Call a({1, 2}, DType::kFloat32), b({1, 2}, DType::kFloat32);
+  b.shape.data_as<float>()[1] = 2.5f;
+  Call negative_zero({0, 2}, DType::kFloat32), zero({0, 2}, DType::kFloat32);
+  negative_zero.shape.data_as<float>()[0] = -0.0f;
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
+  EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 1);
+  EXPECT_EQ(EntryOf(f->Call(zero.tensors, zero.sig())), 2);
+  EXPECT_EQ(EntryOf(f->Call(negative_zero.tensors, negative_zero.sig())), 3);
+  ASSERT_EQ(f->RecompileReasons().size(), 3u);
+  EXPECT_EQ(f->RecompileReasons()[0],
+            "0/0: tensor 'shape' value mismatch (value-specialized). "
+            "expected [1, 2], actual [1, 2.5]");
+  EXPECT_THAT(f->DumpGuards(),
+              HasSubstr("VALUE_MATCH: shape.tolist() == [-0, 2]"));
+  // The entry's constant holds the call's floats.
+  const Graph& g = *compiler->graphs[1];
+  const Tensor& t = g.node(g.FindNode("#shape.value")).constant;
+  ASSERT_EQ(t.dtype(), DType::kFloat32);
+  EXPECT_EQ(t.data_as<float>()[0], 1.0f);
+  EXPECT_EQ(t.data_as<float>()[1], 2.5f);
+}
+
+TEST(ValueInputsTest, FloatValuesReadBackAsDoubles) {
+  double data[2] = {0.1, -3.0};
+  int64_t sizes[1] = {2}, strides[1] = {1};
+  InputView v;
+  v.dtype = DType::kFloat64;
+  v.rank = 1;
+  v.sizes = sizes;
+  v.strides = strides;
+  v.data = data;
+  ASSERT_TRUE(CheckValueInput(v, "input 0 ('v')").ok());
+  InputValues values = ReadInputValues(0, v);
+  EXPECT_EQ(ValueAsDouble(DType::kFloat64, values.values[0]), 0.1);
+  EXPECT_EQ(FormatValues(DType::kFloat64, values.values),
+            "[0.10000000000000001, -3]");
+  auto t = ValuesTensor(values);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->data_as<double>()[0], 0.1);
+  EXPECT_EQ(t->data_as<double>()[1], -3.0);
+  EXPECT_TRUE(ValuesMatch(v, values.values));
+  data[0] = 0.2;
+  EXPECT_FALSE(ValuesMatch(v, values.values));
+}
+
+TEST(ValueInputsTest, BuilderRefusesHalfAndLargeInputs) {
   GraphBuilder b("g");
-  ASSERT_TRUE(b.AddPlaceholder("f", TensorMeta(DType::kFloat32, {2})).ok());
+  ASSERT_TRUE(b.AddPlaceholder("f", TensorMeta(DType::kFloat16, {2})).ok());
   ASSERT_TRUE(b.AddPlaceholder("big", TensorMeta(DType::kInt64, {65})).ok());
   EXPECT_THAT(b.MarkValueSpecialized("f").message(),
               HasSubstr("value-specialized input 'f' must be an integer"));

@@ -56,11 +56,40 @@ TEST(OnnxNnOpsTest, UnsupportedAttributeValueIsRefused) {
       ->set_dim_value(3);
   NodeProto* n =
       AddNode(m, "BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y"});
-  SetInt(n, "training_mode", 1);
+  SetInt(n, "spatial", 0);
   AddOutput(m, "y");
   ExpectError(Load(m), absl::StatusCode::kUnimplemented,
               "(BatchNormalization, domain 'ai.onnx', opset 15): only "
               "inference");
+}
+
+TEST(OnnxNnOpsTest, BatchNormTrainingModeUpdatesTheRunningStatistics) {
+  ModelProto m = Model(15);
+  AddInput(m, "x", {2, 3, 4});
+  for (const char* name : {"s", "b", "mean", "var"}) AddInput(m, name, {3});
+  NodeProto* n =
+      AddNode(m, "BatchNormalization", {"x", "s", "b", "mean", "var"},
+              {"y", "running_mean", "running_var"});
+  SetInt(n, "training_mode", 1);
+  for (const char* name : {"y", "running_mean", "running_var"}) {
+    AddOutput(m, name);
+  }
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<TensorMeta> outs =
+      OutputMetas(**g, {TensorMeta(DType::kFloat32, Shape{2, 3, 4}),
+                        TensorMeta(DType::kFloat32, Shape{3}),
+                        TensorMeta(DType::kFloat32, Shape{3}),
+                        TensorMeta(DType::kFloat32, Shape{3}),
+                        TensorMeta(DType::kFloat32, Shape{3})});
+  ASSERT_EQ(outs.size(), 3u);
+  EXPECT_EQ(outs[0].shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(outs[1].shape(), (Shape{3}));
+  EXPECT_EQ(outs[2].shape(), (Shape{3}));
+  // Batch statistics, not the running ones: no inference batch norm.
+  for (const std::string& t : Targets(**g)) {
+    EXPECT_EQ(t.find("batch_norm"), std::string::npos) << t;
+  }
 }
 
 TEST(OnnxNnOpsTest, ConvTransposeOutputShapeAttribute) {

@@ -29,10 +29,26 @@ TEST(OnnxPoolOpsTest, MaxPoolIndicesAndLrn) {
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(OutputShapes(**g),
             (std::vector<Shape>{{1, 2, 3, 3}, {1, 2, 3, 3}}));
+  // Column-major indices: the plane's row and column recomputed.
   SetInt(m.mutable_graph()->mutable_node(0), "storage_order", 1);
   g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(HasTarget(**g, "aten.div.Tensor_mode"));
+  EXPECT_EQ(OutputShapes(**g),
+            (std::vector<Shape>{{1, 2, 3, 3}, {1, 2, 3, 3}}));
+  // Not for a 3-D pool.
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim()
+      ->set_dim_value(4);
+  k->add_ints(2);
+  g = Load(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(), HasSubstr("column-major"));
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("3-D pool in column-major storage_order"));
 
   m = Model();
   AddInput(m, "x", {1, 5, 2, 2});

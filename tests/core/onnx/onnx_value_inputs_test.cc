@@ -98,5 +98,114 @@ TEST(OnnxValueInputsTest, InputsThatCannotBeSpecializedKeepTheRefusal) {
   EXPECT_THAT(g.status().message(), HasSubstr("operator NoSuchOp"));
 }
 
+ModelProto BareModel() {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+onnx::NodeProto* AddNode(ModelProto& m, const std::string& op,
+                         std::vector<std::string> inputs,
+                         const std::string& output) {
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type(op);
+  for (auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+TEST(OnnxValueInputsTest, FloatInputsAreSpecializedWhenAskedFor) {
+  // Resize(x, roi, scales) with tf_crop_and_resize: roi and scales are
+  // floats the mapping asks for; x (as small) is data and stays an input.
+  ModelProto m = BareModel();
+  AddInput(m, "x", {1, 1, 2, 2}, TensorProto::FLOAT);
+  AddInput(m, "roi", {8}, TensorProto::FLOAT);
+  AddInput(m, "scales", {4}, TensorProto::FLOAT);
+  auto* n = AddNode(m, "Resize", {"x", "roi", "scales"}, "y");
+  auto* a = n->add_attribute();
+  a->set_name("coordinate_transformation_mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("tf_crop_and_resize");
+  m.mutable_graph()->add_output()->set_name("y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->value_inputs(), (std::vector<int>{1, 2}));
+
+  auto compiler = std::make_shared<RecordingCompiler>();
+  auto f = *Function::Create(std::shared_ptr<const Graph>(*std::move(g)),
+                             compiler, {});
+  Tensor x = *Tensor::Zeros(DType::kFloat32, {1, 1, 2, 2});
+  Tensor roi = *Tensor::Zeros(DType::kFloat32, {8});
+  for (int k = 4; k < 8; ++k) roi.data_as<float>()[k] = 1;
+  Tensor scales = *Tensor::Zeros(DType::kFloat32, {4});
+  for (float& v : absl::MakeSpan(scales.data_as<float>(), 4)) v = 1;
+  scales.data_as<float>()[3] = 1.5f;
+  std::vector<Tensor> tensors = {x, roi, scales};
+  std::vector<InputView> views;
+  for (const Tensor& t : tensors) views.push_back(InputView::Of(t));
+  ASSERT_TRUE(f->Call(tensors, CallSignature{views, {}}).ok());
+  scales.data_as<float>()[3] = 2.5f;
+  ASSERT_TRUE(f->Call(tensors, CallSignature{views, {}}).ok());
+  ASSERT_EQ(f->RecompileReasons().size(), 1u);
+  EXPECT_THAT(f->RecompileReasons()[0],
+              HasSubstr("tensor 'scales' value mismatch (value-specialized). "
+                        "expected [1, 1, 1, 1.5], actual [1, 1, 1, 2.5]"));
+}
+
+TEST(OnnxValueInputsTest, AnInputReachingANodeThroughACastIsSpecialized) {
+  // Range(0, Cast(n), 1): the limit is a conversion of graph input n.
+  ModelProto m = BareModel();
+  AddInput(m, "n", {}, TensorProto::INT64);
+  auto* cast = AddNode(m, "Cast", {"n"}, "limit");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(TensorProto::FLOAT);
+  for (const char* name : {"zero", "one"}) {
+    TensorProto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TensorProto::FLOAT);
+    t->add_float_data(name[0] == 'z' ? 0 : 1);
+  }
+  AddNode(m, "Range", {"zero", "limit", "one"}, "y");
+  m.mutable_graph()->add_output()->set_name("y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->value_inputs(), std::vector<int>{0});
+}
+
+TEST(OnnxValueInputsTest, TrainingDropoutIsTheIdentityOnlyAtRatioZero) {
+  ModelProto m = BareModel();
+  AddInput(m, "x", {2, 3}, TensorProto::FLOAT);
+  AddInput(m, "ratio", {}, TensorProto::FLOAT);
+  AddInput(m, "training", {}, TensorProto::BOOL);
+  AddNode(m, "Dropout", {"x", "ratio", "training"}, "y");
+  m.mutable_graph()->add_output()->set_name("y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->value_inputs(), (std::vector<int>{1, 2}));
+  auto compiler = std::make_shared<RecordingCompiler>();
+  auto f = *Function::Create(std::shared_ptr<const Graph>(*std::move(g)),
+                             compiler, {});
+  Tensor x = *Tensor::Zeros(DType::kFloat32, {2, 3});
+  Tensor ratio = *Tensor::Zeros(DType::kFloat32, {});
+  Tensor training = *Tensor::Zeros(DType::kBool, {});
+  training.data_as<bool>()[0] = true;
+  std::vector<Tensor> tensors = {x, ratio, training};
+  std::vector<InputView> views;
+  for (const Tensor& t : tensors) views.push_back(InputView::Of(t));
+  EXPECT_TRUE(f->Call(tensors, CallSignature{views, {}}).ok());
+  ratio.data_as<float>()[0] = 0.5f;
+  auto random = f->Call(tensors, CallSignature{views, {}});
+  ASSERT_FALSE(random.ok());
+  EXPECT_THAT(random.status().message(),
+              HasSubstr("training_mode true with ratio 0.5: the mask is "
+                        "random"));
+  training.data_as<bool>()[0] = false;
+  EXPECT_TRUE(f->Call(tensors, CallSignature{views, {}}).ok());
+}
+
 }  // namespace
 }  // namespace guardjit::testing
