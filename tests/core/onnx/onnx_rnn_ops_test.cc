@@ -4,102 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "core/graph_loader.h"
-#include "core/shape_inference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "onnx/onnx_pb.h"
+#include "tests/core/onnx/onnx_test_models.h"
 
-namespace guardjit {
+namespace guardjit::testing {
 namespace {
 
-using onnx::AttributeProto;
-using onnx::ModelProto;
-using onnx::NodeProto;
-using onnx::TensorProto;
 using ::testing::HasSubstr;
-
-ModelProto Model(int opset = 13) {
-  ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-void AddInput(ModelProto& m, const std::string& name, std::vector<int64_t> dims,
-              int elem_type = TensorProto::FLOAT) {
-  auto* t = m.mutable_graph()->add_input();
-  t->set_name(name);
-  auto* type = t->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(elem_type);
-  auto* shape = type->mutable_shape();
-  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-}
-
-NodeProto* AddNode(ModelProto& m, const std::string& op,
-                   std::vector<std::string> inputs,
-                   std::vector<std::string> outputs) {
-  NodeProto* n = m.mutable_graph()->add_node();
-  n->set_op_type(op);
-  n->set_name(outputs[0]);
-  for (auto& i : inputs) n->add_input(i);
-  for (auto& o : outputs) n->add_output(o);
-  return n;
-}
-
-void AddOutputs(ModelProto& m, std::vector<std::string> names) {
-  for (auto& name : names) m.mutable_graph()->add_output()->set_name(name);
-}
-
-void SetInt(NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::INT);
-  a->set_i(v);
-}
-
-void SetString(NodeProto* n, const std::string& name, const std::string& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::STRING);
-  a->set_s(v);
-}
-
-void AddInt64Initializer(ModelProto& m, const std::string& name,
-                         std::vector<int64_t> dims,
-                         std::vector<int64_t> values) {
-  TensorProto* t = m.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
-absl::StatusOr<std::unique_ptr<Graph>> Load(const ModelProto& m) {
-  return LoadGraphFromBinary(m.SerializeAsString(), {});
-}
-
-// The outputs' shapes for the graph's declared inputs.
-std::vector<Shape> OutputShapes(const Graph& g) {
-  std::vector<TensorMeta> inputs;
-  for (int i : g.inputs()) inputs.push_back(*g.node(i).meta);
-  auto metas = InferShapes(g, inputs);
-  EXPECT_TRUE(metas.ok()) << metas.status();
-  std::vector<Shape> out;
-  if (!metas.ok()) return out;
-  for (const Arg& a : g.output_node().args) {
-    out.push_back((*metas)[a.as_value().node][a.as_value().index].shape());
-  }
-  return out;
-}
-
-int CountTarget(const Graph& g, const std::string& target) {
-  int n = 0;
-  for (const Node& node : g.nodes()) n += node.target == target;
-  return n;
-}
 
 // `op` over X [seq 3, batch 2, input 4] with hidden size 5, outputs Y and
 // Y_h (and Y_c for LSTM).
@@ -178,4 +90,4 @@ TEST(OnnxRnnOpsTest, RefusesWhatItDoesNotUnroll) {
 }
 
 }  // namespace
-}  // namespace guardjit
+}  // namespace guardjit::testing

@@ -140,6 +140,12 @@ inline bool HasTarget(const Graph& g, const std::string& target) {
   return false;
 }
 
+inline int CountTarget(const Graph& g, const std::string& target) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.target == target;
+  return n;
+}
+
 // Output metadata of a loaded graph for `inputs`.
 inline std::vector<TensorMeta> OutputMetas(
     const Graph& g, const std::vector<TensorMeta>& inputs) {
