@@ -8,10 +8,11 @@
 namespace guardjit {
 
 std::vector<OpSupport> ListOpSupport() {
-  // The ops jit_compiler.cc hands to GemmStep and ConvStep.
+  // The ops jit_compiler.cc hands to GemmStep and ConvStep, and the
+  // attention step (jit/steps/attention_step.h: static float32 programs).
   static const absl::flat_hash_set<std::string> kExternSteps = {
       "aten.mm.default", "aten.addmm.default", "aten.bmm.default",
-      "aten.convolution.default"};
+      "aten.convolution.default", "aten.scaled_dot_product_attention.default"};
   std::vector<OpSupport> rows;
   for (const OpDef* def : OpRegistry::Global().All()) {
     OpSupport row;

@@ -26,6 +26,9 @@ TEST(LoweringContextTest, EveryOpLowersOrIsAKnownExternal) {
       "aten.bmm.default",
       "aten.addmm.default",
       "aten.convolution.default",
+      // One attention step in static float32 host programs, else its
+      // reference kernel (jit/steps/attention_step.h).
+      "aten.scaled_dot_product_attention.default",
       "aten.sym_size.int",
       "aten.sym_numel.default",
       "higher_order.cond",
