@@ -26,16 +26,14 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 typedef float F8 __attribute__((vector_size(32)));
 typedef int32_t I8 __attribute__((vector_size(32)));
 
-
 // e^(x[j] - shift) for j < n in place, and their sum. x[j] - shift <= 0 (or
 // NaN); below -87 (and for -inf) the result is 0. e^r on
 // [-ln2/2, ln2/2] by the degree-5 polynomial of XNNPACK's expf (about 1 ulp),
 // scaled by 2^n through the exponent bits. Written for the vectorizer (GCC
-// vector extensions, 8 lanes), with an AVX2 clone picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-float ExpShiftedSum(float* x, int64_t n, float shift) {
+// vector extensions, 8 lanes); RowKernels below compiles it for AVX2 too.
+inline __attribute__((always_inline)) float ExpShiftedSumBody(float* x,
+                                                              int64_t n,
+                                                              float shift) {
   const F8 log2e = F8{} + 1.44269504088896341f;
   const F8 ln2_hi = F8{} + 0.693359375f, ln2_lo = F8{} + -2.12194440e-4f;
   const F8 lo = F8{} - 87.0f, zero = F8{};
@@ -79,10 +77,9 @@ float ExpShiftedSum(float* x, int64_t n, float shift) {
 }
 
 // x[j] += bias[j] for j < n.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void AddRow(float* x, const float* bias, int64_t n) {
+inline __attribute__((always_inline)) void AddRowBody(float* x,
+                                                      const float* bias,
+                                                      int64_t n) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
     F8 a, b;
@@ -96,10 +93,8 @@ void AddRow(float* x, const float* bias, int64_t n) {
 
 // Softmax of x[0, n) in place, made safe: zeros when every x is -inf. A NaN
 // anywhere (or +inf, whose e^(inf - inf) is NaN) makes the row NaN.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void SafeSoftmaxRow(float* x, int64_t n) {
+inline __attribute__((always_inline)) void SafeSoftmaxRowBody(float* x,
+                                                              int64_t n) {
   F8 max8 = F8{} + kNegInf;
   I8 nan8 = I8{};
   int64_t j = 0;
@@ -127,7 +122,7 @@ void SafeSoftmaxRow(float* x, int64_t n) {
     std::fill(x, x + n, 0.0f);
     return;
   }
-  const float inv = 1.0f / ExpShiftedSum(x, n, max);
+  const float inv = 1.0f / ExpShiftedSumBody(x, n, max);
   j = 0;
   for (; j + 8 <= n; j += 8) {
     F8 v;
@@ -136,6 +131,41 @@ void SafeSoftmaxRow(float* x, int64_t n) {
     std::memcpy(x + j, &v, sizeof v);
   }
   for (; j < n; ++j) x[j] *= inv;
+}
+
+// The row functions for this CPU: an AVX2 build of the bodies above where
+// the CPU has AVX2, else the baseline one. Chosen once at run time, not by
+// ifunc (target_clones): an ifunc resolver runs while the dynamic loader
+// relocates the library, before a sanitizer's runtime is up.
+struct RowKernels {
+  void (*add)(float*, const float*, int64_t);
+  void (*softmax)(float*, int64_t);
+};
+
+void AddRowBaseline(float* x, const float* bias, int64_t n) {
+  AddRowBody(x, bias, n);
+}
+void SafeSoftmaxRowBaseline(float* x, int64_t n) { SafeSoftmaxRowBody(x, n); }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void AddRowAvx2(float* x, const float* bias,
+                                                int64_t n) {
+  AddRowBody(x, bias, n);
+}
+__attribute__((target("avx2"))) void SafeSoftmaxRowAvx2(float* x, int64_t n) {
+  SafeSoftmaxRowBody(x, n);
+}
+#endif
+
+const RowKernels& Rows() {
+  static const RowKernels rows = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2")) {
+      return RowKernels{AddRowAvx2, SafeSoftmaxRowAvx2};
+    }
+#endif
+    return RowKernels{AddRowBaseline, SafeSoftmaxRowBaseline};
+  }();
+  return rows;
 }
 
 // Where a strided operand's matrices lie: the batch dims' sizes and strides
@@ -281,6 +311,7 @@ class AttentionStep : public StepRunner {
     const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / s, 1, l);
     const int64_t blocks = (l + block - 1) / block;
     const SingleThreadedBlas one_thread;
+    const RowKernels& rows_fn = Rows();
     pool_->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
       PanelScratch scratch;
       float* scores =
@@ -301,7 +332,7 @@ class AttentionStep : public StepRunner {
           if (mask_floats != nullptr) {
             const float* bias = mask_floats + mask_base + qi * mask_rs;
             if (mask_cs == 1) {
-              AddRow(x, bias, s);
+              rows_fn.add(x, bias, s);
             } else {
               for (int64_t j = 0; j < s; ++j) x[j] += bias[j * mask_cs];
             }
@@ -314,7 +345,7 @@ class AttentionStep : public StepRunner {
           if (causal) {
             for (int64_t j = qi + 1; j < s; ++j) x[j] = kNegInf;
           }
-          SafeSoftmaxRow(x, s);
+          rows_fn.softmax(x, s);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, vb->trans, rows, ev, s, 1.0f,
                     scores, s, vd + v.BatchOffset(b), vb->ld, 0.0f,
