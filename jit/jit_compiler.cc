@@ -323,12 +323,14 @@ class JitExecutable : public Executable {
                             : " with an epilogue kernel"));
       } else if (s.conv->onednn.has_value()) {
         const ConvStep::OneDnn& dnn = *s.conv->onednn;
-        externs.push_back(
-            absl::StrCat(name, " on oneDNN (", dnn.impl,
-                         dnn.weight_node >= 0 ? ", weights packed once" : "",
-                         dnn.block == 0 ? ", channels last" : "",
-                         dnn.result_param >= 0 ? ") writing its result"
-                                               : ") with an epilogue kernel"));
+        externs.push_back(absl::StrCat(
+            name, " on oneDNN (", dnn.impl,
+            dnn.weight_node >= 0 ? ", weights packed once" : "",
+            dnn.block == 0 ? ", channels last" : "",
+            dnn.result_param >= 0 ? ") writing its result"
+            : dnn.in_place_param >= 0
+                ? ") with an epilogue kernel in place on its output"
+                : ") with an epilogue kernel"));
       } else {
         externs.push_back(absl::StrCat(name, " as im2col and ", library,
                                        " per image with an epilogue kernel"));
@@ -543,6 +545,60 @@ std::optional<std::string> SizeNodesReason(const Graph& graph,
 
 }  // namespace
 
+absl::StatusOr<JitCompiler::RewrittenGraph> JitCompiler::RewriteForHost(
+    std::shared_ptr<const Graph> graph, const Specialization& spec) const {
+  RewrittenGraph out;
+  out.graph = std::move(graph);
+  if (!backend_->host_code()) return out;
+  // Inference batch norms after convolutions fold into their constants
+  // (host plans: a device's would copy the folded constants to it too).
+  absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(out.graph);
+  if (folded.ok() && folded->folded > 0) {
+    out.graph = std::move(folded->graph);
+    if (spec.dynamic() && !spec.meta.empty()) {
+      // The entry's symbolic metadata, node by node of the folded graph.
+      Specialization remapped = spec;
+      remapped.meta.clear();
+      for (size_t i = 0; i < folded->source_node.size(); ++i) {
+        const int from = folded->source_node[i];
+        remapped.meta.push_back(from >= 0
+                                    ? spec.meta[from]
+                                    : std::vector<TensorMeta>{TensorMeta::Of(
+                                          out.graph->node(i).constant)});
+      }
+      out.spec = std::move(remapped);
+    }
+  } else if (!folded.ok()) {
+    Log(LogTopic::kWarnings,
+        absl::StrCat("jit: graph '", out.graph->name(),
+                     "': batch norms not folded: ", folded.status().message()));
+  }
+  // Attention chains become one scaled_dot_product_attention
+  // (jit/attention_fusion.h): static entries, which run it as one attention
+  // step. GJ_FUSE_ATTENTION=0 leaves them as written.
+  const Specialization& specialized = out.SpecOr(spec);
+  if (!specialized.dynamic() && AttentionFusionEnabled() &&
+      HasTarget(*out.graph, "aten._softmax.default")) {
+    absl::StatusOr<GraphMeta> before = MetasOf(*out.graph, specialized);
+    if (!before.ok()) return out;  // the caller reports the shapes' error
+    absl::StatusOr<FusedAttention> fused = FuseAttention(out.graph, *before);
+    if (fused.ok() && fused->fused > 0) {
+      absl::StatusOr<GraphMeta> after = MetasOf(*fused->graph, specialized);
+      if (after.ok()) {
+        out.graph = std::move(fused->graph);
+        out.metas = *std::move(after);
+        return out;
+      }
+    } else if (!fused.ok()) {
+      Log(LogTopic::kWarnings,
+          absl::StrCat("jit: graph '", out.graph->name(),
+                       "': attention not fused: ", fused.status().message()));
+    }
+    out.metas = *std::move(before);
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     std::shared_ptr<const Graph> graph, const Specialization& spec) {
   if (std::optional<std::string> why = EagerOnlyReason(*graph)) {
@@ -552,53 +608,17 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
     }
     return EagerCompiler().Compile(std::move(graph), spec);
   }
-  // Inference batch norms after convolutions fold into their constants
-  // (host plans: a device's would copy the folded constants to it too).
-  Specialization folded_spec;
-  const Specialization* specialized = &spec;
-  if (backend_->host_code()) {
-    absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(graph);
-    if (folded.ok() && folded->folded > 0) {
-      graph = std::move(folded->graph);
-      if (spec.dynamic() && !spec.meta.empty()) {
-        // The entry's symbolic metadata, node by node of the folded graph.
-        folded_spec = spec;
-        folded_spec.meta.clear();
-        for (size_t i = 0; i < folded->source_node.size(); ++i) {
-          const int from = folded->source_node[i];
-          folded_spec.meta.push_back(
-              from >= 0 ? spec.meta[from]
-                        : std::vector<TensorMeta>{
-                              TensorMeta::Of(graph->node(i).constant)});
-        }
-        specialized = &folded_spec;
-      }
-    } else if (!folded.ok()) {
-      Log(LogTopic::kWarnings, absl::StrCat("jit: graph '", graph->name(),
-                                            "': batch norms not folded: ",
-                                            folded.status().message()));
-    }
-  }
-  // Attention chains become one scaled_dot_product_attention
-  // (jit/attention_fusion.h): host plans of static entries, which run it as
-  // one attention step. GJ_FUSE_ATTENTION=0 leaves them as written.
-  if (backend_->host_code() && !specialized->dynamic() &&
-      AttentionFusionEnabled() && HasTarget(*graph, "aten._softmax.default")) {
-    if (absl::StatusOr<GraphMeta> before = MetasOf(*graph, *specialized);
-        before.ok()) {
-      absl::StatusOr<FusedAttention> fused = FuseAttention(graph, *before);
-      if (fused.ok() && fused->fused > 0 &&
-          MetasOf(*fused->graph, *specialized).ok()) {
-        graph = std::move(fused->graph);
-      } else if (!fused.ok()) {
-        Log(LogTopic::kWarnings,
-            absl::StrCat("jit: graph '", graph->name(),
-                         "': attention not fused: ", fused.status().message()));
-      }
-    }
-  }
+  ASSIGN_OR_RETURN(RewrittenGraph rewritten,
+                   RewriteForHost(std::move(graph), spec));
+  graph = rewritten.graph;
+  const Specialization* specialized = &rewritten.SpecOr(spec);
   // Shapes the graph rejects are the caller's error.
-  ASSIGN_OR_RETURN(GraphMeta metas, MetasOf(*graph, *specialized));
+  GraphMeta metas;
+  if (rewritten.metas.has_value()) {
+    metas = *std::move(rewritten.metas);
+  } else {
+    ASSIGN_OR_RETURN(metas, MetasOf(*graph, *specialized));
+  }
   Layout layout = ExampleLayout(*specialized);
   const int num_symbols = static_cast<int>(specialized->symbols.size());
   if (std::optional<std::string> why =

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/compiler.h"
+#include "core/shape_inference.h"
 #include "jit/kernel_backend.h"
 #include "jit/llvm/kernel_compiler.h"
 #include "jit/llvm/llvm_backend.h"
@@ -86,8 +87,29 @@ class JitCompiler : public Compiler {
   // when it compiles it.
   static std::optional<std::string> EagerOnlyReason(const Graph& graph);
 
+  // The graph Compile plans for `graph` on `spec`: on a host backend, inference
+  // batch norms folded into the convolutions before them
+  // (jit/fold_batch_norm.h) and attention chains of static entries fused
+  // into one scaled_dot_product_attention (jit/attention_fusion.h); else
+  // `graph` itself.
+  struct RewrittenGraph {
+    std::shared_ptr<const Graph> graph;
+    // The specialization with its per-node metadata remapped, when folding
+    // changed the nodes of a dynamic entry's graph.
+    std::optional<Specialization> spec;
+    // `graph`'s metadata, when the rewrite computed it.
+    std::optional<GraphMeta> metas;
+
+    const Specialization& SpecOr(const Specialization& original) const {
+      return spec.has_value() ? *spec : original;
+    }
+  };
+  absl::StatusOr<RewrittenGraph> RewriteForHost(
+      std::shared_ptr<const Graph> graph, const Specialization& spec) const;
+
   // The fusion plan for `graph` on `spec` with contiguous inputs, for tests
-  // and GJ_LOGS=codegen.
+  // and GJ_LOGS=codegen (of `graph` as given: RewriteForHost first for the
+  // graph Compile plans).
   absl::StatusOr<Plan> PlanFor(const Graph& graph, const Specialization& spec);
 
   // The host backend's compiler (its kernel cache's counters), whichever

@@ -268,7 +268,11 @@ absl::Status CpuReport(const std::shared_ptr<const Graph>& graph,
                    JitCompiler::Create(JitCompiler::Options{
                        .fail_instead_of_eager = true,
                    }));
-  ASSIGN_OR_RETURN(Plan plan, compiler->PlanFor(*specialized, spec));
+  // The graph a compile plans (batch norms folded, attention fused).
+  ASSIGN_OR_RETURN(JitCompiler::RewrittenGraph rewritten,
+                   compiler->RewriteForHost(specialized, spec));
+  ASSIGN_OR_RETURN(Plan plan,
+                   compiler->PlanFor(*rewritten.graph, rewritten.SpecOr(spec)));
   absl::StrAppend(&report.text, "plan: ", plan.num_kernels(), " kernels\n",
                   plan.ToString());
   const std::vector<const Kernel*> kernels = KernelsOf(plan);

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -182,6 +184,90 @@ void AddBias(const FixedRef& bias, DType dtype, Epilogue& epilogue) {
   AddToProduct(epilogue, ValueExpr::Load(param, dtype, index));
 }
 
+// `e` as constant + sum of coefficient * loop variable, when it is that
+// (sums and products by constants of loop variables); else nullopt.
+std::optional<absl::flat_hash_map<int, int64_t>> AffineForm(
+    const IndexExpr& e) {
+  using Kind = IndexExpr::Kind;
+  absl::flat_hash_map<int, int64_t> form;  // var -> coefficient; -1: const
+  switch (e.kind()) {
+    case Kind::kConst:
+      form[-1] = e.value();
+      return form;
+    case Kind::kVar:
+      form[e.id()] = 1;
+      return form;
+    case Kind::kAdd: {
+      std::optional<absl::flat_hash_map<int, int64_t>> a = AffineForm(e.lhs());
+      std::optional<absl::flat_hash_map<int, int64_t>> b = AffineForm(e.rhs());
+      if (!a.has_value() || !b.has_value()) return std::nullopt;
+      for (const auto& [var, k] : *b) (*a)[var] += k;
+      return a;
+    }
+    case Kind::kMul: {
+      const bool left = e.lhs().is_const();
+      if (!left && !e.rhs().is_const()) return std::nullopt;
+      const int64_t k = left ? e.lhs().value() : e.rhs().value();
+      std::optional<absl::flat_hash_map<int, int64_t>> a =
+          AffineForm(left ? e.rhs() : e.lhs());
+      if (!a.has_value()) return std::nullopt;
+      for (auto& [var, c] : *a) c *= k;
+      return a;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool SameAffine(const IndexExpr& a, const IndexExpr& b) {
+  std::optional<absl::flat_hash_map<int, int64_t>> fa = AffineForm(a);
+  std::optional<absl::flat_hash_map<int, int64_t>> fb = AffineForm(b);
+  if (!fa.has_value() || !fb.has_value()) return false;
+  for (const auto* m : {&*fa, &*fb}) {
+    for (const auto& [var, k] : *m) {
+      const auto ia = fa->find(var), ib = fb->find(var);
+      if ((ia == fa->end() ? 0 : ia->second) !=
+          (ib == fb->end() ? 0 : ib->second)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Whether every read of buffer `param` in `value` is at `index`.
+bool ReadsOnlyAt(const ValueExpr& value, int param, const IndexExpr& index,
+                 absl::flat_hash_set<const void*>& seen) {
+  if (!seen.insert(value.id()).second) return true;
+  if (value.kind() == ValueExpr::Kind::kLoad && value.buffer() == param) {
+    return SameAffine(value.index(), index);
+  }
+  if (value.kind() == ValueExpr::Kind::kGather && value.buffer() == param) {
+    return false;
+  }
+  for (int i = 0; i < value.num_operands(); ++i) {
+    if (!ReadsOnlyAt(value.operand(i), param, index, seen)) return false;
+  }
+  return true;
+}
+
+// The output parameter of `epilogue` (after ReindexLoads) that it stores
+// at exactly the element it reads product parameter `product` from, in its
+// only stage, a pointwise store: there oneDNN may write the product and
+// the epilogue run in place. -1 when there is none.
+int InPlaceParam(const Kernel& epilogue, int product) {
+  if (epilogue.stages.size() != 1) return -1;
+  const Stage& stage = epilogue.stages[0];
+  if (stage.kind != Stage::Kind::kStore || !stage.loops.empty() ||
+      stage.buffer < 0 || stage.buffer == product ||
+      !epilogue.buffers[stage.buffer].is_output) {
+    return -1;
+  }
+  absl::flat_hash_set<const void*> seen;
+  return ReadsOnlyAt(stage.value, product, stage.index, seen) ? stage.buffer
+                                                              : -1;
+}
+
 // Replaces Lower's reason for leaving `node` eager by `why`, or drops it
 // when `why` is empty.
 void SetReason(const Node& node, const std::string& why,
@@ -236,6 +322,11 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
         // Its loop order is OrderChannelsLastLoops' (channels_last.h).
         ReindexLoads(epilogue->step.kernel.kernel, epilogue->product_param,
                      OneDnnResultIndex(*match->conv));
+        ConvStep::OneDnn& planned = *match->conv->onednn;
+        if (planned.result_param < 0 && planned.block == 0) {
+          planned.in_place_param = InPlaceParam(epilogue->step.kernel.kernel,
+                                                epilogue->product_param);
+        }
       } else {
         Log(LogTopic::kCodegen,
             absl::StrCat(

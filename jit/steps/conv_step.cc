@@ -335,6 +335,11 @@ std::string ConvStep::ToString() const {
                                    ? "nchw"
                                    : absl::StrCat("nC", onednn->block, "c");
     absl::StrAppend(&on_device, " on oneDNN ", onednn->impl, " into ", layout);
+    if (onednn->result_param >= 0) {
+      absl::StrAppend(&on_device, " (the result's own memory)");
+    } else if (onednn->in_place_param >= 0) {
+      absl::StrAppend(&on_device, " (the epilogue's output, updated in place)");
+    }
   }
   return absl::StrCat("conv ", target, " ", DTypeName(dtype), " [",
                       absl::StrJoin(input_sizes, "x"), "] * [",

@@ -96,6 +96,12 @@ struct ConvStep {
     // result straight into it (channels last, and the epilogue only a copy,
     // which then does not run); -1: the epilogue stores it.
     int result_param = -1;
+    // The epilogue kernel's output parameter it stores at the very element
+    // it reads the result from (one pointwise store stage, channels last):
+    // oneDNN then writes the result into that output and the epilogue runs
+    // over it in place, part by part while the part is in cache; -1: the
+    // result goes to scratch first.
+    int in_place_param = -1;
   };
   std::optional<OneDnn> onednn;
 

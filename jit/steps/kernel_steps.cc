@@ -175,6 +175,14 @@ absl::Status HostKernelStep::RunWith(StepCall& call,
                      : FailedCheck(checks_, failed, call.symbols);
 }
 
+absl::Status HostKernelStep::RunRange(const StepCall& call,
+                                      absl::Span<void* const> pointers,
+                                      int64_t begin, int64_t end) const {
+  const int64_t failed = fn_(pointers.data(), call.symbols.data(), begin, end);
+  return failed == 0 ? absl::OkStatus()
+                     : FailedCheck(checks_, failed, call.symbols);
+}
+
 absl::InlinedVector<void*, 16> KernelParams(const StepCall& call,
                                             const std::vector<int>& slots) {
   absl::InlinedVector<void*, 16> pointers;

@@ -64,6 +64,10 @@ class HostKernelStep : public StepRunner {
   // Run with `pointers` as the kernel's buffer parameters instead of its
   // slots' memory (an extern step's epilogue reading its scratch).
   absl::Status RunWith(StepCall& call, absl::Span<void* const> pointers) const;
+  // Iterations [begin, end) of the first outer loop with `pointers`, on the
+  // calling thread (an extern step running its epilogue part by part).
+  absl::Status RunRange(const StepCall& call, absl::Span<void* const> pointers,
+                        int64_t begin, int64_t end) const;
 
  private:
   const HostKernelFn fn_;

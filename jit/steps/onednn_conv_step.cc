@@ -11,6 +11,16 @@
 // its own (oneDNN's primitive cache shares equal ones) writing its share of
 // the result, which is contiguous in channels-last memory. A convolution in
 // another layout runs whole, on oneDNN's own threads.
+//
+// Epilogues: oneDNN writes the result where the epilogue kernel stores it
+// when the epilogue is only that store (ConvStep::OneDnn::result_param) or
+// when it stores at the very element it reads (relu6, a residual add, ...:
+// in_place_param): the epilogue then updates the output in place, instead
+// of reading a scratch copy of the result and writing the output (a whole
+// pass over memory less: mobilenet_v2's expansions write 4.8 MB each). At
+// batch 1, with parts of rows of an image on the pool's threads, each
+// thread runs the epilogue over its part's rows right after the part, while
+// they are in its cache, with no second loop over the pool.
 
 #include <algorithm>
 #include <cstdint>
@@ -59,6 +69,8 @@ struct Part {
   // Elements from the first of the input's and the result's (first image's,
   // when parts are rows of each image).
   int64_t src_offset = 0, dst_offset = 0;
+  // Parts of rows: the result rows [row_begin, row_end) it computes.
+  int64_t row_begin = 0, row_end = 0;
   // The constant weight in `weights`' layout.
   std::shared_ptr<const memory> packed_weights;
 };
@@ -70,8 +82,11 @@ struct Primitives {
   // Parts are rows of each image: every image runs all of them.
   bool per_image = false;
   int64_t src_image = 0, dst_image = 0;  // elements per image
-  int openmp_threads = 1;                // a whole convolution's
-  memory::desc user_src, src;            // src: the parts' input layout
+  // Parts are rows of the one image, each followed by the epilogue over
+  // its rows on the same thread (the file's comment).
+  bool epilogue_per_part = false;
+  int openmp_threads = 1;      // a whole convolution's
+  memory::desc user_src, src;  // src: the parts' input layout
   std::optional<dnnl::reorder> src_reorder;
   memory::desc user_weights;
   std::optional<dnnl::reorder> weight_reorder;  // when not packed
@@ -86,7 +101,8 @@ class OneDnnConvStep : public StepRunner {
       : conv_(step.conv),
         pool_(std::move(pool)),
         epilogue_(step.kernel, fn, pool_),
-        buffer_slots_(step.kernel.buffer_slots) {}
+        buffer_slots_(step.kernel.buffer_slots),
+        epilogue_by_rows_(EpilogueLoopsRows(step.kernel.kernel)) {}
 
   // Keeps the constants (the bias contiguous) and builds the primitives of
   // a static step, packing its weight.
@@ -131,10 +147,15 @@ class OneDnnConvStep : public StepRunner {
                 s.input.offset * kItem;
     char* weights = static_cast<char*>(call.slots[s.weight.slot].data()) +
                     s.weight.offset * kItem;
+    // oneDNN writes the result where the epilogue stores it (a bare store's
+    // output, or the output the epilogue then updates in place), or else
+    // into scratch.
     const int result_param = s.onednn->result_param;
+    const int direct_param =
+        result_param >= 0 ? result_param : s.onednn->in_place_param;
     char* const dst =
-        result_param >= 0
-            ? static_cast<char*>(call.slots[buffer_slots_[result_param]].data())
+        direct_param >= 0
+            ? static_cast<char*>(call.slots[buffer_slots_[direct_param]].data())
             : base + p->dst_offset;
     const dnnl::engine& engine = OneDnnEngine();
     absl::Status status;
@@ -162,6 +183,9 @@ class OneDnnConvStep : public StepRunner {
       status = Failed(s, e);
     }
     RETURN_IF_ERROR(status);
+    if (p->epilogue_per_part) {
+      return RunPartsWithEpilogue(call, s, *p, src, weights, dst, base);
+    }
     if (p->parts.size() > 1) {
       absl::Mutex mu;
       const int64_t rounds = p->per_image ? s.batch : 1;
@@ -196,25 +220,71 @@ class OneDnnConvStep : public StepRunner {
   // Runs part `i` of image `n` (with per_image parts) on the calling thread.
   void RunPart(const Primitives& p, int64_t i, int64_t n, char* src,
                char* weights, char* dst, char* base) const {
-    dnnl::stream& stream = OneDnnStream();
-    const dnnl::engine& engine = OneDnnEngine();
     const Part& part = p.parts[i];
     const int64_t image = p.per_image ? n : 0;
+    Execute(part, src + (image * p.src_image + part.src_offset) * kItem,
+            weights, dst + (image * p.dst_image + part.dst_offset) * kItem,
+            base + p.pad_offset + i * p.pad_stride);
+  }
+
+  // Runs `part` on the calling thread: its input, weights, result and
+  // scratchpad at those addresses.
+  void Execute(const Part& part, char* src, char* weights, char* dst,
+               char* pad) const {
+    dnnl::stream& stream = OneDnnStream();
+    const dnnl::engine& engine = OneDnnEngine();
     std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC,
-         memory(part.src, engine,
-                src + (image * p.src_image + part.src_offset) * kItem)},
+        {DNNL_ARG_SRC, memory(part.src, engine, src)},
         {DNNL_ARG_WEIGHTS, part.packed_weights != nullptr
                                ? *part.packed_weights
                                : memory(part.weights, engine, weights)},
-        {DNNL_ARG_DST,
-         memory(part.dst, engine,
-                dst + (image * p.dst_image + part.dst_offset) * kItem)},
-        {DNNL_ARG_SCRATCHPAD, memory(part.scratchpad, engine,
-                                     base + p.pad_offset + i * p.pad_stride)}};
+        {DNNL_ARG_DST, memory(part.dst, engine, dst)},
+        {DNNL_ARG_SCRATCHPAD, memory(part.scratchpad, engine, pad)}};
     if (bias_ != nullptr) args.emplace(DNNL_ARG_BIAS, *bias_);
     part.conv.execute(stream, args);
     stream.wait();
+  }
+
+  // The parts of a step with Primitives::epilogue_per_part, one per thread
+  // of the pool: each writes its rows of the result at `dst` and then runs
+  // the epilogue over them.
+  absl::Status RunPartsWithEpilogue(StepCall& call, const ConvStep& s,
+                                    const Primitives& p, char* src,
+                                    char* weights, char* dst,
+                                    char* base) const {
+    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    pointers[s.product_param] = dst;
+    absl::Mutex mu;
+    absl::Status status;
+    pool_->ParallelFor(static_cast<int64_t>(p.parts.size()), 1,
+                       [&](int64_t first, int64_t last) {
+                         const ScopedOpenMpThreads one_thread(1);
+                         for (int64_t i = first; i < last; ++i) {
+                           const Part& part = p.parts[i];
+                           absl::Status part_status;
+                           try {
+                             RunPart(p, i, 0, src, weights, dst, base);
+                           } catch (const dnnl::error& e) {
+                             part_status = Failed(s, e);
+                           }
+                           if (part_status.ok()) {
+                             part_status = epilogue_.RunRange(
+                                 call, pointers, part.row_begin, part.row_end);
+                           }
+                           if (!part_status.ok()) {
+                             absl::MutexLock lock(&mu);
+                             status.Update(part_status);
+                           }
+                         }
+                       });
+    return status;
+  }
+
+  // Whether `epilogue`'s first outer loop runs over the rows of the result
+  // (outer spatial dim 0: channels_last.h's loop order), so that a range of
+  // it is a range of rows.
+  static bool EpilogueLoopsRows(const Kernel& epilogue) {
+    return epilogue.outer.size() >= 3 && epilogue.outer[0].var == 2;
   }
 
   // The primitives of a dynamic step at the call's batch (and input
@@ -239,6 +309,7 @@ class OneDnnConvStep : public StepRunner {
   struct PartPlan {
     ConvGeometry geometry;
     int64_t src_offset = 0, dst_offset = 0;
+    int64_t row_begin = 0, row_end = 0;  // parts of rows: the result rows
   };
   std::vector<PartPlan> PlanParts(const ConvStep& s, Primitives& p) const {
     const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
@@ -249,10 +320,11 @@ class OneDnnConvStep : public StepRunner {
     const int64_t out_channels = s.groups * s.out_channels;
     p.src_image = in_channels * Volume(s.in);
     p.dst_image = out_channels * Volume(s.out);
+    const bool shared = threads >= 2 && macs >= kMinPartMacs * threads;
     // Too small to share: one part on the calling thread. An OpenMP team
     // for it would cost more than it saves, and its threads spin after
     // each region on the cores the pool's workers run on.
-    if (threads < 2 || macs < kMinPartMacs * threads) return {PartPlan{whole}};
+    if (!shared) return {PartPlan{whole}};
     // A blocked result's rows are not contiguous per image: oneDNN splits
     // the whole convolution over an OpenMP team of the pool's size.
     if (s.onednn->block != 0) {
@@ -269,9 +341,12 @@ class OneDnnConvStep : public StepRunner {
       }
       return parts;
     }
-    // Rows of outer spatial dim 0, per image.
-    p.per_image = true;
+    // Rows of outer spatial dim 0, per image. At batch 1, the epilogue over
+    // a part's rows follows it when the epilogue's first loop is the rows.
     const int d = 3 - s.spatial;
+    p.per_image = true;
+    p.epilogue_per_part =
+        s.batch == 1 && epilogue_by_rows_ && s.onednn->result_param < 0;
     const int64_t src_row = in_channels * Volume(s.in) / s.in[d];
     const int64_t dst_row = out_channels * Volume(s.out) / s.out[d];
     ConvGeometry image = whole;
@@ -284,6 +359,8 @@ class OneDnnConvStep : public StepRunner {
       PartPlan part{image.Rows(s, r0, r1, &first_input_row)};
       part.src_offset = first_input_row * src_row;
       part.dst_offset = r0 * dst_row;
+      part.row_begin = r0;
+      part.row_end = r1;
       parts.push_back(part);
     }
     return parts;
@@ -315,6 +392,8 @@ class OneDnnConvStep : public StepRunner {
         part.scratchpad = pd.scratchpad_desc();
         part.src_offset = plan.src_offset;
         part.dst_offset = plan.dst_offset;
+        part.row_begin = plan.row_begin;
+        part.row_end = plan.row_end;
         pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
         p->parts.push_back(std::move(part));
       }
@@ -355,7 +434,7 @@ class OneDnnConvStep : public StepRunner {
         }
       }
       p->dst_offset = bytes;
-      if (dnn.result_param < 0) {
+      if (dnn.result_param < 0 && dnn.in_place_param < 0) {
         bytes += AlignUp(
             memory::desc(OneDnnDstDims(s, whole), kF32, tag).get_size());
       }
@@ -390,6 +469,7 @@ class OneDnnConvStep : public StepRunner {
   const std::shared_ptr<ThreadPool> pool_;
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
+  const bool epilogue_by_rows_;
   std::optional<Tensor> weight_constant_;  // a view of the graph's constant
   std::shared_ptr<memory> bias_;           // contiguous, when a constant
   std::shared_ptr<const Primitives> static_;

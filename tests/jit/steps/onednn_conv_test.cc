@@ -353,6 +353,64 @@ TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
       1e-4);
 }
 
+// An inverted residual (mobilenet_v2's block): expand 1x1 -> relu6 ->
+// depthwise 3x3 -> relu6 -> project 1x1 + the block's input. Each epilogue
+// stores its result at the element it reads oneDNN's from (channels last
+// between the convolutions), so oneDNN writes into the epilogue's output and
+// the epilogue updates it in place; a result the graph outputs (contiguous,
+// the epilogue transposes it) goes to scratch. ctest runs this at 1, 2 and
+// 3 threads: at batch 1 a part of rows and its epilogue run on one thread.
+// NaN and infinities in the input come out as the eager kernels' (relu6 of
+// NaN is NaN, where an activation fused into oneDNN would give 0).
+TEST_F(OneDnnConvTest, EpiloguesUpdateTheirOutputInPlace) {
+  GraphBuilder b("inverted_residual");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  AddWeight(b, "w0", {16, 3, 3, 3}, 1);
+  AddWeight(b, "w1", {64, 16, 1, 1}, 2);
+  AddWeight(b, "w2", {64, 1, 3, 3}, 3);
+  AddWeight(b, "w3", {16, 64, 1, 1}, 4);
+  AddConv2d(b, "stem", "x", "w0", 1);
+  const auto relu6 = [&](const std::string& name, const std::string& x) {
+    testing::AddNode(b, name, "aten.hardtanh.default",
+                     {Arg::Ref(x), Arg::Float(0), Arg::Float(6)});
+  };
+  relu6("s", "stem");
+  AddConv2d(b, "expand", "s", "w1", 0);
+  relu6("e", "expand");
+  testing::AddNode(
+      b, "depthwise", "aten.convolution.default",
+      {Arg::Ref("e"), Arg::Ref("w2"), Arg::None(), List(2, 1), List(2, 1),
+       List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(64)});
+  relu6("d", "depthwise");
+  AddConv2d(b, "project", "d", "w3", 0);
+  testing::AddNode(b, "out", "aten.add.Tensor",
+                   {Arg::Ref("project"), Arg::Ref("s")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
+  const auto graph = testing::Finish(b);
+  for (int64_t batch : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {batch, 3, 40, 36}, 50 + batch, -2, 2)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    ASSERT_EQ(OneDnnSteps(plan), 4) << plan.ToString();
+    std::vector<std::string> in_place;
+    for (const PlanStep& step : plan.steps) {
+      if (step.conv != nullptr && step.conv->onednn->in_place_param >= 0) {
+        in_place.push_back(graph->node(step.node).name);
+      }
+    }
+    EXPECT_THAT(in_place,
+                ::testing::UnorderedElementsAre("stem", "expand", "depthwise"))
+        << plan.ToString();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    float* x = inputs[0].data_as<float>();
+    x[7] = NAN;
+    x[3 * 40 * 36 - 1] = INFINITY;
+    x[40 * 36 + 100] = -INFINITY;
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
 // oneDNN runs on libgomp, as torch does: a call runs its primitives with one
 // OpenMP thread each but leaves the calling thread's OpenMP setting as the
 // host had it (torch.compile guards on torch.get_num_threads()).
