@@ -1,12 +1,15 @@
 #include "jit/llvm/column_reductions.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
 namespace guardjit {
 namespace {
 
-constexpr int64_t kMaxColumns = 1024;
+// Columns times locals: the per-column arrays of doubles on the stack stay
+// within 64 KiB.
+constexpr int64_t kMaxColumnValues = 8192;
 
 // d(e)/d(i<var>) where `e` is affine in it with a constant coefficient, else
 // nullopt.
@@ -78,7 +81,7 @@ bool ColumnReductions(const Kernel& k) {
   if (k.outer.size() < 2 || k.num_locals > 8) return false;
   const LoopRange& column = k.outer.back();
   if (!column.extent.is_const() || column.extent.value() < 2 ||
-      column.extent.value() > kMaxColumns) {
+      column.extent.value() * std::max(1, k.num_locals) > kMaxColumnValues) {
     return false;
   }
   ReadLayout reads;

@@ -13,7 +13,8 @@ namespace guardjit {
 // local an array over it), the reads are contiguous vectors and a gather's
 // index is read once per row. Taken when:
 //  - there are at least two outer loops (the first is the runner's range),
-//    the last of a constant extent of at most 1024;
+//    the last of a constant extent, times the kernel's locals at most 8192
+//    (the per-column arrays);
 //  - every stage is a sum, max or min over its own loops of a float32,
 //    float64, int32 or int64 value (no side stores), or a store of one
 //    element per outer point;

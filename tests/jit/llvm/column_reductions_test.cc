@@ -39,6 +39,8 @@ TEST(ColumnReductionsTest, ReductionsOverAMiddleDim) {
   EXPECT_TRUE(ColumnReductions(Reduction(2, CombineOp::kMin)));
   EXPECT_TRUE(
       ColumnReductions(Reduction(64, CombineOp::kSum, false, DType::kInt64)));
+  // mobilenet_v2's global average pool: 1280 channels last.
+  EXPECT_TRUE(ColumnReductions(Reduction(1280)));
 }
 
 TEST(ColumnReductionsTest, NotRowReductionsOrWhatItCannotKeepExact) {
@@ -52,8 +54,12 @@ TEST(ColumnReductionsTest, NotRowReductionsOrWhatItCannotKeepExact) {
   Kernel side = Reduction(64);
   side.stages[0].buffer = 1;
   EXPECT_FALSE(ColumnReductions(side));
-  // Too many columns for the per-column arrays, or a single column.
-  EXPECT_FALSE(ColumnReductions(Reduction(4096)));
+  // Too many columns for the per-column arrays (columns x locals past 8192),
+  // or a single column.
+  EXPECT_FALSE(ColumnReductions(Reduction(8193)));
+  Kernel two_locals = Reduction(4097);
+  two_locals.num_locals = 2;
+  EXPECT_FALSE(ColumnReductions(two_locals));
   EXPECT_FALSE(ColumnReductions(Reduction(1)));
   // A symbolic last extent.
   Kernel symbolic = Reduction(64);
