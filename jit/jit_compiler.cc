@@ -22,6 +22,7 @@
 #include "core/status_macros.h"
 #include "jit/attention_fusion.h"
 #include "jit/fold_batch_norm.h"
+#include "jit/lowering/index_simplify.h"
 #include "jit/lowering/lowering.h"
 #include "jit/lowering/lowering_context.h"
 #include "jit/program_builder.h"
@@ -130,6 +131,13 @@ absl::StatusOr<Plan> PlanGraph(
           : std::vector<bool>();
   LayOutConvResults(lowered, channels_last);
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered, channels_last));
+  // Views' index arithmetic with the loops' ranges (jit/lowering/
+  // index_simplify.h), before the steps below look for affine indices.
+  if (backend.host_code()) {
+    for (PlanStep& step : plan.steps) {
+      if (step.is_kernel) SimplifyIndices(step.kernel.kernel);
+    }
+  }
   // GEMM and conv steps of a dynamic entry bind their symbolic extents per
   // call (FuseConvSteps logs why a convolution stays eager).
   if (backend.host_code()) {

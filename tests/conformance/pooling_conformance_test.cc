@@ -160,7 +160,10 @@ TEST_F(PoolingConformanceTest, WindowsInsideTheInputReadWithoutBounds) {
     const std::string text = PlanOfInputs(*values, inputs).ToString();
     const bool checked = text.find("where(") != std::string::npos;
     EXPECT_EQ(checked, i > 0) << text;
-    const bool clamped = text.find("min(max(") != std::string::npos;
+    // A clamp keeps the side a window may cross (index_simplify.h drops
+    // the other).
+    const bool clamped = text.find("min(") != std::string::npos ||
+                         text.find("max(") != std::string::npos;
     EXPECT_EQ(clamped, i > 0) << text;
   }
 }
