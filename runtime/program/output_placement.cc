@@ -64,7 +64,9 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
       const ProgramStep& step = p.steps[at];
       const Node& node = graph.node(step.node);
       const std::string eager =
-          absl::StrCat("eager node '", node.name, "' (", node.target, ")");
+          absl::StrCat(step.kind == StepKind::kAttention ? "attention step '"
+                                                         : "eager node '",
+                       node.name, "' (", node.target, ")");
       if (p.transfer != nullptr) {
         reason = absl::StrCat("computed on the host by ", eager);
         continue;
@@ -82,12 +84,15 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
     }
     if (at < last_fallible || (at == last_fallible && !fails_before_writing)) {
       const ProgramStep& step = p.steps[last_fallible];
-      reason = absl::StrCat(
-          "step ", last_fallible + 1, " can still fail after it is written (",
-          RunsGraphNode(step.kind)
-              ? absl::StrCat("eager node '", graph.node(step.node).name, "'")
-              : "a kernel with index checks",
-          ")");
+      reason = absl::StrCat("step ", last_fallible + 1,
+                            " can still fail after it is written (",
+                            RunsGraphNode(step.kind)
+                                ? absl::StrCat(step.kind == StepKind::kAttention
+                                                   ? "attention step '"
+                                                   : "eager node '",
+                                               graph.node(step.node).name, "'")
+                                : "a kernel with index checks",
+                            ")");
       continue;
     }
     if (p.slot_buffer[s] >= 0 || !r.offset.is_const() ||
