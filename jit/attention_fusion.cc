@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
+#include "core/graph_rewriter.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
@@ -374,104 +375,66 @@ absl::StatusOr<FusedAttention> FuseAttention(std::shared_ptr<const Graph> graph,
                        "' of a fused chain is still read"));
     }
   }
-  absl::flat_hash_set<std::string> names;
-  for (const Node& node : graph->nodes()) names.insert(node.name);
-  const auto unique = [&](std::string name) {
-    while (!names.insert(name).second) name += "_";
-    return name;
-  };
-  GraphBuilder builder(graph->name());
-  std::vector<std::vector<Arg>> mapped(n);
-  const auto remap = [&](const Arg& a) { return RemapArg(mapped, a); };
+  GraphRewriter rw(*graph);
+  GraphBuilder& builder = rw.builder();
   for (int i = 0; i < n; ++i) {
     const Node& node = graph->node(i);
-    if (node.kind == NodeKind::kPlaceholder) {
-      ASSIGN_OR_RETURN(ValueRef ref,
-                       builder.AddPlaceholder(node.name, node.meta));
-      if (node.specialize_value) {
-        RETURN_IF_ERROR(builder.MarkValueSpecialized(node.name));
-      }
-      mapped[i] = {Arg::Value(ref)};
+    if (node.kind != NodeKind::kPlaceholder && node.kind != NodeKind::kOutput &&
+        ((removed[i] && !at[i].has_value()) || (was_live[i] && !live[i]))) {
       continue;
     }
-    if (node.kind == NodeKind::kOutput) {
-      std::vector<Arg> outputs;
-      for (const Arg& a : node.args) outputs.push_back(remap(a));
-      RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+    if (!at[i].has_value()) {
+      RETURN_IF_ERROR(rw.Copy(i));
       continue;
     }
-    if ((removed[i] && !at[i].has_value()) || (was_live[i] && !live[i])) {
-      continue;
-    }
-    if (at[i].has_value()) {
-      const Match& m = *at[i];
-      Arg k = remap(m.k);
-      if (m.transpose_k) {
-        std::vector<Arg> dims;
-        for (int d = 0; d < m.rank; ++d) {
-          dims.push_back(Arg::Int(d == m.rank - 2   ? m.rank - 1
-                                  : d == m.rank - 1 ? m.rank - 2
-                                                    : d));
-        }
-        ASSIGN_OR_RETURN(
-            ValueRef t,
-            builder.AddNode(unique(absl::StrCat(node.name, "_key")),
-                            "aten.permute.default", {k, Arg::OfList(dims)}));
-        k = Arg::Value(t);
-      }
-      Arg mask = Arg::None();
-      if (m.bias) mask = remap(*m.bias);
-      if (m.cond) {
-        mask = remap(*m.cond);
-        if (!m.keep_is_cond) {
-          ASSIGN_OR_RETURN(
-              ValueRef keep,
-              builder.AddNode(unique(absl::StrCat(node.name, "_keep")),
-                              "aten.logical_not.default", {mask}));
-          mask = Arg::Value(keep);
-        }
+    const Match& m = *at[i];
+    Arg k = rw.Remap(m.k);
+    if (m.transpose_k) {
+      std::vector<Arg> dims;
+      for (int d = 0; d < m.rank; ++d) {
+        dims.push_back(Arg::Int(d == m.rank - 2   ? m.rank - 1
+                                : d == m.rank - 1 ? m.rank - 2
+                                                  : d));
       }
       ASSIGN_OR_RETURN(
-          ValueRef sdpa,
-          builder.AddNode(
-              unique(m.view_out ? absl::StrCat(node.name, "_attention")
-                                : node.name),
-              kSdpa,
-              {remap(m.q), k, remap(m.v), mask, Arg::Float(0.0),
-               Arg::Bool(false)},
-              {{"scale", Arg::Float(m.scale)}}));
-      Arg result = Arg::Value(sdpa);
-      if (m.view_out) {
-        std::vector<Arg> sizes;
-        for (int64_t d : m.out_shape) sizes.push_back(Arg::Int(d));
-        ASSIGN_OR_RETURN(ValueRef view,
-                         builder.AddNode(node.name, "aten.view.default",
-                                         {result, Arg::OfList(sizes)}));
-        result = Arg::Value(view);
+          ValueRef t,
+          builder.AddNode(rw.UniqueName(absl::StrCat(node.name, "_key")),
+                          "aten.permute.default", {k, Arg::OfList(dims)}));
+      k = Arg::Value(t);
+    }
+    Arg mask = Arg::None();
+    if (m.bias) mask = rw.Remap(*m.bias);
+    if (m.cond) {
+      mask = rw.Remap(*m.cond);
+      if (!m.keep_is_cond) {
+        ASSIGN_OR_RETURN(
+            ValueRef keep,
+            builder.AddNode(rw.UniqueName(absl::StrCat(node.name, "_keep")),
+                            "aten.logical_not.default", {mask}));
+        mask = Arg::Value(keep);
       }
-      mapped[i] = {result};
-      continue;
     }
-    if (node.kind == NodeKind::kConstant) {
-      ASSIGN_OR_RETURN(ValueRef ref,
-                       builder.AddConstant(node.name, node.constant));
-      mapped[i] = {Arg::Value(ref)};
-      continue;
+    ASSIGN_OR_RETURN(
+        ValueRef sdpa,
+        builder.AddNode(
+            rw.UniqueName(m.view_out ? absl::StrCat(node.name, "_attention")
+                                     : node.name),
+            kSdpa,
+            {rw.Remap(m.q), k, rw.Remap(m.v), mask, Arg::Float(0.0),
+             Arg::Bool(false)},
+            {{"scale", Arg::Float(m.scale)}}));
+    Arg result = Arg::Value(sdpa);
+    if (m.view_out) {
+      std::vector<Arg> sizes;
+      for (int64_t d : m.out_shape) sizes.push_back(Arg::Int(d));
+      ASSIGN_OR_RETURN(ValueRef view,
+                       builder.AddNode(node.name, "aten.view.default",
+                                       {result, Arg::OfList(sizes)}));
+      result = Arg::Value(view);
     }
-    if (node.kind == NodeKind::kGetItem) {
-      ASSIGN_OR_RETURN(ValueRef ref,
-                       builder.AddNode(node.name, "getitem",
-                                       {remap(node.args[0]), node.args[1]}));
-      mapped[i] = {Arg::Value(ref)};
-      continue;
-    }
-    auto [args, kwargs] = UnbindArgs(node, remap);
-    ASSIGN_OR_RETURN(ValueRef ref,
-                     builder.AddNode(node.name, node.target, std::move(args),
-                                     std::move(kwargs)));
-    mapped[i] = {Arg::Value(ref)};
+    rw.Map(i, {result});
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Graph> fused, builder.Finish());
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> fused, rw.Finish());
   out.graph = std::move(fused);
   return out;
 }

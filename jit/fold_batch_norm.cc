@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
+#include "core/graph_rewriter.h"
 #include "core/status_macros.h"
 #include "runtime/tensor_copy.h"
 
@@ -200,84 +201,40 @@ absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph) {
     out.graph = std::move(graph);
     return out;
   }
-  absl::flat_hash_set<std::string> names;
-  for (const Node& node : graph->nodes()) names.insert(node.name);
-  const auto unique = [&](std::string name) {
-    while (!names.insert(name).second) name += "_";
-    return name;
-  };
-  GraphBuilder builder(graph->name());
-  std::vector<std::vector<Arg>> mapped(n);
-  std::vector<std::pair<int, int>> copies;  // (new node, input node)
-  const auto remap = [&](const Arg& a) { return RemapArg(mapped, a); };
+  GraphRewriter rw(*graph);
   for (int i = 0; i < n; ++i) {
     const Node& node = graph->node(i);
-    switch (node.kind) {
-      case NodeKind::kPlaceholder: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddPlaceholder(node.name, node.meta));
-        copies.emplace_back(ref.node, i);
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
-      case NodeKind::kConstant: {
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddConstant(node.name, node.constant));
-        copies.emplace_back(ref.node, i);
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
-      case NodeKind::kCallFunction: {
-        if (norm_conv[i] >= 0) {
-          // The folded convolution stands for the batch norm's output 0.
-          mapped[i] = {mapped[norm_conv[i]][0]};
-          break;
-        }
-        auto [args, kwargs] = UnbindArgs(node, remap);
-        if (fold_at[i].has_value()) {
-          ASSIGN_OR_RETURN(
-              ValueRef w,
-              builder.AddConstant(unique(absl::StrCat(node.name, "_weight")),
-                                  fold_at[i]->weight));
-          ASSIGN_OR_RETURN(
-              ValueRef b,
-              builder.AddConstant(unique(absl::StrCat(node.name, "_bias")),
-                                  fold_at[i]->bias));
-          args[1] = Arg::Value(w);
-          args[2] = Arg::Value(b);
-        }
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddNode(node.name, node.target,
-                                         std::move(args), std::move(kwargs)));
-        copies.emplace_back(ref.node, i);
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
-      case NodeKind::kGetItem: {
-        const int source = node.args[0].as_value().node;
-        if (norm_conv[source] >= 0) {
-          mapped[i] = {mapped[source][0]};
-          break;
-        }
-        ASSIGN_OR_RETURN(ValueRef ref,
-                         builder.AddNode(node.name, "getitem",
-                                         {remap(node.args[0]), node.args[1]}));
-        copies.emplace_back(ref.node, i);
-        mapped[i] = {Arg::Value(ref)};
-        break;
-      }
-      case NodeKind::kOutput: {
-        std::vector<Arg> outputs;
-        for (const Arg& a : node.args) outputs.push_back(remap(a));
-        RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
-        break;
-      }
+    const bool getitem_of_norm = node.kind == NodeKind::kGetItem &&
+                                 norm_conv[node.args[0].as_value().node] >= 0;
+    if (norm_conv[i] >= 0 || getitem_of_norm) {
+      // The folded convolution stands for the batch norm's output 0.
+      const int norm = norm_conv[i] >= 0 ? i : node.args[0].as_value().node;
+      rw.Map(i, {rw.Remap(Arg::Value(ValueRef{norm_conv[norm], 0}))});
+      continue;
     }
+    if (!fold_at[i].has_value()) {
+      RETURN_IF_ERROR(rw.Copy(i));
+      continue;
+    }
+    auto [args, kwargs] =
+        UnbindArgs(node, [&](const Arg& a) { return rw.Remap(a); });
+    ASSIGN_OR_RETURN(ValueRef w,
+                     rw.builder().AddConstant(
+                         rw.UniqueName(absl::StrCat(node.name, "_weight")),
+                         fold_at[i]->weight));
+    ASSIGN_OR_RETURN(
+        ValueRef b,
+        rw.builder().AddConstant(
+            rw.UniqueName(absl::StrCat(node.name, "_bias")), fold_at[i]->bias));
+    args[1] = Arg::Value(w);
+    args[2] = Arg::Value(b);
+    ASSIGN_OR_RETURN(ValueRef ref,
+                     rw.builder().AddNode(node.name, node.target,
+                                          std::move(args), std::move(kwargs)));
+    rw.Map(i, {Arg::Value(ref)}, /*copy_of_node=*/true);
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Graph> folded, builder.Finish());
-  out.source_node.assign(folded->nodes().size(), -1);
-  for (const auto& [to, from] : copies) out.source_node[to] = from;
-  out.source_node.back() = n - 1;  // the output node
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> folded, rw.Finish());
+  out.source_node = rw.source_node();
   out.graph = std::move(folded);
   return out;
 }

@@ -132,6 +132,51 @@ TEST(FoldBatchNormTest, DynamicBatchMatchesEager) {
   testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls, 1e-5);
 }
 
+// The rest of the graph is copied as it was: an input stays
+// value-specialized (core/value_inputs.h), metadata and names stay.
+TEST(FoldBatchNormTest, CopiesTheRestOfTheGraphAsItWas) {
+  GraphBuilder b("conv_bn_shift");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(
+      b.AddPlaceholder("shift", TensorMeta(DType::kInt64, {SymInt(1)})).ok());
+  ASSERT_TRUE(b.MarkValueSpecialized("shift").ok());
+  const auto constant = [&](const std::string& name, const Shape& shape,
+                            uint64_t seed, double lo, double hi) {
+    ASSERT_TRUE(
+        b.AddConstant(name, RandomTensor(DType::kFloat32, shape, seed, lo, hi))
+            .ok());
+  };
+  constant("w", {8, 4, 3, 3}, 1, -0.5, 0.5);
+  constant("mean", {8}, 5, -1, 1);
+  constant("var", {8}, 6, 0.2, 2);
+  AddNode(
+      b, "conv", "aten.convolution.default",
+      {Arg::Ref("x"), Arg::Ref("w"), Arg::None(), Ints({1, 1}), Ints({1, 1}),
+       Ints({1, 1}), Arg::Bool(false), Ints({0, 0}), Arg::Int(1)});
+  AddNode(b, "bn", kBatchNorm,
+          {Arg::Ref("conv"), Arg::None(), Arg::None(), Arg::Ref("mean"),
+           Arg::Ref("var"), Arg::Float(0.1), Arg::Float(1e-5)});
+  AddNode(b, "bn0", "getitem", {Arg::Ref("bn"), Arg::Int(0)});
+  AddNode(b, "out", "aten.add.Tensor", {Arg::Ref("bn0"), Arg::Ref("shift")});
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
+  const auto graph = Finish(b);
+  auto folded = FoldBatchNorms(graph);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_EQ(folded->folded, 1);
+  const Graph& g = *folded->graph;
+  EXPECT_EQ(Count(g, kBatchNorm), 0);
+  EXPECT_EQ(g.node(1).name, "shift");
+  EXPECT_TRUE(g.node(1).specialize_value);
+  ASSERT_TRUE(g.node(1).meta.has_value());
+  EXPECT_EQ(g.node(1).meta->dtype, DType::kInt64);
+  // The folded convolution stands for the input graph's convolution.
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (g.node(i).target != "aten.convolution.default") continue;
+    ASSERT_GE(folded->source_node[i], 0);
+    EXPECT_EQ(graph->node(folded->source_node[i]).name, "conv");
+  }
+}
+
 TEST(FoldBatchNormTest, LeavesWhatCannotFold) {
   Options stats_inputs;
   stats_inputs.params_as_inputs = true;
