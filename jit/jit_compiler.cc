@@ -133,10 +133,8 @@ absl::StatusOr<Plan> PlanGraph(
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered, channels_last));
   // Views' index arithmetic with the loops' ranges (jit/lowering/
   // index_simplify.h), before the steps below look for affine indices.
-  if (backend.host_code()) {
-    for (PlanStep& step : plan.steps) {
-      if (step.is_kernel) SimplifyIndices(step.kernel.kernel);
-    }
+  for (PlanStep& step : plan.steps) {
+    if (step.is_kernel) SimplifyIndices(step.kernel.kernel);
   }
   // GEMM and conv steps of a dynamic entry bind their symbolic extents per
   // call (FuseConvSteps logs why a convolution stays eager).
