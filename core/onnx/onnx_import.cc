@@ -12,6 +12,7 @@
 #include "core/onnx/onnx_io_spec.h"
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_sym_shape.h"
 #include "core/onnx/onnx_tensor.h"
 #include "core/onnx/onnx_value_inputs.h"
 #include "core/protobuf_diagnostics.h"
@@ -118,7 +119,10 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
   }
   ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
   OnnxNodeContext ctx(state, node, opset, attrs);
-  RETURN_IF_ERROR(mapper(ctx));
+  // Shape arithmetic on symbolic sizes first; static shapes fold in the
+  // table's mappings.
+  ASSIGN_OR_RETURN(bool mapped, MapOnSymbolicSizes(ctx));
+  if (!mapped) RETURN_IF_ERROR(mapper(ctx));
   RETURN_IF_ERROR(attrs.CheckAllRead());
   for (int i = 0; i < node.output_size(); ++i) {
     if (!node.output(i).empty() && state.Find(node.output(i)) == nullptr) {
