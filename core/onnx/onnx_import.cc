@@ -12,6 +12,7 @@
 #include "core/onnx/onnx_io_spec.h"
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_sym_shape.h"
 #include "core/onnx/onnx_tensor.h"
 #include "core/onnx/onnx_value_inputs.h"
 #include "core/protobuf_diagnostics.h"
@@ -91,6 +92,10 @@ std::string NodeLabel(const onnx::NodeProto& node, int index, int opset) {
                       "', opset ", opset, ")");
 }
 
+absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
+                      int opset,
+                      const absl::flat_hash_map<std::string, int>& domains);
+
 absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
                         int opset,
                         const absl::flat_hash_map<std::string, int>& domains) {
@@ -102,6 +107,7 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
             : absl::StrCat("domain '", node.domain(),
                            "' is not imported by the model"));
   }
+  if (node.op_type() == "If") return ImportIf(state, node, opset, domains);
   const OnnxOpMapper mapper = OnnxOpTable::Default().Find(node.op_type());
   if (mapper == nullptr) {
     return absl::UnimplementedError(
@@ -118,13 +124,101 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
   }
   ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
   OnnxNodeContext ctx(state, node, opset, attrs);
-  RETURN_IF_ERROR(mapper(ctx));
+  // Shape arithmetic on symbolic sizes first; static shapes fold in the
+  // table's mappings.
+  ASSIGN_OR_RETURN(bool mapped, MapOnSymbolicSizes(ctx));
+  if (!mapped) RETURN_IF_ERROR(mapper(ctx));
   RETURN_IF_ERROR(attrs.CheckAllRead());
   for (int i = 0; i < node.output_size(); ++i) {
     if (!node.output(i).empty() && state.Find(node.output(i)) == nullptr) {
       return absl::UnimplementedError(absl::StrCat(
           "output ", i, " ('", node.output(i), "') is not supported"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// ONNX If: the branch its condition takes, imported in place. The
+// condition must be known at load: a value known at load (shape arithmetic
+// on static sizes folds to one), or a graph input, which the import then
+// value-specializes (each call's condition its own guarded entry). One
+// computed from symbolic sizes or from tensor values is refused naming it:
+// it would be a higher_order.cond (core/ops/control_flow.h), which the
+// importer does not build.
+absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
+                      int opset,
+                      const absl::flat_hash_map<std::string, int>& domains) {
+  ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
+  const onnx::AttributeProto* then_branch = attrs.Raw("then_branch");
+  const onnx::AttributeProto* else_branch = attrs.Raw("else_branch");
+  RETURN_IF_ERROR(attrs.CheckAllRead());
+  if (then_branch == nullptr || else_branch == nullptr ||
+      !then_branch->has_g() || !else_branch->has_g()) {
+    return absl::InvalidArgumentError(
+        "then_branch or else_branch is missing or not a graph");
+  }
+  OnnxNodeContext ctx(state, node, opset, attrs);
+  if (!ctx.has_input(0)) {
+    return absl::InvalidArgumentError("the condition (input 0) is missing");
+  }
+  RETURN_IF_ERROR(ctx.InputMeta(0).status());
+  const Tensor* cond = ctx.NeededConstant(0);
+  if (cond == nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the condition '", node.input(0), "' is computed at run time from ",
+        ctx.InputSizes(0) != nullptr ? "symbolic sizes" : "tensor values",
+        ", and only a condition known at load (or a graph input, "
+        "value-specialized) is supported; higher_order.cond is not built"));
+  }
+  if (cond->numel() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the condition '", node.input(0), "' has ", cond->numel(),
+                     " elements, not 1"));
+  }
+  const bool taken = cond->Item().to_bool();
+  const onnx::GraphProto& branch = taken ? then_branch->g() : else_branch->g();
+  const char* which = taken ? "then_branch" : "else_branch";
+  if (branch.input_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has inputs (an If branch takes none)"));
+  }
+  if (branch.output_size() != node.output_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has ", branch.output_size(),
+                     " outputs and the node ", node.output_size()));
+  }
+  if (branch.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(which, ": sparse initializers are not supported"));
+  }
+  for (const onnx::TensorProto& init : branch.initializer()) {
+    const std::string what =
+        absl::StrCat(which, " initializer '", init.name(), "'");
+    ASSIGN_OR_RETURN(Tensor value,
+                     TensorFromOnnx(init, state.external_data_dir(), what));
+    RETURN_IF_ERROR(state.AddKnownValue(init.name(), std::move(value)));
+  }
+  for (int i = 0; i < branch.node_size(); ++i) {
+    const onnx::NodeProto& inner = branch.node(i);
+    state.ClearWanted();
+    absl::Status s = ImportNode(state, inner, opset, domains);
+    if (!s.ok()) {
+      return Prefixed(s,
+                      absl::StrCat(which, " node ", i, " '",
+                                   inner.name().empty() && inner.output_size()
+                                       ? inner.output(0)
+                                       : inner.name(),
+                                   "' (", inner.op_type(), ")"));
+    }
+  }
+  for (int k = 0; k < node.output_size(); ++k) {
+    if (node.output(k).empty()) continue;
+    const OnnxValue* out = state.Find(branch.output(k).name());
+    if (out == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          which, " output '", branch.output(k).name(), "' is not defined"));
+    }
+    RETURN_IF_ERROR(state.Define(node.output(k), *out));
   }
   return absl::OkStatus();
 }
@@ -320,7 +414,8 @@ absl::Status CheckOnnxOps(const onnx::ModelProto& model, int from_node) {
               "operators of domain '", node.domain(), "' are not supported")),
           NodeLabel(node, i, opset));
     }
-    if (OnnxOpTable::Default().Find(node.op_type()) == nullptr) {
+    if (node.op_type() != "If" &&
+        OnnxOpTable::Default().Find(node.op_type()) == nullptr) {
       return Prefixed(absl::UnimplementedError(absl::StrCat(
                           "operator ", node.op_type(), " is not supported")),
                       NodeLabel(node, i, opset));

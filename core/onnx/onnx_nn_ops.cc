@@ -54,6 +54,13 @@ absl::Status MapGemm(OnnxNodeContext& ctx) {
 absl::Status MapMatMul(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
+  // Matrices of symbolic sizes (a flattened batch): mm checks them.
+  if (ctx.Meta(a).dim() == 2 && ctx.Meta(b).dim() == 2 &&
+      (!ctx.state().IsStatic(ctx.Meta(a)) ||
+       !ctx.state().IsStatic(ctx.Meta(b)))) {
+    ASSIGN_OR_RETURN(Arg mm, ctx.Emit("aten.mm.default", {a, b}));
+    return ctx.SetOutput(0, mm);
+  }
   ASSIGN_OR_RETURN(Shape sa, ctx.StaticShape(0));
   ASSIGN_OR_RETURN(Shape sb, ctx.StaticShape(1));
   if (sa.empty() || sb.empty()) {

@@ -1,8 +1,12 @@
 #include "core/onnx/onnx_node_context.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
@@ -70,6 +74,21 @@ absl::StatusOr<Arg> OnnxImportState::GraphValue(const std::string& name) {
         absl::StrCat("value '", name, "' is not defined before its use"));
   }
   OnnxValue& v = it->second;
+  if (v.sizes.has_value()) {
+    std::vector<std::string> parts;
+    for (const Arg& a : *v.sizes) {
+      parts.push_back(a.is_int() ? absl::StrCat(a.as_int())
+                      : MetaOf(a).sym_value.has_value()
+                          ? MetaOf(a).sym_value->ToString()
+                          : "?");
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        "value '", name, "' holds sizes computed at run time ([",
+        absl::StrJoin(parts, ", "),
+        "]); only shape operators (Gather, Slice, Concat, Unsqueeze, Squeeze, "
+        "Cast, Add, Sub, Mul, Div on them; Reshape, Expand, ConstantOfShape, "
+        "Tile, Range) take it, not a tensor operand"));
+  }
   if (!v.graph_value.has_value()) {
     ASSIGN_OR_RETURN(ValueRef ref,
                      builder_.AddConstant(UniqueName(name), *v.constant));
@@ -223,6 +242,42 @@ absl::Status OnnxNodeContext::SetOutput(int i, const Arg& value) {
 absl::Status OnnxNodeContext::SetOutputConstant(int i, Tensor value) {
   if (!has_output(i)) return absl::OkStatus();
   return state_.AddKnownValue(node_.output(i), std::move(value));
+}
+
+const std::vector<Arg>* OnnxNodeContext::InputSizes(int i) const {
+  if (!has_input(i)) return nullptr;
+  const OnnxValue* v = state_.Find(node_.input(i));
+  return v != nullptr && v->sizes.has_value() ? &*v->sizes : nullptr;
+}
+
+absl::Status OnnxNodeContext::SetOutputSizes(int i, std::vector<Arg> sizes,
+                                             bool scalar, DType dtype) {
+  if (!has_output(i)) return absl::OkStatus();
+  if (scalar && sizes.size() != 1) {
+    return absl::InternalError("a 0-d size value of more than one element");
+  }
+  const bool known = std::all_of(sizes.begin(), sizes.end(),
+                                 [](const Arg& a) { return a.is_int(); });
+  Shape shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(sizes.size()));
+  if (known) {
+    if (dtype != DType::kInt64 && dtype != DType::kInt32) {
+      return absl::InternalError(
+          absl::StrCat("sizes as ", DTypeName(dtype), " values"));
+    }
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, shape));
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (dtype == DType::kInt64) {
+        t.data_as<int64_t>()[k] = sizes[k].as_int();
+      } else {
+        t.data_as<int32_t>()[k] = static_cast<int32_t>(sizes[k].as_int());
+      }
+    }
+    return SetOutputConstant(i, std::move(t));
+  }
+  return state_.Define(node_.output(i),
+                       OnnxValue{TensorMeta(dtype, shape), std::nullopt,
+                                 std::nullopt, std::move(sizes)});
 }
 
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank,

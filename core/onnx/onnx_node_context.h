@@ -25,10 +25,19 @@ namespace guardjit {
 // when known at load (an initializer, a Constant node, shape arithmetic on
 // static sizes). A known value enters the graph as a constant only when an
 // op needs it as a tensor.
+//
+// A 0-d or 1-d integer value computed from symbolic sizes (a Shape of a
+// tensor with a dim_param dim, and shape arithmetic on it) is kept as its
+// elements' size expressions, `sizes`: each an Arg::Int or a graph node
+// computing an integer (aten.sym_size.int, operator.mul, ...), as
+// torch.export spells sizes. Shape operators consume them (a Reshape's
+// shape becomes the view's SymInt[] sizes); anything that needs such a
+// value as a tensor is refused (core/onnx/onnx_sym_shape.h).
 struct OnnxValue {
   TensorMeta meta;
   std::optional<Tensor> constant;
   std::optional<Arg> graph_value;  // Arg::Value once in the graph
+  std::optional<std::vector<Arg>> sizes;
 };
 
 // The import of one ONNX graph into a GraphBuilder: the table of ONNX
@@ -169,6 +178,14 @@ class OnnxNodeContext {
   }
   absl::Status SetOutput(int i, const Arg& value);
   absl::Status SetOutputConstant(int i, Tensor value);
+  // Input i's size expressions when it is a value computed from symbolic
+  // sizes (OnnxValue::sizes), else null.
+  const std::vector<Arg>* InputSizes(int i) const;
+  // Defines output i as the integer values `sizes` (a 0-d value when
+  // `scalar`, else 1-d) of `dtype`: a value known at load when every
+  // element is an Arg::Int, else one of size expressions.
+  absl::Status SetOutputSizes(int i, std::vector<Arg> sizes, bool scalar,
+                              DType dtype = DType::kInt64);
 
  private:
   std::string OutputHint() const;

@@ -60,6 +60,19 @@ if torch is not None:
             return x + self.fc(torch.nn.functional.gelu(x))
 
 
+    class FlattenLinear(nn.Module):
+        """x.reshape(x.shape[0], -1) then a linear layer: with a dynamic
+        batch the exporter computes the reshape's shape at run time (Shape,
+        Gather, Unsqueeze, Concat)."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(12, 4)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x.reshape(x.shape[0], -1)))
+
+
 def onnx_bytes(module, inputs, opset=None):
     """The module as torch.onnx.export writes it (its default opset, or
     `opset`)."""
@@ -150,6 +163,30 @@ class OnnxModelsTest(unittest.TestCase):
         static = guardjit.Graph.from_onnx(onnx_bytes(MLP().eval(), (torch.randn(8, 32),)))
         self.assertEqual(static.inputs[0].shape, (8, 32))
         self.assertEqual(static.outputs[0].shape, (8, 10))
+
+    def test_dynamic_batch_compiles_one_entry(self):
+        # dynamic_axes: the batch is a dim_param, the reshape's shape is size
+        # arithmetic (aten.sym_size.int) and one dynamic entry serves
+        # batches 2, 3 and 5.
+        module = FlattenLinear().eval()
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, (torch.randn(2, 3, 4),), f, dynamo=False,
+                              input_names=["x"], dynamic_axes={"x": {0: "batch"}})
+        graph = guardjit.Graph.from_onnx(f.getvalue())
+        self.assertIn("aten.sym_size.int", graph.tabular())
+        fn = guardjit.Function(graph, mark_dynamic=[("x", 0)])
+        for batch in (2, 3, 5):
+            x = torch.randn(batch, 3, 4)
+            out = np.from_dlpack(fn(x)[0])
+            with torch.no_grad():
+                expected = module(x).numpy()
+            self.assertEqual(out.shape, (batch, 4))
+            err = max_rel_error(out, expected)
+            self.assertLessEqual(err, TOLERANCE, f"batch {batch}: max relative error {err:.3g}")
+        assert_compiled(self, fn)
+        self.assertEqual(fn.stats.hits, 2)
 
     def test_resnet18(self):
         try:

@@ -94,12 +94,82 @@ TEST(OnnxImportTest, OutputValueInfoThatContradictsTheGraphIsInvalid) {
 TEST(OnnxImportTest, DimParamSizeNeededAtLoadIsRefused) {
   ModelProto m = Model();
   AddInput(m, "x", {-1, 3});
-  NodeProto* n = AddNode(m, "Flatten", {"x"}, {"y"});
-  SetInt(n, "axis", 1);
-  AddOutput(m, "y");
+  NodeProto* n = AddNode(m, "Split", {"x"}, {"y", "z"});
+  SetInt(n, "axis", 0);
+  AddOutputs(m, {"y", "z"});
   ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "ONNX node 0 'y' (Flatten, domain 'ai.onnx', opset 13): needs "
+              "ONNX node 0 'y' (Split, domain 'ai.onnx', opset 13): needs "
               "the sizes of input 0 ('x') at load");
+}
+
+// y = If(cond) then Relu(x) else Neg(x); `cond` is made by `add_cond`.
+ModelProto IfModel(void (*add_cond)(ModelProto&)) {
+  ModelProto m = Model();
+  AddInput(m, "x", {2, 3});
+  add_cond(m);
+  NodeProto* n = AddNode(m, "If", {"cond"}, {"y"});
+  onnx::GraphProto* then_branch =
+      AddAttribute(n, "then_branch", AttributeProto::GRAPH)->mutable_g();
+  then_branch->set_name("then");
+  NodeProto* relu = then_branch->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("x");
+  relu->add_output("then_y");
+  then_branch->add_output()->set_name("then_y");
+  onnx::GraphProto* else_branch =
+      AddAttribute(n, "else_branch", AttributeProto::GRAPH)->mutable_g();
+  else_branch->set_name("else");
+  NodeProto* neg = else_branch->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("x");
+  neg->add_output("else_y");
+  else_branch->add_output()->set_name("else_y");
+  AddOutput(m, "y");
+  return m;
+}
+
+void ConstantFalse(ModelProto& m) {
+  TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name("cond");
+  t->set_data_type(TensorProto::BOOL);
+  t->add_int32_data(0);
+}
+
+TEST(OnnxImportTest, IfWithAConditionKnownAtLoadImportsItsBranch) {
+  auto g = Load(IfModel(ConstantFalse));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(HasTarget(**g, "aten.neg.default"));
+  EXPECT_FALSE(HasTarget(**g, "aten.relu.default"));
+  EXPECT_EQ((*g)->node((*g)->output_node().args[0].as_value().node).name, "y");
+}
+
+TEST(OnnxImportTest, IfOnAGraphInputIsValueSpecialized) {
+  auto g = Load(IfModel(
+      [](ModelProto& m) { AddInput(m, "cond", {}, TensorProto::BOOL); }));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->value_inputs(), std::vector<int>{1});
+}
+
+TEST(OnnxImportTest, IfOnTensorValuesIsRefusedNamingTheCondition) {
+  auto g = Load(IfModel([](ModelProto& m) {
+    AddNode(m, "ReduceMax", {"x"}, {"top"});
+    SetInt(m.mutable_graph()->mutable_node(0), "keepdims", 0);
+    AddInitializer(m, "zero", {}, {0});
+    AddNode(m, "Greater", {"top", "zero"}, {"cond"});
+  }));
+  ExpectError(g, absl::StatusCode::kUnimplemented,
+              "(If, domain 'ai.onnx', opset 13): the condition 'cond' is "
+              "computed at run time from tensor values");
+  // A branch's node that fails is named inside the If.
+  ModelProto m = IfModel(ConstantFalse);
+  m.mutable_graph()
+      ->mutable_node(0)
+      ->mutable_attribute(1)
+      ->mutable_g()
+      ->mutable_node(0)
+      ->set_op_type("NoSuchOp");
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "else_branch node 0 'else_y' (NoSuchOp): operator NoSuchOp");
 }
 
 TEST(OnnxImportTest, UnknownOpNamesNodeOpDomainAndOpset) {
