@@ -557,7 +557,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   Specialization folded_spec;
   const Specialization* specialized = &spec;
   if (backend_->host_code()) {
-    absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(graph);
+    absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(graph, pool_.get());
     if (folded.ok() && folded->folded > 0) {
       graph = std::move(folded->graph);
       if (spec.dynamic() && !spec.meta.empty()) {
