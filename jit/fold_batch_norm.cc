@@ -179,7 +179,8 @@ absl::StatusOr<std::optional<Fold>> FoldOf(
 
 }  // namespace
 
-absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph) {
+absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph,
+                                           ThreadPool* pool) {
   FoldedGraph out;
   const int n = static_cast<int>(graph->nodes().size());
   if (!graph->subgraphs().empty()) {
@@ -189,11 +190,27 @@ absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph) {
   const absl::flat_hash_map<int64_t, int> refs = References(*graph);
   std::vector<std::optional<Fold>> fold_at(n);  // by convolution node
   std::vector<int> norm_conv(n, -1);            // batch norm -> its conv
+  std::vector<int> norms;
   for (int i = 0; i < n; ++i) {
-    if (graph->node(i).target != kBatchNorm) continue;
-    ASSIGN_OR_RETURN(std::optional<Fold> fold, FoldOf(*graph, i, refs));
+    if (graph->node(i).target == kBatchNorm) norms.push_back(i);
+  }
+  // Scaling a model's weights is most of the fold: the batch norms are
+  // split across the pool's threads.
+  std::vector<absl::StatusOr<std::optional<Fold>>> folds(norms.size());
+  const auto fold_range = [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      folds[k] = FoldOf(*graph, norms[k], refs);
+    }
+  };
+  if (pool != nullptr && norms.size() > 1) {
+    pool->ParallelFor(static_cast<int64_t>(norms.size()), 1, fold_range);
+  } else {
+    fold_range(0, static_cast<int64_t>(norms.size()));
+  }
+  for (absl::StatusOr<std::optional<Fold>>& folded : folds) {
+    ASSIGN_OR_RETURN(std::optional<Fold> fold, std::move(folded));
     if (!fold.has_value()) continue;
-    norm_conv[i] = fold->conv;
+    norm_conv[fold->norm] = fold->conv;
     fold_at[fold->conv] = *std::move(fold);
     ++out.folded;
   }

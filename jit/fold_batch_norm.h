@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph.h"
+#include "runtime/thread_pool.h"
 
 namespace guardjit {
 
@@ -32,7 +33,9 @@ struct FoldedGraph {
   std::vector<int> source_node;
 };
 
-absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph);
+// With a `pool`, the folds are computed on its threads.
+absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph,
+                                           ThreadPool* pool = nullptr);
 
 }  // namespace guardjit
 

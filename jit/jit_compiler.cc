@@ -558,7 +558,7 @@ absl::StatusOr<JitCompiler::RewrittenGraph> JitCompiler::RewriteForHost(
   if (!backend_->host_code()) return out;
   // Inference batch norms after convolutions fold into their constants
   // (host plans: a device's would copy the folded constants to it too).
-  absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(out.graph);
+  absl::StatusOr<FoldedGraph> folded = FoldBatchNorms(out.graph, pool_.get());
   if (folded.ok() && folded->folded > 0) {
     out.graph = std::move(folded->graph);
     if (spec.dynamic() && !spec.meta.empty()) {

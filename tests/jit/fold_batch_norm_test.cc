@@ -4,6 +4,7 @@
 
 #include "jit/fold_batch_norm.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph_builder.h"
 #include "gtest/gtest.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -192,6 +194,80 @@ TEST(FoldBatchNormTest, LeavesWhatCannotFold) {
     EXPECT_EQ(folded->graph, graph);
     ExpectJitMatchesEager(graph, Inputs(o), 1e-5);
   }
+}
+
+// x -> (conv -> batch norm -> relu) x `layers`; the last layer's batch norm
+// also returns its output 1, so it stays unfolded.
+std::shared_ptr<const Graph> ConvBnChain(int layers) {
+  GraphBuilder b("conv_bn_chain");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const int64_t c = 8;
+  std::string in = "x";
+  std::vector<Arg> outputs;
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = absl::StrCat("l", l, "_");
+    const uint64_t seed = 100 * (l + 1);
+    const auto constant = [&](const std::string& name, const Shape& shape,
+                              uint64_t offset, double lo, double hi) {
+      EXPECT_TRUE(b.AddConstant(p + name, RandomTensor(DType::kFloat32, shape,
+                                                       seed + offset, lo, hi))
+                      .ok());
+    };
+    constant("w", {c, l == 0 ? 4 : c, 3, 3}, 1, -0.5, 0.5);
+    constant("cb", {c}, 2, -1, 1);
+    constant("gamma", {c}, 3, 0.5, 1.5);
+    constant("beta", {c}, 4, -1, 1);
+    constant("mean", {c}, 5, -1, 1);
+    constant("var", {c}, 6, 0.2, 2);
+    AddNode(b, p + "conv", "aten.convolution.default",
+            {Arg::Ref(in), Arg::Ref(p + "w"), Arg::Ref(p + "cb"), Ints({1, 1}),
+             Ints({1, 1}), Ints({1, 1}), Arg::Bool(false), Ints({0, 0}),
+             Arg::Int(1)});
+    AddNode(b, p + "bn", "aten._native_batch_norm_legit_no_training.default",
+            {Arg::Ref(p + "conv"), Arg::Ref(p + "gamma"), Arg::Ref(p + "beta"),
+             Arg::Ref(p + "mean"), Arg::Ref(p + "var"), Arg::Float(0.1),
+             Arg::Float(1e-5)});
+    AddNode(b, p + "bn0", "getitem", {Arg::Ref(p + "bn"), Arg::Int(0)});
+    AddNode(b, p + "out", "aten.relu.default", {Arg::Ref(p + "bn0")});
+    in = p + "out";
+    if (l == layers - 1) {
+      AddNode(b, p + "bn1", "getitem", {Arg::Ref(p + "bn"), Arg::Int(1)});
+      outputs.push_back(Arg::Ref(p + "bn1"));
+    }
+  }
+  outputs.insert(outputs.begin(), Arg::Ref(in));
+  EXPECT_TRUE(b.SetOutputs(std::move(outputs)).ok());
+  return Finish(b);
+}
+
+// Folds computed on a pool's threads are the ones computed on one thread,
+// node for node and bit for bit.
+TEST(FoldBatchNormTest, FoldsOnPoolThreadsAsOnOneThread) {
+  const auto graph = ConvBnChain(6);
+  auto serial = FoldBatchNorms(graph);
+  ASSERT_TRUE(serial.ok()) << serial.status();
+  ThreadPool pool(4);
+  auto pooled = FoldBatchNorms(graph, &pool);
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  EXPECT_EQ(serial->folded, 5);
+  EXPECT_EQ(pooled->folded, 5);
+  EXPECT_EQ(Count(*pooled->graph, kBatchNorm), 1);
+  EXPECT_EQ(pooled->source_node, serial->source_node);
+  ASSERT_EQ(pooled->graph->nodes().size(), serial->graph->nodes().size());
+  for (size_t i = 0; i < serial->graph->nodes().size(); ++i) {
+    const Node& a = serial->graph->node(static_cast<int>(i));
+    const Node& b = pooled->graph->node(static_cast<int>(i));
+    SCOPED_TRACE(a.name);
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.target, b.target);
+    if (a.kind != NodeKind::kConstant) continue;
+    ASSERT_EQ(a.constant.sizes(), b.constant.sizes());
+    EXPECT_EQ(std::memcmp(a.constant.data(), b.constant.data(),
+                          a.constant.numel() * sizeof(float)),
+              0);
+  }
+  ExpectJitMatchesEager(
+      graph, {RandomTensor(DType::kFloat32, {2, 4, 7, 6}, 10)}, 1e-4);
 }
 
 }  // namespace
