@@ -91,9 +91,7 @@ class KernelBackend {
   // with it as the epilogue), whose kernel is `index` in `module`. The
   // default launches the kernel through the module and takes no GEMM or
   // conv steps (the SIMT backend's); the LLVM backend calls host functions
-  // and runs BLAS steps, a CUDA device's runs cuBLASLt steps. A backend
-  // with host_code() must allow calls from several threads at once
-  // (BuildProgram makes a program's runners on its pool).
+  // and runs BLAS steps, a CUDA device's runs cuBLASLt steps.
   virtual absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
       const PlanStep& step, const Graph& graph,
       std::shared_ptr<const KernelModule> module, int index,

@@ -12,45 +12,6 @@
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
-namespace {
-
-// The runners of `plan`'s kernel steps, in order. Making one is most of a
-// warm start (the compile cache serves the kernels' code; a oneDNN step
-// still creates its primitives and packs its constant weights, which
-// oneDNN cannot persist on a CPU): a host program makes them on `pool`'s
-// threads at once. Device backends make theirs on the calling thread (a
-// CUDA context is current per thread).
-absl::StatusOr<std::vector<std::unique_ptr<const StepRunner>>>
-MakeKernelRunners(const Plan& plan, const Program& p,
-                  const KernelBackend& backend,
-                  const std::shared_ptr<ThreadPool>& pool) {
-  std::vector<const PlanStep*> steps;
-  for (const PlanStep& step : plan.steps) {
-    if (step.is_kernel) steps.push_back(&step);
-  }
-  const int64_t n = static_cast<int64_t>(steps.size());
-  std::vector<absl::StatusOr<std::unique_ptr<const StepRunner>>> made(n);
-  auto make = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      made[i] = backend.MakeStepRunner(*steps[i], *p.graph, p.module,
-                                       static_cast<int>(i), pool);
-    }
-  };
-  if (backend.host_code() && pool != nullptr && n > 1) {
-    pool->ParallelFor(n, 1, make);
-  } else {
-    make(0, n);
-  }
-  std::vector<std::unique_ptr<const StepRunner>> runners;
-  runners.reserve(n);
-  for (auto& runner : made) {
-    RETURN_IF_ERROR(runner.status());
-    runners.push_back(*std::move(runner));
-  }
-  return runners;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
     std::shared_ptr<const Graph> graph, GraphMeta metas, const Plan& plan,
