@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "jit/schedule/realize.h"
 #include "jit/schedule/split_reduction.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_step.h"
@@ -188,8 +189,16 @@ Scheduler::EmitCtx Scheduler::MakeCtx(int group, bool dry_run) {
   ctx.group = group;
   ctx.dry_run = dry_run;
   const Group& g = groups_[group];
-  for (int j = 0; j < g.num_outer(); ++j) {
-    ctx.outer_vars.push_back(IndexExpr::Var(j));
+  // A loop of one iteration indexes with 0, as a broadcast operand of size 1
+  // is read at 0: the same point then has one index everywhere (a reduction
+  // of a batch of one is read back on its row, and fuses).
+  int j = 0;
+  for (size_t d = 0; d < g.mask.size(); ++d) {
+    if (g.mask[d]) continue;
+    ctx.outer_vars.push_back(g.full_sizes[d].is_const(1)
+                                 ? IndexExpr::Const(0)
+                                 : IndexExpr::Var(j));
+    ++j;
   }
   ctx.next_var = g.num_outer();
   return ctx;
@@ -599,6 +608,7 @@ TensorRef Scheduler::RefOf(int v) const {
 absl::StatusOr<Plan> Scheduler::Run() {
   size_t next_extern = 0;
   const int n = static_cast<int>(g_.values.size());
+  const std::vector<bool> realize = SharedValuesToRealize(g_);
   for (int v = 0; v <= n; ++v) {
     while (next_extern < g_.externs.size() &&
            g_.externs[next_extern].position == v) {
@@ -615,6 +625,7 @@ absl::StatusOr<Plan> Scheduler::Run() {
     if (v < n && g_.values[v].kind == LValue::Kind::kGather) {
       RETURN_IF_ERROR(Require(g_.values[v].operands[0]));
     }
+    if (v < n && realize[v]) RETURN_IF_ERROR(Require(v));
   }
   for (int v : g_.outputs) RETURN_IF_ERROR(Require(v));
 

@@ -3,9 +3,10 @@
 
 // Fusion and scheduling: turns a LoweredGraph into a plan of kernels (one per
 // fused group, in loop IR) and eager steps. Pointwise values and views are
-// inlined into every use; a value gets memory only when something outside
-// the kernel computing it reads it (a later kernel, an eager step, the
-// graph's outputs). Reductions over the same rows fuse into one kernel with
+// inlined into every use; a value gets memory when an eager or extern step,
+// a gather or the graph's outputs read it, when it is a reduction a later
+// kernel reads, or when it is shared and costly to recompute
+// (SharedValuesToRealize, realize.h). Reductions over the same rows fuse into one kernel with
 // their pointwise prologues, and pointwise consumers of the row (softmax's
 // division, layer_norm's normalization) fuse in as epilogue stores.
 

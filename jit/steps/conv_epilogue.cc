@@ -219,12 +219,16 @@ std::optional<absl::flat_hash_map<int, int64_t>> AffineForm(
   }
 }
 
-bool SameAffine(const IndexExpr& a, const IndexExpr& b) {
+// Whether `a` and `b` are the same affine form, loop variables in
+// `unit_vars` (loops of one iteration: 0) left out.
+bool SameAffine(const IndexExpr& a, const IndexExpr& b,
+                const absl::flat_hash_set<int>& unit_vars) {
   std::optional<absl::flat_hash_map<int, int64_t>> fa = AffineForm(a);
   std::optional<absl::flat_hash_map<int, int64_t>> fb = AffineForm(b);
   if (!fa.has_value() || !fb.has_value()) return false;
   for (const auto* m : {&*fa, &*fb}) {
     for (const auto& [var, k] : *m) {
+      if (unit_vars.contains(var)) continue;
       const auto ia = fa->find(var), ib = fb->find(var);
       if ((ia == fa->end() ? 0 : ia->second) !=
           (ib == fb->end() ? 0 : ib->second)) {
@@ -237,16 +241,19 @@ bool SameAffine(const IndexExpr& a, const IndexExpr& b) {
 
 // Whether every read of buffer `param` in `value` is at `index`.
 bool ReadsOnlyAt(const ValueExpr& value, int param, const IndexExpr& index,
+                 const absl::flat_hash_set<int>& unit_vars,
                  absl::flat_hash_set<const void*>& seen) {
   if (!seen.insert(value.id()).second) return true;
   if (value.kind() == ValueExpr::Kind::kLoad && value.buffer() == param) {
-    return SameAffine(value.index(), index);
+    return SameAffine(value.index(), index, unit_vars);
   }
   if (value.kind() == ValueExpr::Kind::kGather && value.buffer() == param) {
     return false;
   }
   for (int i = 0; i < value.num_operands(); ++i) {
-    if (!ReadsOnlyAt(value.operand(i), param, index, seen)) return false;
+    if (!ReadsOnlyAt(value.operand(i), param, index, unit_vars, seen)) {
+      return false;
+    }
   }
   return true;
 }
@@ -263,9 +270,16 @@ int InPlaceParam(const Kernel& epilogue, int product) {
       !epilogue.buffers[stage.buffer].is_output) {
     return -1;
   }
+  // The scheduler indexes a loop of one iteration with 0 where ReindexLoads
+  // wrote its variable.
+  absl::flat_hash_set<int> unit_vars;
+  for (const LoopRange& loop : epilogue.outer) {
+    if (loop.extent.is_const(1)) unit_vars.insert(loop.var);
+  }
   absl::flat_hash_set<const void*> seen;
-  return ReadsOnlyAt(stage.value, product, stage.index, seen) ? stage.buffer
-                                                              : -1;
+  return ReadsOnlyAt(stage.value, product, stage.index, unit_vars, seen)
+             ? stage.buffer
+             : -1;
 }
 
 // Replaces Lower's reason for leaving `node` eager by `why`, or drops it

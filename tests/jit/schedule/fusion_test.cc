@@ -101,6 +101,38 @@ TEST(FusionTest, LayerNormIsOneKernelWritingThreeOutputs) {
   EXPECT_EQ(CountStages(k, Stage::Kind::kStore), 3);
 }
 
+// A batch of one: the size-1 dim is a loop of one iteration that the row's
+// reads index with 0, as broadcasting does, so the variance reads the mean
+// on its row and both reductions and the normalization stay one kernel
+// (they were three: mean, variance, normalization).
+TEST(FusionTest, LayerNormOfABatchOfOneIsOneKernel) {
+  auto graph =
+      testing::OpGraph("aten.native_layer_norm.default",
+                       {Arg::Ref("x0"), Arg::OfList({Arg::Int(64)}),
+                        Arg::Ref("x1"), Arg::Ref("x2"), Arg::Float(1e-5)},
+                       3, {}, 3);
+  Plan plan = PlanOf(*graph, {{1, 16, 64}, {64}, {64}});
+  ASSERT_EQ(plan.num_kernels(), 1) << plan.ToString();
+  const Kernel& k = plan.steps[0].kernel.kernel;
+  EXPECT_EQ(CountStages(k, Stage::Kind::kReduce), 2);
+  ExpectJitMatchesEager(graph,
+                        {RandomTensor(DType::kFloat32, {1, 16, 64}, 4),
+                         RandomTensor(DType::kFloat32, {64}, 5),
+                         RandomTensor(DType::kFloat32, {64}, 6)},
+                        1e-5);
+}
+
+TEST(FusionTest, SoftmaxOfABatchOfOneIsOneKernel) {
+  auto graph =
+      testing::OpGraph("aten._softmax.default",
+                       {Arg::Ref("x0"), Arg::Int(-1), Arg::Bool(false)}, 1);
+  Plan plan = PlanOf(*graph, {{1, 8, 128}});
+  ASSERT_EQ(plan.num_kernels(), 1) << plan.ToString();
+  EXPECT_EQ(CountStages(plan.steps[0].kernel.kernel, Stage::Kind::kReduce), 2);
+  ExpectJitMatchesEager(graph, {RandomTensor(DType::kFloat32, {1, 8, 128}, 7)},
+                        1e-5);
+}
+
 // x - sum(x, -1, keepdim) * 2: the reduction's pointwise consumer over the
 // full rows is its epilogue.
 TEST(FusionTest, PointwiseConsumerOfAReductionIsItsEpilogue) {
