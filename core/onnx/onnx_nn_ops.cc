@@ -390,34 +390,35 @@ absl::Status MapLayerNorm(OnnxNodeContext& ctx) {
         "non-float32 input");
   }
   ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, rank, "axis"));
-  // The normalized dims must be static; the leading ones (a batch, a
-  // sequence) may be symbolic.
-  std::vector<int64_t> normalized;
+  // The normalized shape as size expressions: numbers where static, else
+  // read at run time (a leading batch or sequence dim may be symbolic, and
+  // a static size after a decision on symbolic sizes is not relied on).
+  std::vector<Arg> normalized;
+  std::vector<int64_t> hints;
   for (int64_t d = axis; d < rank; ++d) {
-    if (!ctx.state().IsStaticDim(x, d)) {
-      return absl::UnimplementedError(absl::StrCat(
-          "normalizes dim ", d, " of input 0 ('", ctx.node().input(0),
-          "'), whose size is symbolic (", ctx.Meta(x).ToString(), ")"));
-    }
-    normalized.push_back(ctx.Meta(x).sizes[d].hint());
+    ASSIGN_OR_RETURN(Arg size, SymSizeOf(ctx, x, d));
+    normalized.push_back(std::move(size));
+    hints.push_back(ctx.Meta(x).sizes[d].hint());
   }
   Arg scale, bias;
   ASSIGN_OR_RETURN(scale, ctx.Input(1));
   if (ctx.has_input(2)) {
     ASSIGN_OR_RETURN(bias, ctx.Input(2));
   }
+  // Scale and B of the normalized shape go into the op, whose shape rule
+  // checks them against the sizes read at run time; others broadcast.
   auto exact = [&](const Arg& a) {
     if (a.is_none()) return true;
     if (!ctx.state().IsStaticValue(a)) return false;
     const Shape have = ctx.Meta(a).shape();
-    return std::equal(have.begin(), have.end(), normalized.begin(),
-                      normalized.end());
+    return std::equal(have.begin(), have.end(), hints.begin(), hints.end());
   };
   const bool fused = exact(scale) && exact(bias);
   ASSIGN_OR_RETURN(
-      Arg ln, ctx.Emit("aten.native_layer_norm.default",
-                       {x, IntList(normalized), fused ? scale : Arg::None(),
-                        fused ? bias : Arg::None(), Arg::Float(eps)}));
+      Arg ln,
+      ctx.Emit("aten.native_layer_norm.default",
+               {x, SizeList(std::move(normalized)), fused ? scale : Arg::None(),
+                fused ? bias : Arg::None(), Arg::Float(eps)}));
   ASSIGN_OR_RETURN(Arg out, ctx.Item(ln, 0));
   if (!fused) {
     // Scale and B broadcast to the normalized shape.

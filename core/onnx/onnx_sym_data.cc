@@ -333,6 +333,13 @@ absl::StatusOr<bool> MapMatMul(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(b, ctx.Emit("aten.unsqueeze.default", {b, Arg::Int(1)}));
     rb = 2;
   }
+  // Two matrices multiply as they are; otherwise the sizes are read for
+  // the views.
+  if (ra == 2 && rb == 2 && !a_vector && !b_vector) {
+    ASSIGN_OR_RETURN(Arg mm, ctx.Emit("aten.mm.default", {a, b}));
+    RETURN_IF_ERROR(ctx.SetOutput(0, mm));
+    return true;
+  }
   ASSIGN_OR_RETURN(Arg m, SymSizeOf(ctx, a, ra - 2));
   ASSIGN_OR_RETURN(Arg k, SymSizeOf(ctx, a, ra - 1));
   ASSIGN_OR_RETURN(Arg n, SymSizeOf(ctx, b, rb - 1));
