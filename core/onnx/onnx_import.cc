@@ -12,6 +12,7 @@
 #include "core/onnx/onnx_io_spec.h"
 #include "core/onnx/onnx_node_context.h"
 #include "core/onnx/onnx_op_table.h"
+#include "core/onnx/onnx_sym_data.h"
 #include "core/onnx/onnx_sym_shape.h"
 #include "core/onnx/onnx_tensor.h"
 #include "core/onnx/onnx_value_inputs.h"
@@ -25,8 +26,8 @@ namespace {
 // Messages nest at most this deep (subgraphs in attributes add levels).
 constexpr int kMaxOnnxDepth = 64;
 // A dim_param's symbol is >= 2 (0/1 specialization); its hint only drives
-// shape rules at load, and any decision they take on it makes the importer
-// treat every size as unknown (OnnxImportState::IsStatic).
+// shape rules at load, and a size that follows a decision they take on it
+// is not relied on (OnnxImportState::IsStaticDim).
 constexpr int64_t kSymbolHint = 2;
 
 absl::Status Prefixed(const absl::Status& s, absl::string_view prefix) {
@@ -124,9 +125,12 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
   }
   ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
   OnnxNodeContext ctx(state, node, opset, attrs);
-  // Shape arithmetic on symbolic sizes first; static shapes fold in the
-  // table's mappings.
+  // Shape arithmetic on symbolic sizes and data ops on tensors of symbolic
+  // sizes first; static shapes fold in the table's mappings.
   ASSIGN_OR_RETURN(bool mapped, MapOnSymbolicSizes(ctx));
+  if (!mapped) {
+    ASSIGN_OR_RETURN(mapped, MapSymbolicData(ctx));
+  }
   if (!mapped) RETURN_IF_ERROR(mapper(ctx));
   RETURN_IF_ERROR(attrs.CheckAllRead());
   for (int i = 0; i < node.output_size(); ++i) {

@@ -52,15 +52,9 @@ absl::Status MapGemm(OnnxNodeContext& ctx) {
 // broadcast, and a batch of matrices times one matrix folds its batch into
 // the rows.
 absl::Status MapMatMul(OnnxNodeContext& ctx) {
+  // Operands of symbolic sizes: core/onnx/onnx_sym_data.h.
   ASSIGN_OR_RETURN(Arg a, ctx.Input(0));
   ASSIGN_OR_RETURN(Arg b, ctx.Input(1));
-  // Matrices of symbolic sizes (a flattened batch): mm checks them.
-  if (ctx.Meta(a).dim() == 2 && ctx.Meta(b).dim() == 2 &&
-      (!ctx.state().IsStatic(ctx.Meta(a)) ||
-       !ctx.state().IsStatic(ctx.Meta(b)))) {
-    ASSIGN_OR_RETURN(Arg mm, ctx.Emit("aten.mm.default", {a, b}));
-    return ctx.SetOutput(0, mm);
-  }
   ASSIGN_OR_RETURN(Shape sa, ctx.StaticShape(0));
   ASSIGN_OR_RETURN(Shape sb, ctx.StaticShape(1));
   if (sa.empty() || sb.empty()) {
@@ -388,31 +382,43 @@ absl::Status MapLayerNorm(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(float eps, ctx.attrs().Float("epsilon", 1e-5f));
   ASSIGN_OR_RETURN(int64_t stash, ctx.attrs().Int("stash_type", 1));
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
-  ASSIGN_OR_RETURN(Shape s, ctx.StaticShape(0));
+  const int64_t rank = ctx.Meta(x).dim();
   const DType dtype = ctx.Meta(x).dtype;
   if (stash != 1 || (dtype != DType::kFloat32 && ctx.num_outputs() > 1)) {
     return absl::UnimplementedError(
         "stash_type other than float, or Mean/InvStdDev outputs of a "
         "non-float32 input");
   }
-  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, s.size(), "axis"));
-  const std::vector<int64_t> normalized(s.begin() + axis, s.end());
+  ASSIGN_OR_RETURN(axis, NormalizeAxis(axis, rank, "axis"));
+  // The normalized shape as size expressions: numbers where static, else
+  // read at run time (a leading batch or sequence dim may be symbolic, and
+  // a static size after a decision on symbolic sizes is not relied on).
+  std::vector<Arg> normalized;
+  std::vector<int64_t> hints;
+  for (int64_t d = axis; d < rank; ++d) {
+    ASSIGN_OR_RETURN(Arg size, SymSizeOf(ctx, x, d));
+    normalized.push_back(std::move(size));
+    hints.push_back(ctx.Meta(x).sizes[d].hint());
+  }
   Arg scale, bias;
   ASSIGN_OR_RETURN(scale, ctx.Input(1));
   if (ctx.has_input(2)) {
     ASSIGN_OR_RETURN(bias, ctx.Input(2));
   }
+  // Scale and B of the normalized shape go into the op, whose shape rule
+  // checks them against the sizes read at run time; others broadcast.
   auto exact = [&](const Arg& a) {
     if (a.is_none()) return true;
+    if (!ctx.state().IsStaticValue(a)) return false;
     const Shape have = ctx.Meta(a).shape();
-    return std::equal(have.begin(), have.end(), normalized.begin(),
-                      normalized.end());
+    return std::equal(have.begin(), have.end(), hints.begin(), hints.end());
   };
   const bool fused = exact(scale) && exact(bias);
   ASSIGN_OR_RETURN(
-      Arg ln, ctx.Emit("aten.native_layer_norm.default",
-                       {x, IntList(normalized), fused ? scale : Arg::None(),
-                        fused ? bias : Arg::None(), Arg::Float(eps)}));
+      Arg ln,
+      ctx.Emit("aten.native_layer_norm.default",
+               {x, SizeList(std::move(normalized)), fused ? scale : Arg::None(),
+                fused ? bias : Arg::None(), Arg::Float(eps)}));
   ASSIGN_OR_RETURN(Arg out, ctx.Item(ln, 0));
   if (!fused) {
     // Scale and B broadcast to the normalized shape.
@@ -420,7 +426,7 @@ absl::Status MapLayerNorm(OnnxNodeContext& ctx) {
     if (!bias.is_none()) {
       ASSIGN_OR_RETURN(out, ctx.Emit("aten.add.Tensor", {out, bias}));
     }
-    if (ctx.Meta(out).dim() != static_cast<int>(s.size())) {
+    if (ctx.Meta(out).dim() != rank) {
       return absl::InvalidArgumentError("Scale or B does not broadcast to X");
     }
   }

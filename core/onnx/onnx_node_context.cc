@@ -28,9 +28,27 @@ absl::Status OnnxImportState::RecordMeta(const Arg& value,
                                          std::vector<TensorMeta> meta) {
   const size_t node = static_cast<size_t>(value.as_value().node);
   if (metas_.size() <= node) metas_.resize(node + 1);
+  if (decided_.size() <= node) decided_.resize(node + 1, false);
   metas_[node] = std::move(meta);
   return absl::OkStatus();
 }
+
+namespace {
+
+// Whether any graph value among `args` (and lists of them) is `decided`.
+bool AnyDecided(const std::vector<Arg>& args,
+                const std::vector<bool>& decided) {
+  for (const Arg& a : args) {
+    if (a.is_list() && AnyDecided(a.as_list(), decided)) return true;
+    if (a.is_value()) {
+      const size_t node = static_cast<size_t>(a.as_value().node);
+      if (node < decided.size() && decided[node]) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 absl::Status OnnxImportState::AddInput(const std::string& name, TensorMeta meta,
                                        bool static_meta,
@@ -87,7 +105,8 @@ absl::StatusOr<Arg> OnnxImportState::GraphValue(const std::string& name) {
         absl::StrJoin(parts, ", "),
         "]); only shape operators (Gather, Slice, Concat, Unsqueeze, Squeeze, "
         "Cast, Add, Sub, Mul, Div on them; Reshape, Expand, ConstantOfShape, "
-        "Tile, Range) take it, not a tensor operand"));
+        "Tile, Range; Slice's bounds, Split's sizes, Pad's pads) take it, not "
+        "a tensor operand"));
   }
   if (!v.graph_value.has_value()) {
     ASSIGN_OR_RETURN(ValueRef ref,
@@ -107,10 +126,14 @@ absl::StatusOr<Arg> OnnxImportState::AddNode(absl::string_view hint,
                                     std::move(args), std::move(kwargs)));
   const Graph& graph = builder_.partial_graph();
   if (metas_.size() < graph.nodes().size()) metas_.resize(graph.nodes().size());
+  const size_t guards = shape_env_.guards().size();
   ASSIGN_OR_RETURN(std::vector<TensorMeta> meta,
                    InferNode(graph.node(ref.node), metas_));
   const Arg value = Arg::Value(ref);
   RETURN_IF_ERROR(RecordMeta(value, std::move(meta)));
+  const Node& node = graph.node(ref.node);
+  decided_[ref.node] =
+      shape_env_.guards().size() != guards || AnyDecided(node.args, decided_);
   return value;
 }
 
@@ -126,6 +149,7 @@ absl::StatusOr<Arg> OnnxImportState::AddGetItem(absl::string_view hint,
                                                   {value, Arg::Int(index)}));
   const Arg item = Arg::Value(ref);
   RETURN_IF_ERROR(RecordMeta(item, {metas_[source.node][index]}));
+  decided_[ref.node] = decided_[source.node];
   return item;
 }
 
@@ -134,11 +158,27 @@ const TensorMeta& OnnxImportState::MetaOf(const Arg& value) const {
   return metas_[ref.node][ref.index];
 }
 
-bool OnnxImportState::IsStatic(const TensorMeta& meta) const {
-  for (const SymInt& s : meta.sizes) {
-    if (s.is_symbolic()) return false;
+bool OnnxImportState::IsStaticDim(const Arg& value, int64_t d) const {
+  const TensorMeta& meta = MetaOf(value);
+  if (d < 0 || d >= meta.dim() || meta.sizes[d].is_symbolic() ||
+      decided_[value.as_value().node]) {
+    return false;
   }
-  return shape_env_.guards().empty();
+  for (int s = 0; s < shape_env_.num_symbols(); ++s) {
+    if (shape_env_.IsPinned(s)) return false;
+  }
+  return true;
+}
+
+bool OnnxImportState::IsStaticValue(const Arg& value) const {
+  for (int64_t d = 0; d < MetaOf(value).dim(); ++d) {
+    if (!IsStaticDim(value, d)) return false;
+  }
+  if (decided_[value.as_value().node]) return false;
+  for (int s = 0; s < shape_env_.num_symbols(); ++s) {
+    if (shape_env_.IsPinned(s)) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<Arg> OnnxNodeContext::Input(int i) {
@@ -196,19 +236,31 @@ absl::StatusOr<std::vector<int64_t>> OnnxNodeContext::ConstInts(
   return out;
 }
 
+bool OnnxNodeContext::IsStaticInput(int i) const {
+  const OnnxValue* v = has_input(i) ? state_.Find(node_.input(i)) : nullptr;
+  if (v == nullptr) return false;
+  if (v->graph_value.has_value()) {
+    return state_.IsStaticValue(*v->graph_value);
+  }
+  // A value known at load, or one of size expressions (1-d or 0-d).
+  return !std::any_of(v->meta.sizes.begin(), v->meta.sizes.end(),
+                      [](const SymInt& s) { return s.is_symbolic(); });
+}
+
 absl::StatusOr<Shape> OnnxNodeContext::StaticShape(int i) const {
   ASSIGN_OR_RETURN(TensorMeta meta, InputMeta(i));
-  if (!state_.IsStatic(meta)) {
-    return absl::UnimplementedError(absl::StrCat(
-        "needs the sizes of input ", i, " ('", node_.input(i),
-        "') at load, and they are symbolic (", meta.ToString(), ")"));
+  if (!IsStaticInput(i)) {
+    return absl::UnimplementedError(
+        absl::StrCat("needs the sizes of input ", i, " ('", node_.input(i),
+                     "') at load, and they are symbolic (", meta.ToString(),
+                     ") or follow a decision on symbolic sizes"));
   }
   return meta.shape();
 }
 
 absl::StatusOr<Shape> OnnxNodeContext::StaticShapeOf(const Arg& value) const {
   const TensorMeta& meta = Meta(value);
-  if (!state_.IsStatic(meta)) {
+  if (!state_.IsStaticValue(value)) {
     return absl::UnimplementedError(absl::StrCat(
         "needs static sizes, and they are symbolic (", meta.ToString(), ")"));
   }

@@ -104,9 +104,16 @@ class OnnxImportState {
                                  int index);
   // Metadata of a graph value (Arg::Value) of this import.
   const TensorMeta& MetaOf(const Arg& value) const;
-  // Whether meta's sizes are plain numbers the import may rely on: none is
-  // a symbol, and no shape rule so far had to decide anything about one.
-  bool IsStatic(const TensorMeta& meta) const;
+  // Whether size d of graph value `value` is a number the import may rely
+  // on for every size of the symbols: it is not symbolic, no shape rule
+  // decided anything about a symbol on the way to it (a guard recorded
+  // while inferring it or a value it was computed from: a slice of a
+  // static dim by a symbolic end guards `end <= dim`, and a size picked by
+  // such a decision holds for the symbols' hints only), and no guard pinned
+  // a symbol to a number.
+  bool IsStaticDim(const Arg& value, int64_t d) const;
+  // IsStaticDim for every dim of `value`.
+  bool IsStaticValue(const Arg& value) const;
 
  private:
   std::string UniqueName(absl::string_view hint);
@@ -122,6 +129,9 @@ class OnnxImportState {
   absl::flat_hash_set<std::string> needed_;
   absl::flat_hash_map<std::string, std::string> converted_from_;
   GraphMeta metas_;  // by node index of builder_.partial_graph()
+  // By node index: the node's metadata followed a shape decision
+  // (IsStaticDim).
+  std::vector<bool> decided_;
 };
 
 // What a mapping sees of one ONNX node: its inputs, attributes and opset,
@@ -157,6 +167,9 @@ class OnnxNodeContext {
                                                  absl::string_view what) const;
   // Static sizes of input i; UNIMPLEMENTED when they are symbolic.
   absl::StatusOr<Shape> StaticShape(int i) const;
+  // Whether input i's sizes are all static (a value known at load, one of
+  // size expressions, or a graph value whose sizes IsStaticValue).
+  bool IsStaticInput(int i) const;
   absl::StatusOr<Shape> StaticShapeOf(const Arg& value) const;
 
   absl::StatusOr<Arg> Emit(std::string target, std::vector<Arg> args,

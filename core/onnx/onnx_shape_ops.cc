@@ -250,26 +250,11 @@ SliceRange ClampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
 }
 
 absl::Status MapSlice(OnnxNodeContext& ctx) {
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    ASSIGN_OR_RETURN(auto s, ctx.attrs().Ints("starts"));
-    ASSIGN_OR_RETURN(auto e, ctx.attrs().Ints("ends"));
-    ASSIGN_OR_RETURN(auto a, ctx.attrs().Ints("axes"));
-    if (!s.has_value() || !e.has_value()) {
-      return absl::InvalidArgumentError("starts or ends missing");
-    }
-    starts = *s, ends = *e;
-    if (a.has_value()) axes = *a;
-  } else {
-    ASSIGN_OR_RETURN(starts, ctx.ConstInts(1, "starts"));
-    ASSIGN_OR_RETURN(ends, ctx.ConstInts(2, "ends"));
-    if (ctx.has_input(3)) {
-      ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes"));
-    }
-    if (ctx.has_input(4)) {
-      ASSIGN_OR_RETURN(steps, ctx.ConstInts(4, "steps"));
-    }
-  }
+  ASSIGN_OR_RETURN(SliceArgs args, SliceArgsOf(ctx));
+  std::vector<int64_t>& starts = args.starts;
+  std::vector<int64_t>& ends = args.ends;
+  std::vector<int64_t>& axes = args.axes;
+  std::vector<int64_t>& steps = args.steps;
   ASSIGN_OR_RETURN(Shape in, ctx.StaticShape(0));
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(i);

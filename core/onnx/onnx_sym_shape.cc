@@ -16,86 +16,17 @@
 namespace guardjit {
 namespace {
 
-// Known vectors longer than this are data, not shapes.
-constexpr int64_t kMaxShapeElements = 64;
-
-// A value's elements as size expressions, and whether it is 0-d.
-struct Elements {
-  std::vector<Arg> sizes;
-  bool scalar = false;
-};
-
 const OnnxValue* ValueOf(OnnxNodeContext& ctx, int i) {
   return ctx.has_input(i) ? ctx.state().Find(ctx.node().input(i)) : nullptr;
-}
-
-// Input i as size expressions: a value of them, or a small integer value
-// known at load. nullopt for anything else (a tensor computed at run time).
-std::optional<Elements> ElementsOf(OnnxNodeContext& ctx, int i) {
-  const OnnxValue* v = ValueOf(ctx, i);
-  if (v == nullptr) return std::nullopt;
-  if (v->sizes.has_value()) return Elements{*v->sizes, v->meta.dim() == 0};
-  if (!v->constant.has_value()) return std::nullopt;
-  const Tensor& t = *v->constant;
-  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) ||
-      t.dim() > 1 || t.numel() > kMaxShapeElements) {
-    return std::nullopt;
-  }
-  Elements e{{}, t.dim() == 0};
-  for (int64_t k = 0; k < t.numel(); ++k) {
-    e.sizes.push_back(Arg::Int(t.dtype() == DType::kInt64
-                                   ? t.data_as<int64_t>()[k]
-                                   : t.data_as<int32_t>()[k]));
-  }
-  return e;
 }
 
 bool HasSizes(OnnxNodeContext& ctx, int i) {
   return ctx.InputSizes(i) != nullptr;
 }
 
-// Size d of graph value x: a number when static, else aten.sym_size.int.
-// (A number only while no shape rule decided anything on a symbol: after
-// that a concrete size may hold for the symbols' hints only.)
-absl::StatusOr<Arg> SizeOf(OnnxNodeContext& ctx, const Arg& x, int64_t d) {
-  const TensorMeta& meta = ctx.Meta(x);
-  if (!meta.sizes[d].is_symbolic() &&
-      ctx.state().shape_env().guards().empty()) {
-    return Arg::Int(meta.sizes[d].hint());
-  }
-  return ctx.Emit("aten.sym_size.int", {x, Arg::Int(d)});
-}
-
-const char* TargetOf(SymOp op) {
-  for (const SymOpDef& def : kSymOps) {
-    if (def.op == op) return def.target;
-  }
-  return "";
-}
-
-// a op b on size expressions: computed when both are numbers.
-absl::StatusOr<Arg> Arith(OnnxNodeContext& ctx, SymOp op, const Arg& a,
-                          const Arg& b) {
-  if (a.is_int() && b.is_int()) {
-    if (op == SymOp::kFloorDiv && b.as_int() == 0) {
-      return absl::InvalidArgumentError("division of sizes by zero");
-    }
-    return Arg::Int(
-        ApplySymOp<SymInt>(op, SymInt(a.as_int()), SymInt(b.as_int())).hint());
-  }
-  if (op == SymOp::kMul) {
-    if (a.is_int() && a.as_int() == 1) return b;
-    if (b.is_int() && b.as_int() == 1) return a;
-  }
-  return ctx.Emit(TargetOf(op), {a, b});
-}
-
-Arg SizeList(std::vector<Arg> sizes) { return Arg::OfList(std::move(sizes)); }
-
 absl::StatusOr<bool> MapShape(OnnxNodeContext& ctx) {
   const OnnxValue* v = ValueOf(ctx, 0);
-  if (v == nullptr || v->constant.has_value() ||
-      ctx.state().IsStatic(v->meta)) {
+  if (v == nullptr || v->constant.has_value() || ctx.IsStaticInput(0)) {
     return false;
   }
   const int64_t rank = v->meta.dim();
@@ -114,7 +45,7 @@ absl::StatusOr<bool> MapShape(OnnxNodeContext& ctx) {
   } else {
     ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
     for (int64_t d = start; d < end; ++d) {
-      ASSIGN_OR_RETURN(Arg s, SizeOf(ctx, x, d));
+      ASSIGN_OR_RETURN(Arg s, SymSizeOf(ctx, x, d));
       sizes.push_back(std::move(s));
     }
   }
@@ -125,7 +56,7 @@ absl::StatusOr<bool> MapShape(OnnxNodeContext& ctx) {
 absl::StatusOr<bool> MapSize(OnnxNodeContext& ctx) {
   const OnnxValue* v = ValueOf(ctx, 0);
   if (v == nullptr || v->constant.has_value() || v->sizes.has_value() ||
-      ctx.state().IsStatic(v->meta)) {
+      ctx.IsStaticInput(0)) {
     return false;
   }
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
@@ -142,7 +73,7 @@ absl::StatusOr<bool> MapGather(OnnxNodeContext& ctx) {
     return absl::InvalidArgumentError(
         absl::StrCat("axis ", axis, " of a 1-d value of sizes"));
   }
-  std::optional<Elements> indices = ElementsOf(ctx, 1);
+  std::optional<SizeElements> indices = SizeElementsOf(ctx, 1);
   if (!indices.has_value() || HasSizes(ctx, 1)) {
     return absl::UnimplementedError(
         "gathers from sizes computed at run time with indices not known at "
@@ -165,26 +96,11 @@ absl::StatusOr<bool> MapGather(OnnxNodeContext& ctx) {
 absl::StatusOr<bool> MapSlice(OnnxNodeContext& ctx) {
   if (!HasSizes(ctx, 0)) return false;
   const std::vector<Arg>& data = *ctx.InputSizes(0);
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    ASSIGN_OR_RETURN(auto s, ctx.attrs().Ints("starts"));
-    ASSIGN_OR_RETURN(auto e, ctx.attrs().Ints("ends"));
-    ASSIGN_OR_RETURN(auto a, ctx.attrs().Ints("axes"));
-    if (!s.has_value() || !e.has_value()) {
-      return absl::InvalidArgumentError("starts or ends missing");
-    }
-    starts = *s, ends = *e;
-    if (a.has_value()) axes = *a;
-  } else {
-    ASSIGN_OR_RETURN(starts, ctx.ConstInts(1, "starts"));
-    ASSIGN_OR_RETURN(ends, ctx.ConstInts(2, "ends"));
-    if (ctx.has_input(3)) {
-      ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes"));
-    }
-    if (ctx.has_input(4)) {
-      ASSIGN_OR_RETURN(steps, ctx.ConstInts(4, "steps"));
-    }
-  }
+  ASSIGN_OR_RETURN(SliceArgs args, SliceArgsOf(ctx));
+  const std::vector<int64_t>& starts = args.starts;
+  const std::vector<int64_t>& ends = args.ends;
+  const std::vector<int64_t>& axes = args.axes;
+  const std::vector<int64_t>& steps = args.steps;
   if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 ||
       steps.size() > 1 || (!axes.empty() && axes[0] != 0 && axes[0] != -1)) {
     return absl::InvalidArgumentError(
@@ -214,9 +130,9 @@ absl::StatusOr<bool> MapConcat(OnnxNodeContext& ctx) {
   bool any = false;
   for (int i = 0; i < ctx.num_inputs(); ++i) any = any || HasSizes(ctx, i);
   if (!any) return false;
-  std::vector<Elements> parts;
+  std::vector<SizeElements> parts;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
-    std::optional<Elements> e = ElementsOf(ctx, i);
+    std::optional<SizeElements> e = SizeElementsOf(ctx, i);
     if (!e.has_value() || e->scalar) {
       return absl::UnimplementedError(absl::StrCat(
           "concatenates sizes computed at run time with input ", i,
@@ -230,7 +146,7 @@ absl::StatusOr<bool> MapConcat(OnnxNodeContext& ctx) {
         absl::StrCat("axis ", axis, " of 1-d values of sizes"));
   }
   std::vector<Arg> joined;
-  for (Elements& e : parts) {
+  for (SizeElements& e : parts) {
     joined.insert(joined.end(), e.sizes.begin(), e.sizes.end());
   }
   RETURN_IF_ERROR(ctx.SetOutputSizes(0, std::move(joined), /*scalar=*/false));
@@ -309,7 +225,8 @@ absl::StatusOr<bool> MapArith(OnnxNodeContext& ctx) {
   if (ctx.num_inputs() != 2 || (!HasSizes(ctx, 0) && !HasSizes(ctx, 1))) {
     return false;
   }
-  std::optional<Elements> a = ElementsOf(ctx, 0), b = ElementsOf(ctx, 1);
+  std::optional<SizeElements> a = SizeElementsOf(ctx, 0),
+                              b = SizeElementsOf(ctx, 1);
   if (!a.has_value() || !b.has_value()) {
     return absl::UnimplementedError(
         "computes with sizes computed at run time and a tensor that is not "
@@ -343,8 +260,8 @@ absl::StatusOr<bool> MapArith(OnnxNodeContext& ctx) {
   }
   std::vector<Arg> out;
   for (size_t k = 0; k < std::max(na, nb); ++k) {
-    ASSIGN_OR_RETURN(Arg r, Arith(ctx, op, a->sizes[na == 1 ? 0 : k],
-                                  b->sizes[nb == 1 ? 0 : k]));
+    ASSIGN_OR_RETURN(Arg r, SymArith(ctx, op, a->sizes[na == 1 ? 0 : k],
+                                     b->sizes[nb == 1 ? 0 : k]));
     out.push_back(std::move(r));
   }
   const OnnxValue* v = ValueOf(ctx, HasSizes(ctx, 0) ? 0 : 1);
@@ -353,29 +270,22 @@ absl::StatusOr<bool> MapArith(OnnxNodeContext& ctx) {
   return true;
 }
 
-// The view of `x` with `sizes` (-1 allowed once): a contiguous copy viewed,
-// as ReshapeTo does with numbers.
 absl::Status SetView(OnnxNodeContext& ctx, const Arg& x,
                      std::vector<Arg> sizes) {
-  int inferred = 0;
-  for (const Arg& s : sizes) inferred += s.is_int() && s.as_int() == -1;
-  if (inferred > 1) return absl::InvalidArgumentError("two -1 in shape");
-  ASSIGN_OR_RETURN(Arg copy, ctx.Emit("aten.clone.default", {x}));
-  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.view.default",
-                                     {copy, SizeList(std::move(sizes))}));
+  ASSIGN_OR_RETURN(Arg out, ViewAs(ctx, x, std::move(sizes)));
   return ctx.SetOutput(0, out);
 }
 
 bool IsSymbolicTensor(OnnxNodeContext& ctx, int i) {
   const OnnxValue* v = ValueOf(ctx, i);
   return v != nullptr && !v->constant.has_value() && !v->sizes.has_value() &&
-         !ctx.state().IsStatic(v->meta);
+         !ctx.IsStaticInput(i);
 }
 
 absl::StatusOr<bool> MapReshape(OnnxNodeContext& ctx) {
   if (HasSizes(ctx, 0)) return MapRegroup(ctx);
   if (!HasSizes(ctx, 1) && !IsSymbolicTensor(ctx, 0)) return false;
-  std::optional<Elements> shape = ElementsOf(ctx, 1);
+  std::optional<SizeElements> shape = SizeElementsOf(ctx, 1);
   if (!shape.has_value()) return false;  // refused by the table's mapping
   ASSIGN_OR_RETURN(int64_t allowzero, ctx.attrs().Int("allowzero", 0));
   ASSIGN_OR_RETURN(Arg x, ctx.Input(0));
@@ -386,7 +296,7 @@ absl::StatusOr<bool> MapReshape(OnnxNodeContext& ctx) {
       if (static_cast<int>(d) >= ctx.Meta(x).dim()) {
         return absl::InvalidArgumentError("shape copies a dim the input lacks");
       }
-      ASSIGN_OR_RETURN(Arg copied, SizeOf(ctx, x, d));
+      ASSIGN_OR_RETURN(Arg copied, SymSizeOf(ctx, x, d));
       sizes.push_back(std::move(copied));
     } else if (s.is_int() && s.as_int() < -1) {
       return absl::InvalidArgumentError(
@@ -410,9 +320,9 @@ absl::StatusOr<bool> MapFlatten(OnnxNodeContext& ctx) {
   }
   Arg outer = Arg::Int(1), inner = Arg::Int(1);
   for (int64_t d = 0; d < rank; ++d) {
-    ASSIGN_OR_RETURN(Arg s, SizeOf(ctx, x, d));
+    ASSIGN_OR_RETURN(Arg s, SymSizeOf(ctx, x, d));
     Arg& side = d < axis ? outer : inner;
-    ASSIGN_OR_RETURN(side, Arith(ctx, SymOp::kMul, side, s));
+    ASSIGN_OR_RETURN(side, SymArith(ctx, SymOp::kMul, side, s));
   }
   RETURN_IF_ERROR(SetView(ctx, x, {outer, inner}));
   return true;
@@ -448,25 +358,11 @@ absl::StatusOr<bool> MapExpand(OnnxNodeContext& ctx) {
 
 absl::StatusOr<bool> MapConstantOfShape(OnnxNodeContext& ctx) {
   if (!HasSizes(ctx, 0)) return false;
-  Tensor fill;
-  if (const onnx::AttributeProto* v = ctx.attrs().Raw("value")) {
-    ASSIGN_OR_RETURN(fill,
-                     TensorFromOnnx(v->t(), ctx.state().external_data_dir(),
-                                    "attribute 'value'"));
-    if (fill.numel() != 1) {
-      return absl::InvalidArgumentError("value has more than one element");
-    }
-  } else {
-    ASSIGN_OR_RETURN(fill, Tensor::Zeros(DType::kFloat32, {1}));
-  }
-  const Scalar value = fill.Item();
-  ASSIGN_OR_RETURN(Arg out,
-                   ctx.Emit("aten.full.default",
-                            {SizeList(*ctx.InputSizes(0)),
-                             value.is_float()  ? Arg::Float(value.to_double())
-                             : value.is_bool() ? Arg::Bool(value.to_bool())
-                                               : Arg::Int(value.to_int())},
-                            {{"dtype", Arg::OfDType(fill.dtype())}}));
+  ASSIGN_OR_RETURN(Tensor fill, ConstantOfShapeFill(ctx));
+  ASSIGN_OR_RETURN(
+      Arg out, ctx.Emit("aten.full.default",
+                        {SizeList(*ctx.InputSizes(0)), ScalarArg(fill.Item())},
+                        {{"dtype", Arg::OfDType(fill.dtype())}}));
   RETURN_IF_ERROR(ctx.SetOutput(0, out));
   return true;
 }
@@ -491,7 +387,7 @@ absl::StatusOr<bool> MapRange(OnnxNodeContext& ctx) {
   std::vector<Arg> bounds;
   DType dtype = DType::kInt64;
   for (int i = 0; i < 3; ++i) {
-    std::optional<Elements> e = ElementsOf(ctx, i);
+    std::optional<SizeElements> e = SizeElementsOf(ctx, i);
     if (!e.has_value() || !e->scalar) {
       return absl::UnimplementedError(absl::StrCat(
           "a range over sizes computed at run time whose input ", i,

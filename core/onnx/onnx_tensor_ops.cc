@@ -90,17 +90,7 @@ absl::Status MapConstant(OnnxNodeContext& ctx) {
 
 absl::Status MapConstantOfShape(OnnxNodeContext& ctx) {
   ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.ConstInts(0, "input"));
-  Tensor fill;
-  if (const onnx::AttributeProto* v = ctx.attrs().Raw("value")) {
-    ASSIGN_OR_RETURN(fill,
-                     TensorFromOnnx(v->t(), ctx.state().external_data_dir(),
-                                    "attribute 'value'"));
-    if (fill.numel() != 1) {
-      return absl::InvalidArgumentError("value has more than one element");
-    }
-  } else {
-    ASSIGN_OR_RETURN(fill, Tensor::Zeros(DType::kFloat32, {1}));
-  }
+  ASSIGN_OR_RETURN(Tensor fill, ConstantOfShapeFill(ctx));
   const Shape sizes(shape.begin(), shape.end());
   ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(sizes));
   if (numel <= kMaxFoldedElements) {
@@ -111,14 +101,9 @@ absl::Status MapConstantOfShape(OnnxNodeContext& ctx) {
     }
     return ctx.SetOutputConstant(0, t);
   }
-  const Scalar value = fill.Item();
-  ASSIGN_OR_RETURN(
-      Arg out,
-      ctx.Emit("aten.full.default",
-               {IntList(shape), value.is_float() ? Arg::Float(value.to_double())
-                                : value.is_bool() ? Arg::Bool(value.to_bool())
-                                                  : Arg::Int(value.to_int())},
-               {{"dtype", Arg::OfDType(fill.dtype())}}));
+  ASSIGN_OR_RETURN(Arg out, ctx.Emit("aten.full.default",
+                                     {IntList(shape), ScalarArg(fill.Item())},
+                                     {{"dtype", Arg::OfDType(fill.dtype())}}));
   return ctx.SetOutput(0, out);
 }
 

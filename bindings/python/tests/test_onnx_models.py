@@ -60,6 +60,32 @@ if torch is not None:
             return x + self.fc(torch.nn.functional.gelu(x))
 
 
+    class CausalBlock(nn.Module):
+        """A GPT-2 block as nanoGPT writes it: qkv split, heads by view and
+        transpose, a causal mask buffer sliced to the sequence length, a
+        GELU MLP. With dynamic batch and seq the exporter computes the head
+        shapes and the mask's slice bounds from Shape at run time."""
+
+        def __init__(self, dim=32, heads=4, max_seq=16):
+            super().__init__()
+            self.heads = heads
+            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+            self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+            self.fc, self.out = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+            mask = torch.tril(torch.ones(max_seq, max_seq))
+            self.register_buffer("mask", mask.view(1, 1, max_seq, max_seq))
+
+        def forward(self, x):
+            b, t, d = x.shape
+            h = d // self.heads
+            q, k, v = (z.view(b, t, self.heads, h).transpose(1, 2)
+                       for z in self.qkv(self.ln1(x)).split(d, dim=2))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / h ** 0.5)
+            att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+            y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous()
+            x = x + self.proj(y.view(b, t, d))
+            return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
+
     class FlattenLinear(nn.Module):
         """x.reshape(x.shape[0], -1) then a linear layer: with a dynamic
         batch the exporter computes the reshape's shape at run time (Shape,
@@ -187,6 +213,34 @@ class OnnxModelsTest(unittest.TestCase):
             self.assertLessEqual(err, TOLERANCE, f"batch {batch}: max relative error {err:.3g}")
         assert_compiled(self, fn)
         self.assertEqual(fn.stats.hits, 2)
+
+    def test_dynamic_batch_and_seq_block_compiles_one_entry(self):
+        # dynamic_axes {0: batch, 1: seq} of a GPT-2 block: Split, batched
+        # MatMul of heads, the mask's Slice by seq and LayerNormalization on
+        # symbolic sizes; one entry serves every (batch, seq) and matches
+        # torch.
+        module = CausalBlock().eval()
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, (torch.randn(2, 8, 32),), f, dynamo=False,
+                              input_names=["x"],
+                              dynamic_axes={"x": {0: "batch", 1: "seq"}})
+        graph = guardjit.Graph.from_onnx(f.getvalue())
+        self.assertIn("aten.bmm.default", graph.tabular())
+        fn = guardjit.Function(graph, mark_dynamic=[("x", 0), ("x", 1)])
+        shapes = ((2, 8), (3, 5), (2, 16), (4, 3))
+        for batch, seq in shapes:
+            x = torch.randn(batch, seq, 32)
+            out = np.from_dlpack(fn(x)[0])
+            with torch.no_grad():
+                expected = module(x).numpy()
+            self.assertEqual(out.shape, (batch, seq, 32))
+            err = max_rel_error(out, expected)
+            self.assertLessEqual(err, TOLERANCE,
+                                 f"batch {batch}, seq {seq}: max relative error {err:.3g}")
+        assert_compiled(self, fn)
+        self.assertEqual(fn.stats.hits, len(shapes) - 1)
 
     def test_resnet18(self):
         try:
