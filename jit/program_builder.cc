@@ -1,5 +1,7 @@
 #include "jit/program_builder.h"
 
+#include <algorithm>
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,51 @@
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
+
+namespace {
+
+// The runners of `plan`'s kernel steps, in order. Making them is most of a
+// warm start: the compile cache serves the kernels' code, but a oneDNN step
+// still creates its primitives and packs its constant weights, which oneDNN
+// cannot persist on a CPU. A host program makes them on `pool`'s threads at
+// once, runner i always from kernel i and into slot i, so the program is the
+// same whatever thread made each. Device backends make theirs on the calling
+// thread (a CUDA context is current per thread).
+absl::StatusOr<std::vector<std::unique_ptr<const StepRunner>>>
+MakeKernelRunners(const Plan& plan, const Program& p,
+                  const KernelBackend& backend,
+                  const std::shared_ptr<ThreadPool>& pool) {
+  std::vector<const PlanStep*> steps;
+  for (const PlanStep& step : plan.steps) {
+    if (step.is_kernel) steps.push_back(&step);
+  }
+  const int64_t n = static_cast<int64_t>(steps.size());
+  std::vector<absl::StatusOr<std::unique_ptr<const StepRunner>>> made(n);
+  // Each thread takes the next step until none is left: a oneDNN
+  // convolution costs a hundred times a fused kernel's runner, so fixed
+  // chunks would leave one thread with most of the work.
+  std::atomic<int64_t> next{0};
+  auto make = [&](int64_t, int64_t) {
+    for (int64_t i = next++; i < n; i = next++) {
+      made[i] = backend.MakeStepRunner(*steps[i], *p.graph, p.module,
+                                       static_cast<int>(i), pool);
+    }
+  };
+  if (backend.host_code() && pool != nullptr && n > 1) {
+    pool->ParallelFor(std::min<int64_t>(n, pool->num_threads()), 1, make);
+  } else {
+    make(0, n);
+  }
+  std::vector<std::unique_ptr<const StepRunner>> runners;
+  runners.reserve(n);
+  for (auto& runner : made) {
+    RETURN_IF_ERROR(runner.status());  // the first failing step's error
+    runners.push_back(*std::move(runner));
+  }
+  return runners;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
     std::shared_ptr<const Graph> graph, GraphMeta metas, const Plan& plan,
@@ -43,13 +90,13 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
   }
   p.has_device_checks &= p.transfer != nullptr;
   ASSIGN_OR_RETURN(p.module, backend.Compile(kernels, labels));
-  int next = 0;
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<const StepRunner>> runners,
+                   MakeKernelRunners(plan, p, backend, pool));
+  size_t next = 0;
   for (const PlanStep& plan_step : plan.steps) {
     ProgramStep step;
     if (plan_step.is_kernel) {
-      ASSIGN_OR_RETURN(
-          step.runner,
-          backend.MakeStepRunner(plan_step, *p.graph, p.module, next++, pool));
+      step.runner = std::move(runners[next++]);
       step.kind = plan_step.gemm != nullptr   ? StepKind::kGemm
                   : plan_step.conv != nullptr ? StepKind::kConv
                                               : StepKind::kKernel;

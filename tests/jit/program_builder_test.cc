@@ -3,14 +3,26 @@
 // after them, copies elsewhere, intermediates in the call's arena. The
 // runner itself over hand-built programs: tests/runtime/program/.
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
 #include "core/run_context.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "jit/llvm/kernel_compiler.h"
+#include "jit/llvm/llvm_backend.h"
+#include "runtime/eager_compiler.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -317,6 +329,135 @@ TEST(JitProgramTest, DescribeNamesEachOutputThatIsCopied) {
   ASSERT_NE(plain, nullptr);
   EXPECT_THAT(plain->Describe(),
               ::testing::Not(::testing::HasSubstr("copied")));
+}
+
+// The host backend, with each MakeStepRunner call noted (its kernel index
+// and thread) and held until another call is in flight beside it: calls
+// made on the pool's threads at once meet; calls made one after another
+// never do (the first gives up waiting after `kPatience`, and no later one
+// waits).
+class MeetingBackend : public LlvmKernelBackend {
+ public:
+  explicit MeetingBackend(std::shared_ptr<KernelCompiler> compiler)
+      : LlvmKernelBackend(std::move(compiler)) {}
+
+  absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
+      const PlanStep& step, const Graph& graph,
+      std::shared_ptr<const KernelModule> module, int index,
+      const std::shared_ptr<ThreadPool>& pool) const override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      indices_.push_back(index);
+      threads_.insert(std::this_thread::get_id());
+      ++in_flight_;
+      if (in_flight_ >= 2) met_ = true;
+      cv_.notify_all();
+      if (!met_ && !gave_up_ &&
+          !cv_.wait_for(lock, kPatience, [&] { return met_; })) {
+        gave_up_ = true;
+      }
+    }
+    auto runner = LlvmKernelBackend::MakeStepRunner(
+        step, graph, std::move(module), index, pool);
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+    return runner;
+  }
+
+  bool met() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return met_;
+  }
+  std::vector<int> indices() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return indices_;
+  }
+  size_t threads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_.size();
+  }
+
+ private:
+  static constexpr std::chrono::seconds kPatience{20};
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable int in_flight_ = 0;
+  mutable bool met_ = false, gave_up_ = false;
+  mutable std::vector<int> indices_;
+  mutable std::set<std::thread::id> threads_;
+};
+
+// A host program's step runners (oneDNN primitives, packed weights: most of
+// a warm start) are made on the compiler's pool at once, and each lands on
+// its own step. Four convolutions of different shapes and weights, on a
+// 4-thread pool, against the eager interpreter.
+TEST(JitProgramTest, StepRunnersMadeOnPoolThreadsRunTheirOwnSteps) {
+  GraphBuilder b("conv_chain");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const int64_t channels[] = {3, 8, 16, 12, 5};
+  std::string value = "x";
+  for (int l = 0; l < 4; ++l) {
+    const std::string w = absl::StrCat("w", l), bias = absl::StrCat("b", l);
+    EXPECT_TRUE(
+        b.AddConstant(w, RandomTensor(DType::kFloat32,
+                                      {channels[l + 1], channels[l], 3, 3},
+                                      10 + l, -0.3, 0.3))
+            .ok());
+    EXPECT_TRUE(b.AddConstant(bias, RandomTensor(DType::kFloat32,
+                                                 {channels[l + 1]}, 20 + l))
+                    .ok());
+    const std::string conv = absl::StrCat("conv", l);
+    testing::AddNode(b, conv, "aten.convolution.default",
+                     {Arg::Ref(value), Arg::Ref(w), Arg::Ref(bias),
+                      testing::Ints({l % 2 + 1, l % 2 + 1}),
+                      testing::Ints({1, 1}), testing::Ints({1, 1}),
+                      Arg::Bool(false), testing::Ints({0, 0}), Arg::Int(1)});
+    value = absl::StrCat("relu", l);
+    testing::AddNode(b, value, "aten.relu.default", {Arg::Ref(conv)});
+  }
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref(value)}).ok());
+  const std::shared_ptr<const Graph> graph = testing::Finish(b);
+  const Tensor x = RandomTensor(DType::kFloat32, {2, 3, 20, 20}, 1);
+
+  auto kernels = KernelCompiler::Create();
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  auto backend = std::make_shared<MeetingBackend>(*std::move(kernels));
+  JitCompiler::Options options;
+  options.num_threads = 4;
+  options.fail_instead_of_eager = true;
+  options.kernel_backend = backend;
+  auto jit = JitCompiler::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  auto compiled = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string text = (*compiled)->Describe();
+  EXPECT_THAT(text, ::testing::HasSubstr("0 eager nodes"));
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_THAT(text, ::testing::HasSubstr(absl::StrCat(
+                          "'conv", l, "' (aten.convolution.default)")));
+  }
+  EXPECT_TRUE(backend->met()) << "the runners were made one after another";
+  EXPECT_GE(backend->threads(), 2u);
+  std::vector<int> indices = backend->indices();
+  std::sort(indices.begin(), indices.end());
+  EXPECT_THAT(indices, ::testing::ElementsAre(0, 1, 2, 3));
+
+  auto eager = EagerCompiler().Compile(graph, spec);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  auto expected = RunToVector(**eager, {x});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int call = 0; call < 2; ++call) {
+    auto out = RunToVector(**compiled, {x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].sizes(), (*expected)[0].sizes());
+    const std::vector<double> got = ToDoubles((*out)[0]);
+    const std::vector<double> want = ToDoubles((*expected)[0]);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
+    }
+  }
 }
 
 }  // namespace
