@@ -87,13 +87,5 @@ TEST(BlasPanelsTest, NestedRegionsHoldOpenBlasAtOneThread) {
   EXPECT_EQ(openblas_get_num_threads(), before);
 }
 
-// guardjit links Debian's serial OpenBLAS by its path (CMakeLists.txt):
-// the pthreads build that Debian's alternatives name libopenblas.so.0 starts
-// a worker at load that spins on a second core while every process starts.
-TEST(BlasPanelsTest, LoadsTheSerialOpenBlas) {
-  EXPECT_EQ(openblas_get_parallel(), OPENBLAS_SEQUENTIAL)
-      << "1: the pthreads build, 2: the OpenMP one";
-}
-
 }  // namespace
 }  // namespace guardjit
