@@ -127,8 +127,10 @@ TEST_F(OneDnnGemmTest, BareProductsWriteTheirResult) {
       TensorMeta::Of(RandomTensor(DType::kFloat32, {64, 256}, 1)));
   auto exe = (*jit)->Compile(graph, spec);
   ASSERT_TRUE(exe.ok()) << exe.status();
+  // oneDNN names the kernel it picked for this CPU: brg (AVX-512), gemm:jit
+  // (AVX2), ...
   EXPECT_THAT((*exe)->Describe(),
-              HasSubstr("'mm' (aten.mm.default) on oneDNN (brg"));
+              HasSubstr("'mm' (aten.mm.default) on oneDNN ("));
   EXPECT_THAT((*exe)->Describe(),
               HasSubstr("weights packed once) writing its result"));
 }
