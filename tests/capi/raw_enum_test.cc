@@ -12,13 +12,21 @@ namespace {
 
 enum class Small : uint8_t { kA = 0, kB = 1 };
 
-// What a C host may leave in an enum field: any int, stored bytewise.
-template <typename E, typename I>
-E Stored(I raw) {
-  static_assert(sizeof(E) == sizeof(I));
+// What a C host may leave in an enum field: any int, stored bytewise. The
+// field is only ever bound by reference, never loaded as E: loading an
+// out-of-range value as the enum type is the very UB RawEnum avoids (UBSan's
+// -fsanitize=enum reports it).
+template <typename E>
+struct Field {
   E value;
-  std::memcpy(&value, &raw, sizeof(value));
-  return value;
+};
+
+template <typename E, typename I>
+Field<E> Stored(I raw) {
+  static_assert(sizeof(E) == sizeof(I));
+  Field<E> field;
+  std::memcpy(&field, &raw, sizeof(field));
+  return field;
 }
 
 TEST(RawEnumTest, ReadsValidValues) {
@@ -27,15 +35,15 @@ TEST(RawEnumTest, ReadsValidValues) {
 }
 
 TEST(RawEnumTest, ReadsOutOfRangeValuesAsStored) {
-  EXPECT_EQ(RawEnum(Stored<gj_backend>(12345)), 12345);
-  EXPECT_EQ(RawEnum(Stored<gj_backend>(-1)), -1);
+  EXPECT_EQ(RawEnum(Stored<gj_backend>(12345).value), 12345);
+  EXPECT_EQ(RawEnum(Stored<gj_backend>(-1).value), -1);
 }
 
 TEST(RawEnumTest, UnsignedUnderlyingTypesReadSigned) {
   // A host's -1 in a uint8_t-backed enum reads as -1, not 255.
   static_assert(std::is_same_v<decltype(RawEnum(Small::kA)), int8_t>);
-  EXPECT_EQ(RawEnum(Stored<Small>(uint8_t{0xff})), -1);
-  EXPECT_EQ(RawEnum(Stored<Small>(uint8_t{7})), 7);
+  EXPECT_EQ(RawEnum(Stored<Small>(uint8_t{0xff}).value), -1);
+  EXPECT_EQ(RawEnum(Stored<Small>(uint8_t{7}).value), 7);
 }
 
 }  // namespace
