@@ -85,6 +85,13 @@ class KernelBackend {
   // for the backend then get GEMM and conv steps, whose epilogues are host
   // kernels.
   virtual bool host_code() const { return false; }
+  // Whether the runner of kernel step `step` ever runs its kernel; one that
+  // does not is left out of Compile, and MakeStepRunner gets index -1 for
+  // it. The default: every step runs its kernel.
+  virtual bool RunsKernelOf(const PlanStep& step) const {
+    (void)step;
+    return true;
+  }
   // The backend's kernel cache: compiles, hits, evictions, entries.
   virtual KernelCacheStats cache_stats() const = 0;
   // The runner of kernel step `step` (a fused kernel, or a GEMM or conv step

@@ -17,7 +17,9 @@ namespace guardjit {
 
 namespace {
 
-// The runners of `plan`'s kernel steps, in order. Making them is most of a
+// The runners of `plan`'s kernel steps, in order; kernel step i's code is
+// kernel `module_index[i]` of the program's module (-1: none, the step never
+// runs it). Making them is most of a
 // warm start: the compile cache serves the kernels' code, but a oneDNN step
 // still creates its primitives and packs its constant weights, which oneDNN
 // cannot persist on a CPU. A host program makes them on `pool`'s threads at
@@ -27,6 +29,7 @@ namespace {
 absl::StatusOr<std::vector<std::unique_ptr<const StepRunner>>>
 MakeKernelRunners(const Plan& plan, const Program& p,
                   const KernelBackend& backend,
+                  const std::vector<int>& module_index,
                   const std::shared_ptr<ThreadPool>& pool) {
   std::vector<const PlanStep*> steps;
   for (const PlanStep& step : plan.steps) {
@@ -41,7 +44,7 @@ MakeKernelRunners(const Plan& plan, const Program& p,
   auto make = [&](int64_t, int64_t) {
     for (int64_t i = next++; i < n; i = next++) {
       made[i] = backend.MakeStepRunner(*steps[i], *p.graph, p.module,
-                                       static_cast<int>(i), pool);
+                                       module_index[i], pool);
     }
   };
   if (backend.host_code() && pool != nullptr && n > 1) {
@@ -75,6 +78,7 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
   p.transfer = backend.transfer();
   std::vector<const Kernel*> kernels;
   std::vector<std::string> labels;  // for a forbidden compile's error
+  std::vector<int> module_index;    // per kernel step
   for (const PlanStep& step : plan.steps) {
     if (!step.is_kernel) continue;
     if (step.kernel.kernel.num_size_params != num_symbols) {
@@ -82,6 +86,11 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
           "kernel takes ", step.kernel.kernel.num_size_params,
           " size parameters; the program has ", num_symbols, " symbols"));
     }
+    if (!backend.RunsKernelOf(step)) {
+      module_index.push_back(-1);
+      continue;
+    }
+    module_index.push_back(static_cast<int>(kernels.size()));
     labels.push_back(absl::StrCat("kernel ", kernels.size(), " (computing ",
                                   absl::StrJoin(step.kernel.computes, ", "),
                                   ")"));
@@ -91,7 +100,7 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
   p.has_device_checks &= p.transfer != nullptr;
   ASSIGN_OR_RETURN(p.module, backend.Compile(kernels, labels));
   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<const StepRunner>> runners,
-                   MakeKernelRunners(plan, p, backend, pool));
+                   MakeKernelRunners(plan, p, backend, module_index, pool));
   size_t next = 0;
   for (const PlanStep& plan_step : plan.steps) {
     ProgramStep step;

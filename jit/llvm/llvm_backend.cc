@@ -68,11 +68,18 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
       std::move(functions), std::move(extents), std::move(code), origin);
 }
 
+bool LlvmKernelBackend::RunsKernelOf(const PlanStep& step) const {
+  return HostStepRunsKernel(step);
+}
+
 absl::StatusOr<std::unique_ptr<const StepRunner>>
 LlvmKernelBackend::MakeStepRunner(
     const PlanStep& step, const Graph& graph,
     std::shared_ptr<const KernelModule> module, int index,
     const std::shared_ptr<ThreadPool>& pool) const {
+  if (index == -1 && !HostStepRunsKernel(step)) {
+    return MakeHostStep(step, graph, nullptr, pool);
+  }
   const std::vector<HostKernelFn>* host = module->host_functions();
   if (host == nullptr || index < 0 || index >= static_cast<int>(host->size())) {
     return absl::InternalError(

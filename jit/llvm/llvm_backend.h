@@ -26,8 +26,12 @@ class LlvmKernelBackend : public KernelBackend {
       absl::Span<const Kernel* const> kernels,
       absl::Span<const std::string> labels) override;
   bool host_code() const override { return true; }
+  // A GEMM or conv step whose product is written straight to its output
+  // never runs its (bare-store) epilogue: HostStepRunsKernel.
+  bool RunsKernelOf(const PlanStep& step) const override;
   // Host steps: the kernel's function called directly, GEMM and conv steps
-  // on BLAS (jit/steps/kernel_steps.h).
+  // on BLAS (jit/steps/kernel_steps.h); index -1 for a step that does not
+  // run its kernel.
   absl::StatusOr<std::unique_ptr<const StepRunner>> MakeStepRunner(
       const PlanStep& step, const Graph& graph,
       std::shared_ptr<const KernelModule> module, int index,

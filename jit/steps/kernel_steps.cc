@@ -210,10 +210,23 @@ absl::Status ModuleKernelStep::Run(StepCall& call) const {
                      : FailedCheck(checks_, failed, call.symbols);
 }
 
+bool HostStepRunsKernel(const PlanStep& step) {
+  if (step.gemm != nullptr && step.gemm->result_param >= 0) return false;
+  if (step.conv != nullptr && step.conv->onednn.has_value() &&
+      step.conv->onednn->result_param >= 0) {
+    return false;
+  }
+  return true;
+}
+
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakeHostStep(
     const PlanStep& step, const Graph& graph, HostKernelFn fn,
     std::shared_ptr<ThreadPool> pool) {
-  if (fn == nullptr) return absl::InternalError("a host step without code");
+  if ((fn == nullptr) == HostStepRunsKernel(step)) {
+    return absl::InternalError(fn == nullptr
+                                   ? "a host step without code"
+                                   : "code for a host step that never runs it");
+  }
   if (step.conv != nullptr && step.conv->onednn.has_value()) {
     return MakeOneDnnConvStep(step, graph, fn, std::move(pool));
   }

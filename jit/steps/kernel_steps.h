@@ -101,9 +101,16 @@ class ModuleKernelStep : public StepRunner {
   const std::vector<IndexCheck> checks_;
 };
 
+// Whether a host step ever calls its kernel: not a GEMM or conv step whose
+// product BLAS or oneDNN writes straight to the output (result_param), the
+// epilogue then being a bare store that never runs. Such a kernel is not
+// compiled (a cold start compiles fewer kernels: mobilenet_v2's projection
+// convolutions, a bare linear layer), and its runner gets no function.
+bool HostStepRunsKernel(const PlanStep& step);
+
 // The runner of an LLVM-backend plan step of `graph`: a host kernel (`fn`),
 // or a GEMM or conv step (BLAS, or oneDNN: onednn_conv.h) with it as the
-// epilogue.
+// epilogue. `fn` is null exactly when !HostStepRunsKernel(step).
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakeHostStep(
     const PlanStep& step, const Graph& graph, HostKernelFn fn,
     std::shared_ptr<ThreadPool> pool);

@@ -460,5 +460,58 @@ TEST(JitProgramTest, StepRunnersMadeOnPoolThreadsRunTheirOwnSteps) {
   }
 }
 
+// A product written straight to its output (BLAS or oneDNN into the
+// destination: "writing its result") never runs its bare-store epilogue, so
+// that kernel is not compiled: of `bare = x @ w0` and `act = relu(x @ w1)`
+// only the relu epilogue is. Both still match the eager interpreter.
+TEST(JitProgramTest, BareProductsCompileNoKernel) {
+  GraphBuilder b("bare_and_relu");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  EXPECT_TRUE(
+      b.AddConstant("w0", RandomTensor(DType::kFloat32, {48, 40}, 2)).ok());
+  EXPECT_TRUE(
+      b.AddConstant("w1", RandomTensor(DType::kFloat32, {48, 24}, 3)).ok());
+  testing::AddNode(b, "bare", "aten.mm.default",
+                   {Arg::Ref("x"), Arg::Ref("w0")});
+  testing::AddNode(b, "p1", "aten.mm.default", {Arg::Ref("x"), Arg::Ref("w1")});
+  testing::AddNode(b, "act", "aten.relu.default", {Arg::Ref("p1")});
+  EXPECT_TRUE(b.SetOutputs({Arg::Ref("bare"), Arg::Ref("act")}).ok());
+  const std::shared_ptr<const Graph> graph = testing::Finish(b);
+  const Tensor x = RandomTensor(DType::kFloat32, {8, 48}, 1);
+
+  auto kernels = KernelCompiler::Create();
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  std::shared_ptr<KernelCompiler> compiler = *std::move(kernels);
+  JitCompiler::Options options;
+  options.fail_instead_of_eager = true;
+  options.kernel_backend = std::make_shared<LlvmKernelBackend>(compiler);
+  auto jit = JitCompiler::Create(options);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  auto compiled = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::string text = (*compiled)->Describe();
+  EXPECT_THAT(text, ::testing::HasSubstr("writing its result"));
+  EXPECT_THAT(text, ::testing::HasSubstr("with an epilogue kernel"));
+  EXPECT_EQ(compiler->cache_stats().compiles, 1) << text;
+
+  auto eager = EagerCompiler().Compile(graph, spec);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  auto expected = RunToVector(**eager, {x});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  auto out = RunToVector(**compiled, {x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int o = 0; o < 2; ++o) {
+    const std::vector<double> got = ToDoubles((*out)[o]);
+    const std::vector<double> want = ToDoubles((*expected)[o]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i])))
+          << "output " << o << " element " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace guardjit
