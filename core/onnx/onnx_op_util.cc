@@ -99,6 +99,20 @@ absl::StatusOr<SliceArgs> SliceArgsOf(OnnxNodeContext& ctx) {
   return a;
 }
 
+absl::StatusOr<int64_t> SplitNumOutputs(OnnxNodeContext& ctx, bool has_sizes) {
+  if (ctx.opset() < 18) return 0;
+  ASSIGN_OR_RETURN(int64_t n, ctx.attrs().Int("num_outputs", 0));
+  if (n != 0 && has_sizes) {
+    return absl::InvalidArgumentError("both split and num_outputs are given");
+  }
+  if (n != 0 && n != ctx.num_outputs()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_outputs ", n, " but the node has ", ctx.num_outputs(),
+                     " outputs"));
+  }
+  return n;
+}
+
 absl::StatusOr<Tensor> ConstantOfShapeFill(OnnxNodeContext& ctx) {
   const onnx::AttributeProto* v = ctx.attrs().Raw("value");
   if (v == nullptr) return Tensor::Zeros(DType::kFloat32, {1});

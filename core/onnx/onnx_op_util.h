@@ -44,6 +44,11 @@ struct SliceArgs {
 };
 absl::StatusOr<SliceArgs> SliceArgsOf(OnnxNodeContext& ctx);
 
+// A Split node's 'num_outputs' attribute (opset 18 on; 0 when absent or
+// before), checked against the node: INVALID_ARGUMENT when it is given with
+// split sizes (`has_sizes`) or differs from the node's outputs.
+absl::StatusOr<int64_t> SplitNumOutputs(OnnxNodeContext& ctx, bool has_sizes);
+
 // ConstantOfShape's fill value: its 'value' attribute (one element), or a
 // float32 zero.
 absl::StatusOr<Tensor> ConstantOfShapeFill(OnnxNodeContext& ctx);

@@ -186,25 +186,16 @@ absl::Status MapSplit(OnnxNodeContext& ctx) {
     ASSIGN_OR_RETURN(sizes, ctx.ConstInts(1, "split"));
   }
   const int parts = ctx.num_outputs();
-  if (ctx.opset() >= 18) {
-    // num_outputs: chunks of ceil(dim / n), the last one smaller.
-    ASSIGN_OR_RETURN(int64_t n, ctx.attrs().Int("num_outputs", 0));
-    if (n != 0 && !sizes.empty()) {
-      return absl::InvalidArgumentError("both split and num_outputs are given");
+  // num_outputs: chunks of ceil(dim / n), the last one smaller.
+  ASSIGN_OR_RETURN(const int64_t n, SplitNumOutputs(ctx, !sizes.empty()));
+  if (n != 0) {
+    const int64_t chunk = (in[axis] + n - 1) / n;
+    if (chunk * (n - 1) >= in[axis]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim ", in[axis], " does not split into ", n, " non-empty parts"));
     }
-    if (n != 0) {
-      if (n != parts) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "num_outputs ", n, " but the node has ", parts, " outputs"));
-      }
-      const int64_t chunk = (in[axis] + n - 1) / n;
-      if (chunk * (n - 1) >= in[axis]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dim ", in[axis], " does not split into ", n, " non-empty parts"));
-      }
-      sizes.assign(n - 1, chunk);
-      sizes.push_back(in[axis] - chunk * (n - 1));
-    }
+    sizes.assign(n - 1, chunk);
+    sizes.push_back(in[axis] - chunk * (n - 1));
   }
   if (sizes.empty()) {
     if (parts == 0 || in[axis] % parts != 0) {

@@ -130,32 +130,22 @@ absl::StatusOr<bool> MapSplit(OnnxNodeContext& ctx) {
   if (sizes.empty()) {
     ASSIGN_OR_RETURN(dim, SymSizeOf(ctx, x, axis));
   }
-  if (ctx.opset() >= 18) {
-    // num_outputs: chunks of ceil(dim / n), the last one smaller.
-    ASSIGN_OR_RETURN(int64_t n, ctx.attrs().Int("num_outputs", 0));
-    if (n != 0 && !sizes.empty()) {
-      return absl::InvalidArgumentError("both split and num_outputs are given");
+  // num_outputs: chunks of ceil(dim / n), the last one smaller.
+  ASSIGN_OR_RETURN(const int64_t n, SplitNumOutputs(ctx, !sizes.empty()));
+  if (n != 0) {
+    ASSIGN_OR_RETURN(Arg up, SymArith(ctx, SymOp::kAdd, dim, Arg::Int(n - 1)));
+    ASSIGN_OR_RETURN(Arg chunk,
+                     SymArith(ctx, SymOp::kFloorDiv, up, Arg::Int(n)));
+    ASSIGN_OR_RETURN(Arg head,
+                     SymArith(ctx, SymOp::kMul, chunk, Arg::Int(n - 1)));
+    ASSIGN_OR_RETURN(Arg last, SymArith(ctx, SymOp::kSub, dim, head));
+    if (last.is_int() && last.as_int() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("dim ", dim.as_int(),
+                                                     " does not split into ", n,
+                                                     " non-empty parts"));
     }
-    if (n != 0) {
-      if (n != parts) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "num_outputs ", n, " but the node has ", parts, " outputs"));
-      }
-      ASSIGN_OR_RETURN(Arg up,
-                       SymArith(ctx, SymOp::kAdd, dim, Arg::Int(n - 1)));
-      ASSIGN_OR_RETURN(Arg chunk,
-                       SymArith(ctx, SymOp::kFloorDiv, up, Arg::Int(n)));
-      ASSIGN_OR_RETURN(Arg head,
-                       SymArith(ctx, SymOp::kMul, chunk, Arg::Int(n - 1)));
-      ASSIGN_OR_RETURN(Arg last, SymArith(ctx, SymOp::kSub, dim, head));
-      if (last.is_int() && last.as_int() <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat("dim ", dim.as_int(),
-                                                       " does not split into ",
-                                                       n, " non-empty parts"));
-      }
-      sizes.assign(n - 1, chunk);
-      sizes.push_back(last);
-    }
+    sizes.assign(n - 1, chunk);
+    sizes.push_back(last);
   }
   if (sizes.empty()) {
     if (parts == 0 || (dim.is_int() && dim.as_int() % parts != 0)) {

@@ -101,6 +101,35 @@ TEST(RequireFloatTest, OnlyFloatingDTypes) {
   EXPECT_EQ(s.message(), "Erf input of dtype int32 is not supported");
 }
 
+TEST_F(OnnxOpUtilTest, SplitNumOutputsIsCheckedAgainstTheNode) {
+  node_.add_input("x");
+  node_.add_output("a");
+  node_.add_output("b");
+  SetInt(&node_, "num_outputs", 2);
+  {
+    OnnxNodeContext ctx = Context(18);
+    absl::StatusOr<int64_t> n = SplitNumOutputs(ctx, /*has_sizes=*/false);
+    ASSERT_TRUE(n.ok()) << n.status();
+    EXPECT_EQ(*n, 2);
+    absl::StatusOr<int64_t> both = SplitNumOutputs(ctx, /*has_sizes=*/true);
+    EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(both.status().message(), "both split and num_outputs are given");
+  }
+  {
+    // Before opset 18 the attribute is not Split's: ignored.
+    OnnxNodeContext ctx = Context(13);
+    absl::StatusOr<int64_t> n = SplitNumOutputs(ctx, /*has_sizes=*/true);
+    ASSERT_TRUE(n.ok()) << n.status();
+    EXPECT_EQ(*n, 0);
+  }
+  node_.add_output("c");
+  OnnxNodeContext ctx = Context(18);
+  absl::StatusOr<int64_t> wrong = SplitNumOutputs(ctx, /*has_sizes=*/false);
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(wrong.status().message(),
+            "num_outputs 2 but the node has 3 outputs");
+}
+
 TEST_F(OnnxOpUtilTest, AxesFromTheAttributeBeforeTheInputOpset) {
   node_.add_input("x");
   node_.add_input("axes");
