@@ -21,9 +21,10 @@
 
 namespace guardjit {
 
-// The machine code of one kernel, in a JITDylib of its own. Removed from
-// the JIT, its memory returned, when the last owner lets go: the programs
-// that run it and the kernel cache while it keeps it.
+// The machine code of a kernel, or of a group of kernels compiled together
+// (one object), in a JITDylib of its own. Removed from the JIT, its memory
+// returned, when the last owner lets go: the programs that run its kernels
+// and the kernel cache while it keeps one of them.
 class ModuleCode {
  public:
   ModuleCode(OrcJit* jit, llvm::orc::JITDylib* dylib, std::atomic<int>* live)
@@ -40,11 +41,14 @@ class ModuleCode {
   std::atomic<int>* live_;
 };
 
-// Compiles loop-IR kernels to host code through one OrcJit, each kernel its
-// own LLVM module and object file, with a KernelCache (jit/kernel_cache.h)
-// keyed by ("llvm", target, printed loop IR): identical kernels, from one
-// graph or many, compile once. The kernels one Compile misses compile in
-// parallel on `pool` (the threads the compiled programs run on). Thread-safe;
+// Compiles loop-IR kernels to host code through one OrcJit, with a
+// KernelCache (jit/kernel_cache.h) keyed by ("llvm", target, printed loop
+// IR): identical kernels, from one graph or many, compile once. The kernels
+// one Compile misses compile in parallel on `pool` (the threads the compiled
+// programs run on): with a persistent cache each its own LLVM module and
+// object file (the unit the cache stores), without one in a group per
+// thread, one module and object each (a module's fixed cost is most of a
+// small kernel's). Thread-safe;
 // Compiles run one at a time, so two threads compiling the same kernel
 // compile it once and the second finds it cached. Under the ASSERT_COMPILE
 // switch a compile fails (a load from the persistent cache is not a compile).
@@ -61,8 +65,9 @@ class ModuleCode {
 // (Compile's `owners`) and by the cache. The cache keeps at most
 // `max_cached_kernels` kernels, least recently used evicted first, so a
 // long-running host that compiles many graphs and destroys their functions
-// returns to a bounded footprint. Objects using code must keep their owners
-// (and this compiler) alive.
+// returns to a bounded footprint (a group's code stays while the cache
+// keeps any of its kernels: at most a group per cached kernel). Objects using
+// code must keep their owners (and this compiler) alive.
 class KernelCompiler {
  public:
   static constexpr int kDefaultMaxCachedKernels = 1024;

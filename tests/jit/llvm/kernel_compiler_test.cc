@@ -55,6 +55,48 @@ TEST(KernelCompilerTest, IdenticalKernelsCompileOnceDifferentOnesDoNot) {
   EXPECT_NE((*compiler)->target().find("x86_64"), std::string::npos);
 }
 
+// Without a persistent cache, the kernels one Compile misses compile in a
+// group per worker of the pool: one LLVM module, object and dylib each.
+// Every kernel still gets its own function, and a group stays loaded while
+// the cache keeps any kernel of it.
+TEST(KernelCompilerTest, KernelsOfABatchCompileInOneModulePerWorker) {
+  auto compiler = KernelCompiler::Create(
+      KernelCompiler::kDefaultMaxCachedKernels, /*persistent=*/nullptr,
+      std::make_shared<ThreadPool>(2));
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  KernelCompiler& kc = **compiler;
+  std::vector<Kernel> kernels;
+  for (int i = 0; i < 5; ++i) kernels.push_back(Scale(10.0 + i));
+  std::vector<const Kernel*> batch;
+  for (const Kernel& k : kernels) batch.push_back(&k);
+  std::vector<std::shared_ptr<const ModuleCode>> owners;
+  auto fns = kc.Compile(batch, &owners);
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  EXPECT_EQ(kc.compiled(), 5);
+  EXPECT_EQ(kc.live_modules(), 2);
+  EXPECT_EQ(owners.size(), 2u);
+  for (int i = 0; i < 5; ++i) {
+    std::vector<double> in = {1, 2, 3, 4}, out(4);
+    void* buffers[] = {in.data(), out.data()};
+    (*fns)[i](buffers, nullptr, 0, 4);
+    EXPECT_EQ(out[3], 4 * (10.0 + i)) << "kernel " << i;
+  }
+  // The owners gone, the cache keeps every group; each kernel hits.
+  owners.clear();
+  EXPECT_EQ(kc.live_modules(), 2);
+  auto again = kc.Compile(batch);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *fns);
+  EXPECT_EQ(kc.compiled(), 5);
+
+  // Serially (no pool), a batch is one group.
+  auto serial = KernelCompiler::Create();
+  ASSERT_TRUE(serial.ok()) << serial.status();
+  ASSERT_TRUE((*serial)->Compile(batch).ok());
+  EXPECT_EQ((*serial)->compiled(), 5);
+  EXPECT_EQ((*serial)->live_modules(), 1);
+}
+
 // Issue #19 item 4: code of graphs whose functions are gone used to stay
 // loaded until the context went away.
 TEST(KernelCompilerTest, CodeIsFreedWithItsLastOwnerAndTheCacheIsCapped) {
