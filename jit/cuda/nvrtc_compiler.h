@@ -14,6 +14,12 @@
 //   precise math    NVRTC's defaults (-ftz=false -prec-div=true
 //                   -prec-sqrt=true): no --use_fast_math, results match the
 //                   eager reference within the usual float tolerances;
+//                   --fmad=true is NVRTC's default too (as nvcc's, which
+//                   PyTorch's CUDA kernels use): a * b + c is one fused
+//                   multiply-add, one rounding fewer than the eager kernels,
+//                   so results can differ from them in the last bits (an
+//                   H200 gave 0.35 for -1 + 25 * 0.054 in float64, the CPU
+//                   0.35000000000000009);
 //   -Xptxas=-v      ptxas reports registers and spills per kernel in the log;
 //   -I<toolkit>     the toolkit's include dir, for cuda_fp16.h / cuda_bf16.h
 //                   (NVRTC does not carry them built in);

@@ -159,6 +159,14 @@ JitCompiler& SharedJit() {
   return *jit;
 }
 
+bool SharedJitOnGpu() {
+#ifdef GJ_CONFORMANCE_ON_CUDA_EMULATED
+  return RealDeviceRequested();
+#else
+  return false;
+#endif
+}
+
 const char* SharedJitBackend() {
 #ifdef GJ_CONFORMANCE_ON_SIMT
   return "cuda-simt";

@@ -28,6 +28,12 @@ JitCompiler& SharedJit();
 // "cuda-simt" in jit_cuda_simt_tests, the device's target ("cuda:sm_90")
 // in jit_cuda_device_tests.
 const char* SharedJitBackend();
+// Whether the shared JIT's kernels run on a real GPU (jit_cuda_device_tests
+// with GJ_CUDA_REAL_DEVICE=1), where NVRTC's code contracts a * b + c into one
+// fused multiply-add (its default, as nvcc's and PyTorch's CUDA kernels): one
+// rounding fewer than the eager kernels and the host-compiled emulators, so
+// results exact elsewhere can differ there in the last bits.
+bool SharedJitOnGpu();
 // A copy of `t` in the shared JIT's device memory, with t's strides, in
 // jit_cuda_device_tests (the emulated device's, or the GPU's with
 // GJ_CUDA_REAL_DEVICE=1); `t` itself elsewhere.
