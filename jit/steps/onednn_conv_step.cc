@@ -344,9 +344,6 @@ class OneDnnConvStep : public StepRunner {
     // Rows of outer spatial dim 0, per image. At batch 1, the epilogue over
     // a part's rows follows it when the epilogue's first loop is the rows.
     const int d = 3 - s.spatial;
-    p.per_image = true;
-    p.epilogue_per_part =
-        s.batch == 1 && epilogue_by_rows_ && s.onednn->result_param < 0;
     const int64_t src_row = in_channels * Volume(s.in) / s.in[d];
     const int64_t dst_row = out_channels * Volume(s.out) / s.out[d];
     ConvGeometry image = whole;
@@ -361,8 +358,18 @@ class OneDnnConvStep : public StepRunner {
       part.dst_offset = r0 * dst_row;
       part.row_begin = r0;
       part.row_end = r1;
+      // A part whose rows read padding alone (padding wider than the
+      // kernel's reach, and rows few per part) has no input rows, which no
+      // primitive takes: the whole convolution on an OpenMP team instead.
+      if (part.geometry.in[d] < 1) {
+        p.openmp_threads = threads;
+        return {PartPlan{whole}};
+      }
       parts.push_back(part);
     }
+    p.per_image = true;
+    p.epilogue_per_part =
+        s.batch == 1 && epilogue_by_rows_ && s.onednn->result_param < 0;
     return parts;
   }
 

@@ -222,6 +222,19 @@ TEST_F(OneDnnConvTest, ConvolutionsCutIntoPartsMatchEager) {
   ExpectJitMatchesEager(conv3d, x3, 1e-4);
 }
 
+// A 1x1 convolution of stride 2 padded by 4 over a one-row input: its 5
+// output rows, cut into a part per thread ([0, 2) of two, [0, 1) of three),
+// give a part whose window lies in the padding alone
+// (onednn_primitives_test.cc), which no primitive takes; the convolution
+// then runs whole. Its result is channels last for the next one.
+TEST_F(OneDnnConvTest, PartsOfPaddingRowsAloneRunWhole) {
+  const auto net = ConvNet(2, 96, {{96, 1, 2, 4}, {16, 3, 1, 1}});
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {1, 96, 1, 64}, 31)};
+  EXPECT_EQ(OneDnnSteps(PlanOfInputs(*net, inputs)), 2);
+  ExpectJitMatchesEager(net, inputs, 1e-4);
+}
+
 // conv -> relu -> max pool -> conv -> conv: the activations between the
 // convolutions are laid out channels last (the convolutions read them in
 // place, the pool reads its input through its window at those strides and
