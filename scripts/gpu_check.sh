@@ -12,7 +12,7 @@
 #       where every GPU test must report a skip, and packs them into
 #       .gpu/bundle.tar.xz (git-ignored). Each binary links LLVM statically
 #       (about 60 MB apiece, 200 MB together); xz with a dictionary larger
-#       than one binary stores the shared part once: about 28 MB, inside the
+#       than one binary stores the shared part once: about 34 MB, inside the
 #       device tool's 64 MiB carry with the tree (about 3 minutes here).
 #   bash scripts/gpu_check.sh run [OUT]
 #       On the GPU machine, from the repository root, .gpu carried (the
@@ -28,7 +28,13 @@
 #         runtime.log      driver, device, cuBLASLt and NVRTC unit tests
 #         bench.json/.log  cuda_call_benchmark (issue #14's and #15's ratios)
 #         nvrtc.json/.log  nvrtc_compiler_benchmark (cold compile latency)
+#         torch.json/.log  perf/jit/cuda/torch_baseline.py: the benchmark's
+#                          workloads in torch eager and Inductor
+#         memcheck.log, memcheck_suites.log
+#                          compute-sanitizer memcheck over the replay tests
+#                          and the indexing-heavy conformance suites
 #       and summary.txt, one line per step with its exit status.
+#       GPU_CHECK_STEPS="bench torch" runs only the steps named.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,9 +93,13 @@ pack() {
 
 # One step: NAME LIMIT_SECONDS COMMAND...; its output to OUT/NAME.log and a
 # line in summary.txt.
+# With GPU_CHECK_STEPS set (names separated by spaces), only those steps run.
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "${GPU_CHECK_STEPS:-}" ] && [[ " $GPU_CHECK_STEPS " != *" $name "* ]]; then
+    return 0
+  fi
   local start=$SECONDS
   timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
@@ -116,6 +126,26 @@ conformance() {
   return $rc
 }
 
+# The indexing-heavy conformance suites under compute-sanitizer memcheck, in
+# parallel shards as conformance().
+memcheck_shards() {
+  local sanitizer=$1 shards=8 i pids=()
+  for ((i = 0; i < shards; i++)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GJ_CUDA_REAL_DEVICE=1 \
+      "$sanitizer" --tool memcheck --error-exitcode 1 \
+      "$staging/bin/jit_cuda_device_tests" --gtest_brief=1 \
+      --gtest_filter='*Gather*:*Index*:*View*:*Reduc*:*Attention*:*Softmax*' \
+      >"$out/memcheck.$i" 2>&1 &
+    pids+=($!)
+  done
+  local rc=0
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || rc=1; done
+  for ((i = 0; i < shards; i++)); do
+    echo "== shard $i"; cat "$out/memcheck.$i"; rm -f "$out/memcheck.$i"
+  done
+  return $rc
+}
+
 run() {
   out=${1:-${OUT:-/tmp/gpu_check}}
   mkdir -p "$out"
@@ -133,18 +163,41 @@ run() {
   # looks (the loader path, then /usr/local/cuda).
   [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
   step device 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-  step conformance 240 bash "$0" shards "$out"
+  step conformance 200 bash "$0" shards "$out"
   step replay 60 env GJ_CUDA_REAL_DEVICE=1 "$staging/bin/device_replay_tests"
   step runtime 60 "$staging/bin/runtime_tests" --gtest_filter='Cuda*:Cublas*:Nvrtc*'
-  step bench 150 "$staging/bin/cuda_call_benchmark" --benchmark_repetitions=3 \
+  step bench 120 "$staging/bin/cuda_call_benchmark" --benchmark_repetitions=3 \
+    --benchmark_min_time=0.2 \
     --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json"
   step nvrtc 60 "$staging/bin/nvrtc_compiler_benchmark" \
     --benchmark_out="$out/nvrtc.json"
+  # What a PyTorch user runs instead, on the bench step's workloads and
+  # shapes: torch eager and torch.compile (Inductor), timed the same way.
+  if python3 -c 'import torch' 2>/dev/null; then
+    step torch 180 env PYTHONUNBUFFERED=1 python3 perf/jit/cuda/torch_baseline.py \
+      --json "$out/torch.json" --min-time 0.3
+  else
+    echo "torch        skipped: no python3 with torch" | tee -a "$out/summary.txt"
+  fi
+  # Out-of-bounds and misaligned device accesses, uninitialized reads: the
+  # replay tests (moving pointers patched into graphs) and the suites whose
+  # kernels index the most (gathers, views, reductions, attention) under
+  # compute-sanitizer, where the machine's runtime supports it.
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ -x "$sanitizer" ]; then
+    step memcheck 90 env GJ_CUDA_REAL_DEVICE=1 "$sanitizer" --tool memcheck \
+      --error-exitcode 1 "$staging/bin/device_replay_tests"
+    step memcheck_suites 150 bash "$0" memcheck_shards "$out" "$sanitizer"
+  else
+    echo "memcheck     skipped: no compute-sanitizer" | tee -a "$out/summary.txt"
+  fi
 }
 
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
   shards) out=$2; conformance ;;  # run's conformance step, under timeout
+  memcheck_shards) out=$2; memcheck_shards "$3" ;;
   *) echo "usage: bash scripts/gpu_check.sh pack [BUILD] | run [OUT]" >&2; exit 2 ;;
 esac
