@@ -41,7 +41,6 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
       for (int gj_f = 0; gj_f < 16; ++gj_f) {
         const int i1 = gj_f;
         const float v0 = b0[((i0 * 16) + i1)];
-        b3[((i0 * 16) + i1)] = v0;
         gj_acc0 += (float)v0;
         if (++gj_count0 == 128) { gj_total0 += (double)gj_acc0; gj_acc0 = 0; gj_count0 = 0; }
       }
@@ -67,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) gj_kernel_0(const float* __res
     }
     for (int gj_f = 0; gj_f < 16; ++gj_f) {
       const int i1 = gj_f;
-      const float v5 = b3[((i0 * 16) + i1)];
+      const float v5 = b0[((i0 * 16) + i1)];
       const float v6 = (l0 / 1.600000000e+01f);
       const float v7 = (v5 - v6);
       const float v8 = (l1 / 1.600000000e+01f);
