@@ -108,42 +108,34 @@ step() {
     tee -a "$out/summary.txt"
 }
 
-# The conformance binary in parallel shards (gtest sharding), each its own
-# process and NVRTC compiles; the shards' logs concatenated.
-conformance() {
-  local shards=8 i pids=()
+# COMMAND... (a gtest binary, or one under a tool) in 8 parallel shards
+# (gtest sharding), each its own process and NVRTC compiles, on GPU 0; the
+# shards' logs concatenated under TAG.
+sharded() {
+  local tag=$1 shards=8 i pids=()
+  shift
   for ((i = 0; i < shards; i++)); do
     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GJ_CUDA_REAL_DEVICE=1 \
-      "$staging/bin/jit_cuda_device_tests" --gtest_brief=1 \
-      >"$out/conformance.$i" 2>&1 &
+      "$@" >"$out/$tag.$i" 2>&1 &
     pids+=($!)
   done
   local rc=0
   for i in "${!pids[@]}"; do wait "${pids[$i]}" || rc=1; done
   for ((i = 0; i < shards; i++)); do
-    echo "== shard $i"; cat "$out/conformance.$i"; rm -f "$out/conformance.$i"
+    echo "== shard $i"; cat "$out/$tag.$i"; rm -f "$out/$tag.$i"
   done
   return $rc
 }
 
-# The indexing-heavy conformance suites under compute-sanitizer memcheck, in
-# parallel shards as conformance().
+# The conformance suites; and the indexing-heavy ones under
+# compute-sanitizer memcheck.
+conformance() {
+  sharded conformance "$staging/bin/jit_cuda_device_tests" --gtest_brief=1
+}
 memcheck_shards() {
-  local sanitizer=$1 shards=8 i pids=()
-  for ((i = 0; i < shards; i++)); do
-    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GJ_CUDA_REAL_DEVICE=1 \
-      "$sanitizer" --tool memcheck --error-exitcode 1 \
-      "$staging/bin/jit_cuda_device_tests" --gtest_brief=1 \
-      --gtest_filter='*Gather*:*Index*:*View*:*Reduc*:*Attention*:*Softmax*' \
-      >"$out/memcheck.$i" 2>&1 &
-    pids+=($!)
-  done
-  local rc=0
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" || rc=1; done
-  for ((i = 0; i < shards; i++)); do
-    echo "== shard $i"; cat "$out/memcheck.$i"; rm -f "$out/memcheck.$i"
-  done
-  return $rc
+  sharded memcheck "$1" --tool memcheck --error-exitcode 1 \
+    "$staging/bin/jit_cuda_device_tests" --gtest_brief=1 \
+    --gtest_filter='*Gather*:*Index*:*View*:*Reduc*:*Attention*:*Softmax*'
 }
 
 run() {
