@@ -502,8 +502,8 @@ absl::Status Scheduler::Require(int v) {
 // it back instead: the reduction also stores it into the store's buffer at
 // the same index, which the store then overwrites. Not a reduction of a bare
 // load (layer norm's sum of x): reading it again costs what reading the copy
-// back does, and the copy's store comes on top (on an H200, 3 reads and 2
-// writes of each row instead of 3 reads and 1 write).
+// back does, and the copy's store comes on top (layer norm's kernels made 3
+// reads and 2 writes of each row where 3 reads and 1 write do).
 void ReuseReducedValues(Kernel& k) {
   for (size_t s = 0; s < k.stages.size(); ++s) {
     Stage& store = k.stages[s];

@@ -358,9 +358,10 @@ class OneDnnConvStep : public StepRunner {
       part.dst_offset = r0 * dst_row;
       part.row_begin = r0;
       part.row_end = r1;
-      // A part whose rows read padding alone (padding wider than the
-      // kernel's reach, and rows few per part) has no input rows, which no
-      // primitive takes: the whole convolution on an OpenMP team instead.
+      // A part whose input window lies in the padding alone (padding wider
+      // than the kernel's reach, and few rows per part) has no input rows,
+      // which no primitive takes: the whole convolution on an OpenMP team
+      // instead.
       if (part.geometry.in[d] < 1) {
         p.openmp_threads = threads;
         return {PartPlan{whole}};

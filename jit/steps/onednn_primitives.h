@@ -26,8 +26,9 @@ struct ConvGeometry {
   static ConvGeometry Of(const ConvStep& s, int64_t batch);
   // Output rows [r0, r1) of outer spatial dim 0 (dim 3 - s.spatial) of this
   // geometry: the input rows they read and the padding at each end. Sets
-  // *first_input_row to the first input row read. Rows that read padding
-  // alone give an input extent below 1 there, which no primitive takes.
+  // *first_input_row to the first input row read. Rows whose input window
+  // lies in the padding alone give an input extent below 1 there, which no
+  // primitive takes.
   ConvGeometry Rows(const ConvStep& s, int64_t r0, int64_t r1,
                     int64_t* first_input_row) const;
 };

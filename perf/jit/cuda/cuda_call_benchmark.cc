@@ -168,9 +168,6 @@ std::string Node(const char* name, const char* target,
                       args, " }\n");
 }
 
-// Times `fn` on `inputs` into `outputs`, synchronizing each call, and sets
-// vs_memcpy against a copy of `baseline_bytes` (read + write counted once
-// each, as the kernel's traffic is).
 // The first call compiles (NVRTC, module load, cuBLASLt heuristics): made
 // before the timed loop, so the loop times cache hits only. Without it,
 // Google Benchmark's iteration estimate could take the compile as one
@@ -190,6 +187,9 @@ bool WarmUp(benchmark::State& state, Function& f,
   return false;
 }
 
+// Times `fn` on `inputs` into `outputs`, synchronizing each call, and sets
+// vs_memcpy against a copy of `baseline_bytes` (read + write counted once
+// each, as the kernel's traffic is).
 void RunSynchronized(benchmark::State& state, Function& f,
                      std::vector<const DLTensor*> inputs,
                      std::vector<const DLTensor*> outputs,
