@@ -74,6 +74,24 @@ absl::StatusOr<std::string> CompileGroupObject(
                    jit.CompileToObject(module, *machine));
   return std::string(object->getBuffer());
 }
+
+// `object` linked into a JITDylib of its own and the addresses of its first
+// `num_kernels` kernels (KernelSymbol(0), ...); the dylib is owned by the
+// returned code from the start, so a failed link or lookup removes it again.
+absl::StatusOr<
+    std::pair<std::shared_ptr<const ModuleCode>, std::vector<CompiledKernelFn>>>
+LoadObject(OrcJit& jit, std::atomic<int>* live_modules,
+           std::unique_ptr<llvm::MemoryBuffer> object, int num_kernels) {
+  ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, jit.CreateDylib());
+  auto code = std::make_shared<const ModuleCode>(&jit, dylib, live_modules);
+  RETURN_IF_ERROR(jit.AddObject(dylib, std::move(object)));
+  std::vector<CompiledKernelFn> fns;
+  for (int i = 0; i < num_kernels; ++i) {
+    ASSIGN_OR_RETURN(void* address, jit.Lookup(dylib, KernelSymbol(i)));
+    fns.push_back(reinterpret_cast<CompiledKernelFn>(address));
+  }
+  return std::make_pair(std::move(code), std::move(fns));
+}
 }  // namespace
 
 ModuleCode::~ModuleCode() {
@@ -118,13 +136,9 @@ std::string KernelCompiler::PersistentKey(const std::string& source) const {
 
 absl::StatusOr<KernelCompiler::Cached> KernelCompiler::Load(
     std::unique_ptr<llvm::MemoryBuffer> object) {
-  ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, jit_->CreateDylib());
-  // Owned from here: a failed link or lookup removes the dylib again.
-  auto code =
-      std::make_shared<const ModuleCode>(jit_.get(), dylib, &live_modules_);
-  RETURN_IF_ERROR(jit_->AddObject(dylib, std::move(object)));
-  ASSIGN_OR_RETURN(void* address, jit_->Lookup(dylib, KernelSymbol(0)));
-  return Cached{reinterpret_cast<CompiledKernelFn>(address), std::move(code)};
+  ASSIGN_OR_RETURN(auto loaded,
+                   LoadObject(*jit_, &live_modules_, std::move(object), 1));
+  return Cached{loaded.second[0], std::move(loaded.first)};
 }
 
 absl::StatusOr<std::string> KernelCompiler::CompileObject(
@@ -269,19 +283,14 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
     }
     for (size_t g = 0; g < num_groups; ++g) {
       if (!objects[g].ok()) return objects[g].status();
-      ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, jit_->CreateDylib());
-      // Owned from here: a failed link or lookup removes the dylib again.
-      auto code =
-          std::make_shared<const ModuleCode>(jit_.get(), dylib, &live_modules_);
-      RETURN_IF_ERROR(
-          jit_->AddObject(dylib, llvm::MemoryBuffer::getMemBufferCopy(
-                                     *objects[g], "gj_compiled_kernels")));
+      ASSIGN_OR_RETURN(auto loaded,
+                       LoadObject(*jit_, &live_modules_,
+                                  llvm::MemoryBuffer::getMemBufferCopy(
+                                      *objects[g], "gj_compiled_kernels"),
+                                  static_cast<int>(groups[g].size())));
       for (size_t i = 0; i < groups[g].size(); ++i) {
-        ASSIGN_OR_RETURN(
-            void* address,
-            jit_->Lookup(dylib, KernelSymbol(static_cast<int>(i))));
         Distinct& d = *groups[g][i];
-        d.code = Cached{reinterpret_cast<CompiledKernelFn>(address), code};
+        d.code = Cached{loaded.second[i], loaded.first};
         compiled_.fetch_add(1, std::memory_order_relaxed);
         ++tally.compiled;
         cache_.Insert(d.key, *d.code);
