@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "jit/schedule/realize.h"
+#include "jit/schedule/reuse_reduced_values.h"
 #include "jit/schedule/split_reduction.h"
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_step.h"
@@ -495,45 +496,6 @@ absl::Status Scheduler::Require(int v) {
   mat_slot_[v] = AddSlot(v);
   groups_[group].members.push_back({v, what});
   return absl::OkStatus();
-}
-
-// A store over the reduced dims that recomputes what an earlier reduction
-// stage reduced (softmax: exp(x - max) summed, then divided by the sum) reads
-// it back instead: the reduction also stores it into the store's buffer at
-// the same index, which the store then overwrites. Not a reduction of a bare
-// load (layer norm's sum of x): reading it again costs what reading the copy
-// back does, and the copy's store comes on top (layer norm's kernels made 3
-// reads and 2 writes of each row where 3 reads and 1 write do).
-void ReuseReducedValues(Kernel& k) {
-  for (size_t s = 0; s < k.stages.size(); ++s) {
-    Stage& store = k.stages[s];
-    if (store.kind != Stage::Kind::kStore || store.loops.empty()) continue;
-    const DType dtype = k.buffers[store.buffer].dtype;
-    for (size_t r = s; r-- > 0;) {
-      Stage& reduce = k.stages[r];
-      if (reduce.kind != Stage::Kind::kReduce || reduce.buffer >= 0 ||
-          reduce.value.kind() == ValueExpr::Kind::kLoad ||
-          reduce.value.dtype() != dtype ||
-          reduce.loops.size() != store.loops.size()) {
-        continue;
-      }
-      bool same_loops = true;
-      for (size_t l = 0; l < store.loops.size(); ++l) {
-        same_loops = same_loops && reduce.loops[l].var == store.loops[l].var &&
-                     reduce.loops[l].extent == store.loops[l].extent;
-      }
-      if (!same_loops) continue;
-      bool found = false;
-      ValueExpr replaced = ValueExpr::Replace(
-          store.value, reduce.value,
-          ValueExpr::Load(store.buffer, dtype, store.index), &found);
-      if (!found) continue;
-      reduce.buffer = store.buffer;
-      reduce.index = store.index;
-      store.value = replaced;
-      break;
-    }
-  }
 }
 
 absl::StatusOr<KernelStep> Scheduler::BuildKernel(int group) {
