@@ -14,6 +14,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/logging.h"
 #include "core/op_registry.h"
@@ -306,7 +307,17 @@ class JitExecutable : public Executable {
                                      graph_->node(s.node).target, ")")
                       : (s.gemm != nullptr ? s.gemm->target : s.conv->target);
       const char* library = device ? "cuBLASLt" : "BLAS";
-      if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
+      if (s.gemm != nullptr && s.gemm->packed.has_value()) {
+        const PackedGemm& p = *s.gemm->packed->kernel.packed_gemm;
+        externs.push_back(absl::StrCat(
+            name, " as a packed product (", p.tile_rows, "x", p.panel_width,
+            " tiles, weights packed once, ",
+            absl::StrFormat("%.1f",
+                            p.panels() * p.k * p.panel_width * 4.0 / (1 << 20)),
+            " MiB)",
+            s.gemm->result_param >= 0 ? " writing its result"
+                                      : " with an epilogue kernel"));
+      } else if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
         externs.push_back(absl::StrCat(
             name, " on oneDNN (", s.gemm->onednn->impl,
             ", weights packed once)",

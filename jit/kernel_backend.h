@@ -87,7 +87,9 @@ class KernelBackend {
   virtual bool host_code() const { return false; }
   // Whether the runner of kernel step `step` ever runs its kernel; one that
   // does not is left out of Compile, and MakeStepRunner gets index -1 for
-  // it. The default: every step runs its kernel.
+  // it (unless the step has code of its own: a host plan's packed product,
+  // gemm_step.h, whose kernel comes first, its epilogue's after it). The
+  // default: every step runs its kernel.
   virtual bool RunsKernelOf(const PlanStep& step) const {
     (void)step;
     return true;
@@ -95,7 +97,8 @@ class KernelBackend {
   // The backend's kernel cache: compiles, hits, evictions, entries.
   virtual KernelCacheStats cache_stats() const = 0;
   // The runner of kernel step `step` (a fused kernel, or a GEMM or conv step
-  // with it as the epilogue), whose kernel is `index` in `module`. The
+  // with it as the epilogue), whose kernel is `index` in `module` (a packed
+  // product: its code at `index`, then its epilogue's). The
   // default launches the kernel through the module and takes no GEMM or
   // conv steps (the SIMT backend's); the LLVM backend calls host functions
   // and runs BLAS steps, a CUDA device's runs cuBLASLt steps.

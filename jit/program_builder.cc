@@ -11,6 +11,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "jit/steps/attention_step.h"
+#include "jit/steps/gemm_step.h"
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
@@ -86,11 +87,24 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
           "kernel takes ", step.kernel.kernel.num_size_params,
           " size parameters; the program has ", num_symbols, " symbols"));
     }
-    if (!backend.RunsKernelOf(step)) {
+    // A step's kernels are consecutive in the module: a packed product's
+    // own code first, then the step's kernel where it runs.
+    const Kernel* packed = step.gemm != nullptr && step.gemm->packed.has_value()
+                               ? &step.gemm->packed->kernel
+                               : nullptr;
+    const bool runs = backend.RunsKernelOf(step);
+    if (packed == nullptr && !runs) {
       module_index.push_back(-1);
       continue;
     }
     module_index.push_back(static_cast<int>(kernels.size()));
+    if (packed != nullptr) {
+      labels.push_back(
+          absl::StrCat("kernel ", kernels.size(), " (the packed product of ",
+                       absl::StrJoin(step.kernel.computes, ", "), ")"));
+      kernels.push_back(packed);
+    }
+    if (!runs) continue;
     labels.push_back(absl::StrCat("kernel ", kernels.size(), " (computing ",
                                   absl::StrJoin(step.kernel.computes, ", "),
                                   ")"));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "jit/steps/kernel_steps.h"
+#include "jit/steps/packed_gemm.h"
 
 namespace guardjit {
 namespace {
@@ -77,6 +78,18 @@ LlvmKernelBackend::MakeStepRunner(
     const PlanStep& step, const Graph& graph,
     std::shared_ptr<const KernelModule> module, int index,
     const std::shared_ptr<ThreadPool>& pool) const {
+  if (step.gemm != nullptr && step.gemm->packed.has_value()) {
+    // The packed product's code, then its epilogue's where it runs.
+    const std::vector<HostKernelFn>* host = module->host_functions();
+    const int count = HostStepRunsKernel(step) ? 2 : 1;
+    if (host == nullptr || index < 0 ||
+        index + count > static_cast<int>(host->size())) {
+      return absl::InternalError(absl::StrCat(
+          name(), ": no host functions for the packed product at ", index));
+    }
+    return MakePackedGemmStep(step, graph, (*host)[index],
+                              count == 2 ? (*host)[index + 1] : nullptr, pool);
+  }
   if (index == -1 && !HostStepRunsKernel(step)) {
     return MakeHostStep(step, graph, nullptr, pool);
   }

@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "jit/llvm/column_reductions.h"
 #include "jit/llvm/llvm_element_ops.h"
+#include "jit/llvm/packed_gemm_codegen.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Verifier.h"
@@ -751,6 +752,9 @@ absl::Status KernelEmitter::Emit(const std::string& name) {
 
 absl::Status EmitKernel(const Kernel& kernel, const std::string& name,
                         llvm::Module* module) {
+  if (kernel.packed_gemm.has_value()) {
+    return EmitPackedGemm(kernel, name, module);
+  }
   return KernelEmitter(kernel, module).Emit(name);
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace guardjit {
@@ -265,6 +266,15 @@ std::string Loops(const std::vector<LoopRange>& loops) {
 
 }  // namespace
 
+std::string PackedGemm::ToString() const {
+  // alpha exactly: the printed IR is the kernel cache's key.
+  return absl::StrCat(
+      "packed_gemm f32 [", m, "x", k, "] (strides ", lda, ", ", a_col_stride,
+      ") @ packed [", k, "x", n, "], alpha ", absl::StrFormat("%.17g", alpha),
+      ", panels of ", panel_width, " (vectors of ", vector_width,
+      "), tiles of ", tile_rows, " rows, k blocks of ", k_block);
+}
+
 std::string Kernel::ToString() const {
   std::vector<std::string> params;
   for (const BufferParam& b : buffers) {
@@ -279,6 +289,9 @@ std::string Kernel::ToString() const {
       num_checks > 0 ? absl::StrCat(" with ", num_checks, " index checks") : "",
       "\n");
   std::string indent = "  ";
+  if (packed_gemm.has_value()) {
+    absl::StrAppend(&out, indent, packed_gemm->ToString(), "\n");
+  }
   if (!outer.empty()) {
     absl::StrAppend(&out, indent, Loops(outer), ":\n");
     indent += "  ";

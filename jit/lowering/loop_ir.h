@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,28 @@ struct BufferParam {
   bool is_output = false;
 };
 
+// A float32 matrix product C = alpha * A @ B whose B was packed once into
+// column panels (jit/steps/packed_gemm.h), as a kernel of its own: buffers
+// a ([m, k], row stride lda, column stride a_col_stride elements), b (the
+// packed panels: panel p holds columns [p * panel_width, (p + 1) *
+// panel_width) of B, k rows of panel_width values, zeros past column n) and
+// c (the contiguous [m, n] product, written whole); the outer loop runs over
+// panels. The code computes tiles of tile_rows rows by a panel's columns in
+// registers (a panel is panel_width / vector_width vectors of
+// vector_width floats), over blocks of k_block rows of the panel; every size
+// is static.
+struct PackedGemm {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, a_col_stride = 1;
+  double alpha = 1;
+  int vector_width = 8;
+  int panel_width = 16;  // a multiple of vector_width
+  int tile_rows = 4;
+  int64_t k_block = 0;  // 1..k
+  int64_t panels() const { return (n + panel_width - 1) / panel_width; }
+  std::string ToString() const;
+};
+
 // One fused group: outer loops (a backend may split or parallelize the first
 // one), then the stages in order at every outer point. Buffers are distinct
 // memory (outputs never alias inputs) addressed in elements.
@@ -226,6 +249,9 @@ struct Kernel {
   // its caller can name the node whose index was out of range. Outputs are
   // unspecified after a failed check.
   int num_checks = 0;
+  // Set: the kernel is this packed product (its buffers a, b, c and one
+  // outer loop over panels; no stages).
+  std::optional<PackedGemm> packed_gemm;
 
   // The printed IR, which is also the kernel cache's key.
   std::string ToString() const;

@@ -13,6 +13,7 @@
 #include "jit/steps/gemm_step.h"
 #include "jit/steps/onednn_conv.h"
 #include "jit/steps/onednn_gemm.h"
+#include "jit/steps/packed_gemm.h"
 
 namespace guardjit {
 namespace {
@@ -299,9 +300,15 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
       }
     }
     if (match->bias.has_value()) AddBias(*match, *epilogue);
-    if (!device && OneDnnEnabled()) {
-      // Linear layers at a serving batch: oneDNN's matmul on the weight
-      // packed once (onednn_gemm.h), else BLAS.
+    if (!device && PackedGemmEnabled()) {
+      // Linear layers at a serving batch: code generated for the product on
+      // the weight packed once (packed_gemm.h), else oneDNN's matmul
+      // (onednn_gemm.h), else BLAS.
+      absl::StatusOr<GemmStep::Packed> packed =
+          PlanPackedGemm(*match->gemm, plan);
+      if (packed.ok()) match->gemm->packed = *std::move(packed);
+    }
+    if (!device && !match->gemm->packed.has_value() && OneDnnEnabled()) {
       absl::StatusOr<GemmStep::OneDnn> dnn = PlanOneDnnGemm(*match->gemm, plan);
       if (dnn.ok()) match->gemm->onednn = *std::move(dnn);
     }

@@ -84,6 +84,16 @@ struct GemmStep {
   };
   std::optional<OneDnn> onednn;
 
+  // Host plans (packed_gemm.h): the same products on code generated for
+  // this product, b packed once into `kernel`'s panels. The step's code is
+  // two kernels of the program's module, this one and then its epilogue
+  // (where the epilogue runs).
+  struct Packed {
+    int weight_node = -1;
+    Kernel kernel;  // packed_gemm set
+  };
+  std::optional<Packed> packed;
+
   // The step at a call's symbol values (a copy of a dynamic step, with its
   // extents checked as MatchProduct checks a static step's).
   absl::StatusOr<GemmStep> Bind(absl::Span<const int64_t> symbols) const;

@@ -8,8 +8,9 @@
 //     launch or, on a device, read later from the call's fault words;
 //   - the LLVM backend's host steps call the kernel's function directly:
 //     HostKernelStep splits its first outer loop across the thread pool,
-//     and the GEMM and conv steps run BLAS or oneDNN (gemm_step.h,
-//     conv_step.h, onednn_conv.h) with the kernel as their epilogue.
+//     and the GEMM and conv steps run BLAS, oneDNN or a packed product's
+//     generated code (gemm_step.h, conv_step.h, onednn_conv.h,
+//     packed_gemm.h) with the kernel as their epilogue.
 // A device's GEMM and conv steps are jit/cuda/device_steps.h.
 
 #include <memory>

@@ -18,8 +18,9 @@
 //
 // Planned only on host plans, for static products (no size symbols), not
 // batched (bmm), alpha any, and never on oneDNN's reference
-// implementations; everything else stays BLAS (gemm_step.h). GJ_ONEDNN=0
-// keeps BLAS for all.
+// implementations; everything else stays BLAS (gemm_step.h). These products
+// are planned as packed products (packed_gemm.h) first: oneDNN takes them
+// with GJ_PACKED_GEMM=0. GJ_ONEDNN=0 keeps BLAS for all.
 
 #include <memory>
 

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,11 +71,26 @@ int OneDnnGemms(const Plan& plan) {
   return n;
 }
 
+// Products the packed path (packed_gemm.h) would take go to oneDNN with it
+// off.
 class OneDnnGemmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!OneDnnEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
+    const char* packed = std::getenv("GJ_PACKED_GEMM");
+    if (packed != nullptr) saved_ = packed;
+    setenv("GJ_PACKED_GEMM", "0", 1);
   }
+  void TearDown() override {
+    if (saved_.has_value()) {
+      setenv("GJ_PACKED_GEMM", saved_->c_str(), 1);
+    } else {
+      unsetenv("GJ_PACKED_GEMM");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
 };
 
 TEST_F(OneDnnGemmTest, ServingBatchLinearLayersRunOnOneDnn) {

@@ -1,0 +1,226 @@
+#include "jit/steps/packed_gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "jit/steps/kernel_steps.h"
+#include "runtime/blas_panels.h"
+
+namespace guardjit {
+namespace {
+
+// Products with at least this many rows stay BLAS, whose row panels keep
+// each panel's product in cache for the epilogue.
+constexpr int64_t kMaxRows = 256;
+// Panels split across the pool: at least this many multiply-adds in all.
+constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
+// A block of panel rows that stays in L1 beside a tile's rows of A.
+constexpr int64_t kL1BlockBytes = 16 * 1024;
+constexpr size_t kAlign = 64;
+
+size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+
+class PackedGemmStep : public StepRunner {
+ public:
+  PackedGemmStep(const PlanStep& step, HostKernelFn gemm, HostKernelFn epilogue,
+                 std::shared_ptr<ThreadPool> pool)
+      : gemm_(step.gemm),
+        fn_(gemm),
+        pool_(std::move(pool)),
+        epilogue_(step.kernel, epilogue, pool_),
+        buffer_slots_(step.kernel.buffer_slots) {}
+
+  // Packs the weight.
+  absl::Status Init(const Graph& graph) {
+    const GemmStep& g = *gemm_;
+    const PackedGemm& p = *g.packed->kernel.packed_gemm;
+    const Tensor weight =
+        graph.node(g.packed->weight_node)
+            .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
+    const size_t floats = static_cast<size_t>(p.panels() * p.k * p.panel_width);
+    packed_.reset(static_cast<float*>(
+        std::aligned_alloc(kAlign, AlignUp(floats * sizeof(float)))));
+    if (packed_ == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(g.ToString(), ": no memory for the packed weight (",
+                       floats * sizeof(float), " bytes)"));
+    }
+    const int64_t strides[2] = {g.b.strides[0], g.b.strides[1]};
+    PackGemmPanels(p, weight.data_as<float>(), strides, packed_.get());
+    const int threads = pool_->num_threads();
+    parts_ = threads > 1 && p.m * p.n * p.k >= kMinSplitMacs
+                 ? std::min<int64_t>(threads, p.panels())
+                 : 1;
+    product_bytes_ = AlignUp(static_cast<size_t>(p.m * p.n) * sizeof(float));
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(StepCall& call) const override {
+    const GemmStep& g = *gemm_;
+    const PackedGemm& p = *g.packed->kernel.packed_gemm;
+    absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
+    PanelScratch scratch;
+    // A bare product goes straight to its output.
+    void* const dst = g.result_param >= 0 ? pointers[g.result_param]
+                                          : scratch.Get(product_bytes_);
+    void* const params[3] = {
+        static_cast<char*>(call.slots[g.a.slot].data()) +
+            g.a.offset * static_cast<int64_t>(sizeof(float)),
+        packed_.get(), dst};
+    const int64_t* sizes = call.symbols.data();
+    const int64_t panels = p.panels();
+    if (parts_ > 1) {
+      pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+          fn_(params, sizes, panels * i / parts_, panels * (i + 1) / parts_);
+        }
+      });
+    } else {
+      fn_(params, sizes, 0, panels);
+    }
+    if (g.result_param >= 0) return absl::OkStatus();
+    pointers[g.product_param] = dst;
+    return epilogue_.RunWith(call, pointers);
+  }
+
+ private:
+  const std::shared_ptr<const GemmStep> gemm_;
+  const HostKernelFn fn_;
+  const std::shared_ptr<ThreadPool> pool_;
+  const HostKernelStep epilogue_;
+  const std::vector<int> buffer_slots_;
+  std::unique_ptr<float, FreeDeleter> packed_;
+  int64_t parts_ = 1;
+  size_t product_bytes_ = 0;
+};
+
+}  // namespace
+
+bool PackedGemmEnabled() {
+  const char* env = std::getenv("GJ_PACKED_GEMM");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
+                            int64_t a_col_stride, double alpha,
+                            const VectorTarget& target) {
+  PackedGemm best;
+  best.m = m;
+  best.n = n;
+  best.k = k;
+  best.lda = lda;
+  best.a_col_stride = a_col_stride;
+  best.alpha = alpha;
+  best.vector_width = target.width;
+  constexpr double kLatency = 4;    // cycles of a multiply-add
+  constexpr double kTileCost = 10;  // a tile's set-up, per block
+  // Cycles of one k step of a tile of `rows` rows by `vectors` vectors.
+  const auto step = [&](int64_t rows, int vectors) {
+    return std::max({rows * vectors / 2.0, (rows + vectors) / 2.0, kLatency});
+  };
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int vectors = 1; vectors <= 4; ++vectors) {
+    // Accumulators, the panel row's vectors and a broadcast in registers.
+    const int max_rows = (target.registers - vectors - 1) / vectors;
+    for (int rows = 1; rows <= max_rows; ++rows) {
+      const int64_t width = int64_t{vectors} * target.width;
+      const int64_t panels = (n + width - 1) / width;
+      const int64_t whole = m / rows, tail = m % rows;
+      const double per_panel =
+          static_cast<double>(k) * (whole * step(rows, vectors) +
+                                    (tail > 0 ? step(tail, vectors) : 0)) +
+          (whole + (tail > 0)) * (kTileCost + 2.0 * rows * vectors);
+      const double cost = panels * per_panel;
+      if (cost < best_cost) {
+        best_cost = cost;
+        best.panel_width = static_cast<int>(width);
+        best.tile_rows = rows;
+      }
+    }
+  }
+  // k blocks: one when a single tile covers the rows (nothing reuses a
+  // block) or k is short, else the fewest blocks of at most kL1BlockBytes
+  // of panel rows, evened out.
+  const int64_t tiles = (m + best.tile_rows - 1) / best.tile_rows;
+  const int64_t fit =
+      std::max<int64_t>(16, kL1BlockBytes / (best.panel_width * 4));
+  if (tiles <= 1 || k <= fit + fit / 2) {
+    best.k_block = k;
+  } else {
+    const int64_t blocks = (k + fit - 1) / fit;
+    best.k_block = (k + blocks - 1) / blocks;
+  }
+  return best;
+}
+
+absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
+                                                const Plan& plan) {
+  if (gemm.dtype != DType::kFloat32 || gemm.batched ||
+      gemm.symbolic.has_value()) {
+    return absl::UnimplementedError(
+        "packed products take static float32 products");
+  }
+  if (gemm.m >= kMaxRows) {
+    return absl::UnimplementedError(absl::StrCat(
+        gemm.m, " rows: BLAS row panels keep the product in cache"));
+  }
+  if (gemm.b.slot < 0 || gemm.b.slot >= static_cast<int>(plan.slots.size()) ||
+      plan.slots[gemm.b.slot].source != Slot::Source::kConstant) {
+    return absl::UnimplementedError("b is not a graph constant");
+  }
+  GemmStep::Packed packed;
+  packed.weight_node = plan.slots[gemm.b.slot].node;
+  Kernel& kernel = packed.kernel;
+  kernel.packed_gemm =
+      ChoosePackedGemm(gemm.m, gemm.n, gemm.k, gemm.a.strides[0],
+                       gemm.a.strides[1], gemm.alpha, HostVectorTarget());
+  kernel.buffers = {{"a", DType::kFloat32, false},
+                    {"b", DType::kFloat32, false},
+                    {"c", DType::kFloat32, true}};
+  kernel.outer = {{0, IndexExpr::Const(kernel.packed_gemm->panels())}};
+  return packed;
+}
+
+void PackGemmPanels(const PackedGemm& g, const float* b,
+                    const int64_t b_strides[2], float* out) {
+  const int64_t width = g.panel_width;
+  for (int64_t p = 0; p < g.panels(); ++p) {
+    const int64_t col0 = p * width;
+    const int64_t cols = std::min(width, g.n - col0);
+    float* panel = out + p * g.k * width;
+    for (int64_t k = 0; k < g.k; ++k) {
+      float* row = panel + k * width;
+      const float* src = b + k * b_strides[0] + col0 * b_strides[1];
+      for (int64_t j = 0; j < cols; ++j) row[j] = src[j * b_strides[1]];
+      for (int64_t j = cols; j < width; ++j) row[j] = 0.0f;
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(
+    const PlanStep& step, const Graph& graph, HostKernelFn gemm,
+    HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool) {
+  if (step.gemm == nullptr || !step.gemm->packed.has_value() ||
+      !step.gemm->packed->kernel.packed_gemm.has_value() || gemm == nullptr) {
+    return absl::InternalError(
+        "a packed product step without its plan or code");
+  }
+  auto runner =
+      std::make_unique<PackedGemmStep>(step, gemm, epilogue, std::move(pool));
+  RETURN_IF_ERROR(runner->Init(graph));
+  return std::unique_ptr<const StepRunner>(std::move(runner));
+}
+
+}  // namespace guardjit

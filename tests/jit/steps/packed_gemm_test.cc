@@ -1,0 +1,271 @@
+// Packed products (jit/steps/packed_gemm.h, jit/llvm/packed_gemm_codegen.h):
+// the tile choice's invariants, the generated code against a reference
+// product on random shapes, strides, alphas, tile shapes and vector widths
+// (the tails of rows and columns, several k blocks, any split of panels),
+// and linear layers of graphs planned on it against the eager interpreter.
+// ctest runs this suite at 1 and 3 threads too (panel parts).
+
+#include "jit/steps/packed_gemm.h"
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "jit/llvm/kernel_compiler.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using testing::ExpectJitMatchesEager;
+using ::testing::HasSubstr;
+using testing::PlanOfInputs;
+using testing::RandomTensor;
+
+Arg R(const std::string& name) { return Arg::Ref(name); }
+Arg Dims(int64_t a, int64_t b) {
+  return Arg::OfList({Arg::Int(a), Arg::Int(b)});
+}
+
+int PackedGemms(const Plan& plan) {
+  int n = 0;
+  for (const PlanStep& s : plan.steps) {
+    n += s.gemm != nullptr && s.gemm->packed.has_value();
+  }
+  return n;
+}
+
+TEST(ChoosePackedGemmTest, TilesFitTheRegistersAndBlocksFitK) {
+  for (const VectorTarget target :
+       {VectorTarget{4, 16}, VectorTarget{8, 16}, VectorTarget{16, 32}}) {
+    for (int64_t m : {1, 2, 5, 8, 13, 64, 255}) {
+      for (int64_t n : {1, 10, 24, 512, 1000}) {
+        for (int64_t k : {1, 7, 300, 784, 3072}) {
+          SCOPED_TRACE(absl::StrCat("width ", target.width, " m ", m, " n ", n,
+                                    " k ", k));
+          const PackedGemm g = ChoosePackedGemm(m, n, k, k, 1, 1, target);
+          EXPECT_EQ(g.vector_width, target.width);
+          EXPECT_EQ(g.panel_width % g.vector_width, 0);
+          const int vectors = g.panel_width / g.vector_width;
+          EXPECT_LE(g.tile_rows * vectors + vectors + 1, target.registers);
+          EXPECT_GE(g.k_block, 1);
+          EXPECT_LE(g.k_block, k);
+          EXPECT_EQ(g.panels(), (n + g.panel_width - 1) / g.panel_width);
+        }
+      }
+    }
+  }
+  // A serving batch of 8 on AVX2 takes whole tiles (no row tail): 4x24 or
+  // 8x8 or 2x32, never 6 + 2.
+  const PackedGemm batch8 = ChoosePackedGemm(8, 512, 784, 784, 1, 1, {8, 16});
+  EXPECT_EQ(8 % batch8.tile_rows, 0) << batch8.ToString();
+}
+
+// Reference C = alpha * A @ B in double.
+std::vector<float> Reference(const PackedGemm& g, const std::vector<float>& a,
+                             const std::vector<float>& b, int64_t b_row,
+                             int64_t b_col) {
+  std::vector<float> c(static_cast<size_t>(g.m * g.n));
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < g.k; ++k) {
+        sum += static_cast<double>(a[i * g.lda + k * g.a_col_stride]) *
+               b[k * b_row + j * b_col];
+      }
+      c[i * g.n + j] = static_cast<float>(g.alpha * sum);
+    }
+  }
+  return c;
+}
+
+// The generated code on random products: each tile shape and vector width
+// the planner may pick (wider vectors than the host has are split by LLVM),
+// k blocks forced short, a strided or transposed a, B read as [K, N] or
+// transposed, alpha != 1, and the panels run in random ranges.
+TEST(PackedGemmCodegenTest, RandomProductsMatchAReference) {
+  auto compiler = KernelCompiler::Create();
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  std::mt19937 rng(1234);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    const VectorTarget target = trial % 3 == 0   ? VectorTarget{4, 16}
+                                : trial % 3 == 1 ? VectorTarget{8, 16}
+                                                 : VectorTarget{16, 32};
+    const int64_t m = uniform(1, trial < 20 ? 9 : 70);
+    const int64_t n = uniform(1, 130);
+    const int64_t k = uniform(1, 400);
+    const bool transposed_a = trial % 4 == 3;
+    const int64_t lda = transposed_a ? 1 : k + uniform(0, 3);
+    const int64_t a_col = transposed_a ? m + uniform(0, 2) : 1;
+    const double alpha = trial % 5 == 4 ? -0.75 : 1;
+    PackedGemm g = ChoosePackedGemm(m, n, k, lda, a_col, alpha, target);
+    // Any tile height the registers allow, and short k blocks.
+    const int vectors = 1 + static_cast<int>(uniform(0, 3));
+    g.panel_width = vectors * target.width;
+    g.tile_rows = static_cast<int>(
+        uniform(1, (target.registers - vectors - 1) / vectors));
+    g.k_block = uniform(1, k);
+    SCOPED_TRACE(g.ToString());
+    const int64_t a_size = transposed_a ? k * a_col : m * lda;
+    std::vector<float> a(static_cast<size_t>(a_size));
+    for (float& x : a) x = value(rng);
+    const bool transposed_b = trial % 2 == 1;
+    const int64_t b_row = transposed_b ? 1 : n, b_col = transposed_b ? k : 1;
+    std::vector<float> b(static_cast<size_t>(k * n));
+    for (float& x : b) x = value(rng);
+    const int64_t strides[2] = {b_row, b_col};
+    std::vector<float> packed(
+        static_cast<size_t>(g.panels() * g.k * g.panel_width) + 16);
+    // 64-byte aligned, as the step allocates it.
+    float* base = packed.data();
+    while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+    PackGemmPanels(g, b.data(), strides, base);
+    Kernel kernel;
+    kernel.packed_gemm = g;
+    kernel.buffers = {{"a", DType::kFloat32, false},
+                      {"b", DType::kFloat32, false},
+                      {"c", DType::kFloat32, true}};
+    kernel.outer = {{0, IndexExpr::Const(g.panels())}};
+    auto fns = (*compiler)->Compile({&kernel});
+    ASSERT_TRUE(fns.ok()) << fns.status();
+    std::vector<float> c(static_cast<size_t>(m * n), NAN);
+    void* const params[3] = {a.data(), base, c.data()};
+    for (int64_t p = 0; p < g.panels();) {
+      const int64_t last = std::min(g.panels(), p + uniform(1, 3));
+      EXPECT_EQ((*fns)[0](params, nullptr, p, last), 0);
+      p = last;
+    }
+    const std::vector<float> want = Reference(g, a, b, b_row, b_col);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(c[i], want[i], 1e-5 * (k + 1)) << "at " << i;
+    }
+  }
+}
+
+// x [M, in] -> linear -> relu -> linear, torch's Linear layout.
+std::shared_ptr<const Graph> Mlp(int64_t in, int64_t hidden, int64_t out) {
+  GraphBuilder b("mlp");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const double l1 = 1 / std::sqrt(static_cast<double>(in));
+  const double l2 = 1 / std::sqrt(static_cast<double>(hidden));
+  EXPECT_TRUE(b.AddConstant("w1", RandomTensor(DType::kFloat32, {hidden, in}, 1,
+                                               -l1, l1))
+                  .ok());
+  EXPECT_TRUE(
+      b.AddConstant("b1", RandomTensor(DType::kFloat32, {hidden}, 2)).ok());
+  EXPECT_TRUE(b.AddConstant("w2", RandomTensor(DType::kFloat32, {out, hidden},
+                                               3, -l2, l2))
+                  .ok());
+  EXPECT_TRUE(
+      b.AddConstant("b2", RandomTensor(DType::kFloat32, {out}, 4)).ok());
+  testing::AddNode(b, "t1", "aten.permute.default", {R("w1"), Dims(1, 0)});
+  testing::AddNode(b, "fc1", "aten.addmm.default", {R("b1"), R("x"), R("t1")});
+  testing::AddNode(b, "relu", "aten.relu.default", {R("fc1")});
+  testing::AddNode(b, "t2", "aten.permute.default", {R("w2"), Dims(1, 0)});
+  testing::AddNode(b, "fc2", "aten.addmm.default",
+                   {R("b2"), R("relu"), R("t2")});
+  EXPECT_TRUE(b.SetOutputs({R("fc2")}).ok());
+  return testing::Finish(b);
+}
+
+class PackedGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!PackedGemmEnabled()) GTEST_SKIP() << "GJ_PACKED_GEMM=0";
+  }
+};
+
+TEST_F(PackedGemmTest, ServingBatchLinearLayersArePacked) {
+  const auto graph = Mlp(784, 512, 10);
+  for (int64_t m : {1, 8, 37}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 784}, 5 + m)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    ASSERT_EQ(PackedGemms(plan), 2) << plan.ToString();
+    EXPECT_GE(plan.steps[0].gemm->packed->weight_node, 0);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    ExpectJitMatchesEager(graph, {testing::NonContiguousCopy(inputs[0])}, 1e-4);
+  }
+  auto jit = JitCompiler::Create();
+  ASSERT_TRUE(jit.ok());
+  Specialization spec;
+  spec.inputs.push_back(
+      TensorMeta::Of(RandomTensor(DType::kFloat32, {8, 784}, 1)));
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_THAT((*exe)->Describe(),
+              HasSubstr("'fc1' (aten.addmm.default) as a packed product ("));
+  EXPECT_THAT((*exe)->Describe(), HasSubstr("weights packed once"));
+}
+
+// Rows 1 to 255 are packed, 256 and more stay BLAS; a bare product of a
+// constant weight writes its result without an epilogue.
+TEST_F(PackedGemmTest, RowCountsAndBareProducts) {
+  const auto graph = Mlp(96, 320, 48);
+  for (int64_t m : {1, 3, 64, 255, 256}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 96}, 10 + m)};
+    EXPECT_EQ(PackedGemms(PlanOfInputs(*graph, inputs)), m < 256 ? 2 : 0);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+  GraphBuilder b("logits");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(
+      b.AddConstant("w", RandomTensor(DType::kFloat32, {1000, 256}, 7)).ok());
+  testing::AddNode(b, "t", "aten.permute.default", {R("w"), Dims(1, 0)});
+  testing::AddNode(b, "mm", "aten.mm.default", {R("x"), R("t")});
+  ASSERT_TRUE(b.SetOutputs({R("mm")}).ok());
+  const auto logits = testing::Finish(b);
+  for (int64_t m : {1, 5, 200}) {
+    SCOPED_TRACE(absl::StrCat(m, " rows"));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {m, 256}, 20 + m)};
+    const Plan plan = PlanOfInputs(*logits, inputs);
+    ASSERT_EQ(PackedGemms(plan), 1) << plan.ToString();
+    EXPECT_GE(plan.steps[0].gemm->result_param, 0) << plan.ToString();
+    ExpectJitMatchesEager(logits, inputs, 1e-4);
+  }
+}
+
+// alpha and beta, a weight read as [K, N], and a strided a.
+TEST_F(PackedGemmTest, AlphaBetaLayoutsAndStridedInputsMatchEager) {
+  GraphBuilder b("products");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  ASSERT_TRUE(
+      b.AddConstant("w", RandomTensor(DType::kFloat32, {64, 40}, 20, -0.2, 0.2))
+          .ok());
+  ASSERT_TRUE(
+      b.AddConstant("bias", RandomTensor(DType::kFloat32, {40}, 21)).ok());
+  ASSERT_TRUE(b.AddNode("a", "aten.addmm.default", {R("bias"), R("x"), R("w")},
+                        {{"beta", Arg::Float(0.5)}, {"alpha", Arg::Float(2)}})
+                  .ok());
+  testing::AddNode(b, "g", "aten.gelu.default", {R("a")});
+  testing::AddNode(b, "yt", "aten.permute.default", {R("y"), Dims(1, 0)});
+  testing::AddNode(b, "m", "aten.addmm.default", {R("bias"), R("yt"), R("w")});
+  testing::AddNode(b, "s", "aten.sigmoid.default", {R("m")});
+  ASSERT_TRUE(b.SetOutputs({R("g"), R("s")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {12, 64}, 23),
+      RandomTensor(DType::kFloat32, {64, 12}, 24)};
+  EXPECT_EQ(PackedGemms(PlanOfInputs(*graph, inputs)), 2);
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+}  // namespace
+}  // namespace guardjit
