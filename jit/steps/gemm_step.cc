@@ -343,4 +343,20 @@ absl::Status RunGemmStep(const GemmStep& dynamic_or_static,
   return absl::OkStatus();
 }
 
+absl::Status CheckServingProduct(const GemmStep& gemm, const Plan& plan) {
+  if (gemm.dtype != DType::kFloat32 || gemm.batched ||
+      gemm.symbolic.has_value()) {
+    return absl::UnimplementedError("not a static float32 product");
+  }
+  if (gemm.m >= kServingMaxRows) {
+    return absl::UnimplementedError(absl::StrCat(
+        gemm.m, " rows: BLAS row panels keep the product in cache"));
+  }
+  if (gemm.b.slot < 0 || gemm.b.slot >= static_cast<int>(plan.slots.size()) ||
+      plan.slots[gemm.b.slot].source != Slot::Source::kConstant) {
+    return absl::UnimplementedError("b is not a graph constant");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace guardjit

@@ -122,6 +122,14 @@ absl::Status RunGemmStep(const GemmStep& step, CompiledKernelFn epilogue,
                          absl::Span<const Tensor> slots,
                          absl::Span<const int64_t> symbols, ThreadPool& pool);
 
+// Linear layers at a serving batch, which run on their weight packed once
+// (packed_gemm.h, onednn_gemm.h): static float32 products, not batched, of
+// fewer than kServingMaxRows rows (more stay BLAS, whose row panels keep
+// each panel's product in cache for the epilogue), whose b is a graph
+// constant. OK for such a product, else UNIMPLEMENTED saying why not.
+inline constexpr int64_t kServingMaxRows = 256;
+absl::Status CheckServingProduct(const GemmStep& gemm, const Plan& plan);
+
 // Epilogue outer-loop iterations per panel: a panel of output that stays in
 // L2, or k rows where that is more (BLAS repacks b on every call), split so
 // that every thread gets one.

@@ -25,9 +25,6 @@ using dnnl::memory;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr int64_t kItem = sizeof(float);
 constexpr size_t kAlign = 64;
-// Products with at least this many rows stay BLAS, whose row panels keep
-// each panel's product in cache for the epilogue.
-constexpr int64_t kMaxRows = 256;
 // Row parts across the pool: at least this many multiply-adds in all.
 constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
 
@@ -239,19 +236,7 @@ class OneDnnGemmStep : public StepRunner {
 
 absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
                                                 const Plan& plan) {
-  if (gemm.dtype != DType::kFloat32 || gemm.batched ||
-      gemm.symbolic.has_value()) {
-    return absl::UnimplementedError(
-        "oneDNN matmul steps take static float32 products");
-  }
-  if (gemm.m >= kMaxRows) {
-    return absl::UnimplementedError(absl::StrCat(
-        gemm.m, " rows: BLAS row panels keep the product in cache"));
-  }
-  if (gemm.b.slot < 0 || gemm.b.slot >= static_cast<int>(plan.slots.size()) ||
-      plan.slots[gemm.b.slot].source != Slot::Source::kConstant) {
-    return absl::UnimplementedError("b is not a graph constant");
-  }
+  RETURN_IF_ERROR(CheckServingProduct(gemm, plan));
   GemmStep::OneDnn dnn;
   dnn.weight_node = plan.slots[gemm.b.slot].node;
   try {

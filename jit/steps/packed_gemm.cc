@@ -17,9 +17,6 @@
 namespace guardjit {
 namespace {
 
-// Products with at least this many rows stay BLAS, whose row panels keep
-// each panel's product in cache for the epilogue.
-constexpr int64_t kMaxRows = 256;
 // Panels split across the pool: at least this many multiply-adds in all.
 constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
 // A block of panel rows that stays in L1 beside a tile's rows of A.
@@ -167,19 +164,7 @@ PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
 
 absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
                                                 const Plan& plan) {
-  if (gemm.dtype != DType::kFloat32 || gemm.batched ||
-      gemm.symbolic.has_value()) {
-    return absl::UnimplementedError(
-        "packed products take static float32 products");
-  }
-  if (gemm.m >= kMaxRows) {
-    return absl::UnimplementedError(absl::StrCat(
-        gemm.m, " rows: BLAS row panels keep the product in cache"));
-  }
-  if (gemm.b.slot < 0 || gemm.b.slot >= static_cast<int>(plan.slots.size()) ||
-      plan.slots[gemm.b.slot].source != Slot::Source::kConstant) {
-    return absl::UnimplementedError("b is not a graph constant");
-  }
+  RETURN_IF_ERROR(CheckServingProduct(gemm, plan));
   GemmStep::Packed packed;
   packed.weight_node = plan.slots[gemm.b.slot].node;
   Kernel& kernel = packed.kernel;

@@ -569,6 +569,28 @@ std::shared_ptr<const Graph> Finish(GraphBuilder& b) {
   return std::shared_ptr<const Graph>(std::move(*graph));
 }
 
+std::shared_ptr<const Graph> LinearMlp(int64_t in, int64_t hidden, int64_t out,
+                                       DType dtype) {
+  GraphBuilder b("mlp");
+  EXPECT_TRUE(b.AddPlaceholder("x").ok());
+  const double l1 = 1 / std::sqrt(static_cast<double>(in));
+  const double l2 = 1 / std::sqrt(static_cast<double>(hidden));
+  EXPECT_TRUE(
+      b.AddConstant("w1", RandomTensor(dtype, {hidden, in}, 1, -l1, l1)).ok());
+  EXPECT_TRUE(b.AddConstant("b1", RandomTensor(dtype, {hidden}, 2)).ok());
+  EXPECT_TRUE(
+      b.AddConstant("w2", RandomTensor(dtype, {out, hidden}, 3, -l2, l2)).ok());
+  EXPECT_TRUE(b.AddConstant("b2", RandomTensor(dtype, {out}, 4)).ok());
+  const auto ref = [](const char* name) { return Arg::Ref(name); };
+  AddNode(b, "t1", "aten.permute.default", {ref("w1"), Ints({1, 0})});
+  AddNode(b, "fc1", "aten.addmm.default", {ref("b1"), ref("x"), ref("t1")});
+  AddNode(b, "relu", "aten.relu.default", {ref("fc1")});
+  AddNode(b, "t2", "aten.permute.default", {ref("w2"), Ints({1, 0})});
+  AddNode(b, "fc2", "aten.addmm.default", {ref("b2"), ref("relu"), ref("t2")});
+  EXPECT_TRUE(b.SetOutputs({ref("fc2")}).ok());
+  return Finish(b);
+}
+
 namespace {
 
 Plan PlanOrEmpty(const Graph& graph, const Specialization& spec) {

@@ -127,6 +127,11 @@ void AddNode(GraphBuilder& b, const std::string& name,
              Kwargs kwargs = {});
 std::shared_ptr<const Graph> Finish(GraphBuilder& b);
 
+// x [M, in] -> linear(in, hidden) -> relu -> linear(hidden, out): torch's
+// Linear layers, the weights graph constants [out, in] read transposed.
+std::shared_ptr<const Graph> LinearMlp(int64_t in, int64_t hidden, int64_t out,
+                                       DType dtype = DType::kFloat32);
+
 // The SharedJit's static plan of `graph` for contiguous inputs of `shapes`
 // and `dtype`, or of the metas of `inputs`; an empty plan (and a test
 // failure) if planning fails.

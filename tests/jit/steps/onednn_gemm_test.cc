@@ -39,30 +39,6 @@ Arg Dims(int64_t a, int64_t b) {
   return Arg::OfList({Arg::Int(a), Arg::Int(b)});
 }
 
-// x [M, in] -> linear(in, hidden) -> relu -> linear(hidden, out), the
-// weights graph constants [out, in] read transposed (torch's Linear).
-std::shared_ptr<const Graph> Mlp(int64_t in, int64_t hidden, int64_t out,
-                                 DType dtype = DType::kFloat32) {
-  GraphBuilder b("mlp");
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  const double l1 = 1 / std::sqrt(static_cast<double>(in));
-  const double l2 = 1 / std::sqrt(static_cast<double>(hidden));
-  EXPECT_TRUE(
-      b.AddConstant("w1", RandomTensor(dtype, {hidden, in}, 1, -l1, l1)).ok());
-  EXPECT_TRUE(b.AddConstant("b1", RandomTensor(dtype, {hidden}, 2)).ok());
-  EXPECT_TRUE(
-      b.AddConstant("w2", RandomTensor(dtype, {out, hidden}, 3, -l2, l2)).ok());
-  EXPECT_TRUE(b.AddConstant("b2", RandomTensor(dtype, {out}, 4)).ok());
-  testing::AddNode(b, "t1", "aten.permute.default", {R("w1"), Dims(1, 0)});
-  testing::AddNode(b, "fc1", "aten.addmm.default", {R("b1"), R("x"), R("t1")});
-  testing::AddNode(b, "relu", "aten.relu.default", {R("fc1")});
-  testing::AddNode(b, "t2", "aten.permute.default", {R("w2"), Dims(1, 0)});
-  testing::AddNode(b, "fc2", "aten.addmm.default",
-                   {R("b2"), R("relu"), R("t2")});
-  EXPECT_TRUE(b.SetOutputs({R("fc2")}).ok());
-  return testing::Finish(b);
-}
-
 int OneDnnGemms(const Plan& plan) {
   int n = 0;
   for (const PlanStep& s : plan.steps) {
@@ -94,7 +70,7 @@ class OneDnnGemmTest : public ::testing::Test {
 };
 
 TEST_F(OneDnnGemmTest, ServingBatchLinearLayersRunOnOneDnn) {
-  const auto graph = Mlp(784, 512, 10);
+  const auto graph = testing::LinearMlp(784, 512, 10);
   const std::vector<Tensor> inputs = {
       RandomTensor(DType::kFloat32, {8, 784}, 5)};
   const Plan plan = PlanOfInputs(*graph, inputs);
@@ -157,7 +133,7 @@ TEST_F(OneDnnGemmTest, BareProductsWriteTheirResult) {
 // of the weight packed apart, the last range taking the rest (1000 is not a
 // multiple of 16 x threads); ctest runs this at 1 and 3 threads.
 TEST_F(OneDnnGemmTest, FewRowsSplitByColumns) {
-  const auto graph = Mlp(1280, 1000, 24);
+  const auto graph = testing::LinearMlp(1280, 1000, 24);
   for (int64_t m : {1, 2}) {
     SCOPED_TRACE(absl::StrCat(m, " rows"));
     const std::vector<Tensor> inputs = {
@@ -171,7 +147,7 @@ TEST_F(OneDnnGemmTest, FewRowsSplitByColumns) {
 // Rows 1 to 255 take oneDNN (with column parts across the pool when large
 // enough), 256 and more stay BLAS.
 TEST_F(OneDnnGemmTest, RowCountsAtTheLimits) {
-  const auto graph = Mlp(96, 320, 48);
+  const auto graph = testing::LinearMlp(96, 320, 48);
   for (int64_t m : {1, 3, 64, 255, 256, 300}) {
     SCOPED_TRACE(absl::StrCat(m, " rows"));
     const std::vector<Tensor> inputs = {
@@ -220,7 +196,7 @@ TEST_F(OneDnnGemmTest, AlphaBetaLayoutsAndStridedInputsMatchEager) {
 
 // Float64, and weights given as inputs, stay BLAS.
 TEST_F(OneDnnGemmTest, Float64AndInputWeightsStayBlas) {
-  const auto f64 = Mlp(32, 48, 8, DType::kFloat64);
+  const auto f64 = testing::LinearMlp(32, 48, 8, DType::kFloat64);
   const std::vector<Tensor> x64 = {RandomTensor(DType::kFloat64, {4, 32}, 30)};
   EXPECT_EQ(OneDnnGemms(PlanOfInputs(*f64, x64)), 0);
   ExpectJitMatchesEager(f64, x64);
@@ -244,7 +220,7 @@ TEST_F(OneDnnGemmTest, Float64AndInputWeightsStayBlas) {
 // One executable called from several threads at once (each call its own
 // scratch; the packed weights shared, read only).
 TEST_F(OneDnnGemmTest, ConcurrentCallsMatchEager) {
-  const auto graph = Mlp(256, 512, 64);
+  const auto graph = testing::LinearMlp(256, 512, 64);
   auto jit = JitCompiler::Create({.num_threads = 2});
   ASSERT_TRUE(jit.ok());
   const Tensor x = RandomTensor(DType::kFloat32, {16, 256}, 40);

@@ -154,32 +154,6 @@ TEST(PackedGemmCodegenTest, RandomProductsMatchAReference) {
   }
 }
 
-// x [M, in] -> linear -> relu -> linear, torch's Linear layout.
-std::shared_ptr<const Graph> Mlp(int64_t in, int64_t hidden, int64_t out) {
-  GraphBuilder b("mlp");
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  const double l1 = 1 / std::sqrt(static_cast<double>(in));
-  const double l2 = 1 / std::sqrt(static_cast<double>(hidden));
-  EXPECT_TRUE(b.AddConstant("w1", RandomTensor(DType::kFloat32, {hidden, in}, 1,
-                                               -l1, l1))
-                  .ok());
-  EXPECT_TRUE(
-      b.AddConstant("b1", RandomTensor(DType::kFloat32, {hidden}, 2)).ok());
-  EXPECT_TRUE(b.AddConstant("w2", RandomTensor(DType::kFloat32, {out, hidden},
-                                               3, -l2, l2))
-                  .ok());
-  EXPECT_TRUE(
-      b.AddConstant("b2", RandomTensor(DType::kFloat32, {out}, 4)).ok());
-  testing::AddNode(b, "t1", "aten.permute.default", {R("w1"), Dims(1, 0)});
-  testing::AddNode(b, "fc1", "aten.addmm.default", {R("b1"), R("x"), R("t1")});
-  testing::AddNode(b, "relu", "aten.relu.default", {R("fc1")});
-  testing::AddNode(b, "t2", "aten.permute.default", {R("w2"), Dims(1, 0)});
-  testing::AddNode(b, "fc2", "aten.addmm.default",
-                   {R("b2"), R("relu"), R("t2")});
-  EXPECT_TRUE(b.SetOutputs({R("fc2")}).ok());
-  return testing::Finish(b);
-}
-
 class PackedGemmTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -188,7 +162,7 @@ class PackedGemmTest : public ::testing::Test {
 };
 
 TEST_F(PackedGemmTest, ServingBatchLinearLayersArePacked) {
-  const auto graph = Mlp(784, 512, 10);
+  const auto graph = testing::LinearMlp(784, 512, 10);
   for (int64_t m : {1, 8, 37}) {
     SCOPED_TRACE(absl::StrCat(m, " rows"));
     const std::vector<Tensor> inputs = {
@@ -214,7 +188,7 @@ TEST_F(PackedGemmTest, ServingBatchLinearLayersArePacked) {
 // Rows 1 to 255 are packed, 256 and more stay BLAS; a bare product of a
 // constant weight writes its result without an epilogue.
 TEST_F(PackedGemmTest, RowCountsAndBareProducts) {
-  const auto graph = Mlp(96, 320, 48);
+  const auto graph = testing::LinearMlp(96, 320, 48);
   for (int64_t m : {1, 3, 64, 255, 256}) {
     SCOPED_TRACE(absl::StrCat(m, " rows"));
     const std::vector<Tensor> inputs = {
