@@ -121,7 +121,13 @@ PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
   best.a_col_stride = a_col_stride;
   best.alpha = alpha;
   best.vector_width = target.width;
-  constexpr double kLatency = 4;    // cycles of a multiply-add
+  // Cycles a k step takes at least: an accumulator's multiply-add waits
+  // for its previous one (4 cycles on Zen 3 and Skylake-X, 5 on Zen 2).
+  // Counted as 5: a tile with exactly latency x 2 ports accumulators (4x16
+  // on AVX2) has no slack for a late load, and measured slower than one
+  // with 12 (4x24: 8 x 784 -> 512 at 2.26x cblas_sgemm against 1.74-2.20x,
+  // gemm_epilogue_benchmark, Zen 3).
+  constexpr double kLatency = 5;
   constexpr double kTileCost = 10;  // a tile's set-up, per block
   // Cycles of one k step of a tile of `rows` rows by `vectors` vectors.
   const auto step = [&](int64_t rows, int vectors) {

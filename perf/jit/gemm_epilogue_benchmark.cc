@@ -7,9 +7,11 @@
 //                              BLAS reads w transposed, no copy
 //   BM_EagerAddmmRelu          the same graph on the eager interpreter
 //                              (bias copy, sgemm with beta = 1, relu pass)
-//   BM_JitServedLinear         8 x 784 -> 512 with constant weights (oneDNN,
-//                              weights packed once) against cblas_sgemm of
-//                              that shape
+//   BM_JitServedLinear         linear layers at serving batches (an MLP's
+//                              8 x 784 -> 512, a GPT-style block's 64-row
+//                              products, a classifier head at batch 1) with
+//                              constant weights (packed products, weights
+//                              packed once) against cblas_sgemm of the shape
 // Each iteration of the graph benchmarks also times one cblas_sgemm call of
 // the same shape and transposes, so `vs_cblas` (cblas time / graph time) is
 // measured under the same load; `GFLOPs` counts 2*M*N*K per call. The graphs
@@ -160,12 +162,14 @@ BENCHMARK_CAPTURE(BM_JitGraph, LinearRelu, true)
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 
-// A served model's linear layer: relu(x @ w^T + bias) at a batch of 8 rows
-// (an MNIST MLP's first layer, 8 x 784 -> 512), w and bias graph constants:
-// oneDNN's matmul on w packed once (jit/steps/onednn_gemm.h), against a
-// direct cblas_sgemm of the same shape (which packs w on every call).
+// A served model's linear layer: relu(x @ w^T + bias) at m rows, k -> n
+// features (an MNIST MLP's first layer, 8 x 784 -> 512; a GPT-style block's
+// products at seq 64; a classifier head at batch 1), w and bias graph
+// constants: a packed product on w packed once (jit/steps/packed_gemm.h),
+// against a direct cblas_sgemm of the same shape (which packs w on every
+// call). The label says what ran it: packed, oneDNN or BLAS.
 void BM_JitServedLinear(benchmark::State& state) {
-  constexpr int64_t m = 8, k = 784, n = 512;
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   GraphBuilder b("served_linear");
   (void)b.AddPlaceholder("x");
   (void)b.AddConstant("w", Filled({n, k}, 2));
@@ -194,11 +198,21 @@ void BM_JitServedLinear(benchmark::State& state) {
   const double flops = 2.0 * m * n * k;
   state.counters["GFLOPs"] = flops * state.iterations() / seconds / 1e9;
   state.counters["vs_cblas"] = baseline_seconds / seconds;
-  state.SetLabel((*exe)->Describe().find("oneDNN") != std::string::npos
-                     ? "oneDNN"
-                     : "BLAS");
+  const std::string how = (*exe)->Describe();
+  state.SetLabel(how.find("packed product") != std::string::npos ? "packed"
+                 : how.find("oneDNN") != std::string::npos       ? "oneDNN"
+                                                                 : "BLAS");
 }
-BENCHMARK(BM_JitServedLinear)->Unit(benchmark::kMicrosecond)->UseManualTime();
+BENCHMARK(BM_JitServedLinear)
+    ->Args({8, 784, 512})
+    ->Args({64, 256, 768})
+    ->Args({64, 256, 256})
+    ->Args({64, 256, 1024})
+    ->Args({64, 1024, 256})
+    ->Args({64, 256, 1000})
+    ->Args({1, 512, 1000})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime();
 
 void BM_EagerAddmmRelu(benchmark::State& state) {
   const std::vector<Tensor> inputs = Inputs(false);
