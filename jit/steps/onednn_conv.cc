@@ -27,6 +27,40 @@ bool OneDnnEnabled() {
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
 
+OneDnnLayout OneDnnLayoutSetting() {
+  const char* env = std::getenv("GJ_ONEDNN_LAYOUT");
+  if (env == nullptr) return OneDnnLayout::kAuto;
+  if (std::strcmp(env, "channels_last") == 0) {
+    return OneDnnLayout::kChannelsLast;
+  }
+  if (std::strcmp(env, "blocked") == 0) return OneDnnLayout::kBlocked;
+  return OneDnnLayout::kAuto;
+}
+
+bool PrefersBlockedResult(const ConvStep& conv, int best_block,
+                          OneDnnLayout setting) {
+  switch (setting) {
+    case OneDnnLayout::kChannelsLast:
+      return false;
+    case OneDnnLayout::kBlocked:
+      return true;
+    case OneDnnLayout::kAuto:
+      break;
+  }
+  // Where oneDNN's own best layout has blocks of 8 (AVX2 hosts), its direct
+  // kernels for them beat its channels-last ones on dense convolutions
+  // wider than 1x1 over more than a few channels: resnet18's 3x3 layers at
+  // batch 1 took 0.66-0.84x the time (the input reorder included), its 1x1
+  // and 3-channel 7x7 ones 1.05-1.47x, and mobilenet_v2's depthwise and
+  // 1x1 ones 1.1-4x (GJ_PROFILE per step, both layouts, one thread, Zen 3).
+  if (best_block != 8 || conv.groups != 1 || conv.in_channels < 16) {
+    return false;
+  }
+  int64_t window = 1;
+  for (int64_t k : conv.kernel) window *= k;
+  return window > 1;
+}
+
 absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
     const ConvStep& conv, const std::optional<FixedRef>& bias,
     const Plan& plan) {
@@ -43,11 +77,12 @@ absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
   const memory::dims dims = OneDnnDstDims(conv, whole);
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   try {
-    // Channels last where oneDNN has a primitive for it: the epilogue reads
-    // it with channels innermost, and a channels-last input is read in
-    // place (channels_last.h keeps intermediates so). Else the layout
-    // oneDNN's best primitive picks, when the epilogue can read it; else
-    // the first of the others a primitive accepts.
+    // oneDNN's blocked layout where PrefersBlockedResult. Else channels
+    // last where oneDNN has a primitive for it: the epilogue reads it with
+    // channels innermost, and a channels-last input is read in place
+    // (channels_last.h keeps intermediates so). Else the layout oneDNN's
+    // best primitive picks, when the epilogue can read it; else the first
+    // of the others a primitive accepts.
     bool found = false;
     // oneDNN's reference implementations are slower than im2col + BLAS.
     const auto try_layout = [&](int block) {
@@ -63,19 +98,37 @@ absl::StatusOr<ConvStep::OneDnn> PlanOneDnnConv(
         // Not with that layout.
       }
     };
-    try_layout(0);
-    if (!found) {
-      pd = OneDnnConvPd(conv, whole, dnn.bias.has_value(),
-                        memory::desc(dims, kF32, memory::format_tag::any));
+    // The layout oneDNN's best primitive picks, when the epilogue can read
+    // it (0 when it cannot).
+    const auto best_layout = [&]() {
+      auto any =
+          OneDnnConvPd(conv, whole, dnn.bias.has_value(),
+                       memory::desc(dims, kF32, memory::format_tag::any));
+      if (IsReferenceImpl(any)) return 0;
       for (int block : {16, 8, 1}) {
-        if (!IsReferenceImpl(*pd) &&
-            pd->dst_desc() ==
-                memory::desc(dims, kF32, OneDnnTag(conv.spatial, block))) {
-          dnn.block = block;
-          found = true;
-          break;
+        if (any.dst_desc() ==
+            memory::desc(dims, kF32, OneDnnTag(conv.spatial, block))) {
+          pd = std::move(any);
+          return block;
         }
       }
+      return 0;
+    };
+    const int best = best_layout();
+    const OneDnnLayout setting = OneDnnLayoutSetting();
+    if (PrefersBlockedResult(conv, best, setting)) {
+      if (best == 8 || best == 16) {
+        dnn.block = best;
+        found = true;
+      }
+      for (int block : {16, 8}) {
+        if (!found) try_layout(block);
+      }
+    }
+    if (!found) try_layout(0);
+    if (!found && best != 0) {  // `pd` is still best_layout's
+      dnn.block = best;
+      found = true;
     }
     for (int block : {16, 8, 1}) {
       if (!found) try_layout(block);

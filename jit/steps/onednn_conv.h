@@ -18,7 +18,8 @@
 // A dynamic entry's batch gets a primitive per batch size, made on first use.
 //
 // GJ_ONEDNN=0 in the environment plans convolutions as im2col + BLAS
-// instead (conv_step.h), for comparisons.
+// instead (conv_step.h), for comparisons; GJ_ONEDNN_LAYOUT picks the
+// result's layout (OneDnnLayoutSetting below).
 
 #include <memory>
 #include <optional>
@@ -37,6 +38,21 @@ namespace guardjit {
 // Whether convolutions and matrix products may be planned on oneDNN
 // (GJ_ONEDNN is not "0"; onednn_gemm.h for the products).
 bool OneDnnEnabled();
+
+// The layout a oneDNN convolution leaves its result in: GJ_ONEDNN_LAYOUT
+// "channels_last" or "blocked" (oneDNN's channel blocks, where it has a
+// primitive for them) for every convolution, else (unset) chosen per
+// convolution by PrefersBlockedResult.
+enum class OneDnnLayout { kAuto, kChannelsLast, kBlocked };
+OneDnnLayout OneDnnLayoutSetting();
+
+// Whether `conv`'s result is planned in oneDNN's blocked layout before
+// channels last, `best_block` being the channel block of the layout
+// oneDNN's best primitive picks for it (8 on AVX2 hosts, 16 on AVX-512
+// ones; 0 when not blocked): under kAuto, dense convolutions wider than 1x1
+// over 16 channels or more where that block is 8.
+bool PrefersBlockedResult(const ConvStep& conv, int best_block,
+                          OneDnnLayout setting);
 
 // Plans `conv` (float32, its fields set by the matcher) on oneDNN, the bias
 // `bias` included when it is a graph constant: what ConvStep::onednn holds.

@@ -9,8 +9,12 @@
 // has threads, else by ranges of rows of each image (outer spatial dim 0,
 // each part with its own padding at its ends). Each part is a primitive of
 // its own (oneDNN's primitive cache shares equal ones) writing its share of
-// the result, which is contiguous in channels-last memory. A convolution in
-// another layout runs whole, on oneDNN's own threads.
+// the result, which is contiguous in channels-last memory. A blocked result
+// (nChw8c: onednn_conv.h's PrefersBlockedResult) is cut by ranges of images
+// too, and at smaller batches by ranges of output channel blocks of each
+// image (with a constant weight: each part packs its channels' rows once and
+// reads the whole input); what cannot be cut so runs whole, on an OpenMP
+// team of the pool's size.
 //
 // Epilogues: oneDNN writes the result where the epilogue kernel stores it
 // when the epilogue is only that store (ConvStep::OneDnn::result_param) or
@@ -71,8 +75,11 @@ struct Part {
   int64_t src_offset = 0, dst_offset = 0;
   // Parts of rows: the result rows [row_begin, row_end) it computes.
   int64_t row_begin = 0, row_end = 0;
-  // The constant weight in `weights`' layout.
+  // The constant weight in `weights`' layout (a part of output channels':
+  // its channels' rows of it).
   std::shared_ptr<const memory> packed_weights;
+  // A part of output channels': its channels' bias.
+  std::optional<memory> bias;
 };
 
 // What one batch size (and input layout) of a step runs, and where each
@@ -240,7 +247,11 @@ class OneDnnConvStep : public StepRunner {
                                : memory(part.weights, engine, weights)},
         {DNNL_ARG_DST, memory(part.dst, engine, dst)},
         {DNNL_ARG_SCRATCHPAD, memory(part.scratchpad, engine, pad)}};
-    if (bias_ != nullptr) args.emplace(DNNL_ARG_BIAS, *bias_);
+    if (part.bias.has_value()) {
+      args.emplace(DNNL_ARG_BIAS, *part.bias);
+    } else if (bias_ != nullptr) {
+      args.emplace(DNNL_ARG_BIAS, *bias_);
+    }
     part.conv.execute(stream, args);
     stream.wait();
   }
@@ -310,6 +321,12 @@ class OneDnnConvStep : public StepRunner {
     ConvGeometry geometry;
     int64_t src_offset = 0, dst_offset = 0;
     int64_t row_begin = 0, row_end = 0;  // parts of rows: the result rows
+    // Parts of output channels: the channels [channel_begin, channel_end),
+    // whole blocks of the layout but for the last part's end.
+    int64_t channel_begin = 0, channel_end = 0;
+    // Blocked parts of images: the first image (src_offset follows from
+    // the input layout the primitives take).
+    int64_t image_begin = 0;
   };
   std::vector<PartPlan> PlanParts(const ConvStep& s, Primitives& p) const {
     const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
@@ -325,12 +342,7 @@ class OneDnnConvStep : public StepRunner {
     // for it would cost more than it saves, and its threads spin after
     // each region on the cores the pool's workers run on.
     if (!shared) return {PartPlan{whole}};
-    // A blocked result's rows are not contiguous per image: oneDNN splits
-    // the whole convolution over an OpenMP team of the pool's size.
-    if (s.onednn->block != 0) {
-      p.openmp_threads = threads;
-      return {PartPlan{whole}};
-    }
+    if (s.onednn->block != 0) return PlanBlockedParts(s, p, threads);
     std::vector<PartPlan> parts;
     if (s.batch >= threads) {
       const int64_t chunk = (s.batch + threads - 1) / threads;
@@ -374,6 +386,50 @@ class OneDnnConvStep : public StepRunner {
     return parts;
   }
 
+  // The parts of a convolution whose result is blocked (channel blocks of
+  // `block` outermost after the batch: a block's rows are not contiguous,
+  // an image and a run of whole blocks are): ranges of images when the
+  // batch has at least as many images as the pool has threads; else ranges
+  // of output channel blocks of each image, when the weight is a constant
+  // (each part packs its channels' rows of it once), the input in the
+  // layout of the whole convolution's primitive; else the whole
+  // convolution on an OpenMP team of the pool's size.
+  std::vector<PartPlan> PlanBlockedParts(const ConvStep& s, Primitives& p,
+                                         int threads) const {
+    const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
+    const int64_t block = s.onednn->block;
+    const int64_t channels = s.groups * s.out_channels;
+    const int64_t blocks = (channels + block - 1) / block;
+    p.dst_image = blocks * block * Volume(s.out);
+    std::vector<PartPlan> parts;
+    if (s.batch >= threads) {
+      const int64_t chunk = (s.batch + threads - 1) / threads;
+      for (int64_t n0 = 0; n0 < s.batch; n0 += chunk) {
+        PartPlan part{whole, 0, n0 * p.dst_image};
+        part.geometry.batch = std::min(chunk, s.batch - n0);
+        part.image_begin = n0;
+        parts.push_back(part);
+      }
+      return parts;
+    }
+    if (s.groups != 1 || !weight_constant_.has_value() || blocks < 2) {
+      p.openmp_threads = threads;
+      return {PartPlan{whole}};
+    }
+    ConvGeometry image = whole;
+    image.batch = 1;
+    const int64_t count = std::min<int64_t>(threads, blocks);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t b0 = blocks * i / count, b1 = blocks * (i + 1) / count;
+      PartPlan part{image, 0, b0 * block * Volume(s.out)};
+      part.channel_begin = b0 * block;
+      part.channel_end = std::min(b1 * block, channels);
+      parts.push_back(part);
+    }
+    p.per_image = true;
+    return parts;
+  }
+
   absl::StatusOr<std::shared_ptr<const Primitives>> Build(
       const ConvStep& s) const {
     const ConvStep::OneDnn& dnn = *s.onednn;
@@ -382,36 +438,77 @@ class OneDnnConvStep : public StepRunner {
       const auto tag = OneDnnTag(s.spatial, dnn.block);
       const ConvGeometry whole = ConvGeometry::Of(s, s.batch);
       std::vector<PartPlan> plans = PlanParts(s, *p);
-      // oneDNN fixes a primitive's thread count when it creates it (brgconv
-      // reads omp_get_max_threads() then), not when it runs: create each at
-      // the count it runs with, whatever the host's OpenMP setting.
-      const ScopedOpenMpThreads threads(plans.size() == 1 ? p->openmp_threads
-                                                          : 1);
       size_t pad_bytes = 0;
-      for (const PartPlan& plan : plans) {
-        const dnnl::convolution_forward::primitive_desc pd = OneDnnConvPd(
-            s, plan.geometry, bias_ != nullptr,
-            memory::desc(OneDnnDstDims(s, plan.geometry), kF32, tag));
-        Part part;
-        part.conv = dnnl::convolution_forward(pd);
-        part.src = pd.src_desc();
-        part.weights = pd.weights_desc();
-        part.dst = pd.dst_desc();
-        part.scratchpad = pd.scratchpad_desc();
-        part.src_offset = plan.src_offset;
-        part.dst_offset = plan.dst_offset;
-        part.row_begin = plan.row_begin;
-        part.row_end = plan.row_end;
-        pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
-        p->parts.push_back(std::move(part));
-      }
+      // Each plan's primitive, of its output channels when a part of them.
+      const auto make_parts = [&] {
+        // oneDNN fixes a primitive's thread count when it creates it
+        // (brgconv reads omp_get_max_threads() then), not when it runs:
+        // create each at the count it runs with, whatever the host's
+        // OpenMP setting.
+        const ScopedOpenMpThreads threads(plans.size() == 1 ? p->openmp_threads
+                                                            : 1);
+        for (const PartPlan& plan : plans) {
+          ConvStep channels = s;
+          if (plan.channel_end > 0) {
+            channels.out_channels = plan.channel_end - plan.channel_begin;
+          }
+          const dnnl::convolution_forward::primitive_desc pd = OneDnnConvPd(
+              channels, plan.geometry, bias_ != nullptr,
+              memory::desc(OneDnnDstDims(channels, plan.geometry), kF32, tag));
+          Part part;
+          part.conv = dnnl::convolution_forward(pd);
+          part.src = pd.src_desc();
+          part.weights = pd.weights_desc();
+          part.dst = pd.dst_desc();
+          part.scratchpad = pd.scratchpad_desc();
+          part.src_offset = plan.src_offset;
+          part.dst_offset = plan.dst_offset;
+          part.row_begin = plan.row_begin;
+          part.row_end = plan.row_end;
+          if (plan.channel_end > 0 && bias_ != nullptr) {
+            part.bias.emplace(memory::desc({channels.out_channels}, kF32,
+                                           memory::format_tag::x),
+                              OneDnnEngine(),
+                              static_cast<float*>(bias_->get_data_handle()) +
+                                  plan.channel_begin);
+          }
+          pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
+          p->parts.push_back(std::move(part));
+        }
+      };
+      make_parts();
       // The whole input in the parts' layout (channels last when there are
-      // several), reordered from the program's where that differs.
-      p->src = p->parts.size() == 1
-                   ? p->parts[0].src
-                   : memory::desc(OneDnnSrcDims(s, whole), kF32,
-                                  OneDnnTag(s.spatial, 0));
+      // several of a channels-last result), reordered from the program's
+      // where that differs.
+      if (p->parts.size() == 1) {
+        p->src = p->parts[0].src;
+      } else if (dnn.block == 0) {
+        p->src = memory::desc(OneDnnSrcDims(s, whole), kF32,
+                              OneDnnTag(s.spatial, 0));
+      } else if (std::optional<memory::desc> src = WholeSrc(s, *p)) {
+        p->src = *src;
+        p->src_image = static_cast<int64_t>(src->get_size()) / kItem / s.batch;
+        for (size_t i = 0; i < plans.size(); ++i) {
+          p->parts[i].src_offset = plans[i].image_begin * p->src_image;
+        }
+      } else {
+        // Parts that take their input in different layouts: the whole
+        // convolution on an OpenMP team.
+        p->parts.clear();
+        p->per_image = false;
+        p->openmp_threads = pool_->num_threads();
+        plans = {PartPlan{whole}};
+        pad_bytes = 0;
+        make_parts();
+        p->src = p->parts[0].src;
+      }
       p->user_src = OneDnnUserSrcDesc(s);
+      // Reorders run on the calling thread too (Run): created at one
+      // OpenMP thread, or each call's reorder starts a team of the host's
+      // size, whose threads spin after it on the cores the pool runs on
+      // (resnet18 at two threads: 38% of the process's samples in libgomp's
+      // spin, every blocked convolution's reorder taking the other core).
+      const ScopedOpenMpThreads one_thread(1);
       size_t bytes = 0;
       if (p->src != p->user_src) {
         p->src_reorder.emplace(memory(p->user_src, OneDnnEngine(), nullptr),
@@ -421,8 +518,19 @@ class OneDnnConvStep : public StepRunner {
       }
       p->user_weights = OneDnnUserWeightDesc(s);
       if (weight_constant_.has_value()) {
-        for (Part& part : p->parts) {
-          part.packed_weights = PackedWeights(p->user_weights, part.weights);
+        for (size_t i = 0; i < plans.size(); ++i) {
+          Part& part = p->parts[i];
+          if (plans[i].channel_end > 0) {
+            ConvStep channels = s;
+            channels.out_channels =
+                plans[i].channel_end - plans[i].channel_begin;
+            part.packed_weights =
+                PackedWeights(OneDnnUserWeightDesc(channels), part.weights,
+                              plans[i].channel_begin * s.weight.strides[0]);
+          } else {
+            part.packed_weights =
+                PackedWeights(p->user_weights, part.weights, 0);
+          }
         }
       } else {
         for (const Part& part : p->parts) {
@@ -456,21 +564,43 @@ class OneDnnConvStep : public StepRunner {
     }
   }
 
-  // The constant weight in layout `packed`, reordered once per layout.
-  std::shared_ptr<const memory> PackedWeights(
-      const memory::desc& user, const memory::desc& packed) const {
+  // The constant weight from element `offset` on, viewed as `user`, in
+  // layout `packed`: reordered once per offset and layout.
+  std::shared_ptr<const memory> PackedWeights(const memory::desc& user,
+                                              const memory::desc& packed,
+                                              int64_t offset) const {
     absl::MutexLock lock(&mu_);
-    for (const auto& m : packed_) {
-      if (m->get_desc() == packed) return m;
+    for (const auto& [at, m] : packed_) {
+      if (at == offset && m->get_desc() == packed) return m;
     }
-    memory from(user, OneDnnEngine(), weight_constant_->data());
+    memory from(user, OneDnnEngine(),
+                static_cast<float*>(weight_constant_->data()) + offset);
     auto to = std::make_shared<memory>(packed, OneDnnEngine());
     dnnl::stream& stream = OneDnnStream();
     const ScopedOpenMpThreads one_thread(1);
     dnnl::reorder(from, *to).execute(stream, from, *to);
     stream.wait();
-    packed_.push_back(to);
+    packed_.emplace_back(offset, to);
     return to;
+  }
+
+  // The whole input in the layout every part of a blocked result takes it
+  // in (their images in it: parts of output channels take whole images,
+  // parts of images runs of them), or nullopt when they differ.
+  static std::optional<memory::desc> WholeSrc(const ConvStep& s,
+                                              const Primitives& p) {
+    for (int block : {16, 8, 1, 0}) {
+      const auto tag = OneDnnTag(s.spatial, block);
+      bool all = true;
+      for (const Part& part : p.parts) {
+        all = all && part.src == memory::desc(part.src.dims(), kF32, tag);
+      }
+      if (all) {
+        return memory::desc(OneDnnSrcDims(s, ConvGeometry::Of(s, s.batch)),
+                            kF32, tag);
+      }
+    }
+    return std::nullopt;
   }
 
   const std::shared_ptr<const ConvStep> conv_;
@@ -485,7 +615,7 @@ class OneDnnConvStep : public StepRunner {
   mutable absl::flat_hash_map<std::vector<int64_t>,
                               std::shared_ptr<const Primitives>>
       by_batch_ ABSL_GUARDED_BY(mu_);
-  mutable std::vector<std::shared_ptr<const memory>> packed_
+  mutable std::vector<std::pair<int64_t, std::shared_ptr<const memory>>> packed_
       ABSL_GUARDED_BY(mu_);
 };
 

@@ -137,6 +137,15 @@ void AddConv2d(GraphBuilder& b, const std::string& name, const std::string& x,
        List(2, 1), Arg::Bool(false), List(2, 0), Arg::Int(1)});
 }
 
+// GJ_ONEDNN_LAYOUT set for the scope's life (unset after it).
+class ScopedLayout {
+ public:
+  explicit ScopedLayout(const char* layout) {
+    setenv("GJ_ONEDNN_LAYOUT", layout, 1);
+  }
+  ~ScopedLayout() { unsetenv("GJ_ONEDNN_LAYOUT"); }
+};
+
 class OneDnnConvTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -296,6 +305,8 @@ TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
 // epilogue transposes it into [N, C, H, W]. A result the graph outputs, or a
 // view reads, stays contiguous.
 TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
+  // Whatever PrefersBlockedResult would pick for c1 on this host.
+  ScopedLayout layout("channels_last");
   GraphBuilder b("convbn");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
   const auto constant = [&](const std::string& name, const Shape& shape,
@@ -502,14 +513,13 @@ TEST_F(OneDnnConvTest, OneThreadProgramsStartNoOpenMpTeam) {
   dlclose(gomp);
 }
 
-// Convolutions too small to cut into parts run on the calling thread, not on
-// an OpenMP team of the pool's size: the team's threads spun after every
-// region on the cores the pool's workers needed (mobilenet_v2 at 2 threads
-// was slower than at 1).
-// Runs small convolutions on a 2-thread program and exits with status 0 when
-// no thread was started by the calls, 1 otherwise (a child process: an
-// OpenMP team, once started, stays for the life of the process).
-void RunSmallConvolutionsAndExit() {
+// Runs convolutions of `channels` channels over `size` x `size` images of
+// batch 1 on a 2-thread program, their results in `layout`
+// (GJ_ONEDNN_LAYOUT), and exits with status 0 when no thread was started by
+// the calls, 1 otherwise (a child process: an OpenMP team, once started,
+// stays for the life of the process).
+void RunConvolutionsAndExit(const char* layout, int64_t channels,
+                            int64_t size) {
   using SetFn = void (*)(int);
   void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (gomp == nullptr) {
@@ -517,10 +527,12 @@ void RunSmallConvolutionsAndExit() {
     std::_Exit(2);
   }
   reinterpret_cast<SetFn>(dlsym(gomp, "omp_set_num_threads"))(4);
+  setenv("GJ_ONEDNN_LAYOUT", layout, 1);
   auto jit = JitCompiler::Create({.num_threads = 2});
-  // Batch 1, 16 x 8 x 8 x 8 x 9 multiply-adds per convolution: one part.
-  const auto graph = ConvNet(2, 8, {{16, 3, 1, 1}, {16, 3, 1, 1}});
-  const Tensor x = RandomTensor(DType::kFloat32, {1, 8, 8, 8}, 61);
+  const auto graph =
+      ConvNet(2, channels, {{2 * channels, 3, 1, 1}, {2 * channels, 3, 1, 1}});
+  // The graph's input is contiguous: the first convolution reorders it.
+  const Tensor x = RandomTensor(DType::kFloat32, {1, channels, size, size}, 61);
   Specialization spec;
   spec.inputs.push_back(TensorMeta::Of(x));
   spec.example_sizes.emplace_back(x.sizes().begin(), x.sizes().end());
@@ -549,8 +561,24 @@ void RunSmallConvolutionsAndExit() {
 TEST_F(OneDnnConvTest, SmallConvolutionsOnTwoThreadsStartNoOpenMpTeam) {
   // Re-executed from scratch: the tests before it may have started a team.
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-  EXPECT_EXIT(RunSmallConvolutionsAndExit(), ::testing::ExitedWithCode(0),
-              "threads before the calls");
+  // Batch 1, 16 x 8 x 8 x 8 x 9 multiply-adds per convolution: one part.
+  EXPECT_EXIT(RunConvolutionsAndExit("channels_last", 8, 8),
+              ::testing::ExitedWithCode(0), "threads before the calls");
+}
+
+// Convolutions cut into parts on the pool, channels last and blocked, whose
+// inputs oneDNN reorders on the calling thread (the graph's contiguous input
+// into either layout; channels-last activations into blocks): the reorders
+// ran on a team of the host's OpenMP size, fixed when they were created,
+// whose spinning threads took a core from the pool's (resnet18's blocked
+// convolutions at two threads were no faster than at one).
+TEST_F(OneDnnConvTest, ReorderedInputsOnTwoThreadsStartNoOpenMpTeam) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  for (const char* layout : {"channels_last", "blocked"}) {
+    SCOPED_TRACE(layout);
+    EXPECT_EXIT(RunConvolutionsAndExit(layout, 16, 40),
+                ::testing::ExitedWithCode(0), "threads before the calls");
+  }
 }
 
 TEST_F(OneDnnConvTest, StridedInputsAreReorderedFromTheirStrides) {
@@ -633,6 +661,115 @@ TEST_F(OneDnnConvTest, ConcurrentCallsOfOneProgramMatchEager) {
     testing::ExpectTensor(actual[t][0], e.dtype(), e.sizes(),
                           testing::ToDoubles(e), 1e-4, 1e-4);
   }
+}
+
+// The channel block of each oneDNN step's result, in plan order.
+std::vector<int> ResultBlocks(const Plan& plan) {
+  std::vector<int> blocks;
+  for (const PlanStep& s : plan.steps) {
+    if (s.conv != nullptr && s.conv->onednn.has_value()) {
+      blocks.push_back(s.conv->onednn->block);
+    }
+  }
+  return blocks;
+}
+
+TEST(PrefersBlockedResultTest, DenseWideConvolutionsWhereOneDnnBlocksBy8) {
+  ConvStep conv;
+  conv.spatial = 2;
+  conv.in_channels = 64;
+  conv.out_channels = 64;
+  conv.kernel = {1, 3, 3};
+  const OneDnnLayout automatic = OneDnnLayout::kAuto;
+  EXPECT_TRUE(PrefersBlockedResult(conv, 8, automatic));
+  // AVX-512 hosts (blocks of 16), or no blocked primitive.
+  EXPECT_FALSE(PrefersBlockedResult(conv, 16, automatic));
+  EXPECT_FALSE(PrefersBlockedResult(conv, 0, automatic));
+  ConvStep pointwise = conv;
+  pointwise.kernel = {1, 1, 1};
+  EXPECT_FALSE(PrefersBlockedResult(pointwise, 8, automatic));
+  ConvStep rgb = conv;
+  rgb.in_channels = 3;
+  EXPECT_FALSE(PrefersBlockedResult(rgb, 8, automatic));
+  ConvStep depthwise = conv;
+  depthwise.groups = 64;
+  depthwise.in_channels = 1;
+  depthwise.out_channels = 1;
+  EXPECT_FALSE(PrefersBlockedResult(depthwise, 8, automatic));
+  // The setting overrides the choice either way.
+  EXPECT_TRUE(PrefersBlockedResult(rgb, 0, OneDnnLayout::kBlocked));
+  EXPECT_FALSE(PrefersBlockedResult(conv, 8, OneDnnLayout::kChannelsLast));
+}
+
+TEST_F(OneDnnConvTest, LayoutSettingPicksTheResultsLayout) {
+  const auto graph = ConvNet(2, 16, {{24, 3, 1, 1}, {24, 1}});
+  const std::vector<Tensor> x = {
+      RandomTensor(DType::kFloat32, {1, 16, 12, 12}, 70)};
+  {
+    ScopedLayout blocked("blocked");
+    EXPECT_EQ(OneDnnLayoutSetting(), OneDnnLayout::kBlocked);
+    for (int block : ResultBlocks(PlanOfInputs(*graph, x))) {
+      EXPECT_TRUE(block == 8 || block == 16) << block;
+    }
+  }
+  {
+    ScopedLayout channels_last("channels_last");
+    EXPECT_EQ(OneDnnLayoutSetting(), OneDnnLayout::kChannelsLast);
+    EXPECT_THAT(ResultBlocks(PlanOfInputs(*graph, x)),
+                ::testing::ElementsAre(0, 0));
+  }
+  EXPECT_EQ(OneDnnLayoutSetting(), OneDnnLayout::kAuto);
+}
+
+// Blocked results cut across the pool (ctest runs this suite at 1, 2 and 3
+// threads): by ranges of images at batches of at least the pool's threads,
+// else by ranges of output channel blocks of each image (20 and 44
+// channels: the last part's last block padded), with and without a bias; a
+// grouped convolution (2 groups of 24 -> 32 channels) runs whole at batch
+// 1, on an OpenMP team of the pool's size.
+TEST_F(OneDnnConvTest, BlockedResultsCutIntoPartsMatchEager) {
+  ScopedLayout blocked("blocked");
+  Layer no_bias = {48, 3, 1, 1};
+  no_bias.bias = false;
+  const auto graph =
+      ConvNet(2, 16, {{20, 3, 1, 1}, {44, 3, 2, 1}, no_bias, {64, 3, 1, 1, 2}});
+  for (int64_t batch : {1, 2, 4}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {batch, 16, 29, 23}, 71 + batch)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    const std::vector<int> blocks = ResultBlocks(plan);
+    ASSERT_EQ(blocks.size(), 4u) << plan.ToString();
+    for (int block : blocks) EXPECT_NE(block, 0) << plan.ToString();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
+// A blocked convolution whose weight is a graph input (no constant to pack
+// per part of channels) runs whole at batch 1; a dynamic batch gets parts
+// of images per batch size.
+TEST_F(OneDnnConvTest,
+       BlockedResultsOfInputWeightsAndDynamicBatchesMatchEager) {
+  ScopedLayout blocked("blocked");
+  GraphBuilder b("input_weight");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("w").ok());
+  AddConv2d(b, "conv", "x", "w", 1);
+  ASSERT_TRUE(b.SetOutputs({Arg::Ref("conv")}).ok());
+  const auto input_weight = testing::Finish(b);
+  ExpectJitMatchesEager(
+      input_weight,
+      {RandomTensor(DType::kFloat32, {1, 16, 30, 30}, 80),
+       RandomTensor(DType::kFloat32, {32, 16, 3, 3}, 81, -0.3, 0.3)},
+      1e-4);
+
+  const auto graph = ConvNet(2, 16, {{24, 3, 1, 1}, {40, 3, 2, 1}});
+  std::vector<std::vector<Tensor>> calls;
+  for (int64_t batch : {2, 5, 3}) {
+    calls.push_back(
+        {RandomTensor(DType::kFloat32, {batch, 16, 26, 26}, 82 + batch)});
+  }
+  testing::ExpectDynamicJitMatchesEager(graph, {{0, 0}}, calls, 1e-4);
 }
 
 }  // namespace
