@@ -43,6 +43,18 @@ namespace {
 // Each input's strides, as expressions over the entry's symbols.
 using Layout = std::vector<std::vector<IndexExpr>>;
 
+// `bytes` for explain(): "1.5 MiB", "40.0 KiB".
+std::string DescribeBytes(double bytes) {
+  return bytes >= (1 << 20) ? absl::StrFormat("%.1f MiB", bytes / (1 << 20))
+                            : absl::StrFormat("%.1f KiB", bytes / 1024);
+}
+
+// oneDNN's name of a layout of channel blocks of `block`: nChw8c, ...
+std::string BlockedLayoutName(int spatial, int block) {
+  const char* dims = spatial == 1 ? "w" : spatial == 2 ? "hw" : "dhw";
+  return absl::StrCat("nC", dims, block, "c");
+}
+
 // The call's symbol values, read from its inputs.
 absl::StatusOr<absl::InlinedVector<int64_t, 4>> SymbolValues(
     const std::vector<SymbolSource>& symbols, absl::Span<const Tensor> inputs) {
@@ -312,9 +324,7 @@ class JitExecutable : public Executable {
         externs.push_back(absl::StrCat(
             name, " as a packed product (", p.tile_rows, "x", p.panel_width,
             " tiles, weights packed once, ",
-            absl::StrFormat("%.1f",
-                            p.panels() * p.k * p.panel_width * 4.0 / (1 << 20)),
-            " MiB)",
+            DescribeBytes(p.panels() * p.k * p.panel_width * 4.0), ")",
             s.gemm->result_param >= 0 ? " writing its result"
                                       : " with an epilogue kernel"));
       } else if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
@@ -343,7 +353,11 @@ class JitExecutable : public Executable {
         externs.push_back(absl::StrCat(
             name, " on oneDNN (", dnn.impl,
             dnn.weight_node >= 0 ? ", weights packed once" : "",
-            dnn.block == 0 ? ", channels last" : "",
+            dnn.block == 0 ? ", channels last"
+            : dnn.block == 1
+                ? ""
+                : absl::StrCat(", ",
+                               BlockedLayoutName(s.conv->spatial, dnn.block)),
             dnn.result_param >= 0 ? ") writing its result"
             : dnn.in_place_param >= 0
                 ? ") with an epilogue kernel in place on its output"

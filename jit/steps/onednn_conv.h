@@ -5,17 +5,20 @@
 // runtime): direct convolutions (brgconv, jit depthwise, 1x1, ... whatever
 // oneDNN picks for the machine) in place of im2col + BLAS per image.
 //
-// Planning (conv_epilogue.h) asks oneDNN which layout its best primitive
-// leaves the result in (nChw16c on AVX-512, nChw8c on AVX2, ...) and
-// compiles the step's epilogue kernel to read the result in that layout, so
-// the epilogue is also the reorder back to the graph's layout; the bias of
-// a graph constant is added by oneDNN. Building the program creates the
-// primitive and reorders a constant weight into the primitive's layout once
-// (kept by the step for the entry's life). A call reorders the input into
-// the primitive's layout where it differs (a strided input included), runs
-// the primitive into per-thread scratch with as many OpenMP threads as the
-// context's pool has, then the epilogue split over channels on the pool.
-// A dynamic entry's batch gets a primitive per batch size, made on first use.
+// Planning (conv_epilogue.h) picks the layout the result is left in:
+// channels last where oneDNN has a primitive for it, oneDNN's blocked layout
+// (nChw8c) for the convolutions PrefersBlockedResult names, else the one
+// its best primitive picks (nChw16c on AVX-512, nChw8c on AVX2, ...); the
+// step's epilogue kernel reads the result in that layout, so the epilogue is
+// also the reorder back to the graph's layout; the bias of a graph constant
+// is added by oneDNN. Building the program creates the primitives and
+// reorders a constant weight into their layout once (kept by the step for
+// the entry's life). A call reorders the input into the primitives' layout
+// where it differs (a strided input included), runs the primitives, parts
+// of the convolution on the pool's threads with one OpenMP thread each
+// (onednn_conv_step.cc), then the epilogue split over channels on the pool.
+// A dynamic entry's batch gets primitives per batch size, made on first
+// use.
 //
 // GJ_ONEDNN=0 in the environment plans convolutions as im2col + BLAS
 // instead (conv_step.h), for comparisons; GJ_ONEDNN_LAYOUT picks the

@@ -711,6 +711,13 @@ TEST_F(OneDnnConvTest, LayoutSettingPicksTheResultsLayout) {
     for (int block : ResultBlocks(PlanOfInputs(*graph, x))) {
       EXPECT_TRUE(block == 8 || block == 16) << block;
     }
+    // explain() names the layout.
+    Specialization spec;
+    spec.inputs.push_back(TensorMeta::Of(x[0]));
+    auto exe = testing::SharedJit().Compile(graph, spec);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_THAT((*exe)->Describe(), ::testing::ContainsRegex(
+                                        "weights packed once, nChw(8|16)c\\)"));
   }
   {
     ScopedLayout channels_last("channels_last");

@@ -182,7 +182,11 @@ TEST_F(PackedGemmTest, ServingBatchLinearLayersArePacked) {
   ASSERT_TRUE(exe.ok()) << exe.status();
   EXPECT_THAT((*exe)->Describe(),
               HasSubstr("'fc1' (aten.addmm.default) as a packed product ("));
-  EXPECT_THAT((*exe)->Describe(), HasSubstr("weights packed once"));
+  // fc1's 784 x 512 weight in MiB, fc2's 512 x 10 in KiB.
+  EXPECT_THAT((*exe)->Describe(),
+              ::testing::ContainsRegex("weights packed once, [0-9.]+ MiB"));
+  EXPECT_THAT((*exe)->Describe(),
+              ::testing::ContainsRegex("weights packed once, [0-9.]+ KiB"));
 }
 
 // Rows 1 to 255 are packed, 256 and more stay BLAS; a bare product of a
