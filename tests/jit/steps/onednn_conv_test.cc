@@ -708,9 +708,9 @@ TEST_F(OneDnnConvTest, LayoutSettingPicksTheResultsLayout) {
   {
     ScopedLayout blocked("blocked");
     EXPECT_EQ(OneDnnLayoutSetting(), OneDnnLayout::kBlocked);
-    for (int block : ResultBlocks(PlanOfInputs(*graph, x))) {
-      EXPECT_TRUE(block == 8 || block == 16) << block;
-    }
+    const std::vector<int> blocks = ResultBlocks(PlanOfInputs(*graph, x));
+    ASSERT_EQ(blocks.size(), 2u);
+    for (int block : blocks) EXPECT_TRUE(block == 8 || block == 16) << block;
     // explain() names the layout.
     Specialization spec;
     spec.inputs.push_back(TensorMeta::Of(x[0]));
@@ -764,13 +764,21 @@ TEST_F(OneDnnConvTest,
   AddConv2d(b, "conv", "x", "w", 1);
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("conv")}).ok());
   const auto input_weight = testing::Finish(b);
-  ExpectJitMatchesEager(
-      input_weight,
-      {RandomTensor(DType::kFloat32, {1, 16, 30, 30}, 80),
-       RandomTensor(DType::kFloat32, {32, 16, 3, 3}, 81, -0.3, 0.3)},
-      1e-4);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {1, 16, 30, 30}, 80),
+      RandomTensor(DType::kFloat32, {32, 16, 3, 3}, 81, -0.3, 0.3)};
+  const std::vector<int> blocks =
+      ResultBlocks(PlanOfInputs(*input_weight, inputs));
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_NE(blocks[0], 0);
+  ExpectJitMatchesEager(input_weight, inputs, 1e-4);
 
   const auto graph = ConvNet(2, 16, {{24, 3, 1, 1}, {40, 3, 2, 1}});
+  const Tensor example = RandomTensor(DType::kFloat32, {2, 16, 26, 26}, 84);
+  for (int block : ResultBlocks(PlanOfInputs(*graph, {example}))) {
+    EXPECT_NE(block, 0);
+  }
+  ASSERT_EQ(ResultBlocks(PlanOfInputs(*graph, {example})).size(), 2u);
   std::vector<std::vector<Tensor>> calls;
   for (int64_t batch : {2, 5, 3}) {
     calls.push_back(
