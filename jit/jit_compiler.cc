@@ -220,7 +220,7 @@ class JitExecutable : public Executable {
   JitExecutable(std::shared_ptr<const Graph> graph, GraphMeta metas,
                 const Specialization& spec, std::shared_ptr<ThreadPool> pool,
                 Layout layout, std::unique_ptr<ProgramRunner> program,
-                Plan plan, EntryBackend entry)
+                Plan plan, EntryBackend entry, LivePrograms& live)
       : graph_(std::move(graph)),
         metas_(std::move(metas)),
         inputs_(spec.inputs),
@@ -229,7 +229,8 @@ class JitExecutable : public Executable {
         layout_(std::move(layout)),
         entry_(std::move(entry)),
         program_(std::move(program)),
-        plan_(std::move(plan)) {}
+        plan_(std::move(plan)),
+        registration_(live.Add(program_->program())) {}
 
   absl::Span<const SymbolBound> chosen_bounds() const override {
     return entry_.chosen_bounds;
@@ -464,6 +465,8 @@ class JitExecutable : public Executable {
   mutable std::atomic<int64_t> unplanned_calls_{0};
   mutable std::mutex mu_;
   mutable std::unique_ptr<Executable> unplanned_ ABSL_GUARDED_BY(mu_);
+  // Last: leaves the compiler's live programs before the program goes.
+  const std::unique_ptr<LivePrograms::Registration> registration_;
 };
 
 Layout ContiguousLayout(const Specialization& spec) {
@@ -694,7 +697,7 @@ absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Compile(
   return std::make_unique<JitExecutable>(std::move(graph), std::move(metas),
                                          *specialized, pool_, std::move(layout),
                                          *std::move(program), *std::move(plan),
-                                         *std::move(entry));
+                                         *std::move(entry), *live_);
 }
 
 absl::StatusOr<std::unique_ptr<Executable>> JitCompiler::Fallback(

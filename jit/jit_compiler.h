@@ -13,6 +13,7 @@
 #include "jit/llvm/kernel_compiler.h"
 #include "jit/llvm/llvm_backend.h"
 #include "jit/schedule/fusion.h"
+#include "runtime/program/live_programs.h"
 #include "runtime/thread_pool.h"
 
 namespace guardjit {
@@ -119,6 +120,9 @@ class JitCompiler : public Compiler {
   KernelBackend& kernel_backend() { return *backend_; }
   // The pool this compiler's programs run on.
   ThreadPool& thread_pool() { return *pool_; }
+  // The programs of this compiler's entries alive now (what they hold:
+  // gj_memory_stats).
+  const LivePrograms& live_programs() const { return *live_; }
 
  private:
   JitCompiler(std::shared_ptr<KernelCompiler> kernels,
@@ -135,6 +139,7 @@ class JitCompiler : public Compiler {
   const bool strict_;
   // Never null: Options::kernel_backend, else an LlvmKernelBackend.
   const std::shared_ptr<KernelBackend> backend_;
+  const std::shared_ptr<LivePrograms> live_ = LivePrograms::Create();
 };
 
 }  // namespace guardjit

@@ -138,6 +138,17 @@ class OneDnnConvStep : public StepRunner {
     return absl::OkStatus();
   }
 
+  // Every layout and part of the constant weight reordered so far: a
+  // dynamic entry's batch sizes may add layouts as calls first run them.
+  int64_t packed_bytes() const override {
+    absl::MutexLock lock(&mu_);
+    int64_t bytes = 0;
+    for (const auto& [offset, m] : packed_) {
+      bytes += static_cast<int64_t>(m->get_desc().get_size());
+    }
+    return bytes;
+  }
+
   absl::Status Run(StepCall& call) const override {
     std::optional<ConvStep> bound;
     if (conv_->symbolic.has_value()) {

@@ -123,6 +123,7 @@ class OneDnnGemmStep : public StepRunner {
           packed = std::make_shared<memory>(pd.weights_desc(), OneDnnEngine());
           dnnl::reorder(from, *packed).execute(stream, from, *packed);
           stream.wait();
+          packed_bytes_ += static_cast<int64_t>(pd.weights_desc().get_size());
         } else if (pd.weights_desc() != packed->get_desc()) {
           return absl::InternalError(absl::StrCat(
               g.ToString(), ": oneDNN wants the weight in another layout for ",
@@ -161,6 +162,8 @@ class OneDnnGemmStep : public StepRunner {
     }
     return absl::OkStatus();
   }
+
+  int64_t packed_bytes() const override { return packed_bytes_; }
 
   absl::Status Run(StepCall& call) const override {
     const GemmStep& g = *gemm_;
@@ -230,6 +233,7 @@ class OneDnnGemmStep : public StepRunner {
   const std::vector<int> buffer_slots_;
   std::vector<Part> parts_;
   size_t product_bytes_ = 0, pad_stride_ = 0, scratch_bytes_ = 0;
+  int64_t packed_bytes_ = 0;
 };
 
 }  // namespace

@@ -61,8 +61,11 @@ class PackedGemmStep : public StepRunner {
                  ? std::min<int64_t>(threads, p.panels())
                  : 1;
     product_bytes_ = AlignUp(static_cast<size_t>(p.m * p.n) * sizeof(float));
+    packed_bytes_ = static_cast<int64_t>(AlignUp(floats * sizeof(float)));
     return absl::OkStatus();
   }
+
+  int64_t packed_bytes() const override { return packed_bytes_; }
 
   absl::Status Run(StepCall& call) const override {
     const GemmStep& g = *gemm_;
@@ -101,6 +104,7 @@ class PackedGemmStep : public StepRunner {
   std::unique_ptr<float, FreeDeleter> packed_;
   int64_t parts_ = 1;
   size_t product_bytes_ = 0;
+  int64_t packed_bytes_ = 0;
 };
 
 }  // namespace

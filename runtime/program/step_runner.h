@@ -58,6 +58,10 @@ class StepRunner {
   // Device programs: the kernel of the program's module this step launches
   // (its fault word), or -1.
   virtual int module_kernel() const { return -1; }
+  // Bytes of the graph's constants this runner holds again in a layout of
+  // its own (a weight packed once into a kernel's panels or oneDNN's
+  // blocked format), for gj_memory_stats.packed_weight_bytes.
+  virtual int64_t packed_bytes() const { return 0; }
   // The error of index check `check` of that kernel, failed on the device
   // with `symbols` (DeviceFaultPool reports it later than Run returns).
   virtual absl::Status CheckError(int check,
