@@ -31,6 +31,7 @@ GJ_OFFSET(gj_memory_stats, system_allocations, 32);
 GJ_OFFSET(gj_memory_stats, cache_hits, 40);
 GJ_OFFSET(gj_memory_stats, compiled_modules, 48);
 GJ_OFFSET(gj_memory_stats, cached_kernels, 56);
+GJ_OFFSET(gj_memory_stats, packed_weight_bytes, 64);
 
 GJ_OFFSET(gj_graph_load_options, struct_size, 0);
 GJ_OFFSET(gj_graph_load_options, external_data_dir, 8);

@@ -209,6 +209,7 @@ absl::Status DeviceMemoryStats(const gj_context& context, DLDevice device,
     if (auto* jit = dynamic_cast<JitCompiler*>(context.compiler.get())) {
       full.compiled_modules = jit->kernels().live_modules();
       full.cached_kernels = jit->kernels().cached_kernels();
+      full.packed_weight_bytes = jit->live_programs().PackedBytes();
     }
   } else {
     ASSIGN_OR_RETURN(CudaCachingAllocator * pool, CudaPool(device, fn));

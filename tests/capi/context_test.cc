@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -274,6 +275,144 @@ TEST(CapiContextTest, DeviceMemoryStats) {
         << gj_error_message(error);
     gj_error_destroy(error);
   }
+}
+
+// A linear layer's weight, packed once when its entry compiles, counts in
+// packed_weight_bytes while an entry holds it: once per entry, gone with the
+// function. Products of two inputs pack nothing.
+TEST(CapiContextTest, PackedWeightsCountWhileTheirEntriesLive) {
+  ContextPtr context = MakeContext();
+  constexpr int64_t kIn = 128, kOut = 64, kRows = 8;
+  std::vector<float> weight(kIn * kOut), bias(kOut);
+  for (size_t i = 0; i < weight.size(); ++i) weight[i] = 0.01f * (i % 13);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.5f - 0.1f * (i % 7);
+  // The weight as [in, out]: addmm(b, x, w).
+  HostTensor<float> w({kIn, kOut}, weight), b({kOut}, bias);
+  GraphPtr graph = BuildGraph(
+      context.get(), "linear", {"x"},
+      [&](gj_graph_builder* g) {
+        EXPECT_TRUE(Ok(gj_graph_builder_add_constant(g, "w", w.dl())));
+        EXPECT_TRUE(Ok(gj_graph_builder_add_constant(g, "b", b.dl())));
+        gj_arg addmm[] = {gj_arg_ref("b"), gj_arg_ref("x"), gj_arg_ref("w")};
+        EXPECT_TRUE(Ok(
+            gj_graph_builder_add_node(g, "y", "aten.addmm.default", addmm, 3)));
+        gj_arg relu[] = {gj_arg_ref("y")};
+        EXPECT_TRUE(Ok(
+            gj_graph_builder_add_node(g, "z", "aten.relu.default", relu, 1)));
+      },
+      {"z"});
+  ASSERT_NE(graph, nullptr);
+  const auto packed = [&] {
+    gj_memory_stats stats = NewStats();
+    EXPECT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &stats)));
+    return stats.packed_weight_bytes;
+  };
+  EXPECT_EQ(packed(), 0);
+
+  std::vector<float> xs(kRows * kIn);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.02f * (i % 11) - 0.1f;
+  HostTensor<float> x({kRows, kIn}, xs);
+  const DLTensor* in[] = {x.dl()};
+  const auto call = [&](gj_function* fn) {
+    HostTensor<float> z({kRows, kOut}, std::vector<float>(kRows * kOut));
+    const DLTensor* out[] = {z.dl()};
+    EXPECT_TRUE(Ok(gj_function_call(fn, in, 1, out, 1, nullptr)));
+    // The packed weight computes what the graph says.
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t c = 0; c < kOut; ++c) {
+        double sum = bias[c];
+        for (int64_t k = 0; k < kIn; ++k) {
+          sum += double{xs[r * kIn + k]} * weight[k * kOut + c];
+        }
+        EXPECT_NEAR(z.buffer()[r * kOut + c], std::max(sum, 0.0), 1e-4)
+            << r << ", " << c;
+      }
+    }
+  };
+  FunctionPtr first = MakeFunction(context.get(), graph.get());
+  call(first.get());
+  const int64_t one = packed();
+  // The whole weight, in panels padded to the kernel's width at most to
+  // twice its columns.
+  const int64_t weight_bytes = kIn * kOut * 4;
+  EXPECT_GE(one, weight_bytes);
+  EXPECT_LE(one, 2 * weight_bytes);
+  call(first.get());  // a hit packs nothing more
+  EXPECT_EQ(packed(), one);
+
+  FunctionPtr second = MakeFunction(context.get(), graph.get());
+  call(second.get());
+  EXPECT_EQ(packed(), 2 * one);
+  first.reset();
+  EXPECT_EQ(packed(), one);
+  second.reset();
+  EXPECT_EQ(packed(), 0);
+
+  // x @ y of two inputs: nothing to pack.
+  GraphPtr mm = BuildGraph(context.get(), "mm", {"a", "c"},
+                           [](gj_graph_builder* g) {
+                             gj_arg args[] = {gj_arg_ref("a"), gj_arg_ref("c")};
+                             EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+                                 g, "p", "aten.mm.default", args, 2)));
+                           },
+                           {"p"});
+  FunctionPtr product = MakeFunction(context.get(), mm.get());
+  HostTensor<float> a({kRows, kIn}, xs), c({kIn, kOut}, weight);
+  const DLTensor* mm_in[] = {a.dl(), c.dl()};
+  DLManagedTensor* result = nullptr;
+  ASSERT_TRUE(
+      Ok(gj_function_call_alloc(product.get(), mm_in, 2, nullptr, &result, 1)));
+  gj_tensor_release(result);
+  EXPECT_EQ(packed(), 0);
+}
+
+// A convolution's constant weight, reordered once into oneDNN's layout, is
+// counted the same way.
+TEST(CapiContextTest, PackedConvolutionWeightsCount) {
+  ContextPtr context = MakeContext();
+  constexpr int64_t kIn = 16, kOut = 32, kSize = 12;
+  std::vector<float> weight(kOut * kIn * 3 * 3);
+  for (size_t i = 0; i < weight.size(); ++i)
+    weight[i] = 0.01f * (i % 17) - 0.08f;
+  HostTensor<float> w({kOut, kIn, 3, 3}, weight);
+  GraphPtr graph = BuildGraph(
+      context.get(), "conv", {"x"},
+      [&](gj_graph_builder* g) {
+        EXPECT_TRUE(Ok(gj_graph_builder_add_constant(g, "w", w.dl())));
+        const int64_t ones[] = {1, 1}, zeros[] = {0, 0};
+        gj_arg conv[] = {
+            gj_arg_ref("x"),      gj_arg_ref("w"),       gj_arg_none(),
+            gj_arg_ints(ones, 2), gj_arg_ints(ones, 2),  gj_arg_ints(ones, 2),
+            gj_arg_bool(0),       gj_arg_ints(zeros, 2), gj_arg_int(1)};
+        EXPECT_TRUE(Ok(gj_graph_builder_add_node(
+            g, "y", "aten.convolution.default", conv, 9)));
+        gj_arg relu[] = {gj_arg_ref("y")};
+        EXPECT_TRUE(Ok(
+            gj_graph_builder_add_node(g, "z", "aten.relu.default", relu, 1)));
+      },
+      {"z"});
+  ASSERT_NE(graph, nullptr);
+  const auto packed = [&] {
+    gj_memory_stats stats = NewStats();
+    EXPECT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &stats)));
+    return stats.packed_weight_bytes;
+  };
+  FunctionPtr fn = MakeFunction(context.get(), graph.get());
+  HostTensor<float> x({2, kIn, kSize, kSize},
+                      std::vector<float>(2 * kIn * kSize * kSize, 0.25f));
+  const DLTensor* in[] = {x.dl()};
+  DLManagedTensor* out = nullptr;
+  ASSERT_TRUE(Ok(gj_function_call_alloc(fn.get(), in, 1, nullptr, &out, 1)));
+  // Every output away from the border sums the whole window.
+  const std::vector<float> z = Floats(out->dl_tensor);
+  gj_tensor_release(out);
+  double window = 0;
+  for (int64_t i = 0; i < kIn * 9; ++i) window += 0.25 * weight[i];
+  EXPECT_NEAR(z[kSize + 1], std::max(window, 0.0), 1e-4);
+  const int64_t weight_bytes = kOut * kIn * 9 * 4;
+  EXPECT_GE(packed(), weight_bytes);
+  fn.reset();
+  EXPECT_EQ(packed(), 0);
 }
 
 TEST(CapiContextTest, DeviceMemoryStatsRejectsBadArguments) {

@@ -14,7 +14,7 @@ TEST(CapiVersionTest, RuntimeVersionMatchesHeader) {
                 GJ_API_VERSION_MINOR);
   const std::string version = gj_version();
   EXPECT_EQ(version.rfind(prefix, 0), 0u) << version;
-  EXPECT_EQ(version, "0.12.0");
+  EXPECT_EQ(version, "0.13.0");
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ extern "C" {
 #endif
 
 #define GJ_API_VERSION_MAJOR 0
-#define GJ_API_VERSION_MINOR 12
+#define GJ_API_VERSION_MINOR 13
 
 #if defined(__GNUC__)
 #define GJ_EXPORT __attribute__((visibility("default")))
@@ -228,6 +228,11 @@ typedef struct gj_memory_stats {
   int64_t cache_hits;         /* blocks served from the cache */
   int64_t compiled_modules;   /* JIT code modules loaded */
   int64_t cached_kernels;     /* compiled kernels kept for reuse */
+  /* Since 0.13 (appended): bytes of the graphs' constant weights that the
+   * context's live cache entries hold again, packed once into their kernels'
+   * layouts (a packed product's panels, oneDNN's blocked formats); freed
+   * with the entry. Host only ({kDLCPU, 0}); 0 for a CUDA device. */
+  int64_t packed_weight_bytes;
 } gj_memory_stats;
 
 GJ_EXPORT void gj_memory_stats_init_v(gj_memory_stats* stats,
