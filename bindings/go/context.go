@@ -184,6 +184,9 @@ type MemoryStats struct {
 	CacheHits         int64 // blocks served from the cache
 	CompiledModules   int64 // JIT code modules loaded
 	CachedKernels     int64 // compiled kernels kept for reuse
+	// Graph weights the context's live cache entries hold again, packed
+	// into their kernels' layouts (C API 0.13; 0 for a CUDA device).
+	PackedWeightBytes int64
 }
 
 // MemoryStats reads the context's memory counters. Library-allocated
@@ -206,6 +209,7 @@ func (c *Context) MemoryStats() (MemoryStats, error) {
 		CacheHits:         int64(s.cache_hits),
 		CompiledModules:   int64(s.compiled_modules),
 		CachedKernels:     int64(s.cached_kernels),
+		PackedWeightBytes: int64(s.packed_weight_bytes),
 	}, nil
 }
 
@@ -264,6 +268,7 @@ func (c *Context) DeviceMemoryStats(d Device) (MemoryStats, error) {
 		CacheHits:         int64(s.cache_hits),
 		CompiledModules:   int64(s.compiled_modules),
 		CachedKernels:     int64(s.cached_kernels),
+		PackedWeightBytes: int64(s.packed_weight_bytes),
 	}, nil
 }
 

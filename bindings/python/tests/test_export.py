@@ -1,4 +1,5 @@
 """guardjit.export of small torch modules, run against torch eager."""
+import gc
 import os
 import re
 import shutil
@@ -233,6 +234,24 @@ class ExportModelsTest(unittest.TestCase):
 
     def test_conv_batchnorm_maxpool(self):
         self.check(ConvBN(), torch.randn(2, 3, 16, 16))
+
+    def test_packed_weights_count_in_memory_stats(self):
+        # The linear layers' weights, packed once when the entry compiles,
+        # count while the function's entry holds them.
+        context = guardjit.Context(num_threads=1)
+        model = MLP().eval()
+        x = torch.randn(8, 32)
+        graph = guardjit.export(model, (x,), context=context)
+        self.assertEqual(context.memory_stats.packed_weight_bytes, 0)
+        fn = guardjit.Function(graph)
+        (out,) = fn(x)
+        with torch.no_grad():
+            self.assertLess(max_rel_error(out, model(x)), TOLERANCE)
+        weights = (32 * 64 + 64 * 10) * 4
+        self.assertGreaterEqual(context.memory_stats.packed_weight_bytes, weights)
+        del fn, out
+        gc.collect()
+        self.assertEqual(context.memory_stats.packed_weight_bytes, 0)
 
     def test_text_has_schema_mapped_arguments(self):
         graph = guardjit.export(MLP().eval(), (torch.randn(2, 32),))

@@ -80,6 +80,7 @@ func (s *server) serveMetrics(w http.ResponseWriter) {
 		family("guardjit_memory_peak_in_use_bytes", "gauge", "Peak bytes in use since start.", []sample{{"", float64(ms.PeakBytesInUse)}})
 		family("guardjit_compiled_modules", "gauge", "JIT code modules loaded.", []sample{{"", float64(ms.CompiledModules)}})
 		family("guardjit_cached_kernels", "gauge", "Compiled kernels kept for reuse.", []sample{{"", float64(ms.CachedKernels)}})
+		family("guardjit_packed_weight_bytes", "gauge", "Graph weights held again by live cache entries, packed into their kernels' layouts.", []sample{{"", float64(ms.PackedWeightBytes)}})
 	}
 	if cs, err := s.ctx.CompileCacheStats(); err == nil {
 		for _, c := range []struct {

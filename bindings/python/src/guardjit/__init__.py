@@ -19,7 +19,7 @@ from ._errors import (AbortedError, AlreadyExistsError, CancelledError, DataLoss
 from ._native import api_version, set_log_topics
 from ._native import version as library_version
 
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 
 def export(module, args, kwargs=None, *, dynamic_shapes=None, strict=False, context=None,

@@ -34,6 +34,9 @@ class MemoryStats:
     cache_hits: int
     compiled_modules: int
     cached_kernels: int
+    #: Graph weights the context's live cache entries hold again, packed
+    #: into their kernels' layouts (C API 0.13; 0 for a CUDA device).
+    packed_weight_bytes: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

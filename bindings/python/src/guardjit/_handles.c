@@ -69,13 +69,14 @@ static PyObject* context_memory_stats(ContextObject* self,
   gj_error* error = gj_context_get_memory_stats(self->context, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsL}", "bytes_in_use", (long long)stats.bytes_in_use,
+      "{sLsLsLsLsLsLsLsL}", "bytes_in_use", (long long)stats.bytes_in_use,
       "bytes_cached", (long long)stats.bytes_cached, "peak_bytes_in_use",
       (long long)stats.peak_bytes_in_use, "system_allocations",
       (long long)stats.system_allocations, "cache_hits",
       (long long)stats.cache_hits, "compiled_modules",
       (long long)stats.compiled_modules, "cached_kernels",
-      (long long)stats.cached_kernels);
+      (long long)stats.cached_kernels, "packed_weight_bytes",
+      (long long)stats.packed_weight_bytes);
 }
 
 static PyObject* context_release_cached_memory(ContextObject* self,
@@ -103,13 +104,14 @@ static PyObject* context_device_memory_stats(ContextObject* self,
       gj_context_get_device_memory_stats(self->context, device, &stats);
   if (error != NULL) return raise_gj_error(error);
   return Py_BuildValue(
-      "{sLsLsLsLsLsLsL}", "bytes_in_use", (long long)stats.bytes_in_use,
+      "{sLsLsLsLsLsLsLsL}", "bytes_in_use", (long long)stats.bytes_in_use,
       "bytes_cached", (long long)stats.bytes_cached, "peak_bytes_in_use",
       (long long)stats.peak_bytes_in_use, "system_allocations",
       (long long)stats.system_allocations, "cache_hits",
       (long long)stats.cache_hits, "compiled_modules",
       (long long)stats.compiled_modules, "cached_kernels",
-      (long long)stats.cached_kernels);
+      (long long)stats.cached_kernels, "packed_weight_bytes",
+      (long long)stats.packed_weight_bytes);
 }
 
 static PyObject* context_release_cached_device_memory(ContextObject* self,

@@ -183,6 +183,8 @@ pub struct gj_memory_stats {
     pub cache_hits: i64,
     pub compiled_modules: i64,
     pub cached_kernels: i64,
+    /// Since 0.13 (appended).
+    pub packed_weight_bytes: i64,
 }
 
 /// Since 0.11: what the context's compile cache did.

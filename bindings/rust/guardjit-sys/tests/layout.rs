@@ -118,7 +118,7 @@ fn table() -> Table {
         }
         gj_memory_stats {
             struct_size, bytes_in_use, bytes_cached, peak_bytes_in_use, system_allocations,
-            cache_hits, compiled_modules, cached_kernels,
+            cache_hits, compiled_modules, cached_kernels, packed_weight_bytes,
         }
         gj_compile_cache_stats {
             struct_size, kernels_compiled, kernels_loaded, disk_hits, disk_misses, disk_stores,

@@ -171,6 +171,10 @@ pub struct MemoryStats {
     pub compiled_modules: i64,
     /// Compiled kernels kept for reuse.
     pub cached_kernels: i64,
+    /// Graph weights the context's live cache entries hold again, packed
+    /// into their kernels' layouts (since 0.13; 0 from an older library and
+    /// for a CUDA device).
+    pub packed_weight_bytes: i64,
 }
 
 struct ContextHandle(NonNull<sys::gj_context>);
@@ -272,6 +276,7 @@ impl Context {
             cache_hits: raw.cache_hits,
             compiled_modules: raw.compiled_modules,
             cached_kernels: raw.cached_kernels,
+            packed_weight_bytes: raw.packed_weight_bytes,
         })
     }
 
@@ -322,6 +327,7 @@ impl Context {
             cache_hits: raw.cache_hits,
             compiled_modules: raw.compiled_modules,
             cached_kernels: raw.cached_kernels,
+            packed_weight_bytes: raw.packed_weight_bytes,
         })
     }
 

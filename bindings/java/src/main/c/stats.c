@@ -7,7 +7,7 @@
 JNIEXPORT jlongArray JNICALL FN(contextMemoryStats)(JNIEnv* env, jclass cls,
                                                     jlong context) {
   gj_memory_stats stats;
-  jlong values[7];
+  jlong values[8];
   jlongArray result;
   (void)cls;
   gj_memory_stats_init_v(&stats, sizeof stats);
@@ -22,8 +22,9 @@ JNIEXPORT jlongArray JNICALL FN(contextMemoryStats)(JNIEnv* env, jclass cls,
   values[4] = stats.cache_hits;
   values[5] = stats.compiled_modules;
   values[6] = stats.cached_kernels;
-  result = (*env)->NewLongArray(env, 7);
-  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 7, values);
+  values[7] = stats.packed_weight_bytes;
+  result = (*env)->NewLongArray(env, 8);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 8, values);
   return result;
 }
 
@@ -36,7 +37,7 @@ JNIEXPORT jlongArray JNICALL FN(contextDeviceMemoryStats)(JNIEnv* env,
                                                           jint device_id) {
   gj_memory_stats stats;
   DLDevice device;
-  jlong values[7];
+  jlong values[8];
   jlongArray result;
   (void)cls;
   device.device_type = (DLDeviceType)device_type;
@@ -53,8 +54,9 @@ JNIEXPORT jlongArray JNICALL FN(contextDeviceMemoryStats)(JNIEnv* env,
   values[4] = stats.cache_hits;
   values[5] = stats.compiled_modules;
   values[6] = stats.cached_kernels;
-  result = (*env)->NewLongArray(env, 7);
-  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 7, values);
+  values[7] = stats.packed_weight_bytes;
+  result = (*env)->NewLongArray(env, 8);
+  if (result != NULL) (*env)->SetLongArrayRegion(env, result, 0, 8, values);
   return result;
 }
 
@@ -103,7 +105,7 @@ JNIEXPORT jstring JNICALL FN(cacheDirInspect)(JNIEnv* env, jclass cls,
   char* ckey;
   char* report = NULL;
   gj_error* error;
-  jlong values[7];
+  jlong values[8];
   (void)cls;
   if (utf8_dup(env, dir, &cdir) != 0) return NULL;
   if (utf8_dup(env, key, &ckey) != 0) {

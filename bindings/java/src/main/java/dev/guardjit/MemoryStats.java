@@ -12,6 +12,8 @@ package dev.guardjit;
  * @param cacheHits blocks served from the cache
  * @param compiledModules JIT code modules loaded
  * @param cachedKernels compiled kernels kept for reuse
+ * @param packedWeightBytes graph weights the context's live cache entries hold again, packed into
+ *     their kernels' layouts (C API 0.13; 0 for a CUDA device)
  */
 public record MemoryStats(
     long bytesInUse,
@@ -20,8 +22,9 @@ public record MemoryStats(
     long systemAllocations,
     long cacheHits,
     long compiledModules,
-    long cachedKernels) {
+    long cachedKernels,
+    long packedWeightBytes) {
   static MemoryStats of(long[] v) {
-    return new MemoryStats(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    return new MemoryStats(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
 }
