@@ -277,6 +277,12 @@ TEST(CapiContextTest, DeviceMemoryStats) {
   }
 }
 
+int64_t PackedWeightBytes(const gj_context* context) {
+  gj_memory_stats stats = NewStats();
+  EXPECT_TRUE(Ok(gj_context_get_memory_stats(context, &stats)));
+  return stats.packed_weight_bytes;
+}
+
 // A linear layer's weight, packed once when its entry compiles, counts in
 // packed_weight_bytes while an entry holds it: once per entry, gone with the
 // function. Products of two inputs pack nothing.
@@ -302,11 +308,7 @@ TEST(CapiContextTest, PackedWeightsCountWhileTheirEntriesLive) {
       },
       {"z"});
   ASSERT_NE(graph, nullptr);
-  const auto packed = [&] {
-    gj_memory_stats stats = NewStats();
-    EXPECT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &stats)));
-    return stats.packed_weight_bytes;
-  };
+  const auto packed = [&] { return PackedWeightBytes(context.get()); };
   EXPECT_EQ(packed(), 0);
 
   std::vector<float> xs(kRows * kIn);
@@ -392,11 +394,7 @@ TEST(CapiContextTest, PackedConvolutionWeightsCount) {
       },
       {"z"});
   ASSERT_NE(graph, nullptr);
-  const auto packed = [&] {
-    gj_memory_stats stats = NewStats();
-    EXPECT_TRUE(Ok(gj_context_get_memory_stats(context.get(), &stats)));
-    return stats.packed_weight_bytes;
-  };
+  const auto packed = [&] { return PackedWeightBytes(context.get()); };
   FunctionPtr fn = MakeFunction(context.get(), graph.get());
   HostTensor<float> x({2, kIn, kSize, kSize},
                       std::vector<float>(2 * kIn * kSize * kSize, 0.25f));

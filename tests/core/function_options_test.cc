@@ -24,17 +24,6 @@ using testing::EntryOf;
 using ::testing::HasSubstr;
 using testing::RecordingCompiler;
 
-// f(x, y) = x + y over the toy ops.
-std::shared_ptr<const Graph> AddGraph() {
-  GraphBuilder b("f", ToyOps());
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(
-      b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
-  return std::shared_ptr<const Graph>(*b.Finish());
-}
-
 // h(x) = nonzero(x): a graph that breaks.
 std::shared_ptr<const Graph> NonzeroGraph() {
   GraphBuilder b("h");
@@ -75,12 +64,12 @@ TEST(FunctionOptionsTest, DefaultsFollowTorchCompile) {
 
 TEST(FunctionOptionsTest, AnEmptyNameIsTheGraphs) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto unnamed = Function::Create(AddGraph(), compiler, {});
+  auto unnamed = Function::Create(ToyAddGraph(), compiler, {});
   ASSERT_TRUE(unnamed.ok()) << unnamed.status();
   EXPECT_EQ((*unnamed)->name(), "f");
   FunctionOptions named;
   named.name = "my_fn";
-  auto f = Function::Create(AddGraph(), compiler, named);
+  auto f = Function::Create(ToyAddGraph(), compiler, named);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ((*f)->name(), "my_fn");
   EXPECT_THAT((*f)->Explain(), HasSubstr("Function: 'my_fn' (graph 'f')"));
@@ -88,7 +77,7 @@ TEST(FunctionOptionsTest, AnEmptyNameIsTheGraphs) {
 
 TEST(FunctionOptionsTest, DefaultRecompileLimitAllowsEightEntries) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, FunctionOptions());
+  auto f = *Function::Create(ToyAddGraph(), compiler, FunctionOptions());
   // Each dtype is a new entry (automatic dynamic cannot merge them).
   int entry = 0;
   for (DType dtype : testing::kAllDTypes) {
@@ -105,17 +94,17 @@ TEST(FunctionOptionsTest, BadLimitsAreRejectedNamingTheValue) {
   auto compiler = std::make_shared<RecordingCompiler>();
   FunctionOptions negative;
   negative.recompile_limit = -1;
-  testing::ExpectError(Function::Create(AddGraph(), compiler, negative),
+  testing::ExpectError(Function::Create(ToyAddGraph(), compiler, negative),
                        absl::StatusCode::kInvalidArgument,
                        "recompile_limit must be >= 0, got -1");
   FunctionOptions no_graphs;
   no_graphs.max_graphs_per_entry = 0;
-  testing::ExpectError(Function::Create(AddGraph(), compiler, no_graphs),
+  testing::ExpectError(Function::Create(ToyAddGraph(), compiler, no_graphs),
                        absl::StatusCode::kInvalidArgument,
                        "max_graphs_per_entry must be >= 1, got 0");
   FunctionOptions bad_range;
   bad_range.mark_dynamic = {{.input = 0, .dim = 0, .min = 8, .max = 4}};
-  testing::ExpectError(Function::Create(AddGraph(), compiler, bad_range),
+  testing::ExpectError(Function::Create(ToyAddGraph(), compiler, bad_range),
                        absl::StatusCode::kInvalidArgument,
                        "mark_dynamic(input 0, dim 0, min 8, max 4)");
 }
@@ -140,12 +129,12 @@ TEST(FunctionOptionsTest, FullgraphTurnsABreakIntoAnError) {
 
 TEST(FunctionOptionsTest, ReduceOverheadCarriesTheCudaGraphPolicy) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto plain = *Function::Create(AddGraph(), compiler, FunctionOptions());
+  auto plain = *Function::Create(ToyAddGraph(), compiler, FunctionOptions());
   EXPECT_EQ(plain->cuda_graph_policy(), nullptr);
   FunctionOptions o;
   o.mode = FunctionMode::kReduceOverhead;
   o.max_graphs_per_entry = 3;
-  auto f = *Function::Create(AddGraph(), compiler, o);
+  auto f = *Function::Create(ToyAddGraph(), compiler, o);
   ASSERT_NE(f->cuda_graph_policy(), nullptr);
   EXPECT_EQ(f->cuda_graph_policy()->max_graphs_per_entry, 3);
 }
@@ -156,7 +145,7 @@ TEST(FunctionOptionsTest, CompileQueueCompilesOnItsThreadWhileMissesRunEager) {
       std::make_shared<RecordingCompiler>(std::chrono::milliseconds(50));
   FunctionOptions o;
   o.compile_queue = std::make_shared<CompileQueue>(1);
-  auto f = *Function::Create(AddGraph(), compiler, o);
+  auto f = *Function::Create(ToyAddGraph(), compiler, o);
   Inputs in(3);
   EXPECT_EQ(EntryOf(f->Call(in.tensors, in.sig())), -1);
   for (int k = 0; k < 500 && f->stats().compiles == 0; ++k) {

@@ -22,17 +22,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::RecordingCompiler;
 
-// f(x, y) = x + y over the toy ops.
-std::shared_ptr<const Graph> AddGraph() {
-  GraphBuilder b("f", ToyOps());
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(
-      b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
-  return std::shared_ptr<const Graph>(*b.Finish());
-}
-
 // h(x) = nz * nz with nz = nonzero(x + x): a head, an eager step and a
 // continuation.
 std::shared_ptr<const Graph> BreakingGraph() {
@@ -70,7 +59,7 @@ FunctionOptions Static(int limit = 8) {
 
 TEST(FunctionReportTest, StatsCountCallsHitsMissesAndFallbacks) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, Static(/*limit=*/2));
+  auto f = *Function::Create(ToyAddGraph(), compiler, Static(/*limit=*/2));
   Inputs three(3), four(4), five(5);
   for (const Inputs* in : {&three, &three, &four, &five, &three, &five}) {
     ASSERT_TRUE(f->Call(in->tensors, in->sig()).ok());
@@ -90,8 +79,8 @@ TEST(FunctionReportTest, StatsCountCallsHitsMissesAndFallbacks) {
 }
 
 TEST(FunctionReportTest, NoCallsNoCounts) {
-  auto f = *Function::Create(AddGraph(), std::make_shared<RecordingCompiler>(),
-                             FunctionOptions());
+  auto f = *Function::Create(
+      ToyAddGraph(), std::make_shared<RecordingCompiler>(), FunctionOptions());
   const FunctionStats s = f->stats();
   EXPECT_EQ(s.calls, 0);
   EXPECT_EQ(s.compiles, 0);
@@ -103,7 +92,7 @@ TEST(FunctionReportTest, NoCallsNoCounts) {
 
 TEST(FunctionReportTest, DumpGuardsListsTheMostRecentlyUsedEntryFirst) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, Static());
+  auto f = *Function::Create(ToyAddGraph(), compiler, Static());
   Inputs three(3), four(4);
   ASSERT_EQ(EntryOf(f->Call(three.tensors, three.sig())), 0);
   ASSERT_EQ(EntryOf(f->Call(four.tensors, four.sig())), 1);
@@ -124,7 +113,7 @@ TEST(FunctionReportTest, DumpGuardsListsTheMostRecentlyUsedEntryFirst) {
 
 TEST(FunctionReportTest, RecompileReasonsOldestFirstNamingEveryEntryMissed) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, Static());
+  auto f = *Function::Create(ToyAddGraph(), compiler, Static());
   Inputs three(3), four(4), five(5);
   for (const Inputs* in : {&three, &four, &five}) {
     ASSERT_TRUE(f->Call(in->tensors, in->sig()).ok());
@@ -141,7 +130,7 @@ TEST(FunctionReportTest, ExplainOneGraph) {
   auto compiler = std::make_shared<RecordingCompiler>();
   FunctionOptions o = Static(/*limit=*/1);
   o.name = "adder";
-  auto f = *Function::Create(AddGraph(), compiler, o);
+  auto f = *Function::Create(ToyAddGraph(), compiler, o);
   Inputs three(3), four(4);
   for (const Inputs* in : {&three, &three, &four}) {
     ASSERT_TRUE(f->Call(in->tensors, in->sig()).ok());
@@ -163,8 +152,8 @@ TEST(FunctionReportTest, ExplainOneGraph) {
 }
 
 TEST(FunctionReportTest, OneGraphCollectsItselfAndNoBreaks) {
-  auto f = *Function::Create(AddGraph(), std::make_shared<RecordingCompiler>(),
-                             FunctionOptions());
+  auto f = *Function::Create(
+      ToyAddGraph(), std::make_shared<RecordingCompiler>(), FunctionOptions());
   std::vector<const Function*> graphs;
   f->CollectGraphs(graphs);
   EXPECT_THAT(graphs, ElementsAre(f.get()));

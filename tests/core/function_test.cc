@@ -25,16 +25,6 @@ class CountingCompiler : public testing::RecordingCompiler {
   CountingCompiler() : RecordingCompiler(std::chrono::milliseconds(2)) {}
 };
 
-std::shared_ptr<const Graph> AddGraph() {
-  GraphBuilder b("f", ToyOps());
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(
-      b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
-  return std::shared_ptr<const Graph>(*b.Finish());
-}
-
 // Inputs x, y of float32 [n] in distinct buffers. The views point into the
 // tensors' own size arrays, so an Inputs must not move.
 struct Inputs {
@@ -53,8 +43,8 @@ struct Inputs {
 
 TEST(FunctionTest, HitsMissesAndRecompileReasons) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 8, DynamicMode::kStatic});
   Inputs a(3), b(2);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
@@ -82,8 +72,8 @@ TEST(FunctionTest, HitsMissesAndRecompileReasons) {
 
 TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 16, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 16, DynamicMode::kStatic});
   Inputs base(4);
   ASSERT_EQ(EntryOf(f->Call(base.tensors, base.sig())), 0);
 
@@ -132,7 +122,7 @@ TEST(FunctionTest, EachGuardKindCausesExactlyOneRecompile) {
 
 TEST(FunctionTest, RecompileLimitThenRunOnlyWithOneWarning) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler,
+  auto f = *Function::Create(ToyAddGraph(), compiler,
                              {"limited", 8, DynamicMode::kStatic});
   std::vector<std::string> warnings;
   SetLogSink([&](LogTopic topic, absl::string_view m) {
@@ -160,8 +150,8 @@ TEST(FunctionTest, RecompileLimitThenRunOnlyWithOneWarning) {
 
 TEST(FunctionTest, ConcurrentMissesCompileOncePerSpecialization) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"mt", 64, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"mt", 64, DynamicMode::kStatic});
   std::deque<Inputs> shapes;
   for (int n = 1; n <= 5; ++n) shapes.emplace_back(n);
   std::vector<std::thread> threads;
@@ -191,21 +181,22 @@ TEST(FunctionTest, ConcurrentMissesCompileOncePerSpecialization) {
 
 TEST(FunctionTest, RejectsBadOptions) {
   auto compiler = std::make_shared<CountingCompiler>();
-  EXPECT_EQ(Function::Create(AddGraph(), compiler, {"f", -1}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Function::Create(ToyAddGraph(), compiler, {"f", -1}).status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Function::Create(nullptr, compiler, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Function::Create(AddGraph(), compiler,
+  EXPECT_EQ(Function::Create(ToyAddGraph(), compiler,
                              {"f", 8, DynamicMode::kAuto, {{2, 0}}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Function::Create(AddGraph(), compiler,
+  EXPECT_EQ(Function::Create(ToyAddGraph(), compiler,
                              {"f", 8, DynamicMode::kAuto, {{0, 0, 9, 3}}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  auto f = *Function::Create(AddGraph(), compiler,
+  auto f = *Function::Create(ToyAddGraph(), compiler,
                              {"f", 8, DynamicMode::kAuto, {{0, 1}}});
   Inputs a(3);
   EXPECT_EQ(f->Call(a.tensors, a.sig()).status().code(),
@@ -214,7 +205,7 @@ TEST(FunctionTest, RejectsBadOptions) {
 
 TEST(FunctionTest, AutomaticDynamicMakesChangedDimsSymbolic) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f = *Function::Create(AddGraph(), compiler, {});
+  auto f = *Function::Create(ToyAddGraph(), compiler, {});
   Inputs a(3), b(2), c(7), one(1);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
   EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 1);  // dynamic from here
@@ -232,19 +223,19 @@ TEST(FunctionTest, AutomaticDynamicMakesChangedDimsSymbolic) {
 
 TEST(FunctionTest, DynamicModeAndMarkDynamicRanges) {
   auto compiler = std::make_shared<CountingCompiler>();
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kDynamic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 8, DynamicMode::kDynamic});
   Inputs a(3), b(5);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);
   EXPECT_EQ(EntryOf(f->Call(b.tensors, b.sig())), 0);
 
-  auto g = *Function::Create(AddGraph(), compiler,
+  auto g = *Function::Create(ToyAddGraph(), compiler,
                              {"g", 8, DynamicMode::kStatic, {}});
   EXPECT_EQ(EntryOf(g->Call(a.tensors, a.sig())), 1);
   EXPECT_EQ(EntryOf(g->Call(b.tensors, b.sig())), 2);
 
   auto h = *Function::Create(
-      AddGraph(), compiler,
+      ToyAddGraph(), compiler,
       {"h", 8, DynamicMode::kAuto, {{0, 0, 2, 4}, {1, 0, 2, 4}}});
   Inputs big(6);
   EXPECT_EQ(EntryOf(h->Call(a.tensors, a.sig())), 3);
@@ -300,8 +291,9 @@ class SymbolEchoCompiler : public Compiler {
 };
 
 TEST(FunctionTest, HitsHandTheGuardsSymbolValuesToTheExecutable) {
-  auto f = *Function::Create(AddGraph(), std::make_shared<SymbolEchoCompiler>(),
-                             {"f", 8, DynamicMode::kAuto});
+  auto f =
+      *Function::Create(ToyAddGraph(), std::make_shared<SymbolEchoCompiler>(),
+                        {"f", 8, DynamicMode::kAuto});
   Inputs a(3), b(5), one(1), c(7);
   EXPECT_EQ(EntryOf(f->Call(a.tensors, a.sig())), 0);  // static: no symbols
   for (int round = 0; round < 2; ++round) {
@@ -345,8 +337,8 @@ class SlowCompiler : public CountingCompiler {
 // Issue #13: one compile per miss key, not per function.
 TEST(FunctionTest, MissesOnDifferentKeysCompileAtTheSameTime) {
   auto compiler = std::make_shared<SlowCompiler>(300);
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 8, DynamicMode::kStatic});
   Inputs a(3), b(5);
   std::vector<std::thread> threads;
   threads.emplace_back(
@@ -370,8 +362,8 @@ TEST(FunctionTest, MissesOnDifferentKeysCompileAtTheSameTime) {
 
 TEST(FunctionTest, MissesOnOneKeyCompileOnceAndTheOthersWait) {
   auto compiler = std::make_shared<SlowCompiler>(100);
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 8, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 8, DynamicMode::kStatic});
   Inputs a(3);
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -390,8 +382,8 @@ TEST(FunctionTest, MissesOnOneKeyCompileOnceAndTheOthersWait) {
 // a limit of 2 make 2 entries, the rest run the fallback.
 TEST(FunctionTest, ConcurrentMissesRespectTheRecompileLimit) {
   auto compiler = std::make_shared<SlowCompiler>(100);
-  auto f =
-      *Function::Create(AddGraph(), compiler, {"f", 2, DynamicMode::kStatic});
+  auto f = *Function::Create(ToyAddGraph(), compiler,
+                             {"f", 2, DynamicMode::kStatic});
   std::vector<std::unique_ptr<Inputs>> inputs;
   for (int n = 2; n < 8; ++n) inputs.push_back(std::make_unique<Inputs>(n));
   std::vector<std::thread> threads;
