@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -141,7 +142,7 @@ class OneDnnConvStep : public StepRunner {
   // Every layout and part of the constant weight reordered so far: a
   // dynamic entry's batch sizes may add layouts as calls first run them.
   int64_t packed_bytes() const override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     int64_t bytes = 0;
     for (const auto& [offset, m] : packed_) {
       bytes += static_cast<int64_t>(m->get_desc().get_size());
@@ -316,13 +317,13 @@ class OneDnnConvStep : public StepRunner {
     std::vector<int64_t> key = {s.batch};
     key.insert(key.end(), s.input.strides.begin(), s.input.strides.end());
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (auto it = by_batch_.find(key); it != by_batch_.end()) {
         return it->second;
       }
     }
     ASSIGN_OR_RETURN(std::shared_ptr<const Primitives> p, Build(s));
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return by_batch_.try_emplace(key, std::move(p)).first->second;
   }
 
@@ -580,7 +581,7 @@ class OneDnnConvStep : public StepRunner {
   std::shared_ptr<const memory> PackedWeights(const memory::desc& user,
                                               const memory::desc& packed,
                                               int64_t offset) const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [at, m] : packed_) {
       if (at == offset && m->get_desc() == packed) return m;
     }
@@ -622,7 +623,8 @@ class OneDnnConvStep : public StepRunner {
   std::optional<Tensor> weight_constant_;  // a view of the graph's constant
   std::shared_ptr<memory> bias_;           // contiguous, when a constant
   std::shared_ptr<const Primitives> static_;
-  mutable absl::Mutex mu_;
+  // A std::mutex, which TSan sees (Debian's absl is not instrumented).
+  mutable std::mutex mu_;
   mutable absl::flat_hash_map<std::vector<int64_t>,
                               std::shared_ptr<const Primitives>>
       by_batch_ ABSL_GUARDED_BY(mu_);

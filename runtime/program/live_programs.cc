@@ -1,6 +1,7 @@
 #include "runtime/program/live_programs.h"
 
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "runtime/program/step_runner.h"
@@ -10,12 +11,12 @@ namespace guardjit {
 LivePrograms::Registration::Registration(std::shared_ptr<LivePrograms> registry,
                                          const Program* program)
     : registry_(std::move(registry)), program_(program) {
-  absl::MutexLock lock(&registry_->mu_);
+  std::lock_guard<std::mutex> lock(registry_->mu_);
   registry_->programs_.insert(program_);
 }
 
 LivePrograms::Registration::~Registration() {
-  absl::MutexLock lock(&registry_->mu_);
+  std::lock_guard<std::mutex> lock(registry_->mu_);
   registry_->programs_.erase(program_);
 }
 
@@ -25,12 +26,12 @@ std::unique_ptr<LivePrograms::Registration> LivePrograms::Add(
 }
 
 int64_t LivePrograms::size() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int64_t>(programs_.size());
 }
 
 int64_t LivePrograms::PackedBytes() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   int64_t bytes = 0;
   for (const Program* program : programs_)
     bytes += guardjit::PackedBytes(*program);
