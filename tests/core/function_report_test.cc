@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/recording_compiler.h"
+#include "tests/core/test_graphs.h"
 #include "tests/core/toy_ops.h"
 
 namespace guardjit {
@@ -21,20 +22,6 @@ using testing::EntryOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::RecordingCompiler;
-
-// h(x) = nz * nz with nz = nonzero(x + x): a head, an eager step and a
-// continuation.
-std::shared_ptr<const Graph> BreakingGraph() {
-  GraphBuilder b("h");
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(
-      b.AddNode("a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")}).ok());
-  EXPECT_TRUE(b.AddNode("nz", "aten.nonzero.default", {Arg::Ref("a")}).ok());
-  EXPECT_TRUE(
-      b.AddNode("c", "aten.mul.Tensor", {Arg::Ref("nz"), Arg::Ref("nz")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("c")}).ok());
-  return std::shared_ptr<const Graph>(*b.Finish());
-}
 
 // Float32 [n] inputs (`count` of them) and their views.
 struct Inputs {
@@ -164,7 +151,7 @@ TEST(FunctionReportTest, OneGraphCollectsItselfAndNoBreaks) {
 
 TEST(FunctionReportTest, SegmentsSumTheirGraphsAndCountWholeCalls) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(BreakingGraph(), compiler, Static());
+  auto f = *Function::Create(NonzeroBreakGraph(), compiler, Static());
   Inputs three(3, 1), four(4, 1);
   // [3] misses (head and continuation), [3] hits, [4] misses in the head.
   for (const Inputs* in : {&three, &three, &four}) {
@@ -203,7 +190,7 @@ TEST(FunctionReportTest, SegmentsSumTheirGraphsAndCountWholeCalls) {
 
 TEST(FunctionReportTest, ExplainSegments) {
   auto compiler = std::make_shared<RecordingCompiler>();
-  auto f = *Function::Create(BreakingGraph(), compiler, Static());
+  auto f = *Function::Create(NonzeroBreakGraph(), compiler, Static());
   Inputs three(3, 1);
   ASSERT_TRUE(f->Call(three.tensors, three.sig()).ok());
   const std::string explain = f->Explain();
@@ -232,7 +219,7 @@ TEST(FunctionReportTest, ExplainSegments) {
 }
 
 TEST(FunctionReportTest, SegmentsBeforeAnyCallListOnlyTheHead) {
-  auto f = *Function::Create(BreakingGraph(),
+  auto f = *Function::Create(NonzeroBreakGraph(),
                              std::make_shared<RecordingCompiler>(), Static());
   const FunctionStats s = f->stats();
   EXPECT_EQ(s.graph_count, 1);

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/recording_compiler.h"
+#include "tests/core/test_graphs.h"
 #include "tests/core/toy_ops.h"
 
 namespace guardjit {

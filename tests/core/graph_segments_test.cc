@@ -22,6 +22,7 @@
 #include "core/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/test_graphs.h"
 #include "tests/test_util.h"
 
 namespace guardjit {
@@ -205,15 +206,7 @@ std::shared_ptr<const Graph> CondGraph() {
   GraphBuilder b("f");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  for (auto [name, target] : {std::pair{"true_graph_0", "aten.add.Tensor"},
-                              std::pair{"false_graph_0", "aten.sub.Tensor"}}) {
-    GraphBuilder br(name);
-    EXPECT_TRUE(br.AddPlaceholder("a").ok());
-    EXPECT_TRUE(br.AddPlaceholder("b").ok());
-    EXPECT_TRUE(br.AddNode("r", target, {Arg::Ref("a"), Arg::Ref("b")}).ok());
-    EXPECT_TRUE(br.SetOutputs({Arg::Ref("r")}).ok());
-    EXPECT_TRUE(b.AddSubgraph(name, *br.Finish()).ok());
-  }
+  AddAddSubBranches(b);
   EXPECT_TRUE(b.AddNode("s", "aten.sum.default", {Arg::Ref("x")}).ok());
   EXPECT_TRUE(
       b.AddNode("p", "aten.gt.Scalar", {Arg::Ref("s"), Arg::Int(0)}).ok());
@@ -260,21 +253,6 @@ std::shared_ptr<const Graph> InputCondGraph() {
           .ok());
   EXPECT_TRUE(b.AddNode("r", "getitem", {Arg::Ref("cond"), Arg::Int(0)}).ok());
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("r")}).ok());
-  absl::StatusOr<std::unique_ptr<Graph>> g = b.Finish();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? std::shared_ptr<const Graph>(*std::move(g)) : nullptr;
-}
-
-// h(x) = nz * nz with nz = nonzero(x + x): an output-size break.
-std::shared_ptr<const Graph> NonzeroGraph() {
-  GraphBuilder b("h");
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(
-      b.AddNode("a", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("x")}).ok());
-  EXPECT_TRUE(b.AddNode("nz", "aten.nonzero.default", {Arg::Ref("a")}).ok());
-  EXPECT_TRUE(
-      b.AddNode("c", "aten.mul.Tensor", {Arg::Ref("nz"), Arg::Ref("nz")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("c")}).ok());
   absl::StatusOr<std::unique_ptr<Graph>> g = b.Finish();
   EXPECT_TRUE(g.ok()) << g.status();
   return g.ok() ? std::shared_ptr<const Graph>(*std::move(g)) : nullptr;
@@ -428,7 +406,7 @@ TEST(GraphSegmentsTest, PredicateWithMoreThanOneElementIsAnError) {
 }
 
 TEST(GraphSegmentsTest, OutputSizeBreakRunsTheStepEagerly) {
-  Fixture f(NonzeroGraph());
+  Fixture f(NonzeroBreakGraph());
   ASSERT_NE(f.segments, nullptr);
   bool hit;
   // nonzero(2x) of [0, 3, 0, 1] is [[1], [3]]; squared: [[1], [9]].
@@ -455,7 +433,7 @@ TEST(GraphSegmentsTest, OutputSizeBreakRunsTheStepEagerly) {
 }
 
 TEST(GraphSegmentsTest, CancelledCallStopsBeforeTheStep) {
-  Fixture f(NonzeroGraph());
+  Fixture f(NonzeroBreakGraph());
   ASSERT_NE(f.segments, nullptr);
   const int32_t cancel = 1;
   RunContext ctx;
@@ -600,7 +578,7 @@ TEST(GraphSegmentsTest, EverySegmentHasItsOwnRecompileLimit) {
 }
 
 TEST(GraphSegmentsTest, CreateFailsWhenTheStepHasNoFallback) {
-  const std::shared_ptr<const Graph> graph = NonzeroGraph();
+  const std::shared_ptr<const Graph> graph = NonzeroBreakGraph();
   auto compiler = std::make_shared<EvaluatingCompiler>();
   compiler->refuse_fallback = true;
   FunctionOptions options;

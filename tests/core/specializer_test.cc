@@ -9,6 +9,7 @@
 #include "core/shape_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/test_graphs.h"
 
 namespace guardjit {
 namespace {
@@ -18,15 +19,7 @@ std::shared_ptr<const Graph> BranchAndView() {
   GraphBuilder b("branch_view");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  for (auto [name, target] : {std::pair{"true_graph_0", "aten.add.Tensor"},
-                              std::pair{"false_graph_0", "aten.sub.Tensor"}}) {
-    GraphBuilder br(name);
-    EXPECT_TRUE(br.AddPlaceholder("a").ok());
-    EXPECT_TRUE(br.AddPlaceholder("b").ok());
-    EXPECT_TRUE(br.AddNode("r", target, {Arg::Ref("a"), Arg::Ref("b")}).ok());
-    EXPECT_TRUE(br.SetOutputs({Arg::Ref("r")}).ok());
-    EXPECT_TRUE(b.AddSubgraph(name, *br.Finish()).ok());
-  }
+  AddAddSubBranches(b);
   EXPECT_TRUE(
       b.AddNode("n", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)}).ok());
   EXPECT_TRUE(

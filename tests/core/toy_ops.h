@@ -1,10 +1,6 @@
 #ifndef GUARDJIT_TESTS_CORE_TOY_OPS_H_
 #define GUARDJIT_TESTS_CORE_TOY_OPS_H_
 
-#include <memory>
-
-#include "core/graph.h"
-#include "core/graph_builder.h"
 #include "core/op_registry.h"
 #include "gtest/gtest.h"
 
@@ -50,17 +46,6 @@ inline const OpRegistry& ToyOps() {
     return reg;
   }();
   return *r;
-}
-
-// f(x, y) = x + y over the toy ops.
-inline std::shared_ptr<const Graph> ToyAddGraph() {
-  GraphBuilder b("f", ToyOps());
-  EXPECT_TRUE(b.AddPlaceholder("x").ok());
-  EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  EXPECT_TRUE(
-      b.AddNode("add", "aten.add.Tensor", {Arg::Ref("x"), Arg::Ref("y")}).ok());
-  EXPECT_TRUE(b.SetOutputs({Arg::Ref("add")}).ok());
-  return std::shared_ptr<const Graph>(*b.Finish());
 }
 
 }  // namespace guardjit

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "runtime/eager_compiler.h"
 #include "runtime/eager_interpreter.h"
+#include "tests/core/test_graphs.h"
 #include "tests/test_util.h"
 
 namespace guardjit {
@@ -141,15 +142,7 @@ std::shared_ptr<const Graph> ConditionalGraph() {
   GraphBuilder b("conditional");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
   EXPECT_TRUE(b.AddPlaceholder("y").ok());
-  for (auto [name, target] : {std::pair{"true_graph_0", "aten.add.Tensor"},
-                              std::pair{"false_graph_0", "aten.sub.Tensor"}}) {
-    GraphBuilder br(name);
-    EXPECT_TRUE(br.AddPlaceholder("a").ok());
-    EXPECT_TRUE(br.AddPlaceholder("b").ok());
-    EXPECT_TRUE(br.AddNode("r", target, {Arg::Ref("a"), Arg::Ref("b")}).ok());
-    EXPECT_TRUE(br.SetOutputs({Arg::Ref("r")}).ok());
-    EXPECT_TRUE(b.AddSubgraph(name, *br.Finish()).ok());
-  }
+  AddAddSubBranches(b);
   EXPECT_TRUE(
       b.AddNode("size", "aten.sym_size.int", {Arg::Ref("x"), Arg::Int(0)})
           .ok());
