@@ -19,7 +19,7 @@ struct PendingRequest {
   struct Input {
     const DTypeInfo* dtype = nullptr;
     std::vector<int64_t> shape;
-    std::vector<std::pair<const void*, uint64_t>> chunks;  // CPU memory
+    std::vector<Chunk> chunks;
   };
   TRITONBACKEND_Request* request = nullptr;
   TRITONBACKEND_Response* response = nullptr;
@@ -108,17 +108,24 @@ TRITONSERVER_Error* InstanceState::Create(const ModelState* model,
   const std::string what = "instance '" + state->name_ + "': ";
   TRITONSERVER_InstanceGroupKind kind;
   GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceKind(instance, &kind));
-  if (kind != TRITONSERVER_INSTANCEGROUPKIND_CPU) {
+  if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU) {
     int32_t device = 0;
     GJ_TRITON_RETURN_IF_ERROR(
         TRITONBACKEND_ModelInstanceDeviceId(instance, &device));
+    TRITONSERVER_Error* err = CudaDevice::Open(device, &state->device_);
+    if (err != nullptr) {
+      TRITONSERVER_Error* named =
+          Error(TRITONSERVER_ErrorCode(err),
+                what + "KIND_GPU (device " + std::to_string(device) +
+                    "): " + TRITONSERVER_ErrorMessage(err));
+      TRITONSERVER_ErrorDelete(err);
+      return named;
+    }
+  } else if (kind != TRITONSERVER_INSTANCEGROUPKIND_CPU) {
     return Error(TRITONSERVER_ERROR_UNSUPPORTED,
-                 what + "instance_group kind " +
-                     (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU
-                          ? "KIND_GPU (device " + std::to_string(device) + ")"
-                          : "KIND_" + std::to_string(kind)) +
-                     " is not served by the guardjit backend yet: use "
-                     "KIND_CPU");
+                 what + "instance_group kind KIND_" + std::to_string(kind) +
+                     " is not served by the guardjit backend: use KIND_CPU "
+                     "or KIND_GPU");
   }
   const ModelConfig& config = model->config();
   gj_context_options context_options;
@@ -233,8 +240,16 @@ TRITONSERVER_Error* InstanceState::Warmup(int64_t batch) {
     }
     const int64_t numel = Numel(shapes[i].data(), shapes[i].size());
     data[i].assign(static_cast<size_t>(numel) * tc->dtype->item_size, 0);
-    tensors[i] = DLTensor{data[i].data(),
-                          {kDLCPU, 0},
+    void* where = data[i].data();
+    if (device_ != nullptr) {
+      // Zeros on the device, in the buffer requests are gathered into.
+      GJ_TRITON_RETURN_IF_ERROR(Stage(
+          i,
+          {Chunk{data[i].data(), data[i].size(), TRITONSERVER_MEMORY_CPU, 0}},
+          tc->dtype->item_size, false, &where));
+    }
+    tensors[i] = DLTensor{where,
+                          dl_device(),
                           static_cast<int32_t>(shapes[i].size()),
                           tc->dtype->dl,
                           shapes[i].data(),
@@ -244,10 +259,12 @@ TRITONSERVER_Error* InstanceState::Warmup(int64_t batch) {
   }
   const size_t num_outputs = gj_graph_num_outputs(graph);
   std::vector<DLManagedTensor*> outs(num_outputs, nullptr);
-  TRITONSERVER_Error* err =
-      FromGjError(gj_function_call_alloc(function_, ptrs.data(), n, nullptr,
-                                         outs.data(), num_outputs),
-                  what);
+  const gj_call_options call_options = CallOptions();
+  TRITONSERVER_Error* err = FromGjError(
+      gj_function_call_alloc(function_, ptrs.data(), n, &call_options,
+                             outs.data(), num_outputs),
+      what);
+  if (err == nullptr && device_ != nullptr) err = device_->Synchronize();
   for (DLManagedTensor* t : outs) gj_tensor_release(t);
   if (err == nullptr && batching && batch == 1) batch_of_one_compiled_ = true;
   return err;
@@ -332,14 +349,14 @@ void InstanceState::ReadRequest(PendingRequest* p) const {
       p->error = TRITONBACKEND_InputBuffer(input, b, &data, &size, &memory,
                                            &memory_id);
       if (p->error != nullptr) return;
-      if (memory == TRITONSERVER_MEMORY_GPU) {
+      if (memory == TRITONSERVER_MEMORY_GPU && device_ == nullptr) {
         p->error = Error(TRITONSERVER_ERROR_INVALID_ARG,
                          what +
                              " is in GPU memory; this instance runs on "
                              "the CPU");
         return;
       }
-      in.chunks.emplace_back(data, size);
+      in.chunks.push_back(Chunk{data, size, memory, memory_id});
     }
   }
 }
@@ -388,6 +405,64 @@ void InstanceState::UpdateMetrics() {
   gj_error_destroy(err);
 }
 
+DLDevice InstanceState::dl_device() const {
+  return device_ == nullptr ? DLDevice{kDLCPU, 0}
+                            : DLDevice{kDLCUDA, device_->id()};
+}
+
+gj_call_options InstanceState::CallOptions() const {
+  gj_call_options options;
+  gj_call_options_init(&options);
+  if (device_ != nullptr) options.stream = device_->stream();
+  return options;
+}
+
+TRITONSERVER_Error* InstanceState::Stage(size_t i,
+                                         const std::vector<Chunk>& chunks,
+                                         uint64_t item_size, bool pad,
+                                         void** data) {
+  // In place when one chunk (a request's tensor in one buffer) is aligned
+  // for its type (HTTP bodies need not be) and where the call runs.
+  if (chunks.size() == 1 && !pad &&
+      reinterpret_cast<uintptr_t>(chunks[0].data) % item_size == 0) {
+    const bool on_device = chunks[0].memory == TRITONSERVER_MEMORY_GPU;
+    if (device_ == nullptr
+            ? !on_device
+            : on_device && chunks[0].memory_id == device_->id()) {
+      *data = const_cast<void*>(chunks[0].data);  // read only
+      return nullptr;
+    }
+  }
+  uint64_t total = 0;
+  for (const Chunk& chunk : chunks) total += chunk.bytes;
+  const uint64_t needed = total * (pad ? 2 : 1);
+  if (device_ != nullptr) {
+    void* buffer = nullptr;
+    GJ_TRITON_RETURN_IF_ERROR(device_->Buffer(i, needed, &buffer));
+    char* dst = static_cast<char*>(buffer);
+    for (int copy = 0; copy < (pad ? 2 : 1); ++copy) {
+      for (const Chunk& chunk : chunks) {
+        GJ_TRITON_RETURN_IF_ERROR(
+            device_->CopyIn(dst, chunk.data, chunk.bytes, chunk.memory));
+        dst += chunk.bytes;
+      }
+    }
+    *data = buffer;
+    return nullptr;
+  }
+  std::vector<char>& buffer = pool_[i];
+  if (buffer.size() < needed) buffer.resize(needed);
+  char* dst = buffer.data();
+  for (const Chunk& chunk : chunks) {
+    // A CPU instance's chunks are host memory (ReadRequest).
+    if (chunk.bytes > 0) std::memcpy(dst, chunk.data, chunk.bytes);
+    dst += chunk.bytes;
+  }
+  if (pad) std::memcpy(dst, buffer.data(), total);
+  *data = buffer.data();
+  return nullptr;
+}
+
 void InstanceState::RunGroup(const std::vector<PendingRequest*>& group) {
   const ModelConfig& config = model_->config();
   const gj_graph* graph = model_->graph();
@@ -422,34 +497,23 @@ void InstanceState::RunGroup(const std::vector<PendingRequest*>& group) {
     const PendingRequest::Input& first = group[0]->inputs[i];
     shapes[i] = first.shape;
     if (batching) shapes[i][0] = call_rows;
+    std::vector<Chunk> chunks;
+    for (PendingRequest* p : group) {
+      chunks.insert(chunks.end(), p->inputs[i].chunks.begin(),
+                    p->inputs[i].chunks.end());
+    }
     void* data = nullptr;
-    // In place when one request holds the tensor in one buffer aligned for
-    // its type (HTTP bodies need not be).
-    if (group.size() == 1 && first.chunks.size() == 1 && !pad &&
-        reinterpret_cast<uintptr_t>(first.chunks[0].first) %
-                first.dtype->item_size ==
-            0) {
-      data = const_cast<void*>(first.chunks[0].first);  // read only
-    } else {
-      uint64_t total = 0;
+    if (TRITONSERVER_Error* err =
+            Stage(i, chunks, first.dtype->item_size, pad, &data)) {
       for (PendingRequest* p : group) {
-        for (const auto& chunk : p->inputs[i].chunks) total += chunk.second;
+        p->error = p == group[0] ? err
+                                 : Error(TRITONSERVER_ErrorCode(err),
+                                         TRITONSERVER_ErrorMessage(err));
       }
-      std::vector<char>& buffer = pool_[i];
-      if (buffer.size() < total * (pad ? 2 : 1))
-        buffer.resize(total * (pad ? 2 : 1));
-      char* dst = buffer.data();
-      for (PendingRequest* p : group) {
-        for (const auto& chunk : p->inputs[i].chunks) {
-          if (chunk.second > 0) std::memcpy(dst, chunk.first, chunk.second);
-          dst += chunk.second;
-        }
-      }
-      if (pad) std::memcpy(dst, buffer.data(), total);
-      data = buffer.data();
+      return;
     }
     tensors[i] = DLTensor{data,
-                          {kDLCPU, 0},
+                          dl_device(),
                           static_cast<int32_t>(shapes[i].size()),
                           first.dtype->dl,
                           shapes[i].data(),
@@ -459,9 +523,24 @@ void InstanceState::RunGroup(const std::vector<PendingRequest*>& group) {
   }
   const size_t num_outputs = gj_graph_num_outputs(graph);
   std::vector<DLManagedTensor*> outs(num_outputs, nullptr);
+  const gj_call_options call_options = CallOptions();
   gj_error* call_error = gj_function_call_alloc(
-      function_, ptrs.data(), n, nullptr, outs.data(), num_outputs);
+      function_, ptrs.data(), n, &call_options, outs.data(), num_outputs);
+  // A GPU call's compute ends when its stream has run it.
+  TRITONSERVER_Error* sync_error = nullptr;
+  if (call_error == nullptr && device_ != nullptr) {
+    sync_error = device_->Synchronize();
+  }
   const uint64_t compute_end = NowNs();
+  if (sync_error != nullptr) {
+    for (DLManagedTensor* t : outs) gj_tensor_release(t);
+    for (PendingRequest* p : group) {
+      p->error = p == group[0] ? sync_error
+                               : Error(TRITONSERVER_ErrorCode(sync_error),
+                                       TRITONSERVER_ErrorMessage(sync_error));
+    }
+    return;
+  }
   if (call_error != nullptr && group.size() > 1) {
     // One request may be at fault: each gets its own answer.
     gj_error_destroy(call_error);
@@ -484,6 +563,18 @@ void InstanceState::RunGroup(const std::vector<PendingRequest*>& group) {
   for (PendingRequest* p : group) {
     p->error = Respond(p, outs.data(), offset, call_rows);
     offset += p->rows;
+  }
+  if (device_ != nullptr) {
+    // The copies into the responses are done before they are sent.
+    if (TRITONSERVER_Error* err = device_->Synchronize()) {
+      for (PendingRequest* p : group) {
+        if (p->error == nullptr) {
+          p->error = Error(TRITONSERVER_ErrorCode(err),
+                           TRITONSERVER_ErrorMessage(err));
+        }
+      }
+      TRITONSERVER_ErrorDelete(err);
+    }
   }
   for (DLManagedTensor* t : outs) gj_tensor_release(t);
   ReportError(TRITONBACKEND_ModelInstanceReportBatchStatistics(
@@ -546,14 +637,18 @@ TRITONSERVER_Error* InstanceState::Respond(PendingRequest* p,
     int64_t memory_id = 0;
     GJ_TRITON_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(output, &buffer, bytes,
                                                          &memory, &memory_id));
+    // Library outputs are row-major and contiguous (gj_function_call_alloc).
+    const char* src = static_cast<const char*>(out.data) + out.byte_offset +
+                      first_row * row_elements * dtype->item_size;
+    if (device_ != nullptr) {
+      GJ_TRITON_RETURN_IF_ERROR(device_->CopyOut(buffer, memory, src, bytes));
+      continue;
+    }
     if (memory == TRITONSERVER_MEMORY_GPU) {
       return Error(TRITONSERVER_ERROR_UNSUPPORTED,
                    std::string("output '") + name +
                        ": Triton gave a GPU buffer to a CPU instance");
     }
-    // Library outputs are row-major and contiguous (gj_function_call_alloc).
-    const char* src = static_cast<const char*>(out.data) + out.byte_offset +
-                      first_row * row_elements * dtype->item_size;
     if (bytes > 0) std::memcpy(buffer, src, bytes);
   }
   return nullptr;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/triton/cuda_device.h"
 #include "bindings/triton/metrics.h"
 #include "bindings/triton/model_state.h"
 #include "bindings/triton/triton_api.h"
@@ -27,9 +28,19 @@ namespace guardjit_triton {
 
 struct PendingRequest;
 
+// A piece of a request's input as Triton holds it.
+struct Chunk {
+  const void* data = nullptr;
+  uint64_t bytes = 0;
+  TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_CPU;
+  int64_t memory_id = 0;
+};
+
 class InstanceState {
  public:
-  // KIND_CPU instances only; warmup shapes run before this returns.
+  // KIND_CPU, or KIND_GPU on the instance's device (inputs gathered into
+  // device buffers on the instance's stream, outputs copied back to
+  // Triton's buffers); warmup shapes run before this returns.
   static TRITONSERVER_Error* Create(const ModelState* model,
                                     TRITONBACKEND_ModelInstance* instance,
                                     std::unique_ptr<InstanceState>* out);
@@ -45,6 +56,13 @@ class InstanceState {
       : model_(model), instance_(instance) {}
 
   TRITONSERVER_Error* Warmup(int64_t batch);
+  // Input `i` of a call: `chunks` one after another (twice with `pad`), in
+  // place where one aligned chunk is already where the call runs, else
+  // gathered into pool slot `i` (host) or device buffer `i`.
+  TRITONSERVER_Error* Stage(size_t i, const std::vector<Chunk>& chunks,
+                            uint64_t item_size, bool pad, void** data);
+  DLDevice dl_device() const;
+  gj_call_options CallOptions() const;
   void UpdateMetrics();
   void ReadRequest(PendingRequest* p) const;
   // Runs `group` (valid requests) as one call and fills their responses.
@@ -58,7 +76,8 @@ class InstanceState {
   gj_context* context_ = nullptr;
   gj_function* function_ = nullptr;
   std::unique_ptr<InstanceMetrics> metrics_;  // NULL with metrics off
-  // Gather buffers, one per input, grown as batches need.
+  std::unique_ptr<CudaDevice> device_;        // KIND_GPU; NULL for KIND_CPU
+  // Host gather buffers, one per input, grown as batches need.
   std::vector<std::vector<char>> pool_;
   // A warmup of batch 1 compiled the entry guardjit specializes for a batch
   // of one: batches of one then run as they are instead of padded to two.

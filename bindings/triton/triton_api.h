@@ -104,6 +104,7 @@ enum { TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1 };
 TRITONSERVER_Error* TRITONSERVER_ErrorNew(TRITONSERVER_Error_Code code,
                                           const char* msg);
 void TRITONSERVER_ErrorDelete(TRITONSERVER_Error* error);
+TRITONSERVER_Error_Code TRITONSERVER_ErrorCode(TRITONSERVER_Error* error);
 const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error);
 TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(
     TRITONSERVER_Message** message, const char* base, size_t byte_size);
