@@ -14,6 +14,16 @@
 #       (about 60 MB apiece, 200 MB together); xz with a dictionary larger
 #       than one binary stores the shared part once: about 34 MB, inside the
 #       device tool's 64 MiB carry with the tree (about 3 minutes here).
+#   bash scripts/gpu_check.sh pack-triton [BUILD]
+#       Here. The Triton backend's GPU check (#30's KIND_GPU instances) in
+#       .gpu/triton.tar.xz: tritonserver and the libraries it loads from
+#       the nvidia-pytriton wheel (bindings/triton/.venv, made as
+#       bindings/triton/test.sh makes it; GJ_TRITON_VENV names another),
+#       the backend, libguardjit and its libraries, the example MLP and
+#       the MLP that bindings/triton/tests/make_models.py exports (with the
+#       Python binding's venv). Carry the bundles that fit together: the
+#       device tool's run with carry [".gpu/triton.tar.xz"] runs only the
+#       triton step.
 #   bash scripts/gpu_check.sh run [OUT]
 #       On the GPU machine, from the repository root, .gpu carried (the
 #       device tool's run with carry [".gpu"] and a timeout_s near 540):
@@ -30,6 +40,10 @@
 #         nvrtc.json/.log  nvrtc_compiler_benchmark (cold compile latency)
 #         torch.json/.log  perf/jit/cuda/torch_baseline.py: the benchmark's
 #                          workloads in torch eager and Inductor
+#         triton.log       bindings/triton/gpu_test.sh: KIND_GPU instances
+#                          served by tritonserver (only where
+#                          .gpu/triton.tar.xz was carried; the other steps
+#                          are skipped when bundle.tar.xz was not)
 #         memcheck.log, memcheck_suites.log
 #                          compute-sanitizer memcheck over the replay tests
 #                          and the indexing-heavy conformance suites
@@ -91,6 +105,44 @@ pack() {
   echo "gpu_check: packed; on the GPU machine: bash scripts/gpu_check.sh run"
 }
 
+pack_triton() {
+  local build=${1:-build}
+  set -e
+  local stage=/tmp/gjtriton
+  cmake --build "$build" -j "$(nproc)" --target guardjit_shared triton_guardjit
+  local venv=${GJ_TRITON_VENV:-bindings/triton/.venv}
+  if ! "$venv/bin/python" -c "import pytriton" 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip --cache-dir "${GUARDJIT_PIP_CACHE:-$HOME/.cache/guardjit-pip}" \
+      --disable-pip-version-check -q install "nvidia-pytriton==0.7.0"
+  fi
+  local site
+  site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  rm -rf "$stage"
+  mkdir -p "$stage/site/pytriton/tritonserver/bin" "$stage/site/nvidia_pytriton.libs" \
+    "$stage/backends/guardjit" "$stage/lib" "$stage/models/mlp_dyn" "$bundle"
+  cp "$site/pytriton/tritonserver/bin/tritonserver" "$stage/site/pytriton/tritonserver/bin/"
+  # The wheel's libraries that tritonserver loads (not the Python backend's).
+  ldd "$site/pytriton/tritonserver/bin/tritonserver" |
+    awk '/nvidia_pytriton.libs/{print $3}' | xargs -r cp -t "$stage/site/nvidia_pytriton.libs/"
+  cp "$build/bindings/triton/libtriton_guardjit.so" "$stage/backends/guardjit/"
+  cp -L "$build/capi/libguardjit.so.0" "$stage/lib/"
+  strip --strip-unneeded "$stage/lib/libguardjit.so.0" "$stage/backends/guardjit/"*.so
+  ldd "$stage/lib/libguardjit.so.0" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|\
+      libdl.so*|librt.so*|libz.so*|libcuda.so*) ;;
+      *) cp -L "$lib" "$stage/lib/" ;;
+    esac
+  done
+  cp examples/mlp.pbtxt "$stage/models/"
+  LD_LIBRARY_PATH="$build/capi" TORCH_CPP_LOG_LEVEL=ERROR bindings/python/.venv/bin/python -W ignore \
+    bindings/triton/tests/make_models.py "$stage/models/mlp_dyn"
+  tar -C "$stage" -cf - . | xz -6 -T1 >"$bundle/triton.tar.xz"
+  echo "gpu_check: $bundle/triton.tar.xz is $(( $(stat -c %s "$bundle/triton.tar.xz") / 1048576 )) MiB" \
+    "($(du -sm "$stage" | cut -f1) MiB unpacked)"
+}
+
 # One step: NAME LIMIT_SECONDS COMMAND...; its output to OUT/NAME.log and a
 # line in summary.txt.
 # With GPU_CHECK_STEPS set (names separated by spaces), only those steps run.
@@ -138,23 +190,37 @@ memcheck_shards() {
     --gtest_filter='*Gather*:*Index*:*View*:*Reduc*:*Attention*:*Softmax*'
 }
 
+# ARCHIVE.tar.xz DIR: unpacked with xz, or Python's lzma where xz is missing.
+unpack() {
+  if command -v xz >/dev/null; then
+    tar -C "$2" -xJf "$1"
+  else
+    python3 -c 'import lzma, sys, tarfile; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' \
+      "$1" "$2"
+  fi
+}
+
 run() {
   out=${1:-${OUT:-/tmp/gpu_check}}
   mkdir -p "$out"
   : >"$out/summary.txt"
-  [ -f "$bundle/bundle.tar.xz" ] || { echo "no $bundle/bundle.tar.xz: pack it here first, carry $bundle" >&2; exit 2; }
-  rm -rf "$staging" && mkdir -p "$staging"
-  if command -v xz >/dev/null; then
-    tar -C "$staging" -xJf "$bundle/bundle.tar.xz"
-  else
-    python3 -c 'import lzma, sys, tarfile; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' \
-      "$bundle/bundle.tar.xz" "$staging"
+  if [ ! -f "$bundle/bundle.tar.xz" ] && [ ! -f "$bundle/triton.tar.xz" ]; then
+    echo "no $bundle/bundle.tar.xz or triton.tar.xz: pack here first, carry it" >&2
+    exit 2
   fi
-  export LD_LIBRARY_PATH="$staging/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # libcublasLt and libnvrtc from the CUDA install, where guardjit's dlopen
   # looks (the loader path, then /usr/local/cuda).
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
   step device 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  if [ -f "$bundle/triton.tar.xz" ]; then
+    rm -rf /tmp/gjtriton && mkdir -p /tmp/gjtriton
+    unpack "$bundle/triton.tar.xz" /tmp/gjtriton
+    step triton 240 bash bindings/triton/gpu_test.sh /tmp/gjtriton
+  fi
+  [ -f "$bundle/bundle.tar.xz" ] || return 0
+  rm -rf "$staging" && mkdir -p "$staging"
+  unpack "$bundle/bundle.tar.xz" "$staging"
+  export LD_LIBRARY_PATH="$staging/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   step conformance 200 bash "$0" shards "$out"
   step replay 60 env GJ_CUDA_REAL_DEVICE=1 "$staging/bin/device_replay_tests"
   step runtime 60 "$staging/bin/runtime_tests" --gtest_filter='Cuda*:Cublas*:Nvrtc*'
@@ -188,8 +254,9 @@ run() {
 
 case "${1:-}" in
   pack) shift; pack "$@" ;;
+  pack-triton) shift; pack_triton "$@" ;;
   run) shift; run "$@" ;;
   shards) out=$2; conformance ;;  # run's conformance step, under timeout
   memcheck_shards) out=$2; memcheck_shards "$3" ;;
-  *) echo "usage: bash scripts/gpu_check.sh pack [BUILD] | run [OUT]" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/gpu_check.sh pack [BUILD] | pack-triton [BUILD] | run [OUT]" >&2; exit 2 ;;
 esac
