@@ -72,7 +72,18 @@ MetaFn PadMeta(const PadDef& def) {
                          lo, ", ", hi, ") at dimension ", d, " of input ",
                          SymShapeToString(self.sizes)));
       }
-      const SymInt out = n + SymInt(lo + hi);
+      // Replication and constant pads have no bound: their sum, and the
+      // output size, must not wrap past int64.
+      int64_t pads = 0, total = 0;
+      if (__builtin_add_overflow(lo, hi, &pads) ||
+          __builtin_add_overflow(n.hint(), pads, &total)) {
+        return ArgError(
+            "padding",
+            absl::StrCat("padding (", lo, ", ", hi, ") at dimension ", d,
+                         " of input ", SymShapeToString(self.sizes),
+                         " gives an output size past int64"));
+      }
+      const SymInt out = n + SymInt(pads);
       if (out < 1) {
         return ArgError("padding",
                         absl::StrCat("the input size ", n.ToString(),
