@@ -55,9 +55,13 @@ MetaFn UpsampleMeta(bool bilinear) {
         if (in.is_symbolic()) {
           if (!(f == std::floor(f) && std::isfinite(f) && f >= 0 &&
                 f < 0x1p31)) {
-            return absl::UnimplementedError(absl::StrCat(
-                "argument 'scale_factors': the non-integer factor ", f,
-                " over the symbolic size ", in.ToString()));
+            const bool integer = std::isfinite(f) && f == std::floor(f);
+            return absl::UnimplementedError(
+                absl::StrCat("argument 'scale_factors': the ",
+                             !integer ? "non-integer factor "
+                             : f < 0  ? "negative factor "
+                                      : "factor of 2^31 or more, ",
+                             f, " over the symbolic size ", in.ToString()));
           }
           out = in * SymInt(static_cast<int64_t>(f));
         } else {

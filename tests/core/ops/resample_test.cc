@@ -163,6 +163,11 @@ TEST(ResampleMetaTest, IntegerFactorsKeepSymbolicSizesSymbolic) {
               "node 'op' (aten.upsample_bilinear2d.vec): argument "
               "'scale_factors': the non-integer factor 1.5 over the symbolic "
               "size s0");
+  // An integer factor too large for a size product is named as such.
+  ExpectError(Nearest(x, Arg::None(), Floats({4294967296.0, 2.0})),
+              absl::StatusCode::kUnimplemented,
+              "'scale_factors': the factor of 2^31 or more, 4.29497e+09 over "
+              "the symbolic size s0");
   // A factor 0 gives the constant 0 whatever the size is.
   ExpectError(Nearest(x, Arg::None(), Floats({1.0, 0.0})),
               absl::StatusCode::kInvalidArgument,
