@@ -16,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$1
 python=${PYTHON:-python3}
+. ./server_util.sh
 work=$(mktemp -d /tmp/guardjit-triton-gpu.XXXXXX)
 server_pid=
 cleanup() {
@@ -58,11 +59,7 @@ instance_group [ { count: 1 kind: KIND_GPU gpus: [ 0 ] } ]
 parameters { key: "mode" value { string_value: "reduce-overhead" } }
 PB
 
-ports=$("$python" -c "
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks: s.bind(('127.0.0.1', 0))
-print(' '.join(str(s.getsockname()[1]) for s in socks))")
+ports=$(free_loopback_ports "$python" 3)
 read -r http_port grpc_port metrics_port <<<"$ports"
 log="$work/tritonserver.log"
 LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
@@ -73,20 +70,7 @@ LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   --metrics-address=127.0.0.1 --metrics-port="$metrics_port" \
   --log-verbose=0 >"$log" 2>&1 &
 server_pid=$!
-ready=0
-for _ in $(seq 1 300); do
-  kill -0 "$server_pid" 2>/dev/null || break
-  if "$python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$http_port/v2/health/ready', timeout=1)" 2>/dev/null; then
-    ready=1
-    break
-  fi
-  sleep 0.2
-done
-if [ $ready != 1 ]; then
-  echo "triton gpu: the server did not become ready; its log:" >&2
-  cat "$log" >&2
-  exit 1
-fi
+wait_until_ready "$python" "$server_pid" "$http_port" "$log" "triton gpu"
 echo "triton gpu: server ready (pid $server_pid, http $http_port)"
 status=0
 GJ_TRITON_GPU_HTTP="127.0.0.1:$http_port" GJ_TRITON_GPU_METRICS="127.0.0.1:$metrics_port" \

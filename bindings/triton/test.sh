@@ -15,6 +15,7 @@ cd "$(dirname "$0")"
 here=$PWD
 repo_root=$(cd ../.. && pwd)
 total_start=$SECONDS
+. ./server_util.sh
 cache=${GUARDJIT_PIP_CACHE:-$HOME/.cache/guardjit-pip}
 python=${PYTHON:-python3}
 
@@ -123,11 +124,7 @@ else
   echo "triton: no Python binding venv with torch (bindings/python/test.sh makes it): the exported models are skipped"
 fi
 
-ports=$(.venv/bin/python -c "
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks: s.bind(('127.0.0.1', 0))
-print(' '.join(str(s.getsockname()[1]) for s in socks))")
+ports=$(free_loopback_ports .venv/bin/python 3)
 read -r http_port grpc_port metrics_port <<<"$ports"
 log="$work/tritonserver.log"
 "$tritonserver" --model-repository="$repo" --backend-directory="$prefix/backends" \
@@ -138,20 +135,7 @@ log="$work/tritonserver.log"
   --metrics-address=127.0.0.1 --metrics-port="$metrics_port" \
   --log-verbose=0 >"$log" 2>&1 &
 server_pid=$!
-ready=0
-for _ in $(seq 1 300); do
-  if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
-  if .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$http_port/v2/health/ready', timeout=1)" 2>/dev/null; then
-    ready=1
-    break
-  fi
-  sleep 0.2
-done
-if [ $ready != 1 ]; then
-  echo "triton: the server did not become ready; its log:" >&2
-  cat "$log" >&2
-  exit 1
-fi
+wait_until_ready .venv/bin/python "$server_pid" "$http_port" "$log" triton
 echo "triton: server ready in $((SECONDS - total_start))s (pid $server_pid, http $http_port, grpc $grpc_port)"
 
 status=0
