@@ -31,7 +31,7 @@ struct CudaDriverApi {
   int (*cuMemFree)(Ptr);
   int (*cuMemcpyHtoDAsync)(Ptr, const void*, size_t, void*);
   int (*cuMemcpyDtoHAsync)(void*, Ptr, size_t, void*);
-  int (*cuMemcpyDtoDAsync)(Ptr, Ptr, size_t, void*);
+  int (*cuMemcpyAsync)(Ptr, Ptr, size_t, void*);  // unified addressing
   std::string load_error;  // why the table is unusable; empty when it is
 };
 
@@ -75,7 +75,7 @@ CudaDriverApi* LoadDriver() {
   resolve(api->cuMemFree, "cuMemFree_v2");
   resolve(api->cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   resolve(api->cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
-  resolve(api->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  resolve(api->cuMemcpyAsync, "cuMemcpyAsync");
   if (missing) return api;
   const int init = api->cuInit(0);
   if (init != 0) {
@@ -204,11 +204,13 @@ TRITONSERVER_Error* CudaDevice::CopyIn(void* dst, const void* src,
   const auto d =
       static_cast<CudaDriverApi::Ptr>(reinterpret_cast<uintptr_t>(dst));
   if (src_memory == TRITONSERVER_MEMORY_GPU) {
-    return Check(api_->cuMemcpyDtoDAsync(d,
-                                         static_cast<CudaDriverApi::Ptr>(
-                                             reinterpret_cast<uintptr_t>(src)),
-                                         bytes, stream_),
-                 "cuMemcpyDtoDAsync");
+    // The request's GPU may be another one: cuMemcpyAsync reads the
+    // devices from the pointers (unified addressing).
+    return Check(api_->cuMemcpyAsync(d,
+                                     static_cast<CudaDriverApi::Ptr>(
+                                         reinterpret_cast<uintptr_t>(src)),
+                                     bytes, stream_),
+                 "cuMemcpyAsync");
   }
   return Check(api_->cuMemcpyHtoDAsync(d, src, bytes, stream_),
                "cuMemcpyHtoDAsync");
@@ -222,10 +224,10 @@ TRITONSERVER_Error* CudaDevice::CopyOut(void* dst,
   const auto s =
       static_cast<CudaDriverApi::Ptr>(reinterpret_cast<uintptr_t>(src));
   if (dst_memory == TRITONSERVER_MEMORY_GPU) {
-    return Check(api_->cuMemcpyDtoDAsync(static_cast<CudaDriverApi::Ptr>(
-                                             reinterpret_cast<uintptr_t>(dst)),
-                                         s, bytes, stream_),
-                 "cuMemcpyDtoDAsync");
+    return Check(api_->cuMemcpyAsync(static_cast<CudaDriverApi::Ptr>(
+                                         reinterpret_cast<uintptr_t>(dst)),
+                                     s, bytes, stream_),
+                 "cuMemcpyAsync");
   }
   return Check(api_->cuMemcpyDtoHAsync(dst, s, bytes, stream_),
                "cuMemcpyDtoHAsync");
