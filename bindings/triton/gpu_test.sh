@@ -19,14 +19,7 @@ python=${PYTHON:-python3}
 . ./server_util.sh
 work=$(mktemp -d /tmp/guardjit-triton-gpu.XXXXXX)
 server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid"
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap stop_server_and_clean_up EXIT
 
 repo="$work/models"
 mkdir -p "$repo"/{mlp_gpu,mlp_cpu,mlp_dyn_gpu,mlp_graphs_gpu}/1

@@ -26,3 +26,14 @@ wait_until_ready() {
   cat "$log" >&2
   return 1
 }
+
+# stop_server_and_clean_up: the EXIT trap of a script that set server_pid
+# (empty until started) and work (its temporary directory): stops the
+# server by its pid and removes the directory.
+stop_server_and_clean_up() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid"
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}

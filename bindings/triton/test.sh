@@ -43,14 +43,7 @@ echo "triton: venv ready in $((SECONDS - total_start))s; $("$tritonserver" --ver
 
 work=$(mktemp -d /tmp/guardjit-triton.XXXXXX)
 server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid"
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap stop_server_and_clean_up EXIT
 
 # The model repository.
 repo="$work/models"
