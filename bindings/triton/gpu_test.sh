@@ -26,7 +26,7 @@ mkdir -p "$repo"/{mlp_gpu,mlp_cpu,mlp_dyn_gpu,mlp_graphs_gpu}/1
 cp "$root/models/mlp.pbtxt" "$repo/mlp_gpu/1/model.pbtxt"
 cp "$root/models/mlp.pbtxt" "$repo/mlp_cpu/1/model.pbtxt"
 for kind in gpu cpu; do
-  gpus=$([ $kind = gpu ] && echo "gpus: [ 0 ]")
+  gpus=$([ $kind = gpu ] && echo "gpus: [ 0 ]" || true)
   cat >"$repo/mlp_$kind/config.pbtxt" <<PB
 backend: "guardjit"
 max_batch_size: 0
