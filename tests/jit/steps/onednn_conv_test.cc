@@ -752,6 +752,43 @@ TEST_F(OneDnnConvTest, BlockedResultsCutIntoPartsMatchEager) {
   }
 }
 
+// Blocked convolutions whose input needs a reorder of 64 KiB or more (the
+// graph's strided input, channels-last activations between them) reorder it
+// in ranges of rows, or of images at a batch of at least the pool's size,
+// one per thread of a 3-thread program: rows that do not divide evenly,
+// strides that are neither channels last nor contiguous.
+TEST_F(OneDnnConvTest, InputReordersCutIntoRowsOnThePoolMatchEager) {
+  ScopedLayout blocked("blocked");
+  auto jit = JitCompiler::Create({.num_threads = 3});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  const auto graph =
+      ConvNet(2, 16, {{32, 3, 1, 1}, {32, 3, 1, 1}, {40, 3, 2, 1}});
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  for (int64_t batch : {1, 2, 4}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    const Tensor dense =
+        RandomTensor(DType::kFloat32, {batch, 16, 31, 29}, 90 + batch);
+    for (const Tensor& x : {dense, testing::NonContiguousCopy(dense)}) {
+      Specialization spec;
+      spec.inputs.push_back(TensorMeta::Of(x));
+      spec.example_sizes.emplace_back(x.sizes().begin(), x.sizes().end());
+      spec.example_strides.emplace_back(x.strides().begin(), x.strides().end());
+      const Plan plan = PlanOfInputs(*graph, {x});
+      for (int block : ResultBlocks(plan)) EXPECT_NE(block, 0);
+      auto exe = (*jit)->Compile(graph, spec);
+      ASSERT_TRUE(exe.ok()) << exe.status();
+      auto actual = RunToVector(**exe, {x});
+      ASSERT_TRUE(actual.ok()) << actual.status();
+      auto expected = (*eager)->Run({x});
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      const Tensor& want = (*expected)[0];
+      testing::ExpectTensor((*actual)[0], DType::kFloat32, want.sizes(),
+                            testing::ToDoubles(want), 1e-4, 1e-4);
+    }
+  }
+}
+
 // A blocked convolution whose weight is a graph input (no constant to pack
 // per part of channels) runs whole at batch 1; a dynamic batch gets parts
 // of images per batch size.
