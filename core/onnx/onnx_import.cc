@@ -17,6 +17,7 @@
 #include "core/onnx/onnx_tensor.h"
 #include "core/onnx/onnx_value_inputs.h"
 #include "core/protobuf_diagnostics.h"
+#include "core/shape_inference.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 
@@ -142,55 +143,44 @@ absl::Status ImportNode(OnnxImportState& state, const onnx::NodeProto& node,
   return absl::OkStatus();
 }
 
-// ONNX If: the branch its condition takes, imported in place. The
-// condition must be known at load: a value known at load (shape arithmetic
-// on static sizes folds to one), or a graph input, which the import then
-// value-specializes (each call's condition its own guarded entry). One
-// computed from symbolic sizes or from tensor values is refused naming it:
-// it would be a higher_order.cond (core/ops/control_flow.h), which the
-// importer does not build.
-absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
-                      int opset,
-                      const absl::flat_hash_map<std::string, int>& domains) {
-  ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
-  const onnx::AttributeProto* then_branch = attrs.Raw("then_branch");
-  const onnx::AttributeProto* else_branch = attrs.Raw("else_branch");
-  RETURN_IF_ERROR(attrs.CheckAllRead());
-  if (then_branch == nullptr || else_branch == nullptr ||
-      !then_branch->has_g() || !else_branch->has_g()) {
-    return absl::InvalidArgumentError(
-        "then_branch or else_branch is missing or not a graph");
+// The names graph `g` reads from the scopes around it (ONNX subgraphs read
+// outer values by name): inputs of its nodes, of the graphs nested in their
+// attributes, and its outputs, that neither `defined` nor `g` itself
+// defines, in order of first use, each once (`seen`).
+void CollectOuterNames(const onnx::GraphProto& g,
+                       absl::flat_hash_set<std::string> defined,
+                       std::vector<std::string>& outer,
+                       absl::flat_hash_set<std::string>& seen) {
+  for (const onnx::TensorProto& init : g.initializer()) {
+    defined.insert(init.name());
   }
-  OnnxNodeContext ctx(state, node, opset, attrs);
-  if (!ctx.has_input(0)) {
-    return absl::InvalidArgumentError("the condition (input 0) is missing");
+  for (const onnx::ValueInfoProto& input : g.input()) {
+    defined.insert(input.name());
   }
-  RETURN_IF_ERROR(ctx.InputMeta(0).status());
-  const Tensor* cond = ctx.NeededConstant(0);
-  if (cond == nullptr) {
-    return absl::UnimplementedError(absl::StrCat(
-        "the condition '", node.input(0), "' is computed at run time from ",
-        ctx.InputSizes(0) != nullptr ? "symbolic sizes" : "tensor values",
-        ", and only a condition known at load (or a graph input, "
-        "value-specialized) is supported; higher_order.cond is not built"));
+  const auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.contains(name) && seen.insert(name).second) {
+      outer.push_back(name);
+    }
+  };
+  for (const onnx::NodeProto& node : g.node()) {
+    for (const std::string& input : node.input()) use(input);
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) CollectOuterNames(attr.g(), defined, outer, seen);
+      for (const onnx::GraphProto& sub : attr.graphs()) {
+        CollectOuterNames(sub, defined, outer, seen);
+      }
+    }
+    for (const std::string& output : node.output()) defined.insert(output);
   }
-  if (cond->numel() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the condition '", node.input(0), "' has ", cond->numel(),
-                     " elements, not 1"));
-  }
-  const bool taken = cond->Item().to_bool();
-  const onnx::GraphProto& branch = taken ? then_branch->g() : else_branch->g();
-  const char* which = taken ? "then_branch" : "else_branch";
-  if (branch.input_size() > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(which, " has inputs (an If branch takes none)"));
-  }
-  if (branch.output_size() != node.output_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(which, " has ", branch.output_size(),
-                     " outputs and the node ", node.output_size()));
-  }
+  for (const onnx::ValueInfoProto& output : g.output()) use(output.name());
+}
+
+// Imports `branch`'s initializers and nodes into `state` (the If's own
+// state for a branch taken at load, or a branch graph's), naming a node
+// that fails inside `which`.
+absl::Status ImportBranchNodes(
+    OnnxImportState& state, const onnx::GraphProto& branch, const char* which,
+    int opset, const absl::flat_hash_map<std::string, int>& domains) {
   if (branch.sparse_initializer_size() > 0) {
     return absl::UnimplementedError(
         absl::StrCat(which, ": sparse initializers are not supported"));
@@ -215,6 +205,246 @@ absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
                                    "' (", inner.op_type(), ")"));
     }
   }
+  return absl::OkStatus();
+}
+
+// What a branch graph of a cond reads from the If's scope: the values known
+// at load (constants there too), and the operands (placeholders there, in
+// order), each with its metadata.
+struct BranchScope {
+  std::vector<std::pair<std::string, Tensor>> known;
+  std::vector<std::string> operands;
+  std::vector<TensorMeta> operand_metas;
+  std::vector<bool> operand_static;
+};
+
+// `branch` as a graph of its own named `name`, for a cond node: the scope's
+// operands its placeholders, its outputs the branch's.
+absl::StatusOr<std::unique_ptr<Graph>> ImportBranchGraph(
+    OnnxImportState& parent, const onnx::GraphProto& branch, const char* which,
+    const std::string& name, const BranchScope& scope, int opset,
+    const absl::flat_hash_map<std::string, int>& domains) {
+  GraphBuilder builder(name, parent.registry());
+  OnnxImportState state(builder, parent);
+  for (size_t k = 0; k < scope.operands.size(); ++k) {
+    RETURN_IF_ERROR(state.AddInput(scope.operands[k], scope.operand_metas[k],
+                                   scope.operand_static[k]));
+  }
+  for (const auto& [value_name, value] : scope.known) {
+    RETURN_IF_ERROR(state.AddKnownValue(value_name, value));
+  }
+  RETURN_IF_ERROR(ImportBranchNodes(state, branch, which, opset, domains));
+  std::vector<Arg> outputs;
+  for (const onnx::ValueInfoProto& output : branch.output()) {
+    auto value = state.GraphValue(output.name());
+    if (!value.ok()) {
+      return Prefixed(value.status(),
+                      absl::StrCat(which, " output '", output.name(), "'"));
+    }
+    outputs.push_back(*value);
+  }
+  RETURN_IF_ERROR(builder.SetOutputs(std::move(outputs)));
+  return builder.Finish();
+}
+
+// The metadata of `branch`'s outputs for `operands`.
+absl::StatusOr<std::vector<TensorMeta>> BranchOutputMetas(
+    const Graph& branch, const std::vector<TensorMeta>& operands,
+    const char* which) {
+  auto values = InferShapes(branch, operands);
+  if (!values.ok()) return Prefixed(values.status(), which);
+  std::vector<TensorMeta> out;
+  for (const Arg& a : branch.output_node().args) {
+    out.push_back((*values)[a.as_value().node][a.as_value().index]);
+  }
+  return out;
+}
+
+// ONNX If whose condition is computed at run time, as a higher_order.cond
+// (core/ops/control_flow.h): each branch a graph whose placeholders are the
+// values it reads from the If's scope (values known at load stay constants
+// in it). A condition over sizes (Shape, Gather, Greater, ...: size
+// expressions) is the cond's predicate, which each specialization decides
+// and guards; one over tensor values breaks the graph there (the host reads
+// it and runs the branch it picks). The branches' outputs must agree in
+// dtype and rank, which the nodes after the If are mapped for.
+absl::Status ImportRuntimeIf(
+    OnnxNodeContext& ctx, const onnx::GraphProto& then_branch,
+    const onnx::GraphProto& else_branch, int opset,
+    const absl::flat_hash_map<std::string, int>& domains) {
+  OnnxImportState& state = ctx.state();
+  const onnx::NodeProto& node = ctx.node();
+  Arg pred;
+  if (const std::vector<Arg>* sizes = ctx.InputSizes(0)) {
+    if (sizes->size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the condition '", node.input(0), "' has ",
+                       sizes->size(), " elements, not 1"));
+    }
+    pred = (*sizes)[0];
+  } else {
+    ASSIGN_OR_RETURN(pred, ctx.Input(0));
+    const TensorMeta& meta = ctx.Meta(pred);
+    if (meta.dtype != DType::kBool) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the condition '", node.input(0), "' is ",
+                       DTypeName(meta.dtype), ", not bool"));
+    }
+    if (ctx.IsStaticInput(0)) {
+      ASSIGN_OR_RETURN(Shape shape, ctx.StaticShape(0));
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      if (n != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the condition '", node.input(0), "' has ", n, " elements, not 1"));
+      }
+    }
+  }
+  std::vector<std::string> names;
+  absl::flat_hash_set<std::string> seen;
+  CollectOuterNames(then_branch, {}, names, seen);
+  CollectOuterNames(else_branch, {}, names, seen);
+  BranchScope scope;
+  std::vector<Arg> operands;
+  for (const std::string& name : names) {
+    const OnnxValue* v = state.Find(name);
+    if (v == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a branch reads '", name, "', which no value before the If names"));
+    }
+    if (v->constant.has_value()) {
+      scope.known.emplace_back(name, *v->constant);
+      continue;
+    }
+    if (v->sizes.has_value() && !v->graph_value.has_value()) {
+      // Its size expressions are nodes of this graph, which the branch
+      // graph cannot name.
+      return absl::UnimplementedError(absl::StrCat(
+          "a branch reads '", name,
+          "', sizes computed at run time before the If; branches of a "
+          "condition computed at run time read tensors and values known at "
+          "load (compute such sizes inside the branch)"));
+    }
+    ASSIGN_OR_RETURN(Arg value, state.GraphValue(name));
+    operands.push_back(value);
+    scope.operands.push_back(name);
+    scope.operand_metas.push_back(state.MetaOf(value));
+    scope.operand_static.push_back(state.IsStaticValue(value));
+  }
+  const std::string hint = absl::StrCat(
+      node.output_size() > 0 && !node.output(0).empty() ? node.output(0) : "",
+      ".if");
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<std::string> graph_names;
+  for (const auto& [branch, which] :
+       {std::pair<const onnx::GraphProto*, const char*>{&then_branch,
+                                                        "then_branch"},
+        {&else_branch, "else_branch"}}) {
+    if (branch->input_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(which, " has inputs (an If branch takes none)"));
+    }
+    if (branch->output_size() != node.output_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(which, " has ", branch->output_size(),
+                       " outputs and the node ", node.output_size()));
+    }
+    std::string name = absl::StrCat(hint, ".", which);
+    while (state.builder().partial_graph().subgraph(name) != nullptr) {
+      name += "_";
+    }
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<Graph> graph,
+        ImportBranchGraph(state, *branch, which, name, scope, opset, domains));
+    graphs.push_back(std::move(graph));
+    graph_names.push_back(name);
+  }
+  ASSIGN_OR_RETURN(
+      std::vector<TensorMeta> then_metas,
+      BranchOutputMetas(*graphs[0], scope.operand_metas, "then_branch"));
+  ASSIGN_OR_RETURN(
+      std::vector<TensorMeta> else_metas,
+      BranchOutputMetas(*graphs[1], scope.operand_metas, "else_branch"));
+  for (size_t k = 0; k < then_metas.size(); ++k) {
+    const TensorMeta& t = then_metas[k];
+    const TensorMeta& e = else_metas[k];
+    if (t.dtype != e.dtype || t.dim() != e.dim()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "output ", k, ": then_branch computes ", DTypeName(t.dtype),
+          " of rank ", t.dim(), " and else_branch ", DTypeName(e.dtype),
+          " of rank ", e.dim(),
+          "; a condition computed at run time needs branches that agree"));
+    }
+  }
+  for (size_t k = 0; k < graphs.size(); ++k) {
+    RETURN_IF_ERROR(
+        state.builder().AddSubgraph(graph_names[k], std::move(graphs[k])));
+  }
+  ASSIGN_OR_RETURN(Arg cond, state.AddCond(hint,
+                                           {pred, Arg::Subgraph(graph_names[0]),
+                                            Arg::Subgraph(graph_names[1]),
+                                            Arg::OfList(std::move(operands))},
+                                           std::move(then_metas)));
+  for (int k = 0; k < node.output_size(); ++k) {
+    if (node.output(k).empty()) continue;
+    ASSIGN_OR_RETURN(Arg item, state.AddGetItem(node.output(k), cond, k));
+    RETURN_IF_ERROR(ctx.SetOutput(k, item));
+  }
+  return absl::OkStatus();
+}
+
+// ONNX If. A condition known at load (a value known at load: shape
+// arithmetic on static sizes folds to one) imports the branch it takes in
+// place; a graph input makes the import value-specialize it (each call's
+// condition its own guarded entry); any other becomes a cond
+// (ImportRuntimeIf).
+absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
+                      int opset,
+                      const absl::flat_hash_map<std::string, int>& domains) {
+  ASSIGN_OR_RETURN(OnnxAttributes attrs, OnnxAttributes::Create(node));
+  const onnx::AttributeProto* then_branch = attrs.Raw("then_branch");
+  const onnx::AttributeProto* else_branch = attrs.Raw("else_branch");
+  RETURN_IF_ERROR(attrs.CheckAllRead());
+  if (then_branch == nullptr || else_branch == nullptr ||
+      !then_branch->has_g() || !else_branch->has_g()) {
+    return absl::InvalidArgumentError(
+        "then_branch or else_branch is missing or not a graph");
+  }
+  OnnxNodeContext ctx(state, node, opset, attrs);
+  if (!ctx.has_input(0)) {
+    return absl::InvalidArgumentError("the condition (input 0) is missing");
+  }
+  RETURN_IF_ERROR(ctx.InputMeta(0).status());
+  const Tensor* cond = ctx.NeededConstant(0);
+  if (cond == nullptr) {
+    // A graph input (or a conversion of one) is value-specialized: the
+    // import fails asking for it (OnnxImportState::wanted).
+    if (!state.nested() && !state.needed().empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "the condition '", node.input(0),
+          "' is a graph input, whose value the import specializes"));
+    }
+    return ImportRuntimeIf(ctx, then_branch->g(), else_branch->g(), opset,
+                           domains);
+  }
+  if (cond->numel() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the condition '", node.input(0), "' has ", cond->numel(),
+                     " elements, not 1"));
+  }
+  const bool taken = cond->Item().to_bool();
+  const onnx::GraphProto& branch = taken ? then_branch->g() : else_branch->g();
+  const char* which = taken ? "then_branch" : "else_branch";
+  if (branch.input_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has inputs (an If branch takes none)"));
+  }
+  if (branch.output_size() != node.output_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has ", branch.output_size(),
+                     " outputs and the node ", node.output_size()));
+  }
+  RETURN_IF_ERROR(ImportBranchNodes(state, branch, which, opset, domains));
   for (int k = 0; k < node.output_size(); ++k) {
     if (node.output(k).empty()) continue;
     const OnnxValue* out = state.Find(branch.output(k).name());
@@ -267,7 +497,9 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxGraph(
   GraphBuilder builder(
       graph.name().empty() ? "onnx" : graph.name(),
       options.registry ? *options.registry : OpRegistry::Global());
-  OnnxImportState state(builder, options.external_data_dir);
+  OnnxImportState state(
+      builder, options.external_data_dir,
+      options.registry ? *options.registry : OpRegistry::Global());
   ShapeEnv::Scope scope(&state.shape_env());
 
   if (graph.sparse_initializer_size() > 0) {

@@ -7,13 +7,26 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ops/control_flow.h"
 #include "core/status_macros.h"
 
 namespace guardjit {
 
 OnnxImportState::OnnxImportState(GraphBuilder& builder,
-                                 std::string external_data_dir)
-    : builder_(builder), external_data_dir_(std::move(external_data_dir)) {}
+                                 std::string external_data_dir,
+                                 const OpRegistry& registry)
+    : builder_(builder),
+      external_data_dir_(std::move(external_data_dir)),
+      shape_env_(own_shape_env_),
+      nested_(false),
+      registry_(registry) {}
+
+OnnxImportState::OnnxImportState(GraphBuilder& builder, OnnxImportState& parent)
+    : builder_(builder),
+      external_data_dir_(parent.external_data_dir_),
+      shape_env_(parent.shape_env_),
+      nested_(true),
+      registry_(parent.registry_) {}
 
 std::string OnnxImportState::UniqueName(absl::string_view hint) {
   std::string name(hint.empty() ? "v" : hint);
@@ -151,6 +164,17 @@ absl::StatusOr<Arg> OnnxImportState::AddGetItem(absl::string_view hint,
   RETURN_IF_ERROR(RecordMeta(item, {metas_[source.node][index]}));
   decided_[ref.node] = decided_[source.node];
   return item;
+}
+
+absl::StatusOr<Arg> OnnxImportState::AddCond(absl::string_view hint,
+                                             std::vector<Arg> args,
+                                             std::vector<TensorMeta> metas) {
+  ASSIGN_OR_RETURN(ValueRef ref, builder_.AddNode(UniqueName(hint), kCondTarget,
+                                                  std::move(args)));
+  const Arg value = Arg::Value(ref);
+  RETURN_IF_ERROR(RecordMeta(value, std::move(metas)));
+  decided_[ref.node] = true;
+  return value;
 }
 
 const TensorMeta& OnnxImportState::MetaOf(const Arg& value) const {
@@ -313,13 +337,16 @@ absl::Status OnnxNodeContext::SetOutputSizes(int i, std::vector<Arg> sizes,
   Shape shape;
   if (!scalar) shape.push_back(static_cast<int64_t>(sizes.size()));
   if (known) {
-    if (dtype != DType::kInt64 && dtype != DType::kInt32) {
+    if (dtype != DType::kInt64 && dtype != DType::kInt32 &&
+        dtype != DType::kBool) {
       return absl::InternalError(
           absl::StrCat("sizes as ", DTypeName(dtype), " values"));
     }
     ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, shape));
     for (size_t k = 0; k < sizes.size(); ++k) {
-      if (dtype == DType::kInt64) {
+      if (dtype == DType::kBool) {
+        t.data_as<bool>()[k] = sizes[k].as_int() != 0;
+      } else if (dtype == DType::kInt64) {
         t.data_as<int64_t>()[k] = sizes[k].as_int();
       } else {
         t.data_as<int32_t>()[k] = static_cast<int32_t>(sizes[k].as_int());

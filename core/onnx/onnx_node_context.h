@@ -47,7 +47,18 @@ struct OnnxValue {
 // private ShapeEnv; a mapping that needs one as a number refuses.
 class OnnxImportState {
  public:
-  OnnxImportState(GraphBuilder& builder, std::string external_data_dir);
+  // `registry`: the one `builder` looks targets up in (nested graphs are
+  // built with it too).
+  OnnxImportState(GraphBuilder& builder, std::string external_data_dir,
+                  const OpRegistry& registry = OpRegistry::Global());
+  // The import of a graph nested in a node of `parent`'s (an If branch),
+  // into `builder`: its sizes are symbols of `parent`'s ShapeEnv, so the
+  // values it reads from `parent` keep theirs.
+  OnnxImportState(GraphBuilder& builder, OnnxImportState& parent);
+  // An import of a nested graph (the constructor above): its inputs are the
+  // values it reads from its parent's scope, not the model's.
+  bool nested() const { return nested_; }
+  const OpRegistry& registry() const { return registry_; }
 
   GraphBuilder& builder() { return builder_; }
   ShapeEnv& shape_env() { return shape_env_; }
@@ -102,6 +113,12 @@ class OnnxImportState {
                               std::vector<Arg> args, Kwargs kwargs);
   absl::StatusOr<Arg> AddGetItem(absl::string_view hint, const Arg& value,
                                  int index);
+  // Adds a higher_order.cond node named after `hint` (args: predicate,
+  // branches, operands) whose outputs have `metas`: cond has no node shape
+  // rule (graph shape inference decides the branch per call). Its outputs
+  // count as following a decision (IsStaticDim).
+  absl::StatusOr<Arg> AddCond(absl::string_view hint, std::vector<Arg> args,
+                              std::vector<TensorMeta> metas);
   // Metadata of a graph value (Arg::Value) of this import.
   const TensorMeta& MetaOf(const Arg& value) const;
   // Whether size d of graph value `value` is a number the import may rely
@@ -121,7 +138,10 @@ class OnnxImportState {
 
   GraphBuilder& builder_;
   std::string external_data_dir_;
-  ShapeEnv shape_env_;
+  ShapeEnv own_shape_env_;
+  ShapeEnv& shape_env_;  // own_shape_env_, or a parent import's
+  const bool nested_;
+  const OpRegistry& registry_;
   absl::flat_hash_map<std::string, OnnxValue> values_;
   absl::flat_hash_set<std::string> names_;
   absl::flat_hash_set<std::string> graph_inputs_;  // unknown at load

@@ -270,6 +270,66 @@ absl::StatusOr<bool> MapArith(OnnxNodeContext& ctx) {
   return true;
 }
 
+// Comparisons and logic on sizes (an If's condition over them, as exporters
+// of torch.cond write `x.shape[0] > 4`): operator.eq/lt/gt/le/ge per element
+// (numpy broadcasting of a single element), bool values of size expressions
+// that ImportIf takes as a cond's predicate. Not is a comparison with 0, And
+// a product, Or a sum compared with 0.
+absl::StatusOr<bool> MapCompare(OnnxNodeContext& ctx) {
+  const std::string& op_type = ctx.node().op_type();
+  if (op_type == "Not") {
+    if (ctx.num_inputs() != 1 || !HasSizes(ctx, 0)) return false;
+    std::vector<Arg> out;
+    for (const Arg& a : *ctx.InputSizes(0)) {
+      ASSIGN_OR_RETURN(Arg r, SymArith(ctx, SymOp::kEq, a, Arg::Int(0)));
+      out.push_back(std::move(r));
+    }
+    RETURN_IF_ERROR(ctx.SetOutputSizes(
+        0, std::move(out), ValueOf(ctx, 0)->meta.dim() == 0, DType::kBool));
+    return true;
+  }
+  if (ctx.num_inputs() != 2) return false;
+  std::optional<SizeElements> a = SizeElementsOf(ctx, 0),
+                              b = SizeElementsOf(ctx, 1);
+  if (!HasSizes(ctx, 0) && !HasSizes(ctx, 1)) {
+    // Integers known at load (static sizes) fold to a bool known at load;
+    // anything else is a tensor comparison.
+    if (!a.has_value() || !b.has_value()) return false;
+  } else if (!a.has_value() || !b.has_value()) {
+    return absl::UnimplementedError(
+        "compares sizes computed at run time with a tensor that is not an "
+        "integer value known at load");
+  }
+  const size_t na = a->sizes.size(), nb = b->sizes.size();
+  if (na != nb && na != 1 && nb != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sizes of ", na, " and ", nb, " elements do not broadcast"));
+  }
+  std::vector<Arg> out;
+  for (size_t k = 0; k < std::max(na, nb); ++k) {
+    const Arg& x = a->sizes[na == 1 ? 0 : k];
+    const Arg& y = b->sizes[nb == 1 ? 0 : k];
+    Arg r;
+    if (op_type == "And") {
+      ASSIGN_OR_RETURN(r, SymArith(ctx, SymOp::kMul, x, y));
+    } else if (op_type == "Or") {
+      ASSIGN_OR_RETURN(Arg sum, SymArith(ctx, SymOp::kAdd, x, y));
+      ASSIGN_OR_RETURN(r, SymArith(ctx, SymOp::kGt, sum, Arg::Int(0)));
+    } else {
+      const SymOp op = op_type == "Equal"         ? SymOp::kEq
+                       : op_type == "Less"        ? SymOp::kLt
+                       : op_type == "Greater"     ? SymOp::kGt
+                       : op_type == "LessOrEqual" ? SymOp::kLe
+                                                  : SymOp::kGe;
+      ASSIGN_OR_RETURN(r, SymArith(ctx, op, x, y));
+    }
+    out.push_back(std::move(r));
+  }
+  RETURN_IF_ERROR(ctx.SetOutputSizes(0, std::move(out), a->scalar && b->scalar,
+                                     DType::kBool));
+  return true;
+}
+
 absl::Status SetView(OnnxNodeContext& ctx, const Arg& x,
                      std::vector<Arg> sizes) {
   ASSIGN_OR_RETURN(Arg out, ViewAs(ctx, x, std::move(sizes)));
@@ -418,6 +478,10 @@ absl::StatusOr<bool> MapOnSymbolicSizes(OnnxNodeContext& ctx) {
   if (op == "Cast" || op == "CastLike" || op == "Identity") return MapCast(ctx);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     return MapArith(ctx);
+  }
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or") {
+    return MapCompare(ctx);
   }
   if (op == "Reshape") return MapReshape(ctx);
   if (op == "Flatten") return MapFlatten(ctx);

@@ -5,6 +5,7 @@
 // and sequence (split qkv, batched head matmuls, a causal mask sliced by
 // the sequence length) does the same over (batch, seq).
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -366,6 +367,138 @@ TEST(CapiOnnxDynamicTest, TransformerBlockCompilesOnceForEveryBatchAndSeq) {
   ASSERT_TRUE(Ok(gj_function_explain(compiled.get(), &text)));
   EXPECT_THAT(text, ::testing::HasSubstr("(jit: "));
   EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("eager plan")));
+  gj_string_destroy(text);
+}
+
+// y = If(cond) then Relu(x) else Concat(x, x, axis 2), x [batch, 3, 4]:
+// `cond` Shape(x)[0] > 4 (sizes), or ReduceMax(x) > 0 (values).
+std::string IfModel(bool on_sizes) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("if_model");
+  AddInput(g, "x", {-1, 3, 4});
+  if (on_sizes) {
+    AddInt64(g, "i0", {}, {0});
+    AddInt64(g, "four", {}, {4});
+    AddNode(g, "Shape", {"x"}, "s");
+    AddNode(g, "Gather", {"s", "i0"}, "b");
+    AddNode(g, "Greater", {"b", "four"}, "cond");
+  } else {
+    onnx::TensorProto* zero = g->add_initializer();
+    zero->set_name("zero");
+    zero->set_data_type(onnx::TensorProto::FLOAT);
+    zero->add_float_data(0.0f);
+    AddNode(g, "ReduceMax", {"x"}, "top");
+    SetIntAttr(g, "keepdims", 0);
+    AddNode(g, "Greater", {"top", "zero"}, "cond");
+  }
+  AddNode(g, "If", {"cond"}, "y");
+  onnx::NodeProto* n = g->mutable_node(g->node_size() - 1);
+  auto* then_attr = n->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  AddNode(then_attr->mutable_g(), "Relu", {"x"}, "then_y");
+  then_attr->mutable_g()->add_output()->set_name("then_y");
+  auto* else_attr = n->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  AddNode(else_attr->mutable_g(), "Concat", {"x", "x"}, "else_y");
+  SetIntAttr(else_attr->mutable_g(), "axis", 2);
+  else_attr->mutable_g()->add_output()->set_name("else_y");
+  g->add_output()->set_name("y");
+  return m.SerializeAsString();
+}
+
+// relu(x) where `relu`, else concat(x, x) along the last dim, x as Call
+// fills it (scaled by `scale`).
+std::vector<float> IfExpected(int64_t batch, bool relu, float scale) {
+  std::vector<float> out;
+  for (int64_t r = 0; r < batch * 3; ++r) {
+    for (int copy = 0; copy < (relu ? 1 : 2); ++copy) {
+      for (int64_t c = 0; c < 4; ++c) {
+        const int64_t i = r * 4 + c;
+        const float x =
+            static_cast<float>(static_cast<int>(i % 11) - 5) * 0.5f * scale;
+        out.push_back(relu ? std::max(x, 0.0f) : x);
+      }
+    }
+  }
+  return out;
+}
+
+// A condition over the batch size is a predicate each specialization
+// decides and guards: one compiled entry per branch, each batch running
+// the branch its size takes.
+TEST(CapiOnnxDynamicTest, IfOverTheBatchSizeRunsTheBranchItsSizeTakes) {
+  const std::string bytes = IfModel(/*on_sizes=*/true);
+  gjtest::ContextPtr jit = gjtest::MakeContext(GJ_BACKEND_CPU_JIT);
+  gj_graph* raw = nullptr;
+  ASSERT_TRUE(Ok(gj_graph_from_proto(jit.get(), bytes.data(), bytes.size(),
+                                     nullptr, &raw)));
+  GraphPtr graph(raw);
+  FunctionPtr f = Make(jit.get(), graph.get());
+  for (int64_t batch : {6, 2, 7, 3}) {
+    const bool relu = batch > 4;
+    const Output got = Call(f.get(), batch);
+    EXPECT_EQ(got.shape, (std::vector<int64_t>{batch, 3, relu ? 4 : 8}))
+        << "batch " << batch;
+    EXPECT_EQ(got.values, IfExpected(batch, relu, 1.0f)) << "batch " << batch;
+  }
+  gj_function_stats stats;
+  gj_function_stats_init(&stats);
+  ASSERT_TRUE(Ok(gj_function_get_stats(f.get(), &stats)));
+  EXPECT_EQ(stats.calls, 4);
+  EXPECT_EQ(stats.compiles, 2);
+  EXPECT_EQ(stats.cache_entries, 2);
+  EXPECT_EQ(stats.hits, 2);
+  EXPECT_EQ(stats.fallback_calls, 0);
+}
+
+// A condition over tensor values breaks the graph at the If: the host reads
+// it and each call runs the branch its values pick.
+TEST(CapiOnnxDynamicTest, IfOverTensorValuesBreaksTheGraphThere) {
+  const std::string bytes = IfModel(/*on_sizes=*/false);
+  gjtest::ContextPtr jit = gjtest::MakeContext(GJ_BACKEND_CPU_JIT);
+  gj_graph* raw = nullptr;
+  ASSERT_TRUE(Ok(gj_graph_from_proto(jit.get(), bytes.data(), bytes.size(),
+                                     nullptr, &raw)));
+  GraphPtr graph(raw);
+  FunctionPtr f = Make(jit.get(), graph.get());
+  // Values with a positive maximum take then_branch; all negative (or
+  // zero: 0 > 0 is false), else_branch; then the first again.
+  for (float shift : {0.0f, -3.0f, -2.5f, 0.0f}) {
+    std::vector<float> data(2 * 12);
+    float top = -1e30f;
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.5f + shift;
+      top = std::max(top, data[i]);
+    }
+    const bool relu = top > 0;
+    std::vector<float> want;
+    for (int64_t r = 0; r < 6; ++r) {
+      for (int copy = 0; copy < (relu ? 1 : 2); ++copy) {
+        for (int64_t c = 0; c < 4; ++c) {
+          const float v = data[r * 4 + c];
+          want.push_back(relu ? std::max(v, 0.0f) : v);
+        }
+      }
+    }
+    HostTensor<float> x({2, 3, 4}, data);
+    const DLTensor* inputs[] = {x.dl()};
+    DLManagedTensor* out[1] = {};
+    ASSERT_TRUE(Ok(gj_function_call_alloc(f.get(), inputs, 1, nullptr, out, 1)))
+        << "shift " << shift;
+    ManagedPtr out0(out[0]);
+    EXPECT_EQ(gjtest::Shape(out[0]->dl_tensor),
+              (std::vector<int64_t>{2, 3, relu ? 4 : 8}))
+        << "shift " << shift;
+    EXPECT_EQ(gjtest::Floats(out[0]->dl_tensor), want) << "shift " << shift;
+  }
+  char* text = nullptr;
+  ASSERT_TRUE(Ok(gj_function_explain(f.get(), &text)));
+  EXPECT_THAT(text, ::testing::HasSubstr("data-dependent predicate"));
   gj_string_destroy(text);
 }
 

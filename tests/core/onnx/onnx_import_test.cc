@@ -3,11 +3,15 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "core/graph_breaks.h"
 #include "core/graph_loader.h"
+#include "core/ops/control_flow.h"
 #include "core/shape_inference.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
 #include "tests/core/onnx/onnx_test_models.h"
@@ -15,6 +19,8 @@
 
 namespace guardjit::testing {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(OnnxImportTest, StaticInputsCarryTheirMetadata) {
   ModelProto m = Model();
@@ -149,26 +155,275 @@ TEST(OnnxImportTest, IfOnAGraphInputIsValueSpecialized) {
   EXPECT_EQ((*g)->value_inputs(), std::vector<int>{1});
 }
 
-TEST(OnnxImportTest, IfOnTensorValuesIsRefusedNamingTheCondition) {
-  auto g = Load(IfModel([](ModelProto& m) {
-    AddNode(m, "ReduceMax", {"x"}, {"top"});
-    SetInt(m.mutable_graph()->mutable_node(0), "keepdims", 0);
-    AddInitializer(m, "zero", {}, {0});
-    AddNode(m, "Greater", {"top", "zero"}, {"cond"});
-  }));
-  ExpectError(g, absl::StatusCode::kUnimplemented,
-              "(If, domain 'ai.onnx', opset 13): the condition 'cond' is "
-              "computed at run time from tensor values");
-  // A branch's node that fails is named inside the If.
-  ModelProto m = IfModel(ConstantFalse);
-  m.mutable_graph()
-      ->mutable_node(0)
-      ->mutable_attribute(1)
+// cond = ReduceMax(x) > 0: computed from tensor values.
+void ValueCondition(ModelProto& m) {
+  AddNode(m, "ReduceMax", {"x"}, {"top"});
+  SetInt(m.mutable_graph()->mutable_node(0), "keepdims", 0);
+  AddInitializer(m, "zero", {}, {0});
+  AddNode(m, "Greater", {"top", "zero"}, {"cond"});
+}
+
+const Node* CondNode(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    if (n.target == kCondTarget) return &n;
+  }
+  return nullptr;
+}
+
+// A condition computed from tensor values becomes a cond whose predicate
+// breaks the graph there (the host reads it and runs the branch it picks).
+TEST(OnnxImportTest, IfOnTensorValuesIsACondThatBreaksTheGraph) {
+  auto g = Load(IfModel(ValueCondition));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* cond = CondNode(**g);
+  ASSERT_NE(cond, nullptr);
+  EXPECT_EQ(cond->name, "y.if");
+  const Graph* then_graph = (*g)->subgraph(cond->args[kCondTrue].as_subgraph());
+  const Graph* else_graph =
+      (*g)->subgraph(cond->args[kCondFalse].as_subgraph());
+  ASSERT_NE(then_graph, nullptr);
+  ASSERT_NE(else_graph, nullptr);
+  EXPECT_TRUE(HasTarget(*then_graph, "aten.relu.default"));
+  EXPECT_TRUE(HasTarget(*else_graph, "aten.neg.default"));
+  // x, the one value the branches read, is the cond's operand.
+  ASSERT_EQ(cond->args[kCondOperands].as_list().size(), 1u);
+  std::optional<GraphBreak> at = FindGraphBreak(**g);
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->kind, GraphBreak::Kind::kPredicate);
+  EXPECT_THAT(at->reason,
+              HasSubstr("data-dependent predicate: cond 'y.if' reads the "
+                        "value of 'cond'"));
+}
+
+TEST(OnnxImportTest, IfConditionsOfOtherThanOneBoolAreInvalid) {
+  ExpectError(Load(IfModel([](ModelProto& m) {
+                AddNode(m, "ReduceMax", {"x"}, {"top"});
+                SetInt(m.mutable_graph()->mutable_node(0), "keepdims", 0);
+                AddNode(m, "Cast", {"top"}, {"cond"});
+                SetInt(m.mutable_graph()->mutable_node(1), "to",
+                       TensorProto::INT64);
+              })),
+              absl::StatusCode::kInvalidArgument,
+              "the condition 'cond' is int64, not bool");
+  ExpectError(Load(IfModel([](ModelProto& m) {
+                AddInitializer(m, "zero", {}, {0});
+                AddNode(m, "Greater", {"x", "zero"}, {"cond"});
+              })),
+              absl::StatusCode::kInvalidArgument,
+              "the condition 'cond' has 6 elements, not 1");
+}
+
+// A branch's node that fails is named inside the If, whether the If is
+// decided at load or becomes a cond.
+TEST(OnnxImportTest, BranchNodesThatFailAreNamedInsideTheIf) {
+  for (auto add_cond : {ConstantFalse, ValueCondition}) {
+    ModelProto m = IfModel(add_cond);
+    onnx::GraphProto* graph = m.mutable_graph();
+    NodeProto* if_node = graph->mutable_node(graph->node_size() - 1);
+    if_node->mutable_attribute(1)->mutable_g()->mutable_node(0)->set_op_type(
+        "NoSuchOp");
+    ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+                "else_branch node 0 'else_y' (NoSuchOp): operator NoSuchOp");
+  }
+}
+
+// x [batch, 3]; y = If(Shape(x)[0] > 4) then Relu(x) else Concat(x, x, 1):
+// a predicate over sizes, and branches whose shapes differ.
+ModelProto SizeIfModel() {
+  ModelProto m = Model();
+  AddInput(m, "x", {-1, 3});
+  AddInt64Initializer(m, "zero", {}, {0});
+  AddInt64Initializer(m, "four", {}, {4});
+  AddNode(m, "Shape", {"x"}, {"shape"});
+  AddNode(m, "Gather", {"shape", "zero"}, {"batch"});
+  AddNode(m, "Greater", {"batch", "four"}, {"cond"});
+  NodeProto* n = AddNode(m, "If", {"cond"}, {"y"});
+  onnx::GraphProto* then_branch =
+      AddAttribute(n, "then_branch", AttributeProto::GRAPH)->mutable_g();
+  then_branch->set_name("then");
+  NodeProto* relu = then_branch->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("x");
+  relu->add_output("then_y");
+  then_branch->add_output()->set_name("then_y");
+  onnx::GraphProto* else_branch =
+      AddAttribute(n, "else_branch", AttributeProto::GRAPH)->mutable_g();
+  else_branch->set_name("else");
+  NodeProto* cat = else_branch->add_node();
+  cat->set_op_type("Concat");
+  cat->add_input("x");
+  cat->add_input("x");
+  cat->add_output("else_y");
+  SetInt(cat, "axis", 1);
+  else_branch->add_output()->set_name("else_y");
+  AddOutput(m, "y");
+  return m;
+}
+
+// A condition over sizes becomes a cond over a size predicate: no graph
+// break, and the branch each input's sizes take decides the result's.
+TEST(OnnxImportTest, IfOnSizesIsACondOverASizePredicate) {
+  auto g = Load(SizeIfModel());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* cond = CondNode(**g);
+  ASSERT_NE(cond, nullptr);
+  const Arg& pred = cond->args[kCondPred];
+  ASSERT_TRUE(pred.is_value());
+  EXPECT_EQ((*g)->node(pred.as_value().node).target, "operator.gt");
+  EXPECT_FALSE(FindGraphBreak(**g).has_value());
+  EXPECT_EQ(OutputMetas(**g, {TensorMeta(DType::kFloat32, {6, 3})})[0].shape(),
+            (Shape{6, 3}));
+  EXPECT_EQ(OutputMetas(**g, {TensorMeta(DType::kFloat32, {2, 3})})[0].shape(),
+            (Shape{2, 6}));
+}
+
+// Comparisons and logic on sizes stay size expressions (bool), and fold to
+// a bool value known at load where the sizes are static.
+TEST(OnnxImportTest, ComparisonsOfSizesAreSizeExpressions) {
+  ModelProto m = SizeIfModel();
+  m.mutable_graph()->mutable_node(2)->set_op_type("LessOrEqual");
+  AddNode(m, "Not", {"cond"}, {"not_cond"});
+  m.mutable_graph()->mutable_node(3)->set_input(0, "not_cond");
+  // Not moved before the If.
+  m.mutable_graph()->mutable_node()->SwapElements(3, 4);
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(HasTarget(**g, "operator.le"));
+  EXPECT_TRUE(HasTarget(**g, "operator.eq"));
+  // not (6 <= 4): then_branch.
+  EXPECT_EQ(OutputMetas(**g, {TensorMeta(DType::kFloat32, {6, 3})})[0].shape(),
+            (Shape{6, 3}));
+  // Static sizes: the condition is known at load, the branch imported.
+  ModelProto fixed = SizeIfModel();
+  fixed.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(2);
+  auto h = Load(fixed);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(CondNode(**h), nullptr);
+  EXPECT_TRUE(HasTarget(**h, "aten.cat.default"));
+}
+
+// Branches read values of the If's scope by name: computed ones become the
+// cond's operands, values known at load stay constants in the branch; an If
+// nested in a branch reads through both scopes.
+TEST(OnnxImportTest, BranchesReadTheIfsScopeAndNest) {
+  ModelProto m = SizeIfModel();
+  AddInitializer(m, "half", {}, {0.5f});
+  NodeProto* sq = m.mutable_graph()->add_node();
+  sq->set_op_type("Mul");
+  sq->add_input("x");
+  sq->add_input("x");
+  sq->add_output("sq");
+  // sq computed before the If.
+  for (int k = m.graph().node_size() - 1; k > 3; --k) {
+    m.mutable_graph()->mutable_node()->SwapElements(k, k - 1);
+  }
+  onnx::GraphProto* then_branch =
+      m.mutable_graph()->mutable_node(4)->mutable_attribute(0)->mutable_g();
+  NodeProto* relu = then_branch->mutable_node(0);
+  relu->set_input(0, "scaled");
+  NodeProto* mul = then_branch->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("sq");
+  mul->add_input("half");
+  mul->add_output("scaled");
+  then_branch->mutable_node()->SwapElements(0, 1);
+  // else: If(Shape(sq)[0] > 2) then Neg(sq) else Relu(x), inside the else
+  // branch (its condition computed there: sizes computed before the If are
+  // refused, below).
+  onnx::GraphProto* else_branch =
+      m.mutable_graph()->mutable_node(4)->mutable_attribute(1)->mutable_g();
+  else_branch->clear_node();
+  for (const auto& [op, inputs, output] : std::vector<
+           std::tuple<std::string, std::vector<std::string>, std::string>>{
+           {"Shape", {"sq"}, "inner_shape"},
+           {"Gather", {"inner_shape", "zero"}, "inner_batch"},
+           {"Greater", {"inner_batch", "two"}, "inner_cond"}}) {
+    NodeProto* n = else_branch->add_node();
+    n->set_op_type(op);
+    for (const std::string& i : inputs) n->add_input(i);
+    n->add_output(output);
+  }
+  AddInt64Initializer(m, "two", {}, {2});
+  NodeProto* inner = else_branch->add_node();
+  inner->set_op_type("If");
+  inner->add_input("inner_cond");
+  inner->add_output("else_y");
+  onnx::GraphProto* inner_then =
+      AddAttribute(inner, "then_branch", AttributeProto::GRAPH)->mutable_g();
+  NodeProto* neg = inner_then->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("sq");
+  neg->add_output("inner_then_y");
+  inner_then->add_output()->set_name("inner_then_y");
+  onnx::GraphProto* inner_else =
+      AddAttribute(inner, "else_branch", AttributeProto::GRAPH)->mutable_g();
+  NodeProto* relu2 = inner_else->add_node();
+  relu2->set_op_type("Relu");
+  relu2->add_input("x");
+  relu2->add_output("inner_else_y");
+  inner_else->add_output()->set_name("inner_else_y");
+  auto g = Load(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* cond = CondNode(**g);
+  ASSERT_NE(cond, nullptr);
+  // sq, x (in order of first use); cond (a size expression) and half (a
+  // constant) are no operands.
+  std::vector<std::string> operands;
+  for (const Arg& a : cond->args[kCondOperands].as_list()) {
+    operands.push_back((*g)->node(a.as_value().node).name);
+  }
+  EXPECT_EQ(operands, (std::vector<std::string>{"sq", "x"}));
+  const Graph* then_graph = (*g)->subgraph(cond->args[kCondTrue].as_subgraph());
+  ASSERT_NE(then_graph, nullptr);
+  bool has_constant = false;
+  for (const Node& n : then_graph->nodes()) {
+    has_constant = has_constant || n.kind == NodeKind::kConstant;
+  }
+  EXPECT_TRUE(has_constant);
+  const Graph* else_graph =
+      (*g)->subgraph(cond->args[kCondFalse].as_subgraph());
+  ASSERT_NE(else_graph, nullptr);
+  EXPECT_NE(CondNode(*else_graph), nullptr);
+  EXPECT_EQ(OutputMetas(**g, {TensorMeta(DType::kFloat32, {6, 3})})[0].shape(),
+            (Shape{6, 3}));
+  EXPECT_EQ(OutputMetas(**g, {TensorMeta(DType::kFloat32, {3, 3})})[0].shape(),
+            (Shape{3, 3}));
+  // The nested If reading the outer condition, sizes computed before it.
+  else_branch->mutable_node(3)->set_input(0, "cond");
+  ExpectError(
+      Load(m), absl::StatusCode::kUnimplemented,
+      "a branch reads 'cond', sizes computed at run time before the If");
+}
+
+TEST(OnnxImportTest, RuntimeIfBranchesMustAgreeAndReadDefinedValues) {
+  ModelProto m = SizeIfModel();
+  NodeProto* cat = m.mutable_graph()
+                       ->mutable_node(3)
+                       ->mutable_attribute(1)
+                       ->mutable_g()
+                       ->mutable_node(0);
+  cat->set_op_type("ReduceSum");
+  cat->clear_attribute();
+  cat->mutable_input()->RemoveLast();
+  SetInt(cat, "keepdims", 0);
+  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
+              "output 0: then_branch computes float32 of rank 2 and "
+              "else_branch float32 of rank 0");
+  ModelProto undefined = SizeIfModel();
+  undefined.mutable_graph()
+      ->mutable_node(3)
+      ->mutable_attribute(0)
       ->mutable_g()
       ->mutable_node(0)
-      ->set_op_type("NoSuchOp");
-  ExpectError(Load(m), absl::StatusCode::kUnimplemented,
-              "else_branch node 0 'else_y' (NoSuchOp): operator NoSuchOp");
+      ->set_input(0, "nowhere");
+  ExpectError(Load(undefined), absl::StatusCode::kInvalidArgument,
+              "a branch reads 'nowhere', which no value before the If names");
 }
 
 TEST(OnnxImportTest, UnknownOpNamesNodeOpDomainAndOpset) {
