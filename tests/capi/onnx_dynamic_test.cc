@@ -411,6 +411,18 @@ std::string IfModel(bool on_sizes) {
   return m.SerializeAsString();
 }
 
+// A function of IfModel(on_sizes) in `context`, its batch dynamic.
+FunctionPtr MakeIf(gj_context* context, bool on_sizes) {
+  const std::string bytes = IfModel(on_sizes);
+  gj_graph* raw = nullptr;
+  if (!Ok(gj_graph_from_proto(context, bytes.data(), bytes.size(), nullptr,
+                              &raw))) {
+    return nullptr;
+  }
+  GraphPtr graph(raw);
+  return Make(context, graph.get());
+}
+
 // relu(x) where `relu`, else concat(x, x) along the last dim, x as Call
 // fills it (scaled by `scale`).
 std::vector<float> IfExpected(int64_t batch, bool relu, float scale) {
@@ -432,13 +444,9 @@ std::vector<float> IfExpected(int64_t batch, bool relu, float scale) {
 // decides and guards: one compiled entry per branch, each batch running
 // the branch its size takes.
 TEST(CapiOnnxDynamicTest, IfOverTheBatchSizeRunsTheBranchItsSizeTakes) {
-  const std::string bytes = IfModel(/*on_sizes=*/true);
   gjtest::ContextPtr jit = gjtest::MakeContext(GJ_BACKEND_CPU_JIT);
-  gj_graph* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_graph_from_proto(jit.get(), bytes.data(), bytes.size(),
-                                     nullptr, &raw)));
-  GraphPtr graph(raw);
-  FunctionPtr f = Make(jit.get(), graph.get());
+  FunctionPtr f = MakeIf(jit.get(), /*on_sizes=*/true);
+  ASSERT_NE(f, nullptr);
   for (int64_t batch : {6, 2, 7, 3}) {
     const bool relu = batch > 4;
     const Output got = Call(f.get(), batch);
@@ -459,13 +467,9 @@ TEST(CapiOnnxDynamicTest, IfOverTheBatchSizeRunsTheBranchItsSizeTakes) {
 // A condition over tensor values breaks the graph at the If: the host reads
 // it and each call runs the branch its values pick.
 TEST(CapiOnnxDynamicTest, IfOverTensorValuesBreaksTheGraphThere) {
-  const std::string bytes = IfModel(/*on_sizes=*/false);
   gjtest::ContextPtr jit = gjtest::MakeContext(GJ_BACKEND_CPU_JIT);
-  gj_graph* raw = nullptr;
-  ASSERT_TRUE(Ok(gj_graph_from_proto(jit.get(), bytes.data(), bytes.size(),
-                                     nullptr, &raw)));
-  GraphPtr graph(raw);
-  FunctionPtr f = Make(jit.get(), graph.get());
+  FunctionPtr f = MakeIf(jit.get(), /*on_sizes=*/false);
+  ASSERT_NE(f, nullptr);
   // Values with a positive maximum take then_branch; all negative (or
   // zero: 0 > 0 is false), else_branch; then the first again.
   for (float shift : {0.0f, -3.0f, -2.5f, 0.0f}) {

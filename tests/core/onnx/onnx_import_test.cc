@@ -107,28 +107,31 @@ TEST(OnnxImportTest, DimParamSizeNeededAtLoadIsRefused) {
               "the sizes of input 0 ('x') at load");
 }
 
+// Adds If node `n`'s attribute `attr` (then_branch or else_branch): a graph
+// of one `op` node over `inputs` computing `output`, the branch's output.
+NodeProto* AddBranch(NodeProto* n, const std::string& attr,
+                     const std::string& op,
+                     const std::vector<std::string>& inputs,
+                     const std::string& output) {
+  onnx::GraphProto* branch =
+      AddAttribute(n, attr, AttributeProto::GRAPH)->mutable_g();
+  branch->set_name(attr);
+  NodeProto* node = branch->add_node();
+  node->set_op_type(op);
+  for (const std::string& input : inputs) node->add_input(input);
+  node->add_output(output);
+  branch->add_output()->set_name(output);
+  return node;
+}
+
 // y = If(cond) then Relu(x) else Neg(x); `cond` is made by `add_cond`.
 ModelProto IfModel(void (*add_cond)(ModelProto&)) {
   ModelProto m = Model();
   AddInput(m, "x", {2, 3});
   add_cond(m);
   NodeProto* n = AddNode(m, "If", {"cond"}, {"y"});
-  onnx::GraphProto* then_branch =
-      AddAttribute(n, "then_branch", AttributeProto::GRAPH)->mutable_g();
-  then_branch->set_name("then");
-  NodeProto* relu = then_branch->add_node();
-  relu->set_op_type("Relu");
-  relu->add_input("x");
-  relu->add_output("then_y");
-  then_branch->add_output()->set_name("then_y");
-  onnx::GraphProto* else_branch =
-      AddAttribute(n, "else_branch", AttributeProto::GRAPH)->mutable_g();
-  else_branch->set_name("else");
-  NodeProto* neg = else_branch->add_node();
-  neg->set_op_type("Neg");
-  neg->add_input("x");
-  neg->add_output("else_y");
-  else_branch->add_output()->set_name("else_y");
+  AddBranch(n, "then_branch", "Relu", {"x"}, "then_y");
+  AddBranch(n, "else_branch", "Neg", {"x"}, "else_y");
   AddOutput(m, "y");
   return m;
 }
@@ -238,24 +241,9 @@ ModelProto SizeIfModel() {
   AddNode(m, "Gather", {"shape", "zero"}, {"batch"});
   AddNode(m, "Greater", {"batch", "four"}, {"cond"});
   NodeProto* n = AddNode(m, "If", {"cond"}, {"y"});
-  onnx::GraphProto* then_branch =
-      AddAttribute(n, "then_branch", AttributeProto::GRAPH)->mutable_g();
-  then_branch->set_name("then");
-  NodeProto* relu = then_branch->add_node();
-  relu->set_op_type("Relu");
-  relu->add_input("x");
-  relu->add_output("then_y");
-  then_branch->add_output()->set_name("then_y");
-  onnx::GraphProto* else_branch =
-      AddAttribute(n, "else_branch", AttributeProto::GRAPH)->mutable_g();
-  else_branch->set_name("else");
-  NodeProto* cat = else_branch->add_node();
-  cat->set_op_type("Concat");
-  cat->add_input("x");
-  cat->add_input("x");
-  cat->add_output("else_y");
-  SetInt(cat, "axis", 1);
-  else_branch->add_output()->set_name("else_y");
+  AddBranch(n, "then_branch", "Relu", {"x"}, "then_y");
+  SetInt(AddBranch(n, "else_branch", "Concat", {"x", "x"}, "else_y"), "axis",
+         1);
   AddOutput(m, "y");
   return m;
 }
@@ -354,20 +342,8 @@ TEST(OnnxImportTest, BranchesReadTheIfsScopeAndNest) {
   inner->set_op_type("If");
   inner->add_input("inner_cond");
   inner->add_output("else_y");
-  onnx::GraphProto* inner_then =
-      AddAttribute(inner, "then_branch", AttributeProto::GRAPH)->mutable_g();
-  NodeProto* neg = inner_then->add_node();
-  neg->set_op_type("Neg");
-  neg->add_input("sq");
-  neg->add_output("inner_then_y");
-  inner_then->add_output()->set_name("inner_then_y");
-  onnx::GraphProto* inner_else =
-      AddAttribute(inner, "else_branch", AttributeProto::GRAPH)->mutable_g();
-  NodeProto* relu2 = inner_else->add_node();
-  relu2->set_op_type("Relu");
-  relu2->add_input("x");
-  relu2->add_output("inner_else_y");
-  inner_else->add_output()->set_name("inner_else_y");
+  AddBranch(inner, "then_branch", "Neg", {"sq"}, "inner_then_y");
+  AddBranch(inner, "else_branch", "Relu", {"x"}, "inner_else_y");
   auto g = Load(m);
   ASSERT_TRUE(g.ok()) << g.status();
   const Node* cond = CondNode(**g);
