@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/half.h"
+#include "core/host_memory.h"
 
 namespace guardjit {
 
@@ -17,9 +18,8 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", nbytes, " bytes"));
   }
-  void* p = allocator != nullptr
-                ? allocator->Allocate(nbytes)
-                : std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
+  void* p = allocator != nullptr ? allocator->Allocate(nbytes)
+                                 : AllocateHostMemory(rounded);
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", nbytes, " bytes"));
@@ -31,7 +31,7 @@ Storage::~Storage() {
   if (allocator_ != nullptr) {
     allocator_->Free(data_, nbytes_);
   } else {
-    std::free(data_);
+    FreeHostMemory(data_);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/numeric/bits.h"
+#include "core/host_memory.h"
 
 namespace guardjit {
 namespace {
@@ -40,11 +41,11 @@ void* CachingHostAllocator::Allocate(size_t nbytes) {
       return block;
     }
   }
-  void* block = std::aligned_alloc(kAlign, size);
+  void* block = AllocateHostMemory(size);
   if (block == nullptr) {
     // Cached blocks of other classes may be what the system lacks.
     ReleaseCached();
-    block = std::aligned_alloc(kAlign, size);
+    block = AllocateHostMemory(size);
     if (block == nullptr) return nullptr;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -67,7 +68,7 @@ void CachingHostAllocator::Free(void* block, size_t nbytes) {
       return;
     }
   }
-  std::free(block);
+  FreeHostMemory(block);
 }
 
 CachingHostAllocator::Stats CachingHostAllocator::stats() const {
@@ -83,7 +84,7 @@ void CachingHostAllocator::ReleaseCached() {
     stats_.bytes_cached = 0;
   }
   for (auto& [size, list] : blocks) {
-    for (void* block : list) std::free(block);
+    for (void* block : list) FreeHostMemory(block);
   }
 }
 

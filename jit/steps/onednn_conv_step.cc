@@ -43,6 +43,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/host_memory.h"
 #include "core/status_macros.h"
 #include "jit/steps/kernel_steps.h"
 #include "jit/steps/onednn_conv.h"
@@ -659,10 +660,22 @@ class OneDnnConvStep : public StepRunner {
     }
     memory from(user, OneDnnEngine(),
                 static_cast<float*>(weight_constant_->data()) + offset);
-    auto to = std::make_shared<memory>(packed, OneDnnEngine());
+    // In host memory of guardjit's (core/host_memory.h: huge pages for a
+    // large weight), which the memory object's owner keeps.
+    struct Owned {
+      HostMemoryPtr bytes;
+      memory packed;
+    };
+    auto owned = std::make_shared<Owned>();
+    owned->bytes.reset(AllocateHostMemory(packed.get_size()));
+    if (owned->bytes == nullptr) {
+      throw dnnl::error(dnnl_out_of_memory, "no memory for a packed weight");
+    }
+    owned->packed = memory(packed, OneDnnEngine(), owned->bytes.get());
+    std::shared_ptr<const memory> to(owned, &owned->packed);
     dnnl::stream& stream = OneDnnStream();
     const ScopedOpenMpThreads one_thread(1);
-    dnnl::reorder(from, *to).execute(stream, from, *to);
+    dnnl::reorder(from, owned->packed).execute(stream, from, owned->packed);
     stream.wait();
     packed_.emplace_back(offset, to);
     return to;

@@ -10,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "core/host_memory.h"
 #include "core/status_macros.h"
 #include "jit/steps/kernel_steps.h"
 #include "runtime/blas_panels.h"
@@ -26,7 +27,7 @@ constexpr size_t kAlign = 64;
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
+  void operator()(float* p) const { FreeHostMemory(p); }
 };
 
 class PackedGemmStep : public StepRunner {
@@ -48,7 +49,7 @@ class PackedGemmStep : public StepRunner {
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
     const size_t floats = static_cast<size_t>(p.panels() * p.k * p.panel_width);
     packed_.reset(static_cast<float*>(
-        std::aligned_alloc(kAlign, AlignUp(floats * sizeof(float)))));
+        AllocateHostMemory(AlignUp(floats * sizeof(float)))));
     if (packed_ == nullptr) {
       return absl::ResourceExhaustedError(
           absl::StrCat(g.ToString(), ": no memory for the packed weight (",
