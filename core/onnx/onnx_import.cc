@@ -175,6 +175,21 @@ void CollectOuterNames(const onnx::GraphProto& g,
   for (const onnx::ValueInfoProto& output : g.output()) use(output.name());
 }
 
+// An If branch takes no inputs and has one output per output of the node.
+absl::Status CheckBranch(const onnx::GraphProto& branch, const char* which,
+                         const onnx::NodeProto& node) {
+  if (branch.input_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has inputs (an If branch takes none)"));
+  }
+  if (branch.output_size() != node.output_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(which, " has ", branch.output_size(),
+                     " outputs and the node ", node.output_size()));
+  }
+  return absl::OkStatus();
+}
+
 // Imports `branch`'s initializers and nodes into `state` (the If's own
 // state for a branch taken at load, or a branch graph's), naming a node
 // that fails inside `which`.
@@ -340,15 +355,7 @@ absl::Status ImportRuntimeIf(
        {std::pair<const onnx::GraphProto*, const char*>{&then_branch,
                                                         "then_branch"},
         {&else_branch, "else_branch"}}) {
-    if (branch->input_size() > 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(which, " has inputs (an If branch takes none)"));
-    }
-    if (branch->output_size() != node.output_size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(which, " has ", branch->output_size(),
-                       " outputs and the node ", node.output_size()));
-    }
+    RETURN_IF_ERROR(CheckBranch(*branch, which, node));
     std::string name = absl::StrCat(hint, ".", which);
     while (state.builder().partial_graph().subgraph(name) != nullptr) {
       name += "_";
@@ -435,15 +442,7 @@ absl::Status ImportIf(OnnxImportState& state, const onnx::NodeProto& node,
   const bool taken = cond->Item().to_bool();
   const onnx::GraphProto& branch = taken ? then_branch->g() : else_branch->g();
   const char* which = taken ? "then_branch" : "else_branch";
-  if (branch.input_size() > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(which, " has inputs (an If branch takes none)"));
-  }
-  if (branch.output_size() != node.output_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(which, " has ", branch.output_size(),
-                     " outputs and the node ", node.output_size()));
-  }
+  RETURN_IF_ERROR(CheckBranch(branch, which, node));
   RETURN_IF_ERROR(ImportBranchNodes(state, branch, which, opset, domains));
   for (int k = 0; k < node.output_size(); ++k) {
     if (node.output(k).empty()) continue;
