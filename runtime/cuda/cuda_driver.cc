@@ -21,6 +21,7 @@ absl::StatusCode CodeFor(CUresult result) {
     case CUDA_ERROR_OUT_OF_MEMORY:
       return absl::StatusCode::kResourceExhausted;
     case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_DEVICE:  // an ordinal past the device count
       return absl::StatusCode::kInvalidArgument;
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_NOT_INITIALIZED:

@@ -35,15 +35,15 @@ Span SpanOf(const Tensor& t) {
 
 absl::StatusOr<Tensor> CudaToHost(const Tensor& t, void* stream) {
   ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Get());
+  // No elements, no span: an empty host tensor of the same sizes (the
+  // span's element-0 offset would be computed from an empty range).
+  if (t.numel() == 0) return Tensor::Empty(t.dtype(), t.sizes());
   const Span span = SpanOf(t);
-  const int64_t elements =
-      static_cast<int64_t>(span.bytes) / std::max(1, t.item_size());
+  const int64_t elements = static_cast<int64_t>(span.bytes) / t.item_size();
   ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(t.dtype(), {elements}));
-  if (span.bytes > 0) {
-    RETURN_IF_CUDA_ERROR(driver->cuMemcpyDtoHAsync(
-        host.data(), Address(span.begin), span.bytes, Stream(stream)));
-    RETURN_IF_CUDA_ERROR(driver->cuStreamSynchronize(Stream(stream)));
-  }
+  RETURN_IF_CUDA_ERROR(driver->cuMemcpyDtoHAsync(
+      host.data(), Address(span.begin), span.bytes, Stream(stream)));
+  RETURN_IF_CUDA_ERROR(driver->cuStreamSynchronize(Stream(stream)));
   return host.AsStrided(t.sizes(), t.strides(), span.first_element);
 }
 

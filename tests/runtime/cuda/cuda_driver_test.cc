@@ -54,6 +54,8 @@ TEST(CudaDriverTest, StatusCarriesCodeNameAndString) {
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(CudaStatus(CUDA_ERROR_INVALID_VALUE, "x").code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaStatus(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet(3)").code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CudaStatus(CUDA_ERROR_LAUNCH_FAILED, "x").code(),
             absl::StatusCode::kInternal);
   if (CudaDriver::Get().ok()) {
