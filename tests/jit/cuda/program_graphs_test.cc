@@ -100,12 +100,15 @@ void WarmsUpRecordsThenReplaysWithTheProduct() {
       device.push_back(backend->ToDevice(t, RunContext()).value());
     }
   }
-  Compiled c = Compile(graph, device);
-  ASSERT_NE(c.exe, nullptr);
-
+  // The program's graphs keep the policy of the call that recorded them
+  // (and count their releases into it) until the executable is destroyed:
+  // declared first, destroyed last.
   CudaGraphCounters counters;
   CudaGraphPolicy policy;
   policy.counters = &counters;
+  Compiled c = Compile(graph, device);
+  ASSERT_NE(c.exe, nullptr);
+
   RunContext ctx;
   ctx.cuda_graphs = &policy;
   const int64_t graph_launches = EmulatedCudaDriver::counters().graph_launches;
@@ -169,11 +172,11 @@ void CpuScalarInputRefusesTheProgram() {
       CudaKernelBackend::Create(cuda).value();
   const std::vector<Tensor> inputs = {
       backend->ToDevice(host[0], RunContext()).value(), host[1]};
-  Compiled c = Compile(graph, inputs);
-  ASSERT_NE(c.exe, nullptr);
-  CudaGraphCounters counters;
+  CudaGraphCounters counters;  // outlives the executable, as above
   CudaGraphPolicy policy;
   policy.counters = &counters;
+  Compiled c = Compile(graph, inputs);
+  ASSERT_NE(c.exe, nullptr);
   RunContext ctx;
   ctx.cuda_graphs = &policy;
   for (int call = 0; call < 3; ++call) {
