@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,6 +46,11 @@ class KernelEmitter {
   llvm::Type* MemTypeOf(DType d) { return LlvmMemType(b_, d); }
 
   llvm::Value* Index(const IndexExpr& e);
+  // The terms of a sum, left to right, through nested sums.
+  static void AddTerms(const IndexExpr& e, std::vector<const IndexExpr*>* out);
+  // How deep in the loop nest the innermost loop variable `e` reads is
+  // (0: none, or only variables fixed to constants).
+  int Depth(const IndexExpr& e) const;
   absl::StatusOr<llvm::Value*> Value(const ValueExpr& e);
   absl::StatusOr<llvm::Value*> Gather(const ValueExpr& e);
   llvm::Value* FConst(llvm::Type* t, double v) {
@@ -79,6 +85,8 @@ class KernelEmitter {
   std::vector<llvm::Value*> buffers_;
   std::vector<llvm::Value*> sizes_;
   absl::flat_hash_map<int, llvm::Value*> vars_;
+  absl::flat_hash_map<int, int> var_depth_;  // see Depth
+  int depth_ = 0;  // loops around the code being emitted
   std::vector<llvm::Value*> locals_;
   absl::flat_hash_map<const void*, llvm::Value*> memo_;
   // The failed-check mask the kernel returns: OR-ed per gather, promoted to
@@ -87,6 +95,30 @@ class KernelEmitter {
   llvm::GlobalVariable* zeros_ = nullptr;  // what a failed gather reads
   bool no_unroll_ = false;  // set while emitting a reduction's loops
 };
+
+void KernelEmitter::AddTerms(const IndexExpr& e,
+                             std::vector<const IndexExpr*>* out) {
+  if (e.kind() == IndexExpr::Kind::kAdd) {
+    AddTerms(e.lhs(), out);
+    AddTerms(e.rhs(), out);
+  } else {
+    out->push_back(&e);
+  }
+}
+
+int KernelEmitter::Depth(const IndexExpr& e) const {
+  switch (e.kind()) {
+    case IndexExpr::Kind::kConst:
+    case IndexExpr::Kind::kSize:
+      return 0;
+    case IndexExpr::Kind::kVar: {
+      auto it = var_depth_.find(e.id());
+      return it == var_depth_.end() ? 0 : it->second;
+    }
+    default:
+      return std::max(Depth(e.lhs()), Depth(e.rhs()));
+  }
+}
 
 llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
   switch (e.kind()) {
@@ -100,8 +132,32 @@ llvm::Value* KernelEmitter::Index(const IndexExpr& e) {
     // their order would be the host compiler's (g++ and clang differ), and
     // so would the generated IR (tests/jit/golden).
     case IndexExpr::Kind::kAdd: {
-      llvm::Value* a = Index(e.lhs());
-      return b_.CreateNSWAdd(a, Index(e.rhs()));
+      // A sum in loop order: the terms of outer loops (and loop-invariant
+      // ones) first, the innermost loop's last, each sum of the terms before
+      // it invariant in the loops inside. However the index was built (a
+      // load's ((i1*4096 + i2*64) + i3), a store's (i1*4096 + (i2*64 +
+      // i3))), the vectorizer then sees a base plus the induction variable.
+      // Built the other way, InstCombine rewrote the inner sum to an `or`
+      // (the terms' bits do not overlap) and LLVM 19 lost the fact that it
+      // is an add on the way: the loop's loads and stores became gathers and
+      // scatters (a causal softmax ran 4x slower than a plain one).
+      std::vector<const IndexExpr*> terms;
+      AddTerms(e, &terms);
+      // Terms no loop changes (constants, sizes, variables fixed to a
+      // constant) last: `i + -1`, as LLVM writes it.
+      const auto order = [&](const IndexExpr* t) {
+        const int depth = Depth(*t);
+        return depth == 0 ? std::numeric_limits<int>::max() : depth;
+      };
+      std::stable_sort(terms.begin(), terms.end(),
+                       [&](const IndexExpr* a, const IndexExpr* b) {
+                         return order(a) < order(b);
+                       });
+      llvm::Value* sum = Index(*terms[0]);
+      for (size_t t = 1; t < terms.size(); ++t) {
+        sum = b_.CreateNSWAdd(sum, Index(*terms[t]));
+      }
+      return sum;
     }
     case IndexExpr::Kind::kMul: {
       llvm::Value* a = Index(e.lhs());
@@ -236,7 +292,10 @@ absl::Status KernelEmitter::Loop(int var, llvm::Value* begin, llvm::Value* end,
   b_.CreateCondBr(b_.CreateICmpSLT(i, end), inside, exit);
   b_.SetInsertPoint(inside);
   vars_[var] = i;
-  RETURN_IF_ERROR(body());
+  var_depth_[var] = ++depth_;
+  absl::Status status = body();
+  --depth_;
+  RETURN_IF_ERROR(status);
   b_.CreateStore(
       b_.CreateNSWAdd(b_.CreateLoad(b_.getInt64Ty(), iv), b_.getInt64(1)), iv);
   llvm::BranchInst* latch = b_.CreateBr(header);
@@ -288,6 +347,7 @@ absl::Status KernelEmitter::Inline(const std::vector<LoopRange>& loops,
   if (first == loops.size()) return body();
   for (int64_t i = 0; i < loops[first].extent.value(); ++i) {
     vars_[loops[first].var] = b_.getInt64(i);
+    var_depth_[loops[first].var] = 0;
     RETURN_IF_ERROR(Inline(loops, first + 1, body));
   }
   return absl::OkStatus();

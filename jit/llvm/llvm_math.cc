@@ -7,16 +7,22 @@ namespace guardjit {
 // e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two
 // parts, Cody-Waite), e^r ~= 1 + r p(r) with p the degree-4 minimax
 // polynomial of XNNPACK's rr2_p5 expf, evaluated with FMAs.
-//  - x is first clamped to [-110, 100]; NaN passes the clamp (both compares
-//    are false). Every in-range result is unchanged, and past the thresholds
-//    the scale overflows to inf / underflows to 0 on its own: no selects.
+//  - Below -104 (and at -inf) e^x < 2^-150 rounds to 0: those lanes compute
+//    e^0 and are set to 0 at the end. Computing them would underflow through
+//    the denormal range, and on x86 every multiply whose result underflows
+//    takes a microcode assist (about 150 cycles without FTZ): a causal
+//    softmax, half its scores -inf, ran 4x slower than a plain one. Genuine
+//    denormal results (x in (-104, -87.3)) still take the assist, correctly
+//    rounded.
+//  - x is clamped to at most 100, where the scale overflows to inf on its
+//    own. NaN passes both compares (they are false) and stays NaN.
 //  - n is rounded by adding the shifter 1.5 * 2^23 + 254 (an integer below
 //    2^24, so the sum rounds to an integer): no float-to-int conversion, and
 //    nothing is undefined for NaN. Its bit pattern m is 0x4b400000 + 254 + n,
 //    and 0x4b400000 is a multiple of 2^9, so the low 9 bits of m >> 1 are
 //    127 + (n >> 1) and those of m - (m >> 1) are 127 + n - (n >> 1): shifted
 //    left by 23 they are the float32 scales s1 = 2^(n >> 1) and
-//    s2 = 2^(n - (n >> 1)) (both normal for n in [-159, 145]).
+//    s2 = 2^(n - (n >> 1)) (both normal for n in [-150, 145]).
 //  - 2^n is applied as s1 then s2, so results down to the smallest denormal
 //    are rounded once, right.
 llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
@@ -29,9 +35,10 @@ llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* add) {
     return b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a, m, add});
   };
-  llvm::Value* lo = c(-110.0);
+  llvm::Value* zero = c(0.0);
   llvm::Value* hi = c(100.0);
-  x = b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x);
+  llvm::Value* underflows = b.CreateFCmpOLT(x, c(-104.0));
+  x = b.CreateSelect(underflows, zero, x);
   x = b.CreateSelect(b.CreateFCmpOGT(x, hi), hi, x);
   llvm::Value* shifter = c(12582912.0 + 254.0);
   llvm::Value* shifted = fma(x, c(1.44269504088896341), shifter);
@@ -47,7 +54,8 @@ llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* m_half = b.CreateLShr(m, 1);
   llvm::Value* s1 = b.CreateBitCast(b.CreateShl(m_half, 23), t);
   llvm::Value* s2 = b.CreateBitCast(b.CreateShl(b.CreateSub(m, m_half), 23), t);
-  return b.CreateFMul(fma(b.CreateFMul(r, s1), p, s1), s2);
+  return b.CreateSelect(underflows, zero,
+                        b.CreateFMul(fma(b.CreateFMul(r, s1), p, s1), s2));
 }
 
 // Two ranges, both evaluated (a select picks one, so the loop vectorizes):

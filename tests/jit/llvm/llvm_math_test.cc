@@ -158,6 +158,29 @@ TEST(LlvmMathTest, TanhF32IsWithinThreeUlpOfLibmAndKeepsSignsAndNan) {
   EXPECT_TRUE(std::isnan(CallFF(tanh, NAN)));
 }
 
+// Below -104, e^x < 2^-150 rounds to 0: those lanes are set to 0 without
+// computing through the denormal range (which takes a microcode assist per
+// multiply on x86). Between about -103.97 and -87.3 the results are
+// denormals, still correctly rounded; the boundary is where libm's is.
+TEST(LlvmMathTest, ExpF32UnderflowsToZeroAtLibmsBoundaryAndKeepsDenormals) {
+  Compiled exp = Compile(FloatType, [](llvm::IRBuilderBase& b, llvm::Value* x) {
+    return EmitExpF32(b, x);
+  });
+  ASSERT_NE(exp.address, nullptr);
+  for (float x = -105.0f; x <= -86.0f; x += 0.0625f) {
+    const float expected = std::exp(x);
+    const float actual = CallFF(exp, x);
+    // Denormals have fewer bits: 2 units of 2^-149 apart at most.
+    EXPECT_LE(UlpDistance(actual, expected), 2)
+        << "exp(" << x << ") = " << actual << ", libm " << expected;
+  }
+  for (float x : {-104.0f, -104.5f, -1000.0f,
+                  -std::numeric_limits<float>::max(), -INFINITY}) {
+    EXPECT_EQ(Bits(CallFF(exp, x)), Bits(0.0f)) << "exp(" << x << ")";
+    EXPECT_EQ(std::exp(x), 0.0f) << "libm's exp(" << x << ")";
+  }
+}
+
 TEST(LlvmMathTest, ExpAndTanhWorkOnVectorsLaneByLane) {
   struct Vec4 {
     float v[4];
@@ -179,6 +202,13 @@ TEST(LlvmMathTest, ExpAndTanhWorkOnVectorsLaneByLane) {
   EXPECT_LE(UlpDistance(e.v[1], std::exp(1.0f)), 2);
   EXPECT_LE(UlpDistance(e.v[2], std::exp(-2.0f)), 2);
   EXPECT_EQ(e.v[3], INFINITY);
+  // A masked lane (-inf) beside live ones: 0 there, the others unchanged.
+  const Vec4 masked =
+      Call<Vec4, Vec4>(exp, Vec4{{-INFINITY, -1.0f, NAN, -95.0f}});
+  EXPECT_EQ(masked.v[0], 0.0f);
+  EXPECT_LE(UlpDistance(masked.v[1], std::exp(-1.0f)), 2);
+  EXPECT_TRUE(std::isnan(masked.v[2]));
+  EXPECT_LE(UlpDistance(masked.v[3], std::exp(-95.0f)), 2);
   const Vec4 t = Call<Vec4, Vec4>(tanh, in);
   EXPECT_EQ(t.v[0], 0.0f);
   EXPECT_LE(UlpDistance(t.v[1], std::tanh(1.0f)), 3);
