@@ -10,6 +10,14 @@
 //   BM_CApiSoftmax4096x1024, BM_CApiLayerNorm4096x1024   the same for those
 //   BM_Softmax4096x1024, BM_LayerNorm4096x1024   one fused kernel each
 //   BM_Softmax32x1024InCache   softmax's arithmetic alone (cache resident)
+//   BM_CApiSoftmax8x64x64, BM_CApiCausalSoftmax8x64x64   attention scores of
+//                        8 heads at sequence 64 through gj_function_call:
+//                        softmax(x / c), and the causal form torch.export
+//                        writes for a masked matmul attention (mask from
+//                        arange, -inf where the key is after the query): the
+//                        second's time over the first's is what the mask
+//                        costs (half the scores are -inf; their exp must not
+//                        take the CPU's denormal assists)
 //   BM_GeluErf16M        gelu(x) = x/2 (1 + erf(x/sqrt 2)) over 16M float32
 //   BM_Embedding16Kx256  embedding rows gathered at 16K random indices from
 //                        a [32K, 256] float32 table (16 MiB out); bytes are
@@ -359,6 +367,113 @@ void BM_Softmax32x1024InCache(benchmark::State& state) {
   RunSoftmax(state, 32);
 }
 BENCHMARK(BM_Softmax32x1024InCache)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime();
+
+// Attention scores [1, 8, 64, 64]: softmax(x / c) and the causal form
+// (torch.export's text for `att.masked_fill(~tril, -inf)`), through the C API.
+constexpr char kScoresPlaceholder[] = R"pb(
+  placeholders {
+    name: "x"
+    meta { dtype: FLOAT32 sizes: 1 sizes: 8 sizes: 64 sizes: 64 }
+  }
+  nodes {
+    name: "div"
+    target: "aten.div.Tensor"
+    args { ref: "x" }
+    args { f: 5.65 }
+  }
+)pb";
+
+void RunScores(benchmark::State& state, const std::string& body) {
+  RunThroughCApi(state, absl::StrCat(kScoresPlaceholder, body),
+                 {Filled(DType::kFloat32, {1, 8, 64, 64})},
+                 {*Tensor::Empty(DType::kFloat32, {1, 8, 64, 64})},
+                 8 * 64 * 64 * sizeof(float));
+}
+
+void BM_CApiSoftmax8x64x64(benchmark::State& state) {
+  RunScores(state, R"pb(
+    nodes {
+      name: "y"
+      target: "aten._softmax.default"
+      args { ref: "div" }
+      args { i: -1 }
+      args { b: false }
+    }
+    outputs { ref: "y" }
+  )pb");
+}
+BENCHMARK(BM_CApiSoftmax8x64x64)
+    ->Arg(0)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime();
+
+void BM_CApiCausalSoftmax8x64x64(benchmark::State& state) {
+  RunScores(state, R"pb(
+    nodes {
+      name: "keys"
+      target: "aten.arange.start_step"
+      args { i: 0 }
+      args { i: 64 }
+    }
+    nodes {
+      name: "row"
+      target: "aten.unsqueeze.default"
+      args { ref: "keys" }
+      args { i: -2 }
+    }
+    nodes {
+      name: "col"
+      target: "aten.unsqueeze.default"
+      args { ref: "keys" }
+      args { i: -1 }
+    }
+    nodes {
+      name: "sub"
+      target: "aten.sub.Tensor"
+      args { ref: "row" }
+      args { ref: "col" }
+    }
+    nodes {
+      name: "keep"
+      target: "aten.le.Scalar"
+      args { ref: "sub" }
+      args { i: 0 }
+    }
+    nodes {
+      name: "drop"
+      target: "aten.bitwise_not.default"
+      args { ref: "keep" }
+    }
+    nodes {
+      name: "ninf"
+      target: "aten.scalar_tensor.default"
+      args { f: -inf }
+      kwargs {
+        key: "dtype"
+        value { dtype: FLOAT32 }
+      }
+    }
+    nodes {
+      name: "masked"
+      target: "aten.where.self"
+      args { ref: "drop" }
+      args { ref: "ninf" }
+      args { ref: "div" }
+    }
+    nodes {
+      name: "y"
+      target: "aten._softmax.default"
+      args { ref: "masked" }
+      args { i: -1 }
+      args { b: false }
+    }
+    outputs { ref: "y" }
+  )pb");
+}
+BENCHMARK(BM_CApiCausalSoftmax8x64x64)
+    ->Arg(0)
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime();
 
