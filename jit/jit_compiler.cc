@@ -331,7 +331,8 @@ class JitExecutable : public Executable {
       } else if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
         externs.push_back(absl::StrCat(
             name, " on oneDNN (", s.gemm->onednn->impl,
-            ", weights packed once)",
+            s.gemm->onednn->weight_node >= 0 ? ", weights packed once)"
+                                             : ", batched)",
             s.gemm->result_param >= 0 ? " writing its result"
                                       : " with an epilogue kernel"));
       } else if (s.gemm != nullptr) {

@@ -76,10 +76,11 @@ struct GemmStep {
 
   // Host plans (onednn_gemm.h): a float32 product of few rows whose b is a
   // graph constant (a linear layer's weight) runs on oneDNN's matmul with b
-  // packed once; `impl` is oneDNN's name for the implementation
+  // packed once, and a small batched product of two values on its batched
+  // matmul (weight_node -1); `impl` is oneDNN's name for the implementation
   // ("brg:avx512_core").
   struct OneDnn {
-    int weight_node = -1;
+    int weight_node = -1;  // the packed weight's constant node, or -1
     std::string impl;
   };
   std::optional<OneDnn> onednn;

@@ -52,14 +52,34 @@ dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0, int64_t r1,
                                       attr, OneDnnEngine());
 }
 
+// The matmul of batch entries [0, count) of a batched `g` whose operands are
+// both values of the call: a and b as strided as they lie, the product the
+// contiguous [count, M, N].
+dnnl::matmul::primitive_desc BatchedMatmulPd(const GemmStep& g, int64_t count) {
+  const memory::desc src({count, g.m, g.k}, kF32,
+                         {g.a.strides[0], g.a.strides[1], g.a.strides[2]});
+  const memory::desc weights({count, g.k, g.n}, kF32,
+                             {g.b.strides[0], g.b.strides[1], g.b.strides[2]});
+  const memory::desc dst({count, g.m, g.n}, kF32, {g.m * g.n, g.n, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (g.alpha != 1) {
+    attr.set_output_scales(0, {static_cast<float>(g.alpha)});
+  }
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst),
+                                      attr, OneDnnEngine());
+}
+
 // One primitive of a call: the whole product, a range of its rows, or (a
 // product of fewer rows than the pool has threads, a classifier at batch 1)
 // a range of its columns with that range of the weight packed apart.
 struct Part {
   dnnl::matmul matmul;
   memory::desc src, dst, scratchpad;
-  std::shared_ptr<memory> weights;
+  memory::desc weights_desc;        // batched: b as it lies in the call
+  std::shared_ptr<memory> weights;  // null: b is a value of the call
   int64_t r0 = 0, c0 = 0;
+  int64_t b0 = 0;  // batched: the part's first batch entry
 };
 
 class OneDnnGemmStep : public StepRunner {
@@ -74,6 +94,7 @@ class OneDnnGemmStep : public StepRunner {
   // Builds the parts' primitives and packs the weight.
   absl::Status Init(const Graph& graph) {
     const GemmStep& g = *gemm_;
+    if (g.batched) return InitBatched();
     const Tensor weight =
         graph.node(g.onednn->weight_node)
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
@@ -163,12 +184,71 @@ class OneDnnGemmStep : public StepRunner {
     return absl::OkStatus();
   }
 
+  // A batched product of two values: the batch entries split across the
+  // pool (at most two primitives, for the two part sizes), nothing packed.
+  absl::Status InitBatched() {
+    const GemmStep& g = *gemm_;
+    const int threads = pool_->num_threads();
+    const bool split =
+        threads > 1 && g.batch * g.m * g.n * g.k >= kMinSplitMacs;
+    const int64_t parts = split ? std::min<int64_t>(threads, g.batch) : 1;
+    try {
+      size_t pad_bytes = 0;
+      const ScopedOpenMpThreads one_thread(1);
+      std::unordered_map<int64_t, dnnl::matmul::primitive_desc> by_count;
+      for (int64_t i = 0; i < parts; ++i) {
+        const int64_t b0 = g.batch * i / parts, b1 = g.batch * (i + 1) / parts;
+        auto it = by_count.find(b1 - b0);
+        if (it == by_count.end()) {
+          it = by_count.emplace(b1 - b0, BatchedMatmulPd(g, b1 - b0)).first;
+        }
+        const dnnl::matmul::primitive_desc& pd = it->second;
+        Part part;
+        part.matmul = dnnl::matmul(pd);
+        part.src = pd.src_desc();
+        part.dst = pd.dst_desc();
+        part.scratchpad = pd.scratchpad_desc();
+        part.b0 = b0;
+        part.weights_desc = pd.weights_desc();
+        pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
+        parts_.push_back(std::move(part));
+      }
+      product_bytes_ =
+          AlignUp(static_cast<size_t>(g.batch * g.m * g.n * kItem));
+      pad_stride_ = AlignUp(pad_bytes);
+      scratch_bytes_ = product_bytes_ + pad_stride_ * parts_.size();
+      // Each part's first run here, on zeros (see Init).
+      const auto extent = [](const FixedRef& r) {
+        int64_t last = 0;
+        for (size_t d = 0; d < r.sizes.size(); ++d) {
+          last += (r.sizes[d] - 1) * r.strides[d];
+        }
+        return static_cast<size_t>(last + 1);
+      };
+      std::vector<float> a(extent(g.a), 0.0f), b(extent(g.b), 0.0f);
+      PanelScratch scratch;
+      char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
+      for (size_t i = 0; i < parts_.size(); ++i) {
+        RunBatchedPart(static_cast<int64_t>(i),
+                       reinterpret_cast<char*>(a.data()),
+                       reinterpret_cast<char*>(b.data()), base, base);
+      }
+    } catch (const dnnl::error& e) {
+      return Failed(e);
+    }
+    return absl::OkStatus();
+  }
+
   int64_t packed_bytes() const override { return packed_bytes_; }
 
   absl::Status Run(StepCall& call) const override {
     const GemmStep& g = *gemm_;
     char* const a =
         static_cast<char*>(call.slots[g.a.slot].data()) + g.a.offset * kItem;
+    char* const b = g.batched
+                        ? static_cast<char*>(call.slots[g.b.slot].data()) +
+                              g.b.offset * kItem
+                        : nullptr;
     PanelScratch scratch;
     char* const base = static_cast<char*>(scratch.Get(scratch_bytes_));
     absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
@@ -182,7 +262,11 @@ class OneDnnGemmStep : public StepRunner {
       const ScopedOpenMpThreads one_thread(1);
       for (int64_t i = first; i < last; ++i) {
         try {
-          RunPart(i, a, dst, base);
+          if (g.batched) {
+            RunBatchedPart(i, a, b, dst, base);
+          } else {
+            RunPart(i, a, dst, base);
+          }
         } catch (const dnnl::error& e) {
           absl::MutexLock lock(&mu);
           status.Update(Failed(e));
@@ -227,6 +311,28 @@ class OneDnnGemmStep : public StepRunner {
     stream.wait();
   }
 
+  // Batched part `i`: its batch entries of a and b into its entries of the
+  // contiguous product at `dst`.
+  void RunBatchedPart(int64_t i, char* a, char* b, char* dst,
+                      char* base) const {
+    const GemmStep& g = *gemm_;
+    const Part& part = parts_[i];
+    const dnnl::engine& engine = OneDnnEngine();
+    dnnl::stream& stream = OneDnnStream();
+    part.matmul.execute(
+        stream,
+        {{DNNL_ARG_SRC,
+          memory(part.src, engine, a + part.b0 * g.a.strides[0] * kItem)},
+         {DNNL_ARG_WEIGHTS, memory(part.weights_desc, engine,
+                                   b + part.b0 * g.b.strides[0] * kItem)},
+         {DNNL_ARG_DST,
+          memory(part.dst, engine, dst + part.b0 * g.m * g.n * kItem)},
+         {DNNL_ARG_SCRATCHPAD,
+          memory(part.scratchpad, engine,
+                 base + product_bytes_ + i * pad_stride_)}});
+    stream.wait();
+  }
+
   const std::shared_ptr<const GemmStep> gemm_;
   const std::shared_ptr<ThreadPool> pool_;
   const HostKernelStep epilogue_;
@@ -238,14 +344,35 @@ class OneDnnGemmStep : public StepRunner {
 
 }  // namespace
 
+absl::Status CheckSmallBatchedProduct(const GemmStep& gemm) {
+  if (gemm.dtype != DType::kFloat32 || !gemm.batched ||
+      gemm.symbolic.has_value()) {
+    return absl::UnimplementedError("not a static float32 batched product");
+  }
+  if (gemm.m * gemm.n * gemm.k > kMaxSmallBatchedMacs) {
+    return absl::UnimplementedError(absl::StrCat(
+        gemm.m, "x", gemm.k, "x", gemm.n,
+        " per batch entry: BLAS panels keep large products in cache"));
+  }
+  if (gemm.a.strides.size() != 3 || gemm.b.strides.size() != 3) {
+    return absl::InternalError("a batched product's operands are not 3-d");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
                                                 const Plan& plan) {
-  RETURN_IF_ERROR(CheckServingProduct(gemm, plan));
   GemmStep::OneDnn dnn;
-  dnn.weight_node = plan.slots[gemm.b.slot].node;
+  if (gemm.batched) {
+    RETURN_IF_ERROR(CheckSmallBatchedProduct(gemm));
+  } else {
+    RETURN_IF_ERROR(CheckServingProduct(gemm, plan));
+    dnn.weight_node = plan.slots[gemm.b.slot].node;
+  }
   try {
     const dnnl::matmul::primitive_desc pd =
-        MatmulPd(gemm, 0, gemm.m, 0, gemm.n);
+        gemm.batched ? BatchedMatmulPd(gemm, gemm.batch)
+                     : MatmulPd(gemm, 0, gemm.m, 0, gemm.n);
     dnn.impl = pd.impl_info_str();
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(

@@ -1,7 +1,8 @@
 // Matrix products on oneDNN's matmul (jit/steps/onednn_gemm.h): which are
 // planned on it (float32 products of fewer than 256 rows whose b is a graph
-// constant) and their results against the eager interpreter: linear layers
-// with bias and activation, alpha and beta, a weight used as [K, N] or
+// constant, small float32 batched products of two values) and their results
+// against the eager interpreter: attention's strided bmm operands, linear
+// layers with bias and activation, alpha and beta, a weight used as [K, N] or
 // transposed, a strided a, row counts at the limits, concurrent calls.
 // ctest runs this suite at 1 and 3 threads too (column parts).
 
@@ -215,6 +216,79 @@ TEST_F(OneDnnGemmTest, Float64AndInputWeightsStayBlas) {
       RandomTensor(DType::kFloat32, {16}, 33)};
   EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, inputs)), 0);
   ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+// Attention spelled out with bmm, as torch.export writes it for a GPT-2 block
+// at sequence 64: scores = q @ k^T over 8 heads, q and k^T strided views of
+// the projections; probabilities @ v. Both small batched products run on
+// oneDNN's batched matmul, as their operands lie; a consumer after the
+// first keeps its epilogue kernel. Batch counts the pool does not divide
+// (3 and 5 entries at 2 and 3 threads) split unevenly.
+Arg Dims3(int64_t a, int64_t b, int64_t c) {
+  return Arg::OfList({Arg::Int(a), Arg::Int(b), Arg::Int(c)});
+}
+
+TEST_F(OneDnnGemmTest, SmallBatchedProductsOfValuesRunOnOneDnn) {
+  for (int64_t heads : {8, 3, 5}) {
+    SCOPED_TRACE(absl::StrCat(heads, " heads"));
+    GraphBuilder b("attention");
+    ASSERT_TRUE(b.AddPlaceholder("q").ok());  // [64, heads, 32]
+    ASSERT_TRUE(b.AddPlaceholder("k").ok());  // [64, heads, 32]
+    ASSERT_TRUE(b.AddPlaceholder("v").ok());  // [heads, 64, 32]
+    testing::AddNode(b, "qh", "aten.permute.default", {R("q"), Dims3(1, 0, 2)});
+    testing::AddNode(b, "kt", "aten.permute.default", {R("k"), Dims3(1, 2, 0)});
+    testing::AddNode(b, "scores", "aten.bmm.default", {R("qh"), R("kt")});
+    testing::AddNode(b, "scaled", "aten.mul.Scalar",
+                     {R("scores"), Arg::Float(0.125)});
+    testing::AddNode(b, "p", "aten._softmax.default",
+                     {R("scaled"), Arg::Int(-1), Arg::Bool(false)});
+    testing::AddNode(b, "out", "aten.bmm.default", {R("p"), R("v")});
+    ASSERT_TRUE(b.SetOutputs({R("out")}).ok());
+    const auto graph = testing::Finish(b);
+    const std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {64, heads, 32}, 50),
+        RandomTensor(DType::kFloat32, {64, heads, 32}, 51),
+        RandomTensor(DType::kFloat32, {heads, 64, 32}, 52)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    ASSERT_EQ(OneDnnGemms(plan), 2) << plan.ToString();
+    for (const PlanStep& step : plan.steps) {
+      if (step.gemm == nullptr) continue;
+      EXPECT_EQ(step.gemm->onednn->weight_node, -1);
+      EXPECT_THAT(step.gemm->onednn->impl, ::testing::Not(HasSubstr("ref")));
+    }
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+
+    auto jit = JitCompiler::Create();
+    ASSERT_TRUE(jit.ok());
+    Specialization spec;
+    for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+    auto exe = (*jit)->Compile(graph, spec);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_THAT((*exe)->Describe(),
+                HasSubstr("'out' (aten.bmm.default) on oneDNN ("));
+    EXPECT_THAT((*exe)->Describe(), HasSubstr(", batched) writing its result"));
+  }
+}
+
+// Batched products past 2^21 multiply-adds per entry stay on BLAS's panels,
+// and float64 ones on BLAS.
+TEST_F(OneDnnGemmTest, LargeAndFloat64BatchedProductsStayBlas) {
+  GraphBuilder b("bmm");
+  ASSERT_TRUE(b.AddPlaceholder("x").ok());
+  ASSERT_TRUE(b.AddPlaceholder("y").ok());
+  testing::AddNode(b, "z", "aten.bmm.default", {R("x"), R("y")});
+  ASSERT_TRUE(b.SetOutputs({R("z")}).ok());
+  const auto graph = testing::Finish(b);
+  const std::vector<Tensor> large = {
+      RandomTensor(DType::kFloat32, {2, 160, 128}, 60),
+      RandomTensor(DType::kFloat32, {2, 128, 160}, 61)};
+  EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, large)), 0);
+  ExpectJitMatchesEager(graph, large, 1e-4);
+  const std::vector<Tensor> f64 = {
+      RandomTensor(DType::kFloat64, {4, 16, 8}, 62),
+      RandomTensor(DType::kFloat64, {4, 8, 16}, 63)};
+  EXPECT_EQ(OneDnnGemms(PlanOfInputs(*graph, f64)), 0);
+  ExpectJitMatchesEager(graph, f64);
 }
 
 // One executable called from several threads at once (each call its own
