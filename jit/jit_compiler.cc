@@ -310,7 +310,8 @@ class JitExecutable : public Executable {
       if (s.attention) {
         externs.push_back(absl::StrCat(
             "'", graph_->node(s.node).name, "' (", graph_->node(s.node).target,
-            ") as one attention step (BLAS and a softmax per block of query "
+            ") as one attention step (oneDNN or BLAS products and a softmax "
+            "per block of query "
             "rows, no score matrix in memory)"));
         continue;
       }

@@ -6,7 +6,9 @@
 // block of query rows, the scores of the block (BLAS, q @ k^T into
 // per-thread scratch), their scale, mask and safe softmax in place
 // (vectorized exp), and the block's output (BLAS, P @ v) straight into the
-// result. The score matrix never exists in memory as a whole: a block holds
+// result. Where oneDNN has a fast matmul for a block's products (brgemm on
+// AVX-512 and AVX2), it computes them instead of BLAS: at attention's sizes
+// OpenBLAS's per-call packing dominates. The score matrix never exists in memory as a whole: a block holds
 // at most kScoreBlockFloats scores (whole rows over the keys, so its softmax
 // needs no online rescaling). Blocks run in parallel on the program's pool,
 // OpenBLAS held at one thread. The reference kernel (runtime/kernels/

@@ -102,6 +102,25 @@ TEST(AttentionStepTest, AnyStridesAndBlocksOfRows) {
                       {}, /*causal=*/true);
 }
 
+// A GPT-2 block's attention at sequence 64: q, k and v are strided views of
+// one [1, 64, 768] projection (8 heads of 32), as torch.export leaves them;
+// the block products run on oneDNN's matmul where it has a fast one (BLAS
+// under GJ_ONEDNN=0), causal, with a bool mask, and unmasked.
+TEST(AttentionStepTest, GptHeadsAsViewsOfOneProjection) {
+  const Tensor qkv = RandomTensor(DType::kFloat32, {1, 64, 768}, 30);
+  const auto head_view = [&](int64_t offset) {
+    return qkv.AsStrided({1, 8, 64, 32}, {64 * 768, 32, 768, 1}, offset);
+  };
+  const std::vector<Tensor> qkv_views = {head_view(0), head_view(256),
+                                         head_view(512)};
+  ExpectAttentionStep(qkv_views, {}, /*causal=*/true);
+  ExpectAttentionStep(qkv_views, {{"scale", Arg::Float(0.25)}});
+  Tensor keep = RandomTensor(DType::kBool, {64, 64}, 31);
+  std::vector<Tensor> masked = qkv_views;
+  masked.push_back(keep);
+  ExpectAttentionStep(masked);
+}
+
 TEST(AttentionStepTest, NanRowsAndNoKeys) {
   Tensor q = RandomTensor(DType::kFloat32, {1, 3, 4}, 19);
   q.data_as<float>()[4] = NAN;  // query row 1
