@@ -210,11 +210,29 @@ absl::StatusOr<Tensor> BlasReadable(const Tensor& t) {
   return Contiguous(t);
 }
 
-// A block's two products on oneDNN's matmul: scores = scale * q @ k^T into
-// the block's scratch, and out = p @ v into the result, each as its operands
-// lie. At the sizes attention has here (64 query rows, 64 keys, 32 dims per
-// head) one cblas_sgemm call took 19 us at one thread and oneDNN's brgemm
-// 2.7 us (measured on AVX-512 as [8, 64, 32] @ [8, 32, 64], 2026-11-30).
+// `rows` rows of `cols` floats at `from` (strides in elements) copied dense
+// to `to`.
+void CopyRows(const float* from, int64_t rows, int64_t cols, int64_t row_stride,
+              int64_t col_stride, float* to) {
+  for (int64_t i = 0; i < rows; ++i, to += cols) {
+    const float* row = from + i * row_stride;
+    if (col_stride == 1) {
+      std::memcpy(to, row, sizeof(float) * cols);
+    } else {
+      for (int64_t j = 0; j < cols; ++j) to[j] = row[j * col_stride];
+    }
+  }
+}
+
+// A block's two products on oneDNN's brgemm matmul: scores = scale * q @ k^T
+// into the block's scratch, and out = p @ v into the result, on dense copies
+// of q's block, k and v where they are strided (views of one projection).
+// At the sizes attention has here (64 query rows, 64 keys, 32 dims per head)
+// one cblas_sgemm call took 19 us at one thread and oneDNN's brgemm 2.7 us
+// (measured on AVX-512 as [8, 64, 32] @ [8, 32, 64], 2026-11-30). Only
+// brgemm: on strided operands oneDNN picks gemm:jit, whose first use in a
+// process generates its kernels (26 ms); where there is no brgemm (oneDNN
+// 2.6 has it on AVX-512 only) BLAS runs the products.
 struct BlockMatmuls {
   // What the primitives were made for: the block's rows and every extent
   // and stride they read (the step's layouts are static; a copy made by
@@ -351,23 +369,57 @@ class AttentionStep : public StepRunner {
     const BlockMatmuls* full = Matmuls(shape(block), scale);
     const BlockMatmuls* tail =
         l % block == 0 ? full : Matmuls(shape(l % block), scale);
-    const size_t scores_bytes = (sizeof(float) * block * s + 63) / 64 * 64;
+    const auto aligned = [](int64_t floats) {
+      return (sizeof(float) * static_cast<size_t>(floats) + 63) / 64 * 64;
+    };
+    const size_t scores_bytes = aligned(block * s);
     const size_t pad_bytes = std::max(full->pad_bytes, tail->pad_bytes);
+    // oneDNN's dense copies of q's block, k and v, where they are strided.
+    const bool q_dense = q.col_stride == 1 && (l == 1 || q.row_stride == e);
+    const bool k_dense = k.col_stride == 1 && (s == 1 || k.row_stride == e);
+    const bool v_dense = v.col_stride == 1 && (s == 1 || v.row_stride == ev);
+    const size_t q_bytes = full->usable && !q_dense ? aligned(block * e) : 0;
+    const size_t k_bytes = full->usable && !k_dense ? aligned(s * e) : 0;
+    const size_t v_bytes = full->usable && !v_dense ? aligned(s * ev) : 0;
     pool_->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
       PanelScratch scratch;
-      char* const base =
-          static_cast<char*>(scratch.Get(scores_bytes + pad_bytes));
+      char* const base = static_cast<char*>(
+          scratch.Get(scores_bytes + pad_bytes + q_bytes + k_bytes + v_bytes));
       float* scores = reinterpret_cast<float*>(base);
+      float* const q_copy =
+          reinterpret_cast<float*>(base + scores_bytes + pad_bytes);
+      float* const k_copy =
+          reinterpret_cast<float*>(base + scores_bytes + pad_bytes + q_bytes);
+      float* const v_copy = reinterpret_cast<float*>(
+          base + scores_bytes + pad_bytes + q_bytes + k_bytes);
       const ScopedOpenMpThreads one_openmp_thread(1);
+      int64_t copied_batch = -1;  // whose k and v the copies hold
       for (int64_t item = begin; item < end; ++item) {
         const int64_t b = item / blocks;
         const int64_t r0 = item % blocks * block;
         const int64_t rows = std::min(block, l - r0);
         const float* qb = qd + q.BatchOffset(b) + r0 * q.row_stride;
         const BlockMatmuls& mm = rows == block ? *full : *tail;
+        const float* kb_data = kd + k.BatchOffset(b);
+        const float* vb_data = vd + v.BatchOffset(b);
         if (mm.usable) {
-          Execute(mm.scores, mm.q, qb, mm.kt, kd + k.BatchOffset(b), mm.p,
-                  scores, mm.scores_pad, base + scores_bytes);
+          if (!q_dense) {
+            CopyRows(qb, rows, e, q.row_stride, q.col_stride, q_copy);
+            qb = q_copy;
+          }
+          if (copied_batch != b) {
+            if (!k_dense) {
+              CopyRows(kb_data, s, e, k.row_stride, k.col_stride, k_copy);
+            }
+            if (!v_dense) {
+              CopyRows(vb_data, s, ev, v.row_stride, v.col_stride, v_copy);
+            }
+            copied_batch = b;
+          }
+          if (!k_dense) kb_data = k_copy;
+          if (!v_dense) vb_data = v_copy;
+          Execute(mm.scores, mm.q, qb, mm.kt, kb_data, mm.p, scores,
+                  mm.scores_pad, base + scores_bytes);
         } else {
           cblas_sgemm(CblasRowMajor, qa->trans, kb->trans, rows, s, e, scale,
                       qb, qa->ld, kd + k.BatchOffset(b), kb->ld, 0.0f, scores,
@@ -399,8 +451,8 @@ class AttentionStep : public StepRunner {
         }
         float* const ob = o + (b * l + r0) * ev;
         if (mm.usable) {
-          Execute(mm.output, mm.p, scores, mm.v, vd + v.BatchOffset(b), mm.o,
-                  ob, mm.output_pad, base + scores_bytes);
+          Execute(mm.output, mm.p, scores, mm.v, vb_data, mm.o, ob,
+                  mm.output_pad, base + scores_bytes);
         } else {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, vb->trans, rows, ev, s, 1.0f,
                       scores, s, vd + v.BatchOffset(b), vb->ld, 0.0f, ob, ev);
@@ -447,10 +499,12 @@ class AttentionStep : public StepRunner {
       return matmuls_.back().get();
     }
     try {
-      m->q = memory::desc({rows, e}, f32, {k[4], k[5]});
-      m->kt = memory::desc({e, s}, f32, {k[7], k[6]});  // k's rows, columns
+      // Dense operands (copied so where they are not): on those oneDNN
+      // picks brgemm (see BlockMatmuls).
+      m->q = memory::desc({rows, e}, f32, {e, 1});
+      m->kt = memory::desc({e, s}, f32, {1, e});  // k's dense rows, as columns
       m->p = memory::desc({rows, s}, f32, {s, 1});
-      m->v = memory::desc({s, ev}, f32, {k[8], k[9]});
+      m->v = memory::desc({s, ev}, f32, {ev, 1});
       m->o = memory::desc({rows, ev}, f32, {ev, 1});
       dnnl::primitive_attr scaled, plain;
       for (dnnl::primitive_attr* a : {&scaled, &plain}) {
@@ -461,8 +515,8 @@ class AttentionStep : public StepRunner {
           dnnl::matmul::desc(m->q, m->kt, m->p), scaled, OneDnnEngine());
       const dnnl::matmul::primitive_desc output_pd(
           dnnl::matmul::desc(m->p, m->v, m->o), plain, OneDnnEngine());
-      if (!absl::StartsWith(scores_pd.impl_info_str(), "ref") &&
-          !absl::StartsWith(output_pd.impl_info_str(), "ref")) {
+      if (absl::StartsWith(scores_pd.impl_info_str(), "brg") &&
+          absl::StartsWith(output_pd.impl_info_str(), "brg")) {
         m->scores = dnnl::matmul(scores_pd);
         m->output = dnnl::matmul(output_pd);
         m->scores_pad = scores_pd.scratchpad_desc();

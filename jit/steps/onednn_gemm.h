@@ -17,11 +17,14 @@
 // slower gemm:jit instead of brgemm.
 //
 // Small batched products of two values (bmm in attention spelled out:
-// [8, 64, 32] @ [8, 32, 64] per GPT-2 block) run on oneDNN's batched matmul
-// too, as the operands lie, nothing packed: one primitive over the batch,
-// or its entries split across the pool. OpenBLAS takes 150 us for that
-// product at one thread (eight sgemm calls, each packing both operands),
-// oneDNN's brgemm 21 us (measured on AVX-512, 2026-11-30).
+// [8, 64, 32] @ [8, 32, 64] per GPT-2 block) run on oneDNN's brgemm batched
+// matmul too, on dense copies of strided operands, nothing packed: one
+// primitive over the batch, or its entries split across the pool. OpenBLAS
+// takes 150 us for that product at one thread (eight sgemm calls, each
+// packing both operands), oneDNN's brgemm 21 us (measured on AVX-512,
+// 2026-11-30). Only brgemm: oneDNN's other matmul, gemm:jit, generates its
+// kernels at a process's first use (26 ms); oneDNN 2.6 has brgemm on
+// AVX-512 only, so elsewhere these stay BLAS.
 //
 // Planned only on host plans, for static products (no size symbols), alpha
 // any, and never on oneDNN's reference implementations; everything else

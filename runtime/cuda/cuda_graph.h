@@ -158,6 +158,13 @@ class CudaGraphSet {
   // The record for size key `key` (made if new, evicting the least recently
   // used key past policy.max_graphs_per_entry, and marked warm for the next
   // call), or nullopt while another call holds the set.
+  //
+  // The set keeps a pointer to `policy` past the call: later calls' limits
+  // and its own destructor (which counts the graphs it releases into
+  // policy.counters) read it. So `policy` must outlive the set, or the next
+  // TryAcquire with another policy: Function declares its policy before its
+  // cache entries, which hold the sets (a test that builds an executable by
+  // hand declares the policy first too).
   std::optional<Lease> TryAcquire(absl::Span<const int64_t> key,
                                   const CudaGraphPolicy& policy);
 
@@ -182,7 +189,8 @@ class CudaGraphSet {
   const CudaDevice* device_;
   mutable std::mutex mu_;
   CUstream capture_stream_ = nullptr;        // created on the first capture
-  const CudaGraphPolicy* policy_ = nullptr;  // the last call's
+  // The last TryAcquire's policy (see there: it must outlive the set).
+  const CudaGraphPolicy* policy_ = nullptr;
   // Most recently used first.
   std::list<std::unique_ptr<Record>> records_;
   std::vector<std::vector<int64_t>> keys_seen_;  // every key ever recorded

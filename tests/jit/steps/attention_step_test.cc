@@ -1,12 +1,16 @@
 #include "jit/steps/attention_step.h"
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/jit_compiler.h"
+#include "runtime/eager_interpreter.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -119,6 +123,52 @@ TEST(AttentionStepTest, GptHeadsAsViewsOfOneProjection) {
   std::vector<Tensor> masked = qkv_views;
   masked.push_back(keep);
   ExpectAttentionStep(masked);
+}
+
+// One executable called from several threads at once, from its first call
+// on: the step makes its oneDNN block matmuls on first use, once, under a
+// lock; each call computes its blocks in its own scratch.
+TEST(AttentionStepTest, ConcurrentFirstCallsMatchEager) {
+  std::shared_ptr<const Graph> graph =
+      OpGraph(kSdpa, {Arg::Ref("x0"), Arg::Ref("x1"), Arg::Ref("x2")}, 3,
+              {{"is_causal", Arg::Bool(true)}});
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {2, 4, 64, 32}, 40),
+      RandomTensor(DType::kFloat32, {2, 4, 64, 32}, 41),
+      RandomTensor(DType::kFloat32, {2, 4, 64, 32}, 42)};
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  auto expected = (*eager)->Run(inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  const std::vector<double> want = testing::ToDoubles((*expected)[0]);
+  auto jit = JitCompiler::Create({.num_threads = 2});
+  ASSERT_TRUE(jit.ok());
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe = (*jit)->Compile(graph, spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        auto out = RunToVector(**exe, inputs);
+        if (!out.ok()) {
+          ++mismatches;
+          continue;
+        }
+        const std::vector<double> got = testing::ToDoubles((*out)[0]);
+        for (size_t j = 0; j < want.size(); ++j) {
+          if (std::abs(got[j] - want[j]) > 1e-4 * (1 + std::abs(want[j]))) {
+            ++mismatches;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(AttentionStepTest, NanRowsAndNoKeys) {
