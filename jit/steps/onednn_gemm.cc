@@ -35,6 +35,15 @@ size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 // vector register of floats), for products of fewer rows than threads.
 constexpr int64_t kColumnAlign = 16;
 
+// A matmul's attributes: the caller's scratchpad, the product scaled by
+// `alpha`.
+dnnl::primitive_attr MatmulAttr(double alpha) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
+  return attr;
+}
+
 // The matmul of rows [r0, r1) and columns [c0, c1) of `g`: a strided a, the
 // weight's columns in the layout oneDNN picks (the same for any row count),
 // the part's share of the product inside the dense [M, N] product.
@@ -44,11 +53,7 @@ dnnl::matmul::primitive_desc MatmulPd(const GemmStep& g, int64_t r0, int64_t r1,
                          {g.a.strides[0], g.a.strides[1]});
   const memory::desc weights({g.k, c1 - c0}, kF32, memory::format_tag::any);
   const memory::desc dst({r1 - r0, c1 - c0}, kF32, {g.n, 1});
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (g.alpha != 1) {
-    attr.set_output_scales(0, {static_cast<float>(g.alpha)});
-  }
+  const dnnl::primitive_attr attr = MatmulAttr(g.alpha);
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst),
                                       attr, OneDnnEngine());
 }
@@ -64,11 +69,7 @@ dnnl::matmul::primitive_desc BatchedMatmulPd(const GemmStep& g, int64_t count) {
   const memory::desc src({count, g.m, g.k}, kF32, {g.m * g.k, g.k, 1});
   const memory::desc weights({count, g.k, g.n}, kF32, {g.k * g.n, g.n, 1});
   const memory::desc dst({count, g.m, g.n}, kF32, {g.m * g.n, g.n, 1});
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (g.alpha != 1) {
-    attr.set_output_scales(0, {static_cast<float>(g.alpha)});
-  }
+  const dnnl::primitive_attr attr = MatmulAttr(g.alpha);
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst),
                                       attr, OneDnnEngine());
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -620,6 +621,35 @@ int EagerSteps(const std::shared_ptr<const Graph>& graph,
     eager += !step.is_kernel;
   }
   return eager;
+}
+
+int ConcurrentMismatches(const Executable& executable,
+                         const std::vector<Tensor>& inputs,
+                         const std::vector<double>& want, int threads,
+                         int calls) {
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (int i = 0; i < calls; ++i) {
+        absl::StatusOr<std::vector<Tensor>> out =
+            RunToVector(executable, inputs);
+        if (!out.ok()) {
+          ++mismatches;
+          continue;
+        }
+        const std::vector<double> got = ToDoubles((*out)[0]);
+        for (size_t j = 0; j < want.size(); ++j) {
+          if (std::abs(got[j] - want[j]) > 1e-4 * (1 + std::abs(want[j]))) {
+            ++mismatches;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  return mismatches.load();
 }
 
 }  // namespace guardjit::testing

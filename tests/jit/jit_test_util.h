@@ -143,6 +143,15 @@ Plan PlanOfInputs(const Graph& graph, const std::vector<Tensor>& inputs);
 int EagerSteps(const std::shared_ptr<const Graph>& graph,
                const std::vector<Tensor>& inputs);
 
+// Runs `executable` on `inputs` from `threads` threads at once, `calls`
+// times each, and counts the calls that failed or whose output 0 differs
+// from `want` by more than 1e-4 relative (each call its own scratch; what
+// the executable shares, read only or made once under a lock).
+int ConcurrentMismatches(const Executable& executable,
+                         const std::vector<Tensor>& inputs,
+                         const std::vector<double>& want, int threads = 4,
+                         int calls = 10);
+
 }  // namespace guardjit::testing
 
 #endif  // GUARDJIT_TESTS_JIT_JIT_TEST_UTIL_H_

@@ -278,6 +278,25 @@ TEST(LlvmCodegenTest, MathLoopsVectorizeThroughLibmvecWithinFourUlp) {
   }
 }
 
+// `k`'s IR after the host's optimization pipeline (for the host CPU), or
+// "" after a failed expectation.
+std::string OptimizedIr(const Kernel& k) {
+  auto jit = OrcJit::Create();
+  EXPECT_TRUE(jit.ok()) << jit.status();
+  if (!jit.ok()) return "";
+  auto machine = (*jit)->CreateTargetMachine();
+  EXPECT_TRUE(machine.ok()) << machine.status();
+  if (!machine.ok()) return "";
+  llvm::LLVMContext context;
+  llvm::Module module("optimized", context);
+  EXPECT_TRUE(EmitKernel(k, "k", &module).ok());
+  EXPECT_TRUE(OptimizeModule(module, **machine).ok());
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  module.print(os, nullptr);
+  return ir;
+}
+
 // An embedding bag: out[b, d] = sum_t emb[ids[b, t], d] / T. Its reduction
 // reads along the last outer loop, so it is emitted column by column: the
 // rows are read as vectors, no gathers, and an index out of range still
@@ -338,17 +357,7 @@ TEST(LlvmCodegenTest, ColumnReductionsReadRowsAsVectors) {
   EXPECT_EQ((*fns)[0](buffers, nullptr, 0, batch), 1);
 
   // Vector loads of the rows, no gathers.
-  auto jit = OrcJit::Create();
-  ASSERT_TRUE(jit.ok()) << jit.status();
-  auto machine = (*jit)->CreateTargetMachine();
-  ASSERT_TRUE(machine.ok()) << machine.status();
-  llvm::LLVMContext context;
-  llvm::Module module("columns", context);
-  ASSERT_TRUE(EmitKernel(k, "k", &module).ok());
-  ASSERT_TRUE(OptimizeModule(module, **machine).ok());
-  std::string ir;
-  llvm::raw_string_ostream os(ir);
-  module.print(os, nullptr);
+  const std::string ir = OptimizedIr(k);
   EXPECT_THAT(ir, ::testing::HasSubstr("load <"));
   EXPECT_THAT(ir, ::testing::Not(::testing::HasSubstr("masked.gather")));
 }
@@ -423,17 +432,7 @@ TEST(LlvmCodegenTest, CausalSoftmaxReadsAndWritesRowsAsVectors) {
       }
     }
   }
-  auto jit = OrcJit::Create();
-  ASSERT_TRUE(jit.ok()) << jit.status();
-  auto machine = (*jit)->CreateTargetMachine();
-  ASSERT_TRUE(machine.ok()) << machine.status();
-  llvm::LLVMContext context;
-  llvm::Module module("causal_softmax", context);
-  ASSERT_TRUE(EmitKernel(k, "k", &module).ok());
-  ASSERT_TRUE(OptimizeModule(module, **machine).ok());
-  std::string ir;
-  llvm::raw_string_ostream os(ir);
-  module.print(os, nullptr);
+  const std::string ir = OptimizedIr(k);
   EXPECT_THAT(ir, ::testing::HasSubstr("store <"));
   EXPECT_THAT(ir, ::testing::Not(::testing::HasSubstr("masked.gather")));
   EXPECT_THAT(ir, ::testing::Not(::testing::HasSubstr("masked.scatter")));

@@ -1,10 +1,8 @@
 #include "jit/steps/attention_step.h"
 
-#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -147,28 +145,7 @@ TEST(AttentionStepTest, ConcurrentFirstCallsMatchEager) {
   for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
   auto exe = (*jit)->Compile(graph, spec);
   ASSERT_TRUE(exe.ok()) << exe.status();
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 10; ++i) {
-        auto out = RunToVector(**exe, inputs);
-        if (!out.ok()) {
-          ++mismatches;
-          continue;
-        }
-        const std::vector<double> got = testing::ToDoubles((*out)[0]);
-        for (size_t j = 0; j < want.size(); ++j) {
-          if (std::abs(got[j] - want[j]) > 1e-4 * (1 + std::abs(want[j]))) {
-            ++mismatches;
-            break;
-          }
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(testing::ConcurrentMismatches(**exe, inputs, want), 0);
 }
 
 TEST(AttentionStepTest, NanRowsAndNoKeys) {

@@ -8,13 +8,11 @@
 
 #include "jit/steps/onednn_gemm.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -318,28 +316,7 @@ TEST_F(OneDnnGemmTest, ConcurrentCallsMatchEager) {
   auto expected = (*eager)->Run({x});
   ASSERT_TRUE(expected.ok()) << expected.status();
   const std::vector<double> want = testing::ToDoubles((*expected)[0]);
-  std::vector<std::thread> threads;
-  std::atomic<int> mismatches{0};
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 20; ++i) {
-        auto out = RunToVector(**exe, {x});
-        if (!out.ok()) {
-          ++mismatches;
-          continue;
-        }
-        const std::vector<double> got = testing::ToDoubles((*out)[0]);
-        for (size_t j = 0; j < want.size(); ++j) {
-          if (std::abs(got[j] - want[j]) > 1e-4 * (1 + std::abs(want[j]))) {
-            ++mismatches;
-            break;
-          }
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(testing::ConcurrentMismatches(**exe, {x}, want, 4, 20), 0);
 }
 
 }  // namespace
