@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -234,16 +233,55 @@ void CopyRows(const float* from, int64_t rows, int64_t cols, int64_t row_stride,
 // process generates its kernels (26 ms); where there is no brgemm (oneDNN
 // 2.6 has it on AVX-512 only) BLAS runs the products.
 struct BlockMatmuls {
-  // What the primitives were made for: the block's rows and every extent
-  // and stride they read (the step's layouts are static; a copy made by
-  // BlasReadable is contiguous, the same on every call).
-  std::vector<int64_t> key;
-  float scale = 1;
-  bool usable = false;  // false: oneDNN has no fast matmul for it, BLAS runs
+  bool usable = false;  // false: oneDNN has no brgemm for it, BLAS runs it
   dnnl::matmul scores, output;
   dnnl::memory::desc q, kt, p, v, o, scores_pad, output_pad;
   size_t pad_bytes = 0;
 };
+
+// The products of a block of `rows` query rows over `s` keys, head size `e`,
+// value size `ev`, the scores scaled by `scale`, on dense operands.
+BlockMatmuls MakeBlockMatmuls(int64_t rows, int64_t e, int64_t s, int64_t ev,
+                              float scale) {
+  BlockMatmuls m;
+  if (!OneDnnEnabled() || rows <= 0 || e <= 0 || s <= 0 || ev <= 0) return m;
+  using dnnl::memory;
+  constexpr auto f32 = memory::data_type::f32;
+  try {
+    m.q = memory::desc({rows, e}, f32, {e, 1});
+    m.kt = memory::desc({e, s}, f32, {1, e});  // k's dense rows, as columns
+    m.p = memory::desc({rows, s}, f32, {s, 1});
+    m.v = memory::desc({s, ev}, f32, {ev, 1});
+    m.o = memory::desc({rows, ev}, f32, {ev, 1});
+    dnnl::primitive_attr scaled, plain;
+    for (dnnl::primitive_attr* a : {&scaled, &plain}) {
+      a->set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    }
+    if (scale != 1) scaled.set_output_scales(0, {scale});
+    const dnnl::matmul::primitive_desc scores_pd(
+        dnnl::matmul::desc(m.q, m.kt, m.p), scaled, OneDnnEngine());
+    const dnnl::matmul::primitive_desc output_pd(
+        dnnl::matmul::desc(m.p, m.v, m.o), plain, OneDnnEngine());
+    if (absl::StartsWith(scores_pd.impl_info_str(), "brg") &&
+        absl::StartsWith(output_pd.impl_info_str(), "brg")) {
+      m.scores = dnnl::matmul(scores_pd);
+      m.output = dnnl::matmul(output_pd);
+      m.scores_pad = scores_pd.scratchpad_desc();
+      m.output_pad = output_pd.scratchpad_desc();
+      m.pad_bytes = std::max(m.scores_pad.get_size(), m.output_pad.get_size());
+      m.usable = true;
+    }
+  } catch (const dnnl::error&) {
+    m.usable = false;
+  }
+  return m;
+}
+
+// Query rows per block: whole rows of scores, at most kScoreBlockFloats.
+int64_t BlockRows(int64_t l, int64_t s) {
+  return std::clamp<int64_t>(kScoreBlockFloats / std::max<int64_t>(s, 1), 1,
+                             std::max<int64_t>(l, 1));
+}
 
 class AttentionStep : public StepRunner {
  public:
@@ -259,6 +297,28 @@ class AttentionStep : public StepRunner {
       EvaluateRef(args_[a].second, {}, static_args_[a]);
     }
     out_shape_ = program.metas[node][0].shape();
+    // The block products, made here so that building the program (not the
+    // first call) pays for them: the program is static, so are its sizes.
+    const Node& n = program.graph->node(node);
+    const auto shape_of = [&](const Arg& a) {
+      const ValueRef v = a.as_value();
+      return program.metas[v.node][v.index].shape();
+    };
+    const Shape q = shape_of(n.args[0]), k = shape_of(n.args[1]),
+                v = shape_of(n.args[2]);
+    const int r = static_cast<int>(q.size());
+    l_ = q[r - 2];
+    e_ = q[r - 1];
+    s_ = k[r - 2];
+    ev_ = v[r - 1];
+    scale_ = static_cast<float>(n.args[6].is_number()
+                                    ? n.args[6].as_scalar().to_double()
+                                    : 1.0 / std::sqrt(static_cast<double>(e_)));
+    const int64_t block = BlockRows(l_, s_);
+    full_ = MakeBlockMatmuls(block, e_, s_, ev_, scale_);
+    if (l_ % block != 0) {
+      tail_ = MakeBlockMatmuls(l_ % block, e_, s_, ev_, scale_);
+    }
   }
 
   absl::Status Run(StepCall& call) const override {
@@ -349,26 +409,18 @@ class AttentionStep : public StepRunner {
     if (!qa || !kb || !vb) {
       return absl::InternalError("operand layout BLAS cannot read");
     }
-    const int64_t block = std::clamp<int64_t>(kScoreBlockFloats / s, 1, l);
+    const int64_t block = BlockRows(l, s);
     const int64_t blocks = (l + block - 1) / block;
     const SingleThreadedBlas one_thread;
     const RowKernels& rows_fn = Rows();
-    // oneDNN's matmuls of a full block and of the last one.
-    const auto shape = [&](int64_t rows) {
-      return std::vector<int64_t>{rows,
-                                  e,
-                                  s,
-                                  ev,
-                                  q.row_stride,
-                                  q.col_stride,
-                                  k.row_stride,
-                                  k.col_stride,
-                                  v.row_stride,
-                                  v.col_stride};
-    };
-    const BlockMatmuls* full = Matmuls(shape(block), scale);
-    const BlockMatmuls* tail =
-        l % block == 0 ? full : Matmuls(shape(l % block), scale);
+    // oneDNN's products of a full block and of the last one, made for these
+    // sizes and scale (BLAS for anything else).
+    static const BlockMatmuls kNone;
+    const bool made =
+        l == l_ && e == e_ && s == s_ && ev == ev_ && scale == scale_;
+    const BlockMatmuls* full = made ? &full_ : &kNone;
+    const BlockMatmuls* tail = !made ? &kNone : l % block == 0 ? full : &tail_;
+    const bool any_dnn = full->usable || tail->usable;
     const auto aligned = [](int64_t floats) {
       return (sizeof(float) * static_cast<size_t>(floats) + 63) / 64 * 64;
     };
@@ -378,9 +430,9 @@ class AttentionStep : public StepRunner {
     const bool q_dense = q.col_stride == 1 && (l == 1 || q.row_stride == e);
     const bool k_dense = k.col_stride == 1 && (s == 1 || k.row_stride == e);
     const bool v_dense = v.col_stride == 1 && (s == 1 || v.row_stride == ev);
-    const size_t q_bytes = full->usable && !q_dense ? aligned(block * e) : 0;
-    const size_t k_bytes = full->usable && !k_dense ? aligned(s * e) : 0;
-    const size_t v_bytes = full->usable && !v_dense ? aligned(s * ev) : 0;
+    const size_t q_bytes = any_dnn && !q_dense ? aligned(block * e) : 0;
+    const size_t k_bytes = any_dnn && !k_dense ? aligned(s * e) : 0;
+    const size_t v_bytes = any_dnn && !v_dense ? aligned(s * ev) : 0;
     pool_->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
       PanelScratch scratch;
       char* const base = static_cast<char*>(
@@ -479,67 +531,16 @@ class AttentionStep : public StepRunner {
     stream.wait();
   }
 
-  // The block matmuls for `key` (shape() above) and `scale`, made on first
-  // use and kept: a static step meets at most two (a full block and the
-  // last), the same on every call.
-  const BlockMatmuls* Matmuls(std::vector<int64_t> key, float scale) const {
-    std::lock_guard<std::mutex> lock(matmuls_mu_);
-    for (const std::unique_ptr<BlockMatmuls>& m : matmuls_) {
-      if (m->key == key && m->scale == scale) return m.get();
-    }
-    auto m = std::make_unique<BlockMatmuls>();
-    m->key = std::move(key);
-    m->scale = scale;
-    const std::vector<int64_t>& k = m->key;
-    const int64_t rows = k[0], e = k[1], s = k[2], ev = k[3];
-    using dnnl::memory;
-    constexpr auto f32 = memory::data_type::f32;
-    if (!OneDnnEnabled()) {  // GJ_ONEDNN=0: BLAS
-      matmuls_.push_back(std::move(m));
-      return matmuls_.back().get();
-    }
-    try {
-      // Dense operands (copied so where they are not): on those oneDNN
-      // picks brgemm (see BlockMatmuls).
-      m->q = memory::desc({rows, e}, f32, {e, 1});
-      m->kt = memory::desc({e, s}, f32, {1, e});  // k's dense rows, as columns
-      m->p = memory::desc({rows, s}, f32, {s, 1});
-      m->v = memory::desc({s, ev}, f32, {ev, 1});
-      m->o = memory::desc({rows, ev}, f32, {ev, 1});
-      dnnl::primitive_attr scaled, plain;
-      for (dnnl::primitive_attr* a : {&scaled, &plain}) {
-        a->set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      }
-      if (scale != 1) scaled.set_output_scales(0, {scale});
-      const dnnl::matmul::primitive_desc scores_pd(
-          dnnl::matmul::desc(m->q, m->kt, m->p), scaled, OneDnnEngine());
-      const dnnl::matmul::primitive_desc output_pd(
-          dnnl::matmul::desc(m->p, m->v, m->o), plain, OneDnnEngine());
-      if (absl::StartsWith(scores_pd.impl_info_str(), "brg") &&
-          absl::StartsWith(output_pd.impl_info_str(), "brg")) {
-        m->scores = dnnl::matmul(scores_pd);
-        m->output = dnnl::matmul(output_pd);
-        m->scores_pad = scores_pd.scratchpad_desc();
-        m->output_pad = output_pd.scratchpad_desc();
-        m->pad_bytes =
-            std::max(m->scores_pad.get_size(), m->output_pad.get_size());
-        m->usable = true;
-      }
-    } catch (const dnnl::error&) {
-      m->usable = false;  // BLAS runs it
-    }
-    matmuls_.push_back(std::move(m));
-    return matmuls_.back().get();
-  }
-
   const int node_;
   const std::vector<std::pair<int64_t, TensorRef>> args_;
   std::vector<ConcreteRef> static_args_;
   const int produces_;
   const std::shared_ptr<ThreadPool> pool_;
   Shape out_shape_;
-  mutable std::mutex matmuls_mu_;
-  mutable std::vector<std::unique_ptr<BlockMatmuls>> matmuls_;
+  // The program's sizes and scale, and the block products made for them.
+  int64_t l_ = 0, e_ = 0, s_ = 0, ev_ = 0;
+  float scale_ = 1;
+  BlockMatmuls full_, tail_;
 };
 
 bool IsFloat32(const GraphMeta& metas, const Arg& arg) {

@@ -395,8 +395,12 @@ class OneDnnGemmStep : public StepRunner {
   int64_t packed_bytes_ = 0;
 };
 
-}  // namespace
+// Batched products of at most this many multiply-adds per batch entry run on
+// oneDNN (128x128x128); larger ones stay on BLAS's panels.
+constexpr int64_t kMaxSmallBatchedMacs = int64_t{1} << 21;
 
+// OK for a static float32 batched product small enough for oneDNN (above),
+// else UNIMPLEMENTED saying why not.
 absl::Status CheckSmallBatchedProduct(const GemmStep& gemm) {
   if (gemm.dtype != DType::kFloat32 || !gemm.batched ||
       gemm.symbolic.has_value()) {
@@ -412,6 +416,8 @@ absl::Status CheckSmallBatchedProduct(const GemmStep& gemm) {
   }
   return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::StatusOr<GemmStep::OneDnn> PlanOneDnnGemm(const GemmStep& gemm,
                                                 const Plan& plan) {

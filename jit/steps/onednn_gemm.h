@@ -44,14 +44,6 @@
 
 namespace guardjit {
 
-// Batched products of at most this many multiply-adds per batch entry run on
-// oneDNN (128x128x128); larger ones stay on BLAS's panels.
-inline constexpr int64_t kMaxSmallBatchedMacs = int64_t{1} << 21;
-
-// OK for a static float32 batched product small enough for oneDNN (above),
-// else UNIMPLEMENTED saying why not.
-absl::Status CheckSmallBatchedProduct(const GemmStep& gemm);
-
 // Plans `gemm` on oneDNN: what GemmStep::onednn holds (weight_node -1 for a
 // batched product of two values), or UNIMPLEMENTED saying why it stays
 // BLAS.

@@ -124,9 +124,10 @@ TEST(AttentionStepTest, GptHeadsAsViewsOfOneProjection) {
 }
 
 // One executable called from several threads at once, from its first call
-// on: the step makes its oneDNN block matmuls on first use, once, under a
-// lock; each call computes its blocks in its own scratch.
-TEST(AttentionStepTest, ConcurrentFirstCallsMatchEager) {
+// on: the step's oneDNN block products, made when the program was built, are
+// shared; each call computes its blocks (and copies its operands) in its own
+// scratch.
+TEST(AttentionStepTest, ConcurrentCallsMatchEager) {
   std::shared_ptr<const Graph> graph =
       OpGraph(kSdpa, {Arg::Ref("x0"), Arg::Ref("x1"), Arg::Ref("x2")}, 3,
               {{"is_causal", Arg::Bool(true)}});
