@@ -103,10 +103,21 @@ void CopyDense3(const FixedRef& r, const float* base, int64_t b0, int64_t b1,
 struct Part {
   dnnl::matmul matmul;
   memory::desc src, dst, scratchpad;
-  memory::desc weights_desc;        // batched: b, dense
+  memory::desc weights_desc;        // b as the primitive reads it
   std::shared_ptr<memory> weights;  // null: b is a value of the call
   int64_t r0 = 0, c0 = 0;
   int64_t b0 = 0;  // batched: the part's first batch entry
+
+  // The primitive of `pd` and its memory descriptors.
+  static Part Of(const dnnl::matmul::primitive_desc& pd) {
+    Part part;
+    part.matmul = dnnl::matmul(pd);
+    part.src = pd.src_desc();
+    part.dst = pd.dst_desc();
+    part.scratchpad = pd.scratchpad_desc();
+    part.weights_desc = pd.weights_desc();
+    return part;
+  }
 };
 
 class OneDnnGemmStep : public StepRunner {
@@ -177,11 +188,7 @@ class OneDnnGemmStep : public StepRunner {
               g.ToString(), ": oneDNN wants the weight in another layout for ",
               r1 - r0, " rows"));
         }
-        Part part;
-        part.matmul = dnnl::matmul(pd);
-        part.src = pd.src_desc();
-        part.dst = pd.dst_desc();
-        part.scratchpad = pd.scratchpad_desc();
+        Part part = Part::Of(pd);
         part.weights = packed;
         part.r0 = r0;
         part.c0 = c0;
@@ -230,13 +237,8 @@ class OneDnnGemmStep : public StepRunner {
           it = by_count.emplace(b1 - b0, BatchedMatmulPd(g, b1 - b0)).first;
         }
         const dnnl::matmul::primitive_desc& pd = it->second;
-        Part part;
-        part.matmul = dnnl::matmul(pd);
-        part.src = pd.src_desc();
-        part.dst = pd.dst_desc();
-        part.scratchpad = pd.scratchpad_desc();
+        Part part = Part::Of(pd);
         part.b0 = b0;
-        part.weights_desc = pd.weights_desc();
         pad_bytes = std::max(pad_bytes, pd.scratchpad_desc().get_size());
         parts_.push_back(std::move(part));
       }
