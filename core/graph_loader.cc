@@ -5,11 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/constant_arena.h"
 #include "core/external_data.h"
 #include "core/graph_builder.h"
 #include "core/onnx/onnx_detect.h"
@@ -114,8 +117,70 @@ absl::StatusOr<Arg> FromProtoArg(const proto::Argument& a,
   return absl::InvalidArgumentError(absl::StrCat(what, " has no value"));
 }
 
-absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
-                                    ExternalDataReader& external) {
+// A constant's bytes as its dtype and sizes give them, when they are
+// valid and do not overflow.
+std::optional<int64_t> ExpectedBytes(const proto::Constant& c) {
+  absl::StatusOr<DType> dtype = FromProtoDType(c.dtype(), "");
+  if (!dtype.ok()) return std::nullopt;
+  const Shape sizes(c.sizes().begin(), c.sizes().end());
+  absl::StatusOr<int64_t> numel = CheckedNumel(sizes);
+  int64_t bytes;
+  if (!numel.ok() ||
+      __builtin_mul_overflow(*numel, static_cast<int64_t>(ItemSize(*dtype)),
+                             &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+// The leading constants of a graph whose bytes check out, and one block
+// for them (core/constant_arena.h): an external range must match its dtype
+// and sizes and lie inside its file, so that a graph declaring more bytes
+// than its files hold allocates nothing for them. LoadConstant reports the
+// first constant that does not check out. `arena` is null when no constant
+// does, or when the block cannot be allocated (each constant then has a
+// block of its own).
+struct CheckedConstants {
+  std::shared_ptr<Allocator> arena;
+  // Constant i's range of external data (located once: a pipe is read as
+  // it is located), for the leading checked constants.
+  std::vector<std::optional<ExternalDataReader::Range>> ranges;
+};
+
+CheckedConstants CheckConstants(const proto::Graph& graph,
+                                ExternalDataReader& external) {
+  CheckedConstants out;
+  size_t capacity = 0;
+  for (const proto::Constant& c : graph.constants()) {
+    const std::optional<int64_t> bytes = ExpectedBytes(c);
+    if (!bytes.has_value()) break;
+    std::optional<ExternalDataReader::Range> range;
+    if (c.payload_case() == proto::Constant::kExternal) {
+      if (c.external().length() != *bytes) break;
+      absl::StatusOr<ExternalDataReader::Range> located =
+          external.Locate(c.external().path(), c.external().offset(),
+                          c.external().length(), c.name());
+      if (!located.ok()) break;
+      range = *std::move(located);
+    } else if (static_cast<int64_t>(c.data().size()) != *bytes) {
+      break;
+    }
+    const size_t rounded = ConstantArena::Rounded(static_cast<size_t>(*bytes));
+    if (rounded < static_cast<size_t>(*bytes) ||
+        __builtin_add_overflow(capacity, rounded, &capacity)) {
+      break;
+    }
+    out.ranges.push_back(std::move(range));
+  }
+  if (capacity > 0) out.arena = ConstantArena::Create(capacity);
+  return out;
+}
+
+// `located`: its range of external data when CheckConstants located it.
+absl::StatusOr<Tensor> LoadConstant(
+    const proto::Constant& c, ExternalDataReader& external,
+    const std::optional<ExternalDataReader::Range>* located,
+    const std::shared_ptr<Allocator>& arena) {
   std::string what = absl::StrCat("constant '", c.name(), "'");
   ASSIGN_OR_RETURN(DType dtype, FromProtoDType(c.dtype(), what));
   Shape sizes(c.sizes().begin(), c.sizes().end());
@@ -141,15 +206,19 @@ absl::StatusOr<Tensor> LoadConstant(const proto::Constant& c,
     }
     // Checked against the file before the tensor is allocated, then read
     // straight into it.
-    ASSIGN_OR_RETURN(range,
-                     external.Locate(c.external().path(), c.external().offset(),
-                                     c.external().length(), what));
+    if (located != nullptr && located->has_value()) {
+      range = **located;
+    } else {
+      ASSIGN_OR_RETURN(
+          range, external.Locate(c.external().path(), c.external().offset(),
+                                 c.external().length(), what));
+    }
   } else if (static_cast<int64_t>(c.data().size()) != expected) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": ", c.data().size(), " bytes of data, expected ", expected,
         " for ", DTypeName(dtype), "[", absl::StrJoin(sizes, ", "), "]"));
   }
-  auto tensor = Tensor::Empty(dtype, sizes);
+  auto tensor = Tensor::Empty(dtype, sizes, arena);
   if (!tensor.ok()) {
     return absl::Status(tensor.status().code(),
                         absl::StrCat(what, ": ", tensor.status().message()));
@@ -212,8 +281,15 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphWith(
       RETURN_IF_ERROR(builder.MarkValueSpecialized(p.name()));
     }
   }
-  for (const proto::Constant& c : graph.constants()) {
-    ASSIGN_OR_RETURN(Tensor value, LoadConstant(c, external));
+  const CheckedConstants checked = CheckConstants(graph, external);
+  for (int i = 0; i < graph.constants_size(); ++i) {
+    const proto::Constant& c = graph.constants(i);
+    ASSIGN_OR_RETURN(Tensor value,
+                     LoadConstant(c, external,
+                                  i < static_cast<int>(checked.ranges.size())
+                                      ? &checked.ranges[i]
+                                      : nullptr,
+                                  checked.arena));
     RETURN_IF_ERROR(builder.AddConstant(c.name(), std::move(value)).status());
   }
   for (const proto::Node& n : graph.nodes()) {

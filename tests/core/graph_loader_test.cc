@@ -3,11 +3,14 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -459,6 +462,72 @@ TEST(GraphLoaderTest, ExternalDataRelativeToTheFile) {
 
   auto missing = LoadGraphFromFile((dir / "missing.pbtxt").string(), Toy());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+// Constants are cut from one block (core/constant_arena.h) but each is a
+// tensor of its own, as if allocated alone: its own storage, starting at it
+// and holding its bytes (aten.as_strided and storage offsets see nothing of
+// its neighbours), 64-byte aligned, with the values of the file and the text.
+TEST(GraphLoaderTest, ConstantsHaveStoragesOfTheirOwn) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("gj_loader_arena_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream bin(dir / "w.bin", std::ios::binary);
+    std::vector<float> values(1000);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * i;
+    bin.write(reinterpret_cast<const char*>(values.data()),
+              values.size() * sizeof(float));
+    std::ofstream txt(dir / "g.pbtxt");
+    txt << R"pb(constants {
+                  name: "a"
+                  dtype: FLOAT32
+                  sizes: [ 3 ]
+                  external { path: "w.bin" offset: 4 length: 12 }
+                }
+                constants {
+                  name: "b"
+                  dtype: INT8
+                  sizes: [ 5 ]
+                  data: "\001\002\003\004\005"
+                }
+                constants {
+                  name: "e"
+                  dtype: FLOAT32
+                  sizes: [ 0 ]
+                }
+                constants {
+                  name: "c"
+                  dtype: FLOAT32
+                  sizes: [ 10, 99 ]
+                  external { path: "w.bin" offset: 40 length: 3960 }
+                }
+                outputs { ref: "a" })pb";
+  }
+  auto g = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<const Storage*> storages;
+  for (int i = 0; i < 4; ++i) {
+    const Tensor& t = (*g)->node(i).constant;
+    SCOPED_TRACE((*g)->node(i).name);
+    ASSERT_NE(t.storage(), nullptr);
+    EXPECT_EQ(t.data(), t.storage()->data());
+    EXPECT_EQ(t.storage()->nbytes(),
+              static_cast<size_t>(t.numel() * t.item_size()));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
+    storages.push_back(t.storage().get());
+  }
+  std::sort(storages.begin(), storages.end());
+  EXPECT_EQ(std::unique(storages.begin(), storages.end()), storages.end());
+  const Tensor& a = (*g)->node(0).constant;
+  const Tensor& b = (*g)->node(1).constant;
+  const Tensor& c = (*g)->node(3).constant;
+  EXPECT_EQ(a.data_as<float>()[0], 0.5f);
+  EXPECT_EQ(a.data_as<float>()[2], 1.5f);
+  EXPECT_EQ(b.data_as<int8_t>()[4], 5);
+  EXPECT_EQ(c.data_as<float>()[0], 5.0f);
+  EXPECT_EQ(c.data_as<float>()[989], 0.5f * 999);
   std::filesystem::remove_all(dir);
 }
 
