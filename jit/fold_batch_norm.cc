@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -12,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/constant_arena.h"
 #include "core/graph_builder.h"
 #include "core/graph_rewriter.h"
 #include "core/status_macros.h"
@@ -47,8 +49,9 @@ absl::StatusOr<std::vector<double>> Values(const Tensor& t) {
 }
 
 absl::StatusOr<Tensor> TensorOf(DType dtype, const Shape& sizes,
-                                const std::vector<double>& values) {
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, sizes));
+                                const std::vector<double>& values,
+                                const std::shared_ptr<Allocator>& arena) {
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, sizes, arena));
   if (dtype == DType::kFloat32) {
     float* p = t.data_as<float>();
     for (size_t i = 0; i < values.size(); ++i) {
@@ -89,9 +92,11 @@ absl::flat_hash_map<int64_t, int> References(const Graph& graph) {
   return refs;
 }
 
-// The fold of batch norm node `i`, when it can be folded.
+// The fold of batch norm node `i`, when it can be folded; its weight and
+// bias from `arena`.
 absl::StatusOr<std::optional<Fold>> FoldOf(
-    const Graph& graph, int i, const absl::flat_hash_map<int64_t, int>& refs) {
+    const Graph& graph, int i, const absl::flat_hash_map<int64_t, int>& refs,
+    const std::shared_ptr<Allocator>& arena) {
   const Node& norm = graph.node(i);
   const auto count = [&](int node, int output) {
     auto it = refs.find((int64_t{node} << 16) + output);
@@ -157,7 +162,7 @@ absl::StatusOr<std::optional<Fold>> FoldOf(
   // double, rounded once): no double copy of a large weight.
   ASSIGN_OR_RETURN(const Tensor w, Contiguous(weight->constant));
   const Shape sizes(w.sizes().begin(), w.sizes().end());
-  ASSIGN_OR_RETURN(fold.weight, Tensor::Empty(dtype, sizes));
+  ASSIGN_OR_RETURN(fold.weight, Tensor::Empty(dtype, sizes, arena));
   const int64_t per_channel = channels == 0 ? 0 : w.numel() / channels;
   auto scale_into = [&](const auto* in, auto* out) {
     using T = std::remove_pointer_t<decltype(out)>;
@@ -173,8 +178,30 @@ absl::StatusOr<std::optional<Fold>> FoldOf(
   } else {
     scale_into(w.data_as<double>(), fold.weight.data_as<double>());
   }
-  ASSIGN_OR_RETURN(fold.bias, TensorOf(dtype, {channels}, b));
+  ASSIGN_OR_RETURN(fold.bias, TensorOf(dtype, {channels}, b, arena));
   return fold;
+}
+
+// One block for the folded weights and biases of batch norms `norms`; null
+// when none follows a convolution with a constant weight.
+std::shared_ptr<Allocator> ArenaFor(const Graph& graph,
+                                    const std::vector<int>& norms) {
+  size_t capacity = 0;
+  for (const int i : norms) {
+    const Node& norm = graph.node(i);
+    if (norm.args.empty() || !norm.args[0].is_value()) continue;
+    const Node& conv = graph.node(norm.args[0].as_value().node);
+    if (conv.target != kConvolution || conv.args.size() < 2) continue;
+    const Node* weight = ConstantOf(graph, conv.args[1]);
+    if (weight == nullptr || weight->constant.dim() == 0) continue;
+    const Tensor& w = weight->constant;
+    const size_t item = static_cast<size_t>(w.item_size());
+    capacity +=
+        ConstantArena::Rounded(static_cast<size_t>(w.numel()) * item) +
+        ConstantArena::Rounded(static_cast<size_t>(w.sizes()[0]) * item);
+  }
+  if (capacity == 0) return nullptr;
+  return ConstantArena::Create(capacity);
 }
 
 }  // namespace
@@ -195,11 +222,14 @@ absl::StatusOr<FoldedGraph> FoldBatchNorms(std::shared_ptr<const Graph> graph,
     if (graph->node(i).target == kBatchNorm) norms.push_back(i);
   }
   // Scaling a model's weights is most of the fold: the batch norms are
-  // split across the pool's threads.
+  // split across the pool's threads, writing into one block
+  // (core/constant_arena.h) sized for every convolution a batch norm follows
+  // (the slices of those that do not fold are never touched).
+  const std::shared_ptr<Allocator> arena = ArenaFor(*graph, norms);
   std::vector<absl::StatusOr<std::optional<Fold>>> folds(norms.size());
   const auto fold_range = [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
-      folds[k] = FoldOf(*graph, norms[k], refs);
+      folds[k] = FoldOf(*graph, norms[k], refs, arena);
     }
   };
   if (pool != nullptr && norms.size() > 1) {

@@ -4,6 +4,8 @@
 
 #include "jit/fold_batch_norm.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -242,6 +244,35 @@ std::shared_ptr<const Graph> ConvBnChain(int layers) {
 
 // Folds computed on a pool's threads are the ones computed on one thread,
 // node for node and bit for bit.
+// The folded weights and biases are cut from one block
+// (core/constant_arena.h), each still a tensor of its own: its own storage,
+// starting at it, holding its bytes, 64-byte aligned.
+TEST(FoldBatchNormTest, FoldedConstantsHaveStoragesOfTheirOwn) {
+  const auto graph = ConvBnChain(6);
+  ThreadPool pool(3);
+  auto folded = FoldBatchNorms(graph, &pool);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_EQ(folded->folded, 5);
+  std::vector<const Storage*> storages;
+  for (size_t i = 0; i < folded->graph->nodes().size(); ++i) {
+    const Node& node = folded->graph->node(static_cast<int>(i));
+    if (node.kind != NodeKind::kConstant || folded->source_node[i] >= 0) {
+      continue;  // not a constant the fold made
+    }
+    SCOPED_TRACE(node.name);
+    const Tensor& t = node.constant;
+    ASSERT_NE(t.storage(), nullptr);
+    EXPECT_EQ(t.data(), t.storage()->data());
+    EXPECT_EQ(t.storage()->nbytes(),
+              static_cast<size_t>(t.numel() * t.item_size()));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
+    storages.push_back(t.storage().get());
+  }
+  EXPECT_EQ(storages.size(), 10u);  // a weight and a bias per fold
+  std::sort(storages.begin(), storages.end());
+  EXPECT_EQ(std::unique(storages.begin(), storages.end()), storages.end());
+}
+
 TEST(FoldBatchNormTest, FoldsOnPoolThreadsAsOnOneThread) {
   const auto graph = ConvBnChain(6);
   auto serial = FoldBatchNorms(graph);
