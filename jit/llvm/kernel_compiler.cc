@@ -45,8 +45,13 @@ int64_t UnixMillis() {
       .count();
 }
 
+bool IsPackedProduct(const Kernel& kernel) {
+  return kernel.packed_gemm.has_value();
+}
+
 // `kernels` compiled into one object file, one LLVM module: kernel i's
-// function exported as KernelSymbol(i).
+// function exported as KernelSymbol(i). A module of packed products only
+// skips the IR passes (llvm_optimize.h's IrPasses::kNone).
 absl::StatusOr<std::string> CompileGroupObject(
     const OrcJit& jit, absl::Span<const Kernel* const> kernels) {
   llvm::LLVMContext context;
@@ -69,7 +74,11 @@ absl::StatusOr<std::string> CompileGroupObject(
   }
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
                    jit.CreateTargetMachine());
-  RETURN_IF_ERROR(OptimizeModule(module, *machine));
+  const bool packed =
+      std::all_of(kernels.begin(), kernels.end(),
+                  [](const Kernel* k) { return IsPackedProduct(*k); });
+  RETURN_IF_ERROR(OptimizeModule(module, *machine,
+                                 packed ? IrPasses::kNone : IrPasses::kO3));
   ASSIGN_OR_RETURN(std::unique_ptr<llvm::MemoryBuffer> object,
                    jit.CompileToObject(module, *machine));
   return std::string(object->getBuffer());
@@ -253,21 +262,29 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
         pool_ != nullptr ? std::max(pool_->num_threads(), 1) : 1,
         to_compile.size());
     // The longest loop IR first, each onto the lightest group so far (the
-    // printed IR's length standing for its compile time).
+    // printed IR's length standing for its compile time). Packed products
+    // go in groups of their own, which skip the IR passes.
     std::vector<Distinct*> order = to_compile;
     std::stable_sort(order.begin(), order.end(),
                      [](const Distinct* a, const Distinct* b) {
                        return a->key.source.size() > b->key.source.size();
                      });
-    std::vector<std::vector<Distinct*>> groups(num_groups);
-    std::vector<size_t> weight(num_groups, 0);
-    for (Distinct* d : order) {
-      const size_t g = static_cast<size_t>(
-          std::min_element(weight.begin(), weight.end()) - weight.begin());
-      groups[g].push_back(d);
-      weight[g] += d->key.source.size();
+    std::vector<std::vector<Distinct*>> groups;
+    for (const bool packed : {false, true}) {
+      std::vector<std::vector<Distinct*>> kind(num_groups);
+      std::vector<size_t> weight(num_groups, 0);
+      for (Distinct* d : order) {
+        if (IsPackedProduct(*kernels[d->first]) != packed) continue;
+        const size_t g = static_cast<size_t>(
+            std::min_element(weight.begin(), weight.end()) - weight.begin());
+        kind[g].push_back(d);
+        weight[g] += d->key.source.size();
+      }
+      for (std::vector<Distinct*>& group : kind) {
+        if (!group.empty()) groups.push_back(std::move(group));
+      }
     }
-    std::vector<absl::StatusOr<std::string>> objects(num_groups);
+    std::vector<absl::StatusOr<std::string>> objects(groups.size());
     auto compile_groups = [&](int64_t begin, int64_t end) {
       for (int64_t g = begin; g < end; ++g) {
         std::vector<const Kernel*> members;
@@ -276,12 +293,13 @@ absl::StatusOr<std::vector<CompiledKernelFn>> KernelCompiler::Compile(
         objects[g] = CompileGroupObject(*jit_, members);
       }
     };
-    if (pool_ != nullptr && num_groups > 1) {
-      pool_->ParallelFor(static_cast<int64_t>(num_groups), 1, compile_groups);
+    if (pool_ != nullptr && groups.size() > 1) {
+      pool_->ParallelFor(static_cast<int64_t>(groups.size()), 1,
+                         compile_groups);
     } else {
-      compile_groups(0, static_cast<int64_t>(num_groups));
+      compile_groups(0, static_cast<int64_t>(groups.size()));
     }
-    for (size_t g = 0; g < num_groups; ++g) {
+    for (size_t g = 0; g < groups.size(); ++g) {
       if (!objects[g].ok()) return objects[g].status();
       ASSIGN_OR_RETURN(auto loaded,
                        LoadObject(*jit_, &live_modules_,

@@ -13,9 +13,22 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace guardjit {
+namespace {
 
-absl::Status OptimizeModule(llvm::Module& module,
-                            llvm::TargetMachine& machine) {
+absl::Status Verify(const llvm::Module& module) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (llvm::verifyModule(module, &os)) {
+    return absl::InternalError(
+        absl::StrCat("optimized IR invalid: ", os.str()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                            IrPasses ir_passes) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple().str());
   for (llvm::Function& f : module) {
@@ -23,6 +36,7 @@ absl::Status OptimizeModule(llvm::Module& module,
     f.addFnAttr("target-cpu", machine.getTargetCPU());
     f.addFnAttr("target-features", machine.getTargetFeatureString());
   }
+  if (ir_passes == IrPasses::kNone) return Verify(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -44,13 +58,7 @@ absl::Status OptimizeModule(llvm::Module& module,
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(module, mam);
-  std::string error;
-  llvm::raw_string_ostream os(error);
-  if (llvm::verifyModule(module, &os)) {
-    return absl::InternalError(
-        absl::StrCat("optimized IR invalid: ", os.str()));
-  }
-  return absl::OkStatus();
+  return Verify(module);
 }
 
 }  // namespace guardjit

@@ -132,6 +132,39 @@ TEST(LlvmOptimizeTest, FoldsMemoryTrafficAndArithmeticAway) {
   EXPECT_EQ(value->getSExtValue(), 7);
 }
 
+// IrPasses::kNone (packed products): the target stamped and the module
+// verified, its instructions left as emitted for the code generator.
+TEST(LlvmOptimizeTest, NoIrPassesLeavesTheIrAsEmitted) {
+  auto machine = HostMachine();
+  ASSERT_NE(machine, nullptr);
+  llvm::LLVMContext context;
+  llvm::Module module("as_emitted", context);
+  llvm::IRBuilder<> b(context);
+  auto* type = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
+  auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                    "gj_seven", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+  llvm::Value* slot = b.CreateAlloca(b.getInt32Ty());
+  b.CreateStore(b.getInt32(3), slot);
+  llvm::Value* x = b.CreateLoad(b.getInt32Ty(), slot);
+  b.CreateStore(b.CreateAdd(x, b.getInt32(4)), slot);
+  b.CreateRet(b.CreateLoad(b.getInt32Ty(), slot));
+
+  ASSERT_TRUE(OptimizeModule(module, *machine, IrPasses::kNone).ok());
+  EXPECT_EQ(fn->getEntryBlock().size(), 7u) << Print(module);
+  EXPECT_EQ(fn->getFnAttribute("target-cpu").getValueAsString(),
+            machine->getTargetCPU());
+  EXPECT_EQ(module.getTargetTriple(), machine->getTargetTriple().str());
+
+  // Invalid IR is still caught.
+  llvm::Module bad("bad", context);
+  auto* broken = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                        "gj_broken", bad);
+  llvm::BasicBlock::Create(context, "entry", broken);  // no terminator
+  const absl::Status status = OptimizeModule(bad, *machine, IrPasses::kNone);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+}
+
 TEST(LlvmOptimizeTest, VectorizesASimpleLoop) {
   auto machine = HostMachine();
   ASSERT_NE(machine, nullptr);
