@@ -285,15 +285,17 @@ int Run(const std::vector<std::string>& args) {
   if (times.size() == 1) {
     std::printf("time: %.3f ms (1 call)\n", times[0]);
   } else {
-    double sum = 0, best = times[1];
-    for (size_t i = 1; i < times.size(); ++i) {
-      sum += times[i];
-      best = std::min(best, times[i]);
-    }
+    // The first call (which compiles) apart; the median as well as the mean,
+    // which a few slow calls on a busy machine move.
+    std::vector<double> next(times.begin() + 1, times.end());
+    double sum = 0;
+    for (double t : next) sum += t;
+    std::sort(next.begin(), next.end());
     std::printf(
-        "time: first call %.3f ms; next %zu calls mean %.3f ms, min %.3f ms\n",
-        times[0], times.size() - 1, sum / static_cast<double>(times.size() - 1),
-        best);
+        "time: first call %.3f ms; next %zu calls mean %.3f ms, median %.3f "
+        "ms, min %.3f ms\n",
+        times[0], next.size(), sum / static_cast<double>(next.size()),
+        next[next.size() / 2], next[0]);
   }
   if (flags.explain) {
     char* text = nullptr;
