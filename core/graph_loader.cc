@@ -143,8 +143,12 @@ std::optional<int64_t> ExpectedBytes(const proto::Constant& c) {
 struct CheckedConstants {
   std::shared_ptr<Allocator> arena;
   // Constant i's range of external data (located once: a pipe is read as
-  // it is located), for the leading checked constants.
+  // it is located, and opened again would wait for a writer), for the
+  // leading checked constants.
   std::vector<std::optional<ExternalDataReader::Range>> ranges;
+  // Why the constant after them could not be located, when that is what
+  // stopped the check.
+  absl::Status locate_error;
 };
 
 CheckedConstants CheckConstants(const proto::Graph& graph,
@@ -157,10 +161,13 @@ CheckedConstants CheckConstants(const proto::Graph& graph,
     std::optional<ExternalDataReader::Range> range;
     if (c.payload_case() == proto::Constant::kExternal) {
       if (c.external().length() != *bytes) break;
-      absl::StatusOr<ExternalDataReader::Range> located =
-          external.Locate(c.external().path(), c.external().offset(),
-                          c.external().length(), c.name());
-      if (!located.ok()) break;
+      absl::StatusOr<ExternalDataReader::Range> located = external.Locate(
+          c.external().path(), c.external().offset(), c.external().length(),
+          absl::StrCat("constant '", c.name(), "'"));
+      if (!located.ok()) {
+        out.locate_error = located.status();
+        break;
+      }
       range = *std::move(located);
     } else if (static_cast<int64_t>(c.data().size()) != *bytes) {
       break;
@@ -284,6 +291,10 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadGraphWith(
   const CheckedConstants checked = CheckConstants(graph, external);
   for (int i = 0; i < graph.constants_size(); ++i) {
     const proto::Constant& c = graph.constants(i);
+    if (i == static_cast<int>(checked.ranges.size()) &&
+        !checked.locate_error.ok()) {
+      return checked.locate_error;
+    }
     ASSIGN_OR_RETURN(Tensor value,
                      LoadConstant(c, external,
                                   i < static_cast<int>(checked.ranges.size())

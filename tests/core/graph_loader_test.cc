@@ -1,6 +1,7 @@
 #include "core/graph_loader.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -528,6 +530,55 @@ TEST(GraphLoaderTest, ConstantsHaveStoragesOfTheirOwn) {
   EXPECT_EQ(b.data_as<int8_t>()[4], 5);
   EXPECT_EQ(c.data_as<float>()[0], 5.0f);
   EXPECT_EQ(c.data_as<float>()[989], 0.5f * 999);
+  std::filesystem::remove_all(dir);
+}
+
+// External data in a pipe is read once, as the loader first locates it: a
+// second open would wait for a writer that is gone. A pipe shorter than its
+// constant declares is DATA_LOSS, not a wait.
+TEST(GraphLoaderTest, ExternalDataFromAPipeIsReadOnce) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("gj_loader_pipe_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "w.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  {
+    std::ofstream txt(dir / "g.pbtxt");
+    txt << R"pb(constants {
+                  name: "b"
+                  dtype: INT8
+                  sizes: [ 2 ]
+                  data: "ab"
+                }
+                constants {
+                  name: "w"
+                  dtype: FLOAT32
+                  sizes: [ 2 ]
+                  external { path: "w.fifo" offset: 4 length: 8 }
+                }
+                outputs { ref: "w" })pb";
+  }
+  const float values[] = {7.0f, 1.0f, 2.0f};
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(values), sizeof(values));
+  });
+  auto g = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
+  writer.join();
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->node(1).constant.data_as<float>()[0], 1.0f);
+  EXPECT_EQ((*g)->node(1).constant.data_as<float>()[1], 2.0f);
+
+  std::thread short_writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(values), 8);
+  });
+  auto short_read = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
+  short_writer.join();
+  EXPECT_EQ(short_read.status().code(), absl::StatusCode::kDataLoss)
+      << short_read.status();
+  EXPECT_THAT(std::string(short_read.status().message()),
+              HasSubstr("constant 'w'"));
   std::filesystem::remove_all(dir);
 }
 
