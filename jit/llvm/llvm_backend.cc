@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/constant_arena.h"
 #include "core/status_macros.h"
 #include "jit/steps/kernel_steps.h"
 #include "jit/steps/packed_gemm.h"
@@ -15,11 +16,20 @@ class LlvmKernelModule : public KernelModule {
   LlvmKernelModule(std::vector<HostKernelFn> functions,
                    std::vector<IndexExpr> outer_extents,
                    std::vector<std::shared_ptr<const ModuleCode>> code,
-                   CodeOrigin origin)
+                   CodeOrigin origin, std::shared_ptr<Allocator> packed_weights)
       : functions_(std::move(functions)),
         outer_extents_(std::move(outer_extents)),
         code_(std::move(code)),
-        origin_(origin) {}
+        origin_(origin),
+        packed_weights_(std::move(packed_weights)) {}
+
+  // One block for the packed weights of the program's packed products
+  // (core/constant_arena.h): whole huge pages where the weights add up to
+  // them, not a 4 KiB fault per page of each (the GPT-2 models' twenty
+  // weights of 0.25-1 MiB); null when it has none.
+  const std::shared_ptr<Allocator>& packed_weights() const {
+    return packed_weights_;
+  }
 
   // The whole kernel on the calling thread.
   absl::StatusOr<int64_t> Launch(int index, void* const* buffers,
@@ -47,6 +57,7 @@ class LlvmKernelModule : public KernelModule {
   // with the last owner (this module's programs, the compiler's cache).
   const std::vector<std::shared_ptr<const ModuleCode>> code_;
   const CodeOrigin origin_;
+  const std::shared_ptr<Allocator> packed_weights_;
 };
 
 }  // namespace
@@ -65,8 +76,16 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
     extents.push_back(k->outer.empty() ? IndexExpr::Const(1)
                                        : k->outer[0].extent);
   }
+  size_t packed_bytes = 0;
+  for (const Kernel* k : kernels) {
+    if (k->packed_gemm.has_value()) {
+      packed_bytes += ConstantArena::Rounded(PackedGemmFloats(*k->packed_gemm) *
+                                             sizeof(float));
+    }
+  }
   return std::make_shared<const LlvmKernelModule>(
-      std::move(functions), std::move(extents), std::move(code), origin);
+      std::move(functions), std::move(extents), std::move(code), origin,
+      packed_bytes > 0 ? ConstantArena::Create(packed_bytes) : nullptr);
 }
 
 bool LlvmKernelBackend::RunsKernelOf(const PlanStep& step) const {
@@ -87,8 +106,11 @@ LlvmKernelBackend::MakeStepRunner(
       return absl::InternalError(absl::StrCat(
           name(), ": no host functions for the packed product at ", index));
     }
-    return MakePackedGemmStep(step, graph, (*host)[index],
-                              count == 2 ? (*host)[index + 1] : nullptr, pool);
+    const auto* llvm_module =
+        dynamic_cast<const LlvmKernelModule*>(module.get());
+    return MakePackedGemmStep(
+        step, graph, (*host)[index], count == 2 ? (*host)[index + 1] : nullptr,
+        pool, llvm_module != nullptr ? llvm_module->packed_weights() : nullptr);
   }
   if (index == -1 && !HostStepRunsKernel(step)) {
     return MakeHostStep(step, graph, nullptr, pool);

@@ -20,14 +20,26 @@ namespace {
 
 // Panels split across the pool: at least this many multiply-adds in all.
 constexpr int64_t kMinSplitMacs = int64_t{1} << 20;
+// Rows of k a transposed weight is packed in at a time (PackGemmPanels).
+constexpr int64_t kPackBlock = 64;
 // A block of panel rows that stays in L1 beside a tile's rows of A.
 constexpr int64_t kL1BlockBytes = 16 * 1024;
 constexpr size_t kAlign = 64;
 
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-struct FreeDeleter {
-  void operator()(float* p) const { FreeHostMemory(p); }
+// Frees a packed weight where it came from: its allocator (kept alive by
+// it), or its own block.
+struct PackedDeleter {
+  std::shared_ptr<Allocator> allocator;
+  size_t bytes = 0;
+  void operator()(float* p) const {
+    if (allocator != nullptr) {
+      allocator->Free(p, bytes);
+    } else {
+      FreeHostMemory(p);
+    }
+  }
 };
 
 class PackedGemmStep : public StepRunner {
@@ -40,16 +52,19 @@ class PackedGemmStep : public StepRunner {
         epilogue_(step.kernel, epilogue, pool_),
         buffer_slots_(step.kernel.buffer_slots) {}
 
-  // Packs the weight.
-  absl::Status Init(const Graph& graph) {
+  // Packs the weight, into memory from `allocator` (null: its own block).
+  absl::Status Init(const Graph& graph, std::shared_ptr<Allocator> allocator) {
     const GemmStep& g = *gemm_;
     const PackedGemm& p = *g.packed->kernel.packed_gemm;
     const Tensor weight =
         graph.node(g.packed->weight_node)
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
-    const size_t floats = static_cast<size_t>(p.panels() * p.k * p.panel_width);
-    packed_.reset(static_cast<float*>(
-        AllocateHostMemory(AlignUp(floats * sizeof(float)))));
+    const size_t floats = PackedGemmFloats(p);
+    const size_t bytes = AlignUp(floats * sizeof(float));
+    packed_ = std::unique_ptr<float, PackedDeleter>(
+        static_cast<float*>(allocator != nullptr ? allocator->Allocate(bytes)
+                                                 : AllocateHostMemory(bytes)),
+        PackedDeleter{allocator, bytes});
     if (packed_ == nullptr) {
       return absl::ResourceExhaustedError(
           absl::StrCat(g.ToString(), ": no memory for the packed weight (",
@@ -102,7 +117,7 @@ class PackedGemmStep : public StepRunner {
   const std::shared_ptr<ThreadPool> pool_;
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
-  std::unique_ptr<float, FreeDeleter> packed_;
+  std::unique_ptr<float, PackedDeleter> packed_;
   int64_t parts_ = 1;
   size_t product_bytes_ = 0;
   int64_t packed_bytes_ = 0;
@@ -192,22 +207,52 @@ absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
 void PackGemmPanels(const PackedGemm& g, const float* b,
                     const int64_t b_strides[2], float* out) {
   const int64_t width = g.panel_width;
+  const int64_t row_stride = b_strides[0], col_stride = b_strides[1];
   for (int64_t p = 0; p < g.panels(); ++p) {
     const int64_t col0 = p * width;
     const int64_t cols = std::min(width, g.n - col0);
     float* panel = out + p * g.k * width;
+    if (row_stride == 1 && col_stride != 1) {
+      // A linear layer's weight, [n, k] row-major read as its transpose:
+      // each column of the panel is a contiguous run of k. Blocks of
+      // kPackBlock k read those runs in order and write a block of the
+      // panel that stays in L1, where filling the panel's rows gathers an
+      // element from another row of the weight per store (a 1024 x 256
+      // weight in 32-wide panels, in cache: 0.22 ms instead of 0.26-0.33).
+      for (int64_t k0 = 0; k0 < g.k; k0 += kPackBlock) {
+        const int64_t rows = std::min(kPackBlock, g.k - k0);
+        float* block = panel + k0 * width;
+        for (int64_t j = 0; j < cols; ++j) {
+          const float* src = b + (col0 + j) * col_stride + k0;
+          for (int64_t k = 0; k < rows; ++k) block[k * width + j] = src[k];
+        }
+        for (int64_t k = 0; k < rows; ++k) {
+          std::fill(block + k * width + cols, block + (k + 1) * width, 0.0f);
+        }
+      }
+      continue;
+    }
     for (int64_t k = 0; k < g.k; ++k) {
       float* row = panel + k * width;
-      const float* src = b + k * b_strides[0] + col0 * b_strides[1];
-      for (int64_t j = 0; j < cols; ++j) row[j] = src[j * b_strides[1]];
-      for (int64_t j = cols; j < width; ++j) row[j] = 0.0f;
+      const float* src = b + k * row_stride + col0 * col_stride;
+      if (col_stride == 1) {
+        std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < cols; ++j) row[j] = src[j * col_stride];
+      }
+      std::fill(row + cols, row + width, 0.0f);
     }
   }
 }
 
+size_t PackedGemmFloats(const PackedGemm& g) {
+  return static_cast<size_t>(g.panels() * g.k * g.panel_width);
+}
+
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(
     const PlanStep& step, const Graph& graph, HostKernelFn gemm,
-    HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool) {
+    HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool,
+    std::shared_ptr<Allocator> allocator) {
   if (step.gemm == nullptr || !step.gemm->packed.has_value() ||
       !step.gemm->packed->kernel.packed_gemm.has_value() || gemm == nullptr) {
     return absl::InternalError(
@@ -215,7 +260,7 @@ absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(
   }
   auto runner =
       std::make_unique<PackedGemmStep>(step, gemm, epilogue, std::move(pool));
-  RETURN_IF_ERROR(runner->Init(graph));
+  RETURN_IF_ERROR(runner->Init(graph, std::move(allocator)));
   return std::unique_ptr<const StepRunner>(std::move(runner));
 }
 

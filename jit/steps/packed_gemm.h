@@ -22,9 +22,11 @@
 // Planned only on host plans, for static float32 products, not batched;
 // GJ_PACKED_GEMM=0 leaves them to oneDNN or BLAS.
 
+#include <cstddef>
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "core/allocator.h"
 #include "core/graph.h"
 #include "jit/llvm/packed_gemm_codegen.h"
 #include "jit/schedule/fusion.h"
@@ -57,12 +59,18 @@ absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
 void PackGemmPanels(const PackedGemm& g, const float* b,
                     const int64_t b_strides[2], float* out);
 
+// The floats of `g`'s packed weight (PackGemmPanels' `out`).
+size_t PackedGemmFloats(const PackedGemm& g);
+
 // The runner of a plan step whose gemm has `packed` set: `gemm` is the
 // packed kernel's code, `epilogue` the step's kernel (null where it never
-// runs: a bare product).
+// runs: a bare product). The packed weight comes from `allocator` (a
+// program's ConstantArena, core/constant_arena.h), or when it is null from
+// a block of its own.
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(
     const PlanStep& step, const Graph& graph, HostKernelFn gemm,
-    HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool);
+    HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool,
+    std::shared_ptr<Allocator> allocator = nullptr);
 
 }  // namespace guardjit
 

@@ -14,11 +14,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/allocator.h"
 #include "core/graph_builder.h"
+#include "core/host_memory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
 #include "jit/llvm/kernel_compiler.h"
+#include "jit/steps/kernel_steps.h"
+#include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
 
@@ -152,6 +156,118 @@ TEST(PackedGemmCodegenTest, RandomProductsMatchAReference) {
       ASSERT_NEAR(c[i], want[i], 1e-5 * (k + 1)) << "at " << i;
     }
   }
+}
+
+// PackGemmPanels against packing element by element: row-major weights, a
+// linear layer's [n, k] weight read transposed (k blocks of it), the same
+// with padded rows, and any other strides; zeros past column n.
+TEST(PackGemmPanelsTest, LayoutsMatchPackingElementByElement) {
+  std::mt19937 rng(77);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 24; ++trial) {
+    PackedGemm g;
+    g.n = uniform(1, 150);
+    g.k = uniform(1, 300);
+    g.vector_width = 16;
+    g.panel_width = 16 * static_cast<int>(uniform(1, 3));
+    const int64_t pad = uniform(0, 5);
+    int64_t strides[2];
+    switch (trial % 4) {
+      case 0:
+        strides[0] = g.n + pad;
+        strides[1] = 1;
+        break;
+      case 1:
+        strides[0] = 1;
+        strides[1] = g.k;
+        break;
+      case 2:
+        strides[0] = 1;
+        strides[1] = g.k + pad + 1;
+        break;
+      default:
+        strides[0] = 2 * g.n + pad;
+        strides[1] = 2;
+        break;
+    }
+    SCOPED_TRACE(absl::StrCat("n ", g.n, " k ", g.k, " width ", g.panel_width,
+                              " strides ", strides[0], ", ", strides[1]));
+    std::vector<float> b(static_cast<size_t>((g.k - 1) * strides[0] +
+                                             (g.n - 1) * strides[1] + 1));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 9973);
+    const size_t floats = PackedGemmFloats(g);
+    ASSERT_EQ(floats, static_cast<size_t>(g.panels() * g.k * g.panel_width));
+    std::vector<float> packed(floats, NAN);
+    PackGemmPanels(g, b.data(), strides, packed.data());
+    for (int64_t p = 0; p < g.panels(); ++p) {
+      for (int64_t k = 0; k < g.k; ++k) {
+        for (int64_t j = 0; j < g.panel_width; ++j) {
+          const int64_t col = p * g.panel_width + j;
+          const float want =
+              col < g.n ? b[k * strides[0] + col * strides[1]] : 0.0f;
+          ASSERT_EQ(packed[(p * g.k + k) * g.panel_width + j], want)
+              << "panel " << p << " k " << k << " column " << j;
+        }
+      }
+    }
+  }
+}
+
+// An allocator that counts what it hands out and gets back.
+class CountingAllocator : public Allocator {
+ public:
+  void* Allocate(size_t nbytes) override {
+    ++allocated;
+    bytes += nbytes;
+    return AllocateHostMemory(nbytes);
+  }
+  void Free(void* block, size_t nbytes) override {
+    ++freed;
+    freed_bytes += nbytes;
+    FreeHostMemory(block);
+  }
+  int allocated = 0, freed = 0;
+  size_t bytes = 0, freed_bytes = 0;
+};
+
+// A packed product's weight comes from the allocator the backend passes (a
+// program's arena), and goes back to it with the step.
+TEST(PackedGemmStepTest, PackedWeightComesFromTheAllocatorGiven) {
+  if (!PackedGemmEnabled()) GTEST_SKIP() << "GJ_PACKED_GEMM=0";
+  const auto graph = testing::LinearMlp(96, 64, 8);
+  const Plan plan =
+      PlanOfInputs(*graph, {RandomTensor(DType::kFloat32, {4, 96}, 3)});
+  const PlanStep* step = nullptr;
+  for (const PlanStep& s : plan.steps) {
+    if (s.gemm != nullptr && s.gemm->packed.has_value()) {
+      step = &s;
+      break;
+    }
+  }
+  ASSERT_NE(step, nullptr) << plan.ToString();
+  auto compiler = KernelCompiler::Create();
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  std::vector<const Kernel*> kernels = {&step->gemm->packed->kernel};
+  if (HostStepRunsKernel(*step)) kernels.push_back(&step->kernel.kernel);
+  auto fns = (*compiler)->Compile(kernels);
+  ASSERT_TRUE(fns.ok()) << fns.status();
+  auto counting = std::make_shared<CountingAllocator>();
+  const size_t want =
+      PackedGemmFloats(*step->gemm->packed->kernel.packed_gemm) * sizeof(float);
+  {
+    auto runner = MakePackedGemmStep(*step, *graph, (*fns)[0],
+                                     fns->size() > 1 ? (*fns)[1] : nullptr,
+                                     std::make_shared<ThreadPool>(1), counting);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    EXPECT_EQ(counting->allocated, 1);
+    EXPECT_EQ(counting->bytes, (want + 63) / 64 * 64);
+    EXPECT_EQ((*runner)->packed_bytes(), static_cast<int64_t>(counting->bytes));
+    EXPECT_EQ(counting->freed, 0);
+  }
+  EXPECT_EQ(counting->freed, 1);
+  EXPECT_EQ(counting->freed_bytes, counting->bytes);
 }
 
 class PackedGemmTest : public ::testing::Test {
