@@ -1,6 +1,8 @@
 #include "test_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 
@@ -180,6 +182,23 @@ void ExpectTensor(const Tensor& actual, DType dtype, IntSpan sizes,
           << "at flat index " << i;
     }
   }
+}
+
+void ExpectStoragesOfTheirOwn(const std::vector<const Tensor*>& tensors) {
+  std::vector<const Storage*> storages;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = *tensors[i];
+    SCOPED_TRACE(absl::StrCat("tensor ", i, " ", t.DebugString()));
+    ASSERT_NE(t.storage(), nullptr);
+    EXPECT_EQ(t.data(), t.storage()->data());
+    EXPECT_EQ(t.storage()->nbytes(),
+              static_cast<size_t>(t.numel() * t.item_size()));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
+    storages.push_back(t.storage().get());
+  }
+  std::sort(storages.begin(), storages.end());
+  EXPECT_EQ(std::adjacent_find(storages.begin(), storages.end()),
+            storages.end());
 }
 
 }  // namespace guardjit::testing

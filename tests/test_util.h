@@ -58,6 +58,11 @@ Tensor NonContiguousCopy(const Tensor& t);
 // 0, 1, 2, ... in row-major order.
 Tensor Iota(IntSpan sizes, DType dtype = DType::kFloat32);
 
+// That every tensor of `tensors` is one as if allocated alone (from a
+// ConstantArena, core/constant_arena.h, or not): a storage of its own,
+// starting at the tensor and holding its bytes, 64-byte aligned.
+void ExpectStoragesOfTheirOwn(const std::vector<const Tensor*>& tensors);
+
 // That `result` failed with `code` and a message containing `needle`.
 template <typename T>
 void ExpectError(const absl::StatusOr<T>& result, absl::StatusCode code,

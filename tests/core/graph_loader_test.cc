@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/core/toy_ops.h"
 #include "tests/sanitizers.h"
+#include "tests/test_util.h"
 
 namespace guardjit {
 namespace {
@@ -509,19 +509,9 @@ TEST(GraphLoaderTest, ConstantsHaveStoragesOfTheirOwn) {
   }
   auto g = LoadGraphFromFile((dir / "g.pbtxt").string(), Toy());
   ASSERT_TRUE(g.ok()) << g.status();
-  std::vector<const Storage*> storages;
-  for (int i = 0; i < 4; ++i) {
-    const Tensor& t = (*g)->node(i).constant;
-    SCOPED_TRACE((*g)->node(i).name);
-    ASSERT_NE(t.storage(), nullptr);
-    EXPECT_EQ(t.data(), t.storage()->data());
-    EXPECT_EQ(t.storage()->nbytes(),
-              static_cast<size_t>(t.numel() * t.item_size()));
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
-    storages.push_back(t.storage().get());
-  }
-  std::sort(storages.begin(), storages.end());
-  EXPECT_EQ(std::unique(storages.begin(), storages.end()), storages.end());
+  std::vector<const Tensor*> constants;
+  for (int i = 0; i < 4; ++i) constants.push_back(&(*g)->node(i).constant);
+  testing::ExpectStoragesOfTheirOwn(constants);
   const Tensor& a = (*g)->node(0).constant;
   const Tensor& b = (*g)->node(1).constant;
   const Tensor& c = (*g)->node(3).constant;

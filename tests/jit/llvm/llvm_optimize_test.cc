@@ -103,22 +103,29 @@ TEST(LlvmOptimizeTest, StampsTargetOnModuleAndDefinedFunctionsOnly) {
   EXPECT_FALSE(declared->hasFnAttribute("target-features"));
 }
 
-TEST(LlvmOptimizeTest, FoldsMemoryTrafficAndArithmeticAway) {
-  auto machine = HostMachine();
-  ASSERT_NE(machine, nullptr);
-  llvm::LLVMContext context;
-  llvm::Module module("fold", context);
+// `i32 gj_seven()`: a stack slot holding 3, then 3 + 4 through two loads
+// (seven instructions as emitted).
+llvm::Function* AddSeven(llvm::Module& module) {
+  llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> b(context);
   auto* type = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
   auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
                                     "gj_seven", module);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
-  // A stack slot holding 3, then 3 + 4 through two loads.
   llvm::Value* slot = b.CreateAlloca(b.getInt32Ty());
   b.CreateStore(b.getInt32(3), slot);
   llvm::Value* x = b.CreateLoad(b.getInt32Ty(), slot);
   b.CreateStore(b.CreateAdd(x, b.getInt32(4)), slot);
   b.CreateRet(b.CreateLoad(b.getInt32Ty(), slot));
+  return fn;
+}
+
+TEST(LlvmOptimizeTest, FoldsMemoryTrafficAndArithmeticAway) {
+  auto machine = HostMachine();
+  ASSERT_NE(machine, nullptr);
+  llvm::LLVMContext context;
+  llvm::Module module("fold", context);
+  AddSeven(module);
 
   ASSERT_TRUE(OptimizeModule(module, *machine).ok());
   llvm::Function* seven = module.getFunction("gj_seven");
@@ -139,16 +146,7 @@ TEST(LlvmOptimizeTest, NoIrPassesLeavesTheIrAsEmitted) {
   ASSERT_NE(machine, nullptr);
   llvm::LLVMContext context;
   llvm::Module module("as_emitted", context);
-  llvm::IRBuilder<> b(context);
-  auto* type = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
-  auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                    "gj_seven", module);
-  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
-  llvm::Value* slot = b.CreateAlloca(b.getInt32Ty());
-  b.CreateStore(b.getInt32(3), slot);
-  llvm::Value* x = b.CreateLoad(b.getInt32Ty(), slot);
-  b.CreateStore(b.CreateAdd(x, b.getInt32(4)), slot);
-  b.CreateRet(b.CreateLoad(b.getInt32Ty(), slot));
+  llvm::Function* fn = AddSeven(module);
 
   ASSERT_TRUE(OptimizeModule(module, *machine, IrPasses::kNone).ok());
   EXPECT_EQ(fn->getEntryBlock().size(), 7u) << Print(module);
@@ -158,8 +156,8 @@ TEST(LlvmOptimizeTest, NoIrPassesLeavesTheIrAsEmitted) {
 
   // Invalid IR is still caught.
   llvm::Module bad("bad", context);
-  auto* broken = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                        "gj_broken", bad);
+  auto* broken = llvm::Function::Create(
+      fn->getFunctionType(), llvm::Function::ExternalLinkage, "gj_broken", bad);
   llvm::BasicBlock::Create(context, "entry", broken);  // no terminator
   const absl::Status status = OptimizeModule(bad, *machine, IrPasses::kNone);
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
