@@ -10,8 +10,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
-#include "core/host_memory.h"
 #include "core/status_macros.h"
+#include "core/tensor.h"
 #include "jit/steps/kernel_steps.h"
 #include "runtime/blas_panels.h"
 
@@ -27,20 +27,6 @@ constexpr int64_t kL1BlockBytes = 16 * 1024;
 constexpr size_t kAlign = 64;
 
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
-
-// Frees a packed weight where it came from: its allocator (kept alive by
-// it), or its own block.
-struct PackedDeleter {
-  std::shared_ptr<Allocator> allocator;
-  size_t bytes = 0;
-  void operator()(float* p) const {
-    if (allocator != nullptr) {
-      allocator->Free(p, bytes);
-    } else {
-      FreeHostMemory(p);
-    }
-  }
-};
 
 class PackedGemmStep : public StepRunner {
  public:
@@ -60,18 +46,17 @@ class PackedGemmStep : public StepRunner {
         graph.node(g.packed->weight_node)
             .constant.AsStrided(g.b.sizes, g.b.strides, g.b.offset);
     const size_t floats = PackedGemmFloats(p);
-    const size_t bytes = AlignUp(floats * sizeof(float));
-    packed_ = std::unique_ptr<float, PackedDeleter>(
-        static_cast<float*>(allocator != nullptr ? allocator->Allocate(bytes)
-                                                 : AllocateHostMemory(bytes)),
-        PackedDeleter{allocator, bytes});
-    if (packed_ == nullptr) {
+    absl::StatusOr<std::shared_ptr<Storage>> packed = Storage::Allocate(
+        AlignUp(floats * sizeof(float)), std::move(allocator));
+    if (!packed.ok()) {
       return absl::ResourceExhaustedError(
           absl::StrCat(g.ToString(), ": no memory for the packed weight (",
                        floats * sizeof(float), " bytes)"));
     }
+    packed_ = *std::move(packed);
     const int64_t strides[2] = {g.b.strides[0], g.b.strides[1]};
-    PackGemmPanels(p, weight.data_as<float>(), strides, packed_.get());
+    PackGemmPanels(p, weight.data_as<float>(), strides,
+                   static_cast<float*>(packed_->data()));
     const int threads = pool_->num_threads();
     parts_ = threads > 1 && p.m * p.n * p.k >= kMinSplitMacs
                  ? std::min<int64_t>(threads, p.panels())
@@ -94,7 +79,7 @@ class PackedGemmStep : public StepRunner {
     void* const params[3] = {
         static_cast<char*>(call.slots[g.a.slot].data()) +
             g.a.offset * static_cast<int64_t>(sizeof(float)),
-        packed_.get(), dst};
+        packed_->data(), dst};
     const int64_t* sizes = call.symbols.data();
     const int64_t panels = p.panels();
     if (parts_ > 1) {
@@ -117,7 +102,9 @@ class PackedGemmStep : public StepRunner {
   const std::shared_ptr<ThreadPool> pool_;
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
-  std::unique_ptr<float, PackedDeleter> packed_;
+  // From the program's arena, or a block of its own (Storage frees it
+  // where it came from).
+  std::shared_ptr<Storage> packed_;
   int64_t parts_ = 1;
   size_t product_bytes_ = 0;
   int64_t packed_bytes_ = 0;
