@@ -6,7 +6,6 @@ packages=(
   llvm-19-dev libzstd-dev zlib1g-dev
   libabsl-dev libprotobuf-dev protobuf-compiler
   libdlpack-dev libopenblas-dev
-  libopenblas0-serial          # the BLAS the library links (CMakeLists.txt)
   libdnnl-dev                  # oneDNN: CPU convolutions (jit/steps/onednn_conv.h)
   libonnx-dev libonnx-testdata  # the ONNX importer (core/onnx/) and its node tests
   libhiredis-dev redis-server  # the compile cache's Redis tier and its tests

@@ -87,16 +87,5 @@ TEST(BlasPanelsTest, NestedRegionsHoldOpenBlasAtOneThread) {
   EXPECT_EQ(openblas_get_num_threads(), before);
 }
 
-TEST(BlasPanelsTest, RunsOnTheSerialOpenBlasWhereTheBuildFoundIt) {
-#if GJ_SERIAL_BLAS
-  // 0: a build without threads, so no server thread spins at start (the
-  // pthread build's is 1, the OpenMP build's 2).
-  EXPECT_EQ(openblas_get_parallel(), 0) << openblas_get_config();
-  EXPECT_EQ(openblas_get_num_threads(), 1);
-#else
-  GTEST_SKIP() << "built without libopenblas0-serial";
-#endif
-}
-
 }  // namespace
 }  // namespace guardjit
