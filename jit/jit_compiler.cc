@@ -33,6 +33,7 @@
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_epilogue.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/packed_gemm.h"
 #include "jit/steps/parallel_loop.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
@@ -325,7 +326,10 @@ class JitExecutable : public Executable {
         const PackedGemm& p = *s.gemm->packed->kernel.packed_gemm;
         externs.push_back(absl::StrCat(
             name, " as a packed product (", p.tile_rows, "x", p.panel_width,
-            " tiles, weights packed once, ",
+            " tiles, ",
+            AheadOfTimePackedGemm(p) != nullptr ? "ahead-of-time kernel"
+                                                : "LLVM kernel",
+            ", weights packed once, ",
             DescribeBytes(p.panels() * p.k * p.panel_width * 4.0), ")",
             s.gemm->result_param >= 0 ? " writing its result"
                                       : " with an epilogue kernel"));

@@ -67,10 +67,29 @@ absl::StatusOr<std::shared_ptr<const KernelModule>> LlvmKernelBackend::Compile(
     absl::Span<const std::string> labels) {
   std::vector<std::shared_ptr<const ModuleCode>> code;
   CodeOrigin origin;
-  ASSIGN_OR_RETURN(std::vector<CompiledKernelFn> functions,
-                   compiler_->Compile(std::vector<const Kernel*>(
-                                          kernels.begin(), kernels.end()),
-                                      &code, labels, &origin));
+  // Packed products on the library's ahead-of-time kernels compile nothing:
+  // their place in `functions` stays null (MakePackedGemmStep finds theirs).
+  std::vector<const Kernel*> to_compile;
+  std::vector<std::string> compile_labels;
+  std::vector<int> compiled_at;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i]->packed_gemm.has_value() &&
+        AheadOfTimePackedGemm(*kernels[i]->packed_gemm) != nullptr) {
+      continue;
+    }
+    compiled_at.push_back(static_cast<int>(i));
+    to_compile.push_back(kernels[i]);
+    if (i < labels.size()) compile_labels.push_back(labels[i]);
+  }
+  std::vector<CompiledKernelFn> functions(kernels.size(), nullptr);
+  if (!to_compile.empty()) {
+    ASSIGN_OR_RETURN(
+        std::vector<CompiledKernelFn> compiled,
+        compiler_->Compile(to_compile, &code, compile_labels, &origin));
+    for (size_t j = 0; j < compiled.size(); ++j) {
+      functions[compiled_at[j]] = compiled[j];
+    }
+  }
   std::vector<IndexExpr> extents;
   for (const Kernel* k : kernels) {
     extents.push_back(k->outer.empty() ? IndexExpr::Const(1)

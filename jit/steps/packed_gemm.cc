@@ -30,10 +30,12 @@ size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 class PackedGemmStep : public StepRunner {
  public:
-  PackedGemmStep(const PlanStep& step, HostKernelFn gemm, HostKernelFn epilogue,
+  PackedGemmStep(const PlanStep& step, HostKernelFn gemm,
+                 PackedGemmKernel ahead_of_time, HostKernelFn epilogue,
                  std::shared_ptr<ThreadPool> pool)
       : gemm_(step.gemm),
         fn_(gemm),
+        ahead_of_time_(ahead_of_time),
         pool_(std::move(pool)),
         epilogue_(step.kernel, epilogue, pool_),
         buffer_slots_(step.kernel.buffer_slots) {}
@@ -62,6 +64,9 @@ class PackedGemmStep : public StepRunner {
                  ? std::min<int64_t>(threads, p.panels())
                  : 1;
     product_bytes_ = AlignUp(static_cast<size_t>(p.m * p.n) * sizeof(float));
+    rows_bytes_ = ahead_of_time_ != nullptr && p.a_col_stride != 1
+                      ? AlignUp(static_cast<size_t>(p.m * p.k) * sizeof(float))
+                      : 0;
     packed_bytes_ = static_cast<int64_t>(AlignUp(floats * sizeof(float)));
     return absl::OkStatus();
   }
@@ -73,23 +78,51 @@ class PackedGemmStep : public StepRunner {
     const PackedGemm& p = *g.packed->kernel.packed_gemm;
     absl::InlinedVector<void*, 16> pointers = KernelParams(call, buffer_slots_);
     PanelScratch scratch;
-    // A bare product goes straight to its output.
-    void* const dst = g.result_param >= 0 ? pointers[g.result_param]
-                                          : scratch.Get(product_bytes_);
-    void* const params[3] = {
+    // One block of scratch: the product (a bare product goes straight to
+    // its output instead), then A's rows where the ahead-of-time kernel
+    // needs them copied (a column stride other than 1).
+    const bool bare = g.result_param >= 0;
+    char* const block = static_cast<char*>(
+        scratch.Get((bare ? 0 : product_bytes_) + rows_bytes_));
+    void* const dst = bare ? pointers[g.result_param] : block;
+    const float* const a = reinterpret_cast<const float*>(
         static_cast<char*>(call.slots[g.a.slot].data()) +
-            g.a.offset * static_cast<int64_t>(sizeof(float)),
-        packed_->data(), dst};
-    const int64_t* sizes = call.symbols.data();
+        g.a.offset * static_cast<int64_t>(sizeof(float)));
     const int64_t panels = p.panels();
-    if (parts_ > 1) {
-      pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
-        for (int64_t i = first; i < last; ++i) {
-          fn_(params, sizes, panels * i / parts_, panels * (i + 1) / parts_);
-        }
-      });
+    if (ahead_of_time_ != nullptr) {
+      const float* rows = a;
+      int64_t lda = p.lda;
+      if (rows_bytes_ > 0) {
+        float* const copy =
+            reinterpret_cast<float*>(block + (bare ? 0 : product_bytes_));
+        CopyGemmRows(p, a, copy);
+        rows = copy;
+        lda = p.k;
+      }
+      const float* const b = static_cast<const float*>(packed_->data());
+      float* const c = static_cast<float*>(dst);
+      if (parts_ > 1) {
+        pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
+          for (int64_t i = first; i < last; ++i) {
+            ahead_of_time_(p, rows, lda, b, c, panels * i / parts_,
+                           panels * (i + 1) / parts_);
+          }
+        });
+      } else {
+        ahead_of_time_(p, rows, lda, b, c, 0, panels);
+      }
     } else {
-      fn_(params, sizes, 0, panels);
+      void* const params[3] = {const_cast<float*>(a), packed_->data(), dst};
+      const int64_t* sizes = call.symbols.data();
+      if (parts_ > 1) {
+        pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
+          for (int64_t i = first; i < last; ++i) {
+            fn_(params, sizes, panels * i / parts_, panels * (i + 1) / parts_);
+          }
+        });
+      } else {
+        fn_(params, sizes, 0, panels);
+      }
     }
     if (g.result_param >= 0) return absl::OkStatus();
     pointers[g.product_param] = dst;
@@ -98,7 +131,8 @@ class PackedGemmStep : public StepRunner {
 
  private:
   const std::shared_ptr<const GemmStep> gemm_;
-  const HostKernelFn fn_;
+  const HostKernelFn fn_;                 // generated code, or
+  const PackedGemmKernel ahead_of_time_;  // the library's own
   const std::shared_ptr<ThreadPool> pool_;
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
@@ -107,6 +141,7 @@ class PackedGemmStep : public StepRunner {
   std::shared_ptr<Storage> packed_;
   int64_t parts_ = 1;
   size_t product_bytes_ = 0;
+  size_t rows_bytes_ = 0;  // A's rows copied, for the ahead-of-time kernel
   int64_t packed_bytes_ = 0;
 };
 
@@ -115,6 +150,12 @@ class PackedGemmStep : public StepRunner {
 bool PackedGemmEnabled() {
   const char* env = std::getenv("GJ_PACKED_GEMM");
   return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+PackedGemmKernel AheadOfTimePackedGemm(const PackedGemm& g) {
+  const char* env = std::getenv("GJ_PACKED_GEMM");
+  if (env != nullptr && std::strcmp(env, "llvm") == 0) return nullptr;
+  return FindPackedGemmKernel(g);
 }
 
 PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
@@ -241,12 +282,21 @@ absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(
     HostKernelFn epilogue, std::shared_ptr<ThreadPool> pool,
     std::shared_ptr<Allocator> allocator) {
   if (step.gemm == nullptr || !step.gemm->packed.has_value() ||
-      !step.gemm->packed->kernel.packed_gemm.has_value() || gemm == nullptr) {
-    return absl::InternalError(
-        "a packed product step without its plan or code");
+      !step.gemm->packed->kernel.packed_gemm.has_value()) {
+    return absl::InternalError("a packed product step without its plan");
   }
-  auto runner =
-      std::make_unique<PackedGemmStep>(step, gemm, epilogue, std::move(pool));
+  const PackedGemmKernel ahead_of_time =
+      gemm == nullptr
+          ? AheadOfTimePackedGemm(*step.gemm->packed->kernel.packed_gemm)
+          : nullptr;
+  if (gemm == nullptr && ahead_of_time == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(step.gemm->ToString(),
+                     ": a packed product without generated code or an "
+                     "ahead-of-time kernel"));
+  }
+  auto runner = std::make_unique<PackedGemmStep>(step, gemm, ahead_of_time,
+                                                 epilogue, std::move(pool));
   RETURN_IF_ERROR(runner->Init(graph, std::move(allocator)));
   return std::unique_ptr<const StepRunner>(std::move(runner));
 }

@@ -3,14 +3,17 @@
 
 // Float32 matrix products of few rows whose second operand is a graph
 // constant (a served model's linear layers: addmm(bias, x, W^T) at a batch
-// of 1-255 rows) on code generated for the product's static shape
-// (loop_ir.h's PackedGemm, jit/llvm/packed_gemm_codegen.h), with the weight
-// packed once, when the program is built, into the column panels that code
-// reads. BLAS packs b again on every call, and oneDNN 2.6 has a packed
-// weight layout only on AVX-512 (brgemm; on AVX2 its gemm:jit packs per
-// call like BLAS) and generates its kernels at a process's first product
-// (26 ms measured); this code is compiled with the program's kernels and
-// cached with them (memory, disk, Redis), so a warm start loads it.
+// of 1-255 rows) on register-tiled micro-kernels (loop_ir.h's PackedGemm):
+// compiled into the library per instruction set where the host has one
+// (packed_gemm_kernels.h), else generated with LLVM for the product's
+// static shape (jit/llvm/packed_gemm_codegen.h); the weight packed once,
+// when the program is built, into the column panels the kernels read. BLAS
+// packs b again on every call, and oneDNN 2.6 has a packed weight layout only
+// on AVX-512 (brgemm; on AVX2 its gemm:jit packs per call like BLAS) and
+// generates its kernels at a process's first product (26 ms measured). The
+// ahead-of-time kernels compile nothing; generated code is compiled with the
+// program's kernels and cached with them (memory, disk, Redis), so a warm start
+// loads it.
 //
 // The tile shape is chosen per product from the host's vector registers
 // by a cost model of a k step (ChoosePackedGemm). The product lands in
@@ -31,6 +34,7 @@
 #include "jit/llvm/packed_gemm_codegen.h"
 #include "jit/schedule/fusion.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/packed_gemm_kernels.h"
 #include "runtime/program/kernel_module.h"
 #include "runtime/program/step_runner.h"
 #include "runtime/thread_pool.h"
@@ -39,6 +43,12 @@ namespace guardjit {
 
 // Whether GJ_PACKED_GEMM is unset or anything but "0".
 bool PackedGemmEnabled();
+
+// The ahead-of-time kernel `g` runs on (packed_gemm_kernels.h), or null
+// where it runs on LLVM code generated for its shape: GJ_PACKED_GEMM=llvm,
+// or a host or tile the ahead-of-time kernels do not cover. The backend
+// compiles a packed product's kernel only when this is null.
+PackedGemmKernel AheadOfTimePackedGemm(const PackedGemm& g);
 
 // The blocking of an [m, k] @ [k, n] product for `target`: the tile (rows
 // by vectors) that costs the fewest cycles by a model of one k step
@@ -63,8 +73,9 @@ void PackGemmPanels(const PackedGemm& g, const float* b,
 size_t PackedGemmFloats(const PackedGemm& g);
 
 // The runner of a plan step whose gemm has `packed` set: `gemm` is the
-// packed kernel's code, `epilogue` the step's kernel (null where it never
-// runs: a bare product). The packed weight comes from `allocator` (a
+// packed kernel's generated code, null where it runs on an ahead-of-time
+// kernel (AheadOfTimePackedGemm), `epilogue` the step's kernel (null where
+// it never runs: a bare product). The packed weight comes from `allocator` (a
 // program's ConstantArena, core/constant_arena.h), or when it is null from
 // a block of its own.
 absl::StatusOr<std::unique_ptr<const StepRunner>> MakePackedGemmStep(

@@ -614,6 +614,18 @@ Plan PlanOfInputs(const Graph& graph, const std::vector<Tensor>& inputs) {
   return PlanOrEmpty(graph, spec);
 }
 
+std::string DescribeCompiled(std::shared_ptr<const Graph> graph,
+                             const std::vector<Tensor>& inputs) {
+  auto jit = JitCompiler::Create();
+  EXPECT_TRUE(jit.ok()) << jit.status();
+  if (!jit.ok()) return "";
+  Specialization spec;
+  for (const Tensor& t : inputs) spec.inputs.push_back(TensorMeta::Of(t));
+  auto exe = (*jit)->Compile(std::move(graph), spec);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  return exe.ok() ? (*exe)->Describe() : "";
+}
+
 int EagerSteps(const std::shared_ptr<const Graph>& graph,
                const std::vector<Tensor>& inputs) {
   int eager = 0;

@@ -139,6 +139,11 @@ Plan PlanOf(const Graph& graph, const std::vector<Shape>& shapes,
             DType dtype = DType::kFloat32);
 Plan PlanOfInputs(const Graph& graph, const std::vector<Tensor>& inputs);
 
+// The Describe() of `graph` compiled by a fresh JitCompiler for `inputs`'
+// metadata (a compile error fails the test and returns "").
+std::string DescribeCompiled(std::shared_ptr<const Graph> graph,
+                             const std::vector<Tensor>& inputs);
+
 // The eager steps of PlanOfInputs(graph, inputs).
 int EagerSteps(const std::shared_ptr<const Graph>& graph,
                const std::vector<Tensor>& inputs);

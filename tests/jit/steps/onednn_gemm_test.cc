@@ -81,15 +81,9 @@ TEST_F(OneDnnGemmTest, ServingBatchLinearLayersRunOnOneDnn) {
   EXPECT_THAT(first.onednn->impl, ::testing::Not(HasSubstr("ref")));
   ExpectJitMatchesEager(graph, inputs, 1e-4);
   // explain() names it.
-  auto jit = JitCompiler::Create();
-  ASSERT_TRUE(jit.ok());
-  Specialization spec;
-  spec.inputs.push_back(TensorMeta::Of(inputs[0]));
-  auto exe = (*jit)->Compile(graph, spec);
-  ASSERT_TRUE(exe.ok()) << exe.status();
-  EXPECT_THAT((*exe)->Describe(),
-              HasSubstr("'fc1' (aten.addmm.default) on oneDNN ("));
-  EXPECT_THAT((*exe)->Describe(), HasSubstr("weights packed once"));
+  const std::string described = testing::DescribeCompiled(graph, inputs);
+  EXPECT_THAT(described, HasSubstr("'fc1' (aten.addmm.default) on oneDNN ("));
+  EXPECT_THAT(described, HasSubstr("weights packed once"));
 }
 
 // A bare product of a constant weight (a tied embedding's logits, a linear

@@ -1,5 +1,6 @@
-// Packed products (jit/steps/packed_gemm.h, jit/llvm/packed_gemm_codegen.h):
-// the tile choice's invariants, the generated code against a reference
+// Packed products (jit/steps/packed_gemm.h, jit/llvm/packed_gemm_codegen.h;
+// the ahead-of-time kernels have packed_gemm_kernels_test.cc): the tile
+// choice's invariants, the generated code against a reference
 // product on random shapes, strides, alphas, tile shapes and vector widths
 // (the tails of rows and columns, several k blocks, any split of panels),
 // and linear layers of graphs planned on it against the eager interpreter.
@@ -8,6 +9,7 @@
 #include "jit/steps/packed_gemm.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -289,19 +291,14 @@ TEST_F(PackedGemmTest, ServingBatchLinearLayersArePacked) {
     ExpectJitMatchesEager(graph, inputs, 1e-4);
     ExpectJitMatchesEager(graph, {testing::NonContiguousCopy(inputs[0])}, 1e-4);
   }
-  auto jit = JitCompiler::Create();
-  ASSERT_TRUE(jit.ok());
-  Specialization spec;
-  spec.inputs.push_back(
-      TensorMeta::Of(RandomTensor(DType::kFloat32, {8, 784}, 1)));
-  auto exe = (*jit)->Compile(graph, spec);
-  ASSERT_TRUE(exe.ok()) << exe.status();
-  EXPECT_THAT((*exe)->Describe(),
+  const std::string described = testing::DescribeCompiled(
+      graph, {RandomTensor(DType::kFloat32, {8, 784}, 1)});
+  EXPECT_THAT(described,
               HasSubstr("'fc1' (aten.addmm.default) as a packed product ("));
   // fc1's 784 x 512 weight in MiB, fc2's 512 x 10 in KiB.
-  EXPECT_THAT((*exe)->Describe(),
+  EXPECT_THAT(described,
               ::testing::ContainsRegex("weights packed once, [0-9.]+ MiB"));
-  EXPECT_THAT((*exe)->Describe(),
+  EXPECT_THAT(described,
               ::testing::ContainsRegex("weights packed once, [0-9.]+ KiB"));
 }
 
@@ -359,6 +356,40 @@ TEST_F(PackedGemmTest, AlphaBetaLayoutsAndStridedInputsMatchEager) {
       RandomTensor(DType::kFloat32, {64, 12}, 24)};
   EXPECT_EQ(PackedGemms(PlanOfInputs(*graph, inputs)), 2);
   ExpectJitMatchesEager(graph, inputs, 1e-4);
+}
+
+// The same products on the library's ahead-of-time kernels (the default
+// where the host has them) and on code generated for their shapes
+// (GJ_PACKED_GEMM=llvm): both match eager, and explain says which ran.
+TEST_F(PackedGemmTest, AheadOfTimeKernelsAndGeneratedCode) {
+  const auto graph = testing::LinearMlp(96, 320, 48);
+  const std::vector<Tensor> inputs = {
+      RandomTensor(DType::kFloat32, {37, 96}, 31)};
+  const PlanStep* step = nullptr;
+  const Plan plan = PlanOfInputs(*graph, inputs);
+  for (const PlanStep& s : plan.steps) {
+    if (s.gemm != nullptr && s.gemm->packed.has_value()) step = &s;
+  }
+  ASSERT_NE(step, nullptr) << plan.ToString();
+  // Where the environment asks for generated code already, both runs do.
+  const bool ahead_of_time =
+      AheadOfTimePackedGemm(*step->gemm->packed->kernel.packed_gemm) != nullptr;
+  const char* env = std::getenv("GJ_PACKED_GEMM");
+  const std::string saved = env != nullptr ? env : "";
+  for (const bool generated : {false, true}) {
+    SCOPED_TRACE(generated ? "GJ_PACKED_GEMM=llvm"
+                           : "as the environment has it");
+    if (generated) ::setenv("GJ_PACKED_GEMM", "llvm", 1);
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    EXPECT_THAT(testing::DescribeCompiled(graph, inputs),
+                HasSubstr(!generated && ahead_of_time ? "ahead-of-time kernel"
+                                                      : "LLVM kernel"));
+  }
+  if (env != nullptr) {
+    ::setenv("GJ_PACKED_GEMM", saved.c_str(), 1);
+  } else {
+    ::unsetenv("GJ_PACKED_GEMM");
+  }
 }
 
 }  // namespace
