@@ -490,8 +490,9 @@ void ExpectMiddleReduction(DType dtype, CombineOp combine,
   }
 }
 
-TEST(LlvmCodegenTest, ColumnReductionsMatchAReferenceForEachDtype) {
-  const int64_t b = 2, t = 9, d = 33;
+// Sum, max and min over t rows of each dtype, NaN and inf among them.
+void ExpectMiddleReductionsOfEachDtype(int64_t t) {
+  const int64_t b = 2, d = 33;
   std::vector<float> f(b * t * d);
   for (size_t i = 0; i < f.size(); ++i) f[i] = std::cos(1.3 * i) * 10;
   f[4 * d + 5] = NAN;  // column 5 of batch 0
@@ -512,6 +513,60 @@ TEST(LlvmCodegenTest, ColumnReductionsMatchAReferenceForEachDtype) {
     n[i] = static_cast<int32_t>(i * 7919 % 1000) - 500;
   for (CombineOp op : {CombineOp::kSum, CombineOp::kMax, CombineOp::kMin}) {
     ExpectMiddleReduction<int32_t>(DType::kInt32, op, n, b, t, d);
+  }
+}
+
+TEST(LlvmCodegenTest, ColumnReductionsMatchAReferenceForEachDtype) {
+  // 9 steps: inline in the column loop (a constant window); 21: a loop of
+  // column loops.
+  for (const int64_t t : {9, 21}) {
+    SCOPED_TRACE(absl::StrCat(t, " steps"));
+    ExpectMiddleReductionsOfEachDtype(t);
+  }
+}
+
+// A constant window of at most 16 steps is emitted inline in one column
+// loop (each column's value in a register across the window); a longer one
+// as a column loop per step of a loop, through the local's array.
+TEST(LlvmCodegenTest, ColumnWindowsAreInlineInOneColumnLoop) {
+  for (const int64_t t : {4, 16, 17}) {
+    SCOPED_TRACE(absl::StrCat(t, " steps"));
+    Kernel k;
+    k.buffers = {{"in0", DType::kFloat32, false},
+                 {"out0", DType::kFloat32, true}};
+    k.outer = {{0, E::Const(2)}, {1, E::Const(40)}};
+    Stage reduce;
+    reduce.kind = Stage::Kind::kReduce;
+    reduce.combine = CombineOp::kMax;
+    reduce.loops = {{2, E::Const(t)}};
+    reduce.value = ValueExpr::Load(
+        0, DType::kFloat32,
+        E::Var(0) * E::Const(t * 40) + E::Var(2) * E::Const(40) + E::Var(1));
+    reduce.local = 0;
+    Stage store;
+    store.buffer = 1;
+    store.index = E::Var(0) * E::Const(40) + E::Var(1);
+    store.value = ValueExpr::Local(0, DType::kFloat32);
+    k.stages = {reduce, store};
+    k.num_locals = 1;
+    llvm::LLVMContext context;
+    llvm::Module module("m", context);
+    ASSERT_TRUE(EmitKernel(k, "k", &module).ok());
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    module.print(os, nullptr);
+    int maxima = 0;
+    for (size_t at = ir.find("@llvm.maximum.f32(float %");
+         at != std::string::npos;
+         at = ir.find("@llvm.maximum.f32(float %", at + 1)) {
+      ++maxima;
+    }
+    // Inline: a maximum per step (the first one's, of -inf, may fold).
+    if (t <= 16) {
+      EXPECT_GE(maxima, t - 1) << ir;
+    } else {
+      EXPECT_EQ(maxima, 1) << ir;
+    }
   }
 }
 
