@@ -272,7 +272,8 @@ std::string PackedGemm::ToString() const {
       "packed_gemm f32 [", m, "x", k, "] (strides ", lda, ", ", a_col_stride,
       ") @ packed [", k, "x", n, "], alpha ", absl::StrFormat("%.17g", alpha),
       ", panels of ", panel_width, " (vectors of ", vector_width,
-      "), tiles of ", tile_rows, " rows, k blocks of ", k_block);
+      "), tiles of ", tile_rows, " rows, k blocks of ", k_block,
+      ahead_of_time ? ", ahead of time" : "");
 }
 
 std::string Kernel::ToString() const {

@@ -231,6 +231,10 @@ struct PackedGemm {
   int panel_width = 16;  // a multiple of vector_width
   int tile_rows = 4;
   int64_t k_block = 0;  // 1..k
+  // Runs on the library's register tiles compiled ahead of time
+  // (jit/steps/packed_gemm_kernels.h) rather than on code generated for
+  // this product: decided once, when the product is planned.
+  bool ahead_of_time = false;
   int64_t panels() const { return (n + panel_width - 1) / panel_width; }
   std::string ToString() const;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/tensor.h"
@@ -89,40 +90,37 @@ class PackedGemmStep : public StepRunner {
         static_cast<char*>(call.slots[g.a.slot].data()) +
         g.a.offset * static_cast<int64_t>(sizeof(float)));
     const int64_t panels = p.panels();
-    if (ahead_of_time_ != nullptr) {
-      const float* rows = a;
-      int64_t lda = p.lda;
-      if (rows_bytes_ > 0) {
-        float* const copy =
-            reinterpret_cast<float*>(block + (bare ? 0 : product_bytes_));
-        CopyGemmRows(p, a, copy);
-        rows = copy;
-        lda = p.k;
-      }
-      const float* const b = static_cast<const float*>(packed_->data());
-      float* const c = static_cast<float*>(dst);
-      if (parts_ > 1) {
-        pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
-          for (int64_t i = first; i < last; ++i) {
-            ahead_of_time_(p, rows, lda, b, c, panels * i / parts_,
-                           panels * (i + 1) / parts_);
-          }
-        });
-      } else {
-        ahead_of_time_(p, rows, lda, b, c, 0, panels);
-      }
+    const float* rows = a;
+    int64_t lda = p.lda;
+    if (rows_bytes_ > 0) {
+      float* const copy =
+          reinterpret_cast<float*>(block + (bare ? 0 : product_bytes_));
+      CopyGemmRows(p, a, copy);
+      rows = copy;
+      lda = p.k;
+    }
+    const float* const b = static_cast<const float*>(packed_->data());
+    void* const params[3] = {const_cast<float*>(a), packed_->data(), dst};
+    const int64_t* const sizes = call.symbols.data();
+    const auto ahead_of_time = [&](int64_t first, int64_t last) {
+      ahead_of_time_(p, rows, lda, b, static_cast<float*>(dst), first, last);
+    };
+    const auto generated = [&](int64_t first, int64_t last) {
+      fn_(params, sizes, first, last);
+    };
+    // Panels [first, last) on whichever kernel the product runs on.
+    const absl::FunctionRef<void(int64_t, int64_t)> run_panels =
+        ahead_of_time_ != nullptr
+            ? absl::FunctionRef<void(int64_t, int64_t)>(ahead_of_time)
+            : absl::FunctionRef<void(int64_t, int64_t)>(generated);
+    if (parts_ > 1) {
+      pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+          run_panels(panels * i / parts_, panels * (i + 1) / parts_);
+        }
+      });
     } else {
-      void* const params[3] = {const_cast<float*>(a), packed_->data(), dst};
-      const int64_t* sizes = call.symbols.data();
-      if (parts_ > 1) {
-        pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
-          for (int64_t i = first; i < last; ++i) {
-            fn_(params, sizes, panels * i / parts_, panels * (i + 1) / parts_);
-          }
-        });
-      } else {
-        fn_(params, sizes, 0, panels);
-      }
+      run_panels(0, panels);
     }
     if (g.result_param >= 0) return absl::OkStatus();
     pointers[g.product_param] = dst;
@@ -153,9 +151,7 @@ bool PackedGemmEnabled() {
 }
 
 PackedGemmKernel AheadOfTimePackedGemm(const PackedGemm& g) {
-  const char* env = std::getenv("GJ_PACKED_GEMM");
-  if (env != nullptr && std::strcmp(env, "llvm") == 0) return nullptr;
-  return FindPackedGemmKernel(g);
+  return g.ahead_of_time ? FindPackedGemmKernel(g) : nullptr;
 }
 
 PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
@@ -225,6 +221,10 @@ absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
   kernel.packed_gemm =
       ChoosePackedGemm(gemm.m, gemm.n, gemm.k, gemm.a.strides[0],
                        gemm.a.strides[1], gemm.alpha, HostVectorTarget());
+  const char* env = std::getenv("GJ_PACKED_GEMM");
+  kernel.packed_gemm->ahead_of_time =
+      (env == nullptr || std::strcmp(env, "llvm") != 0) &&
+      FindPackedGemmKernel(*kernel.packed_gemm) != nullptr;
   kernel.buffers = {{"a", DType::kFloat32, false},
                     {"b", DType::kFloat32, false},
                     {"c", DType::kFloat32, true}};

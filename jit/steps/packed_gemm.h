@@ -45,9 +45,10 @@ namespace guardjit {
 bool PackedGemmEnabled();
 
 // The ahead-of-time kernel `g` runs on (packed_gemm_kernels.h), or null
-// where it runs on LLVM code generated for its shape: GJ_PACKED_GEMM=llvm,
-// or a host or tile the ahead-of-time kernels do not cover. The backend
-// compiles a packed product's kernel only when this is null.
+// where it runs on LLVM code generated for its shape (g.ahead_of_time
+// unset: PlanPackedGemm found GJ_PACKED_GEMM=llvm, or a host or tile the
+// ahead-of-time kernels do not cover). The backend compiles a packed
+// product's kernel only when this is null.
 PackedGemmKernel AheadOfTimePackedGemm(const PackedGemm& g);
 
 // The blocking of an [m, k] @ [k, n] product for `target`: the tile (rows
@@ -60,7 +61,9 @@ PackedGemm ChoosePackedGemm(int64_t m, int64_t n, int64_t k, int64_t lda,
                             const VectorTarget& target);
 
 // Plans `gemm` as a packed product: what GemmStep::packed holds, or
-// UNIMPLEMENTED saying why not.
+// UNIMPLEMENTED saying why not. Whether it runs ahead of time is decided
+// here, once (PackedGemm::ahead_of_time), and read by the backend, the step
+// and explain.
 absl::StatusOr<GemmStep::Packed> PlanPackedGemm(const GemmStep& gemm,
                                                 const Plan& plan);
 

@@ -24,6 +24,7 @@
 #include "jit/jit_compiler.h"
 #include "jit/llvm/kernel_compiler.h"
 #include "jit/steps/kernel_steps.h"
+#include "runtime/eager_interpreter.h"
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/test_util.h"
@@ -390,6 +391,65 @@ TEST_F(PackedGemmTest, AheadOfTimeKernelsAndGeneratedCode) {
   } else {
     ::unsetenv("GJ_PACKED_GEMM");
   }
+}
+
+// The kernel a packed product runs on is decided when it is planned: an
+// executable compiled under GJ_PACKED_GEMM=llvm keeps its generated code,
+// runs it and says so after the variable is gone, and one compiled on the
+// ahead-of-time kernels keeps them when the variable appears.
+TEST_F(PackedGemmTest, KernelChoiceOutlivesTheEnvironment) {
+  const auto graph = testing::LinearMlp(96, 320, 48);
+  const Tensor x = RandomTensor(DType::kFloat32, {37, 96}, 32);
+  auto eager = EagerInterpreter::Create(graph);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  auto expected = (*eager)->Run({x});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  const std::vector<double> want = testing::ToDoubles((*expected)[0]);
+  const char* env = std::getenv("GJ_PACKED_GEMM");
+  const std::string saved = env != nullptr ? env : "";
+  const auto restore = [&] {
+    if (env != nullptr) {
+      ::setenv("GJ_PACKED_GEMM", saved.c_str(), 1);
+    } else {
+      ::unsetenv("GJ_PACKED_GEMM");
+    }
+  };
+  Specialization spec;
+  spec.inputs.push_back(TensorMeta::Of(x));
+  for (const bool generated : {true, false}) {
+    SCOPED_TRACE(generated ? "compiled under GJ_PACKED_GEMM=llvm"
+                           : "compiled without it");
+    auto jit = JitCompiler::Create({.num_threads = 2});
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    if (generated) {
+      ::setenv("GJ_PACKED_GEMM", "llvm", 1);
+    } else {
+      ::unsetenv("GJ_PACKED_GEMM");
+    }
+    auto exe = (*jit)->Compile(graph, spec);
+    const std::string planned = exe.ok() ? (*exe)->Describe() : "";
+    // The other way round from here on.
+    if (generated) {
+      ::unsetenv("GJ_PACKED_GEMM");
+    } else {
+      ::setenv("GJ_PACKED_GEMM", "llvm", 1);
+    }
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    const std::string described = (*exe)->Describe();
+    EXPECT_EQ(described, planned);
+    if (generated) {
+      EXPECT_THAT(described, HasSubstr("LLVM kernel"));
+    } else if (described.find("ahead-of-time kernel") == std::string::npos) {
+      // A host the ahead-of-time kernels do not cover.
+      EXPECT_THAT(described, HasSubstr("LLVM kernel"));
+      EXPECT_EQ(FindPackedGemmKernel(
+                    ChoosePackedGemm(37, 320, 96, 96, 1, 1.0,
+                                     HostVectorTarget())),
+                nullptr);
+    }
+    EXPECT_EQ(testing::ConcurrentMismatches(**exe, {x}, want, 2, 4), 0);
+  }
+  restore();
 }
 
 }  // namespace
