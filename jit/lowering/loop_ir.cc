@@ -268,12 +268,12 @@ std::string Loops(const std::vector<LoopRange>& loops) {
 
 std::string PackedGemm::ToString() const {
   // alpha exactly: the printed IR is the kernel cache's key.
-  return absl::StrCat(
-      "packed_gemm f32 [", m, "x", k, "] (strides ", lda, ", ", a_col_stride,
-      ") @ packed [", k, "x", n, "], alpha ", absl::StrFormat("%.17g", alpha),
-      ", panels of ", panel_width, " (vectors of ", vector_width,
-      "), tiles of ", tile_rows, " rows, k blocks of ", k_block,
-      ahead_of_time ? ", ahead of time" : "");
+  return absl::StrCat("packed_gemm f32 [", m, "x", k, "] (strides ", lda, ", ",
+                      a_col_stride, ") @ packed [", k, "x", n, "], alpha ",
+                      absl::StrFormat("%.17g", alpha), ", panels of ",
+                      panel_width, " (vectors of ", vector_width,
+                      "), tiles of ", tile_rows, " rows, k blocks of ", k_block,
+                      ahead_of_time ? ", ahead of time" : "");
 }
 
 std::string Kernel::ToString() const {
