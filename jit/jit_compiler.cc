@@ -365,7 +365,11 @@ class JitExecutable : public Executable {
                 ? ""
                 : absl::StrCat(", ",
                                BlockedLayoutName(s.conv->spatial, dnn.block)),
-            dnn.result_param >= 0 ? ") writing its result"
+            dnn.pointwise.has_value()
+                ? absl::StrCat(") writing its output, then ",
+                               dnn.pointwise->ToString(),
+                               " in place (the library's loop, no kernel)")
+            : dnn.result_param >= 0 ? ") writing its result"
             : dnn.in_place_param >= 0
                 ? ") with an epilogue kernel in place on its output"
                 : ") with an epilogue kernel"));

@@ -282,6 +282,93 @@ int InPlaceParam(const Kernel& epilogue, int product) {
              : -1;
 }
 
+// `v` as act(x) for an activation PointwiseEpilogue runs: relu(x),
+// maximum(x, lo), or minimum(maximum(x, lo), hi) (relu6, hardtanh); sets *x.
+std::optional<PointwiseEpilogue> MatchActivation(const ValueExpr& v,
+                                                 ValueExpr* x) {
+  using Act = PointwiseEpilogue::Act;
+  PointwiseEpilogue ops;
+  // The non-constant operand of max/min(a, const) and the constant.
+  const auto with_const = [](const ValueExpr& e, BinaryOp op, ValueExpr* arg,
+                             double* c) {
+    if (e.kind() != ValueExpr::Kind::kBinary || e.binary_op() != op) {
+      return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+      const ValueExpr& k = e.operand(1 - i);
+      if (k.kind() == ValueExpr::Kind::kConst && !k.is_int_const()) {
+        *arg = e.operand(i);
+        *c = k.float_value();
+        return true;
+      }
+    }
+    return false;
+  };
+  if (v.kind() == ValueExpr::Kind::kUnary && v.unary_op() == UnaryOp::kRelu) {
+    *x = v.operand(0);
+    ops.act = Act::kRelu;
+    return ops;
+  }
+  ValueExpr inner;
+  double lo = 0, hi = 0;
+  if (with_const(v, BinaryOp::kMinimum, &inner, &hi) &&
+      with_const(inner, BinaryOp::kMaximum, x, &lo)) {
+    ops.act = Act::kClamp;
+    ops.lo = static_cast<float>(lo);
+    ops.hi = static_cast<float>(hi);
+    return ops;
+  }
+  if (with_const(v, BinaryOp::kMaximum, x, &lo)) {
+    ops.act = Act::kMaximum;
+    ops.lo = static_cast<float>(lo);
+    return ops;
+  }
+  return std::nullopt;
+}
+
+// The epilogue of a channels-last oneDNN convolution as the library's
+// pointwise loop, when it is act(product) or act(product + residual) stored
+// in place (InPlaceParam: `output`), float32, the residual an input read at
+// the element stored; else nullopt.
+std::optional<PointwiseEpilogue> MatchPointwise(const Kernel& epilogue,
+                                                int product, int output) {
+  if (output < 0 || epilogue.stages.size() != 1) return std::nullopt;
+  const Stage& stage = epilogue.stages[0];
+  ValueExpr core = stage.value;
+  PointwiseEpilogue ops;
+  if (std::optional<PointwiseEpilogue> act =
+          MatchActivation(stage.value, &core)) {
+    ops = *act;
+  }
+  const auto is_product = [&](const ValueExpr& e) {
+    return e.kind() == ValueExpr::Kind::kLoad && e.buffer() == product;
+  };
+  if (is_product(core)) return ops;
+  if (core.kind() != ValueExpr::Kind::kBinary ||
+      core.binary_op() != BinaryOp::kAdd) {
+    return std::nullopt;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const ValueExpr& r = core.operand(1 - i);
+    if (!is_product(core.operand(i)) || r.kind() != ValueExpr::Kind::kLoad ||
+        r.buffer() == product || r.dtype() != DType::kFloat32 ||
+        epilogue.buffers[r.buffer()].is_output) {
+      continue;
+    }
+    absl::flat_hash_set<int> unit_vars;
+    for (const LoopRange& loop : epilogue.outer) {
+      if (loop.extent.is_const(1)) unit_vars.insert(loop.var);
+    }
+    absl::flat_hash_set<const void*> seen;
+    if (!ReadsOnlyAt(r, r.buffer(), stage.index, unit_vars, seen)) {
+      return std::nullopt;
+    }
+    ops.residual_param = r.buffer();
+    return ops;
+  }
+  return std::nullopt;
+}
+
 // Replaces Lower's reason for leaving `node` eager by `why`, or drops it
 // when `why` is empty.
 void SetReason(const Node& node, const std::string& why,
@@ -340,6 +427,16 @@ void FuseConvSteps(const Graph& graph, Plan& plan,
         if (planned.result_param < 0 && planned.block == 0) {
           planned.in_place_param = InPlaceParam(epilogue->step.kernel.kernel,
                                                 epilogue->product_param);
+        }
+        // An epilogue the library's loop runs: no kernel to compile.
+        if (std::optional<PointwiseEpilogue> ops =
+                MatchPointwise(epilogue->step.kernel.kernel,
+                               epilogue->product_param, planned.in_place_param);
+            ops.has_value() && !bias_in_epilogue &&
+            PointwiseEpiloguesEnabled()) {
+          planned.pointwise = *ops;
+          planned.result_param = planned.in_place_param;
+          planned.in_place_param = -1;
         }
       } else {
         Log(LogTopic::kCodegen,

@@ -335,7 +335,11 @@ std::string ConvStep::ToString() const {
                                    ? "nchw"
                                    : absl::StrCat("nC", onednn->block, "c");
     absl::StrAppend(&on_device, " on oneDNN ", onednn->impl, " into ", layout);
-    if (onednn->result_param >= 0) {
+    if (onednn->pointwise.has_value()) {
+      absl::StrAppend(&on_device, " (the epilogue's output, then ",
+                      onednn->pointwise->ToString(),
+                      " in place by the library)");
+    } else if (onednn->result_param >= 0) {
       absl::StrAppend(&on_device, " (the result's own memory)");
     } else if (onednn->in_place_param >= 0) {
       absl::StrAppend(&on_device, " (the epilogue's output, updated in place)");

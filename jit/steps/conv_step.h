@@ -28,6 +28,7 @@
 #include "jit/llvm/llvm_codegen.h"
 #include "jit/schedule/fusion.h"
 #include "jit/steps/extern_epilogue.h"
+#include "jit/steps/pointwise_epilogue.h"
 #include "runtime/index_expr.h"
 #include "runtime/thread_pool.h"
 
@@ -102,6 +103,12 @@ struct ConvStep {
     // over it in place, part by part while the part is in cache; -1: the
     // result goes to scratch first.
     int in_place_param = -1;
+    // The epilogue as the library's own loop (pointwise_epilogue.h), when
+    // it is act(result) or act(result + residual) stored in place: oneDNN
+    // writes the result into `result_param` (the epilogue's output), the
+    // loop runs over each part of it right after the part, and the epilogue
+    // kernel is neither compiled nor run.
+    std::optional<PointwiseEpilogue> pointwise;
   };
   std::optional<OneDnn> onednn;
 

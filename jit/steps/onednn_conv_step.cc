@@ -124,7 +124,10 @@ class OneDnnConvStep : public StepRunner {
         pool_(std::move(pool)),
         epilogue_(step.kernel, fn, pool_),
         buffer_slots_(step.kernel.buffer_slots),
-        epilogue_by_rows_(EpilogueLoopsRows(step.kernel.kernel)) {}
+        epilogue_by_rows_(EpilogueLoopsRows(step.kernel.kernel)),
+        pointwise_(conv_->onednn->pointwise.has_value()
+                       ? &*conv_->onednn->pointwise
+                       : nullptr) {}
 
   // Keeps the constants (the bias contiguous) and builds the primitives of
   // a static step, packing its weight.
@@ -190,6 +193,16 @@ class OneDnnConvStep : public StepRunner {
         direct_param >= 0
             ? static_cast<char*>(call.slots[buffer_slots_[direct_param]].data())
             : base + p->dst_offset;
+    // The residual the library's pointwise epilogue adds, laid out as the
+    // result.
+    const int residual_param = s.onednn->pointwise.has_value()
+                                   ? s.onednn->pointwise->residual_param
+                                   : -1;
+    char* const residual =
+        residual_param >= 0
+            ? static_cast<char*>(
+                  call.slots[buffer_slots_[residual_param]].data())
+            : nullptr;
     const dnnl::engine& engine = OneDnnEngine();
     absl::Status status;
     if (!p->src_row_reorders.empty()) {
@@ -214,7 +227,7 @@ class OneDnnConvStep : public StepRunner {
       stream.wait();
       if (p->parts.size() == 1) {
         const ScopedOpenMpThreads threads(p->openmp_threads);
-        RunPart(*p, 0, 0, src, weights, dst, base);
+        RunPart(*p, 0, 0, src, weights, dst, residual, base);
       }
     } catch (const dnnl::error& e) {
       status = Failed(s, e);
@@ -232,7 +245,8 @@ class OneDnnConvStep : public StepRunner {
                              const ScopedOpenMpThreads one_thread(1);
                              for (int64_t i = first; i < last; ++i) {
                                try {
-                                 RunPart(*p, i, n, src, weights, dst, base);
+                                 RunPart(*p, i, n, src, weights, dst, residual,
+                                         base);
                                } catch (const dnnl::error& e) {
                                  absl::MutexLock lock(&mu);
                                  status.Update(Failed(s, e));
@@ -309,19 +323,23 @@ class OneDnnConvStep : public StepRunner {
   }
 
   // Runs part `i` of image `n` (with per_image parts) on the calling thread.
+  // `residual` (null without one) is what the pointwise epilogue adds, laid
+  // out as the result.
   void RunPart(const Primitives& p, int64_t i, int64_t n, char* src,
-               char* weights, char* dst, char* base) const {
+               char* weights, char* dst, char* residual, char* base) const {
     const Part& part = p.parts[i];
     const int64_t image = p.per_image ? n : 0;
+    const int64_t dst_at = (image * p.dst_image + part.dst_offset) * kItem;
     Execute(part, src + (image * p.src_image + part.src_offset) * kItem,
-            weights, dst + (image * p.dst_image + part.dst_offset) * kItem,
+            weights, dst + dst_at,
+            residual != nullptr ? residual + dst_at : nullptr,
             base + p.pad_offset + i * p.pad_stride);
   }
 
-  // Runs `part` on the calling thread: its input, weights, result and
-  // scratchpad at those addresses.
+  // Runs `part` on the calling thread: its input, weights, result, residual
+  // (null: none) and scratchpad at those addresses.
   void Execute(const Part& part, char* src, char* weights, char* dst,
-               char* pad) const {
+               char* residual, char* pad) const {
     dnnl::stream& stream = OneDnnStream();
     const dnnl::engine& engine = OneDnnEngine();
     std::unordered_map<int, memory> args = {
@@ -338,6 +356,13 @@ class OneDnnConvStep : public StepRunner {
     }
     part.conv.execute(stream, args);
     stream.wait();
+    // The epilogue over the part's result while it is in cache.
+    if (pointwise_ != nullptr) {
+      RunPointwiseEpilogue(
+          *pointwise_, reinterpret_cast<float*>(dst),
+          reinterpret_cast<const float*>(residual),
+          static_cast<int64_t>(part.dst.get_size() / sizeof(float)));
+    }
   }
 
   // The parts of a step with Primitives::epilogue_per_part, one per thread
@@ -358,7 +383,7 @@ class OneDnnConvStep : public StepRunner {
                            const Part& part = p.parts[i];
                            absl::Status part_status;
                            try {
-                             RunPart(p, i, 0, src, weights, dst, base);
+                             RunPart(p, i, 0, src, weights, dst, nullptr, base);
                            } catch (const dnnl::error& e) {
                              part_status = Failed(s, e);
                            }
@@ -705,6 +730,8 @@ class OneDnnConvStep : public StepRunner {
   const HostKernelStep epilogue_;
   const std::vector<int> buffer_slots_;
   const bool epilogue_by_rows_;
+  // The epilogue the library runs over each part in place, or null.
+  const PointwiseEpilogue* const pointwise_;
   std::optional<Tensor> weight_constant_;  // a view of the graph's constant
   std::shared_ptr<memory> bias_;           // contiguous, when a constant
   std::shared_ptr<const Primitives> static_;

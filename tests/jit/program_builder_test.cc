@@ -390,7 +390,9 @@ class MeetingBackend : public LlvmKernelBackend {
 
 // A host program's step runners (oneDNN primitives, packed weights: most of
 // a warm start) are made on the compiler's pool at once, and each lands on
-// its own step. Four convolutions of different shapes and weights, on a
+// its own step. Four convolutions of different shapes and weights, each
+// with a sigmoid (an epilogue kernel: a relu between two convolutions would
+// be the library's loop, jit/steps/pointwise_epilogue.h, without one), on a
 // 4-thread pool, against the eager interpreter.
 TEST(JitProgramTest, StepRunnersMadeOnPoolThreadsRunTheirOwnSteps) {
   GraphBuilder b("conv_chain");
@@ -413,8 +415,8 @@ TEST(JitProgramTest, StepRunnersMadeOnPoolThreadsRunTheirOwnSteps) {
                       testing::Ints({l % 2 + 1, l % 2 + 1}),
                       testing::Ints({1, 1}), testing::Ints({1, 1}),
                       Arg::Bool(false), testing::Ints({0, 0}), Arg::Int(1)});
-    value = absl::StrCat("relu", l);
-    testing::AddNode(b, value, "aten.relu.default", {Arg::Ref(conv)});
+    value = absl::StrCat("sigmoid", l);
+    testing::AddNode(b, value, "aten.sigmoid.default", {Arg::Ref(conv)});
   }
   EXPECT_TRUE(b.SetOutputs({Arg::Ref(value)}).ok());
   const std::shared_ptr<const Graph> graph = testing::Finish(b);

@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/jit_compiler.h"
+#include "jit/steps/kernel_steps.h"
 #include "jit/steps/onednn_conv.h"
 #include "runtime/eager_interpreter.h"
 #include "runtime/thread_pool.h"
@@ -86,9 +87,11 @@ TEST_F(OneDnnConvTest, PartsOfPaddingRowsAloneRunWhole) {
 // depthwise 3x3 -> relu6 -> project 1x1 + the block's input. Each epilogue
 // stores its result at the element it reads oneDNN's from (channels last
 // between the convolutions), so oneDNN writes into the epilogue's output and
-// the epilogue updates it in place; a result the graph outputs (contiguous,
-// the epilogue transposes it) goes to scratch. ctest runs this at 1, 2 and
-// 3 threads: at batch 1 a part of rows and its epilogue run on one thread.
+// the epilogue updates it in place: the library's pointwise loop for the
+// relu6s (pointwise_epilogue.h), their kernels with
+// GJ_POINTWISE_EPILOGUES=0; a result the graph outputs (contiguous, the
+// epilogue transposes it) goes to scratch. ctest runs this at 1, 2 and 3
+// threads: at batch 1 a part of rows and its epilogue run on one thread.
 // NaN and infinities in the input come out as the eager kernels' (relu6 of
 // NaN is NaN, where an activation fused into oneDNN would give 0).
 TEST_F(OneDnnConvTest, EpiloguesUpdateTheirOutputInPlace) {
@@ -116,27 +119,49 @@ TEST_F(OneDnnConvTest, EpiloguesUpdateTheirOutputInPlace) {
                    {Arg::Ref("project"), Arg::Ref("s")});
   ASSERT_TRUE(b.SetOutputs({Arg::Ref("out")}).ok());
   const auto graph = testing::Finish(b);
-  for (int64_t batch : {1, 2}) {
-    SCOPED_TRACE(absl::StrCat("batch ", batch));
+  const char* env = std::getenv("GJ_POINTWISE_EPILOGUES");
+  const std::string saved = env != nullptr ? env : "";
+  const bool enabled = PointwiseEpiloguesEnabled();
+  for (int64_t batch : {1, 2, -1, -2}) {
+    // Negative: the same batch with compiled epilogue kernels.
+    const bool library = batch > 0 && enabled;
+    if (batch < 0) {
+      batch = -batch;
+      ::setenv("GJ_POINTWISE_EPILOGUES", "0", 1);
+    }
+    SCOPED_TRACE(absl::StrCat("batch ", batch,
+                              library ? "" : ", GJ_POINTWISE_EPILOGUES=0"));
     std::vector<Tensor> inputs = {
         RandomTensor(DType::kFloat32, {batch, 3, 40, 36}, 50 + batch, -2, 2)};
     const Plan plan = PlanOfInputs(*graph, inputs);
     ASSERT_EQ(OneDnnSteps(plan), 4) << plan.ToString();
-    std::vector<std::string> in_place;
+    std::vector<std::string> in_place, pointwise;
     for (const PlanStep& step : plan.steps) {
-      if (step.conv != nullptr && step.conv->onednn->in_place_param >= 0) {
+      if (step.conv == nullptr) continue;
+      if (step.conv->onednn->in_place_param >= 0) {
         in_place.push_back(graph->node(step.node).name);
       }
+      if (step.conv->onednn->pointwise.has_value()) {
+        pointwise.push_back(graph->node(step.node).name);
+        EXPECT_EQ(step.conv->onednn->pointwise->ToString(), "clamp to [0, 6]");
+        EXPECT_FALSE(HostStepRunsKernel(step));
+      }
     }
-    EXPECT_THAT(in_place,
+    EXPECT_THAT(library ? pointwise : in_place,
                 ::testing::UnorderedElementsAre("stem", "expand", "depthwise"))
         << plan.ToString();
+    EXPECT_THAT(library ? in_place : pointwise, ::testing::IsEmpty());
     ExpectJitMatchesEager(graph, inputs, 1e-4);
     float* x = inputs[0].data_as<float>();
     x[7] = NAN;
     x[3 * 40 * 36 - 1] = INFINITY;
     x[40 * 36 + 100] = -INFINITY;
     ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+  if (env != nullptr) {
+    ::setenv("GJ_POINTWISE_EPILOGUES", saved.c_str(), 1);
+  } else {
+    ::unsetenv("GJ_POINTWISE_EPILOGUES");
   }
 }
 

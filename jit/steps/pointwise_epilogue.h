@@ -1,0 +1,57 @@
+#ifndef GUARDJIT_JIT_STEPS_POINTWISE_EPILOGUE_H_
+#define GUARDJIT_JIT_STEPS_POINTWISE_EPILOGUE_H_
+
+// The commonest epilogues of a convolution, run by the library's own loop
+// instead of a compiled kernel: act(result) or act(result + residual), act
+// none, relu, a maximum with a constant or a clamp (relu6, hardtanh), over a
+// result whose elements the epilogue stores where it reads them (a oneDNN
+// convolution's channels-last result written straight into the epilogue's
+// output: ConvStep::OneDnn::pointwise). A model's convolutions then compile
+// nothing (mobilenet_v2 has 44 such epilogues). The loop follows the loop
+// IR's semantics exactly (relu of NaN is NaN; maximum and minimum propagate
+// NaN and order -0 below +0), which oneDNN's own post-ops do not (its relu
+// and clip give 0 for NaN), so it is not handed to oneDNN.
+
+#include <cstdint>
+#include <string>
+
+namespace guardjit {
+
+struct PointwiseEpilogue {
+  // The epilogue kernel's parameter added to the result (read at the
+  // element stored), or -1.
+  int residual_param = -1;
+  enum class Act {
+    kNone,
+    kRelu,     // x < 0 ? 0 : x
+    kMaximum,  // maximum(x, lo)
+    kClamp,    // minimum(maximum(x, lo), hi)
+  };
+  Act act = Act::kNone;
+  float lo = 0, hi = 0;
+
+  // "residual add + clamp to [0, 6]", for plans and explain.
+  std::string ToString() const;
+};
+
+// Whether convolutions' epilogues may be planned as PointwiseEpilogues
+// (GJ_POINTWISE_EPILOGUES is not "0"; with "0" they stay compiled kernels,
+// for comparisons).
+bool PointwiseEpiloguesEnabled();
+
+// The vector widths the loop is compiled for: the widest the host has
+// (kBest), or one of them for tests (the host must have it).
+enum class PointwiseIsa { kBest, kAvx512, kAvx2, kBaseline };
+
+// Whether the host runs `isa`'s loop.
+bool HostHasPointwiseIsa(PointwiseIsa isa);
+
+// data[i] = act(data[i] + residual[i]) (without the add where `residual` is
+// null) for i in [0, n).
+void RunPointwiseEpilogue(const PointwiseEpilogue& e, float* data,
+                          const float* residual, int64_t n,
+                          PointwiseIsa isa = PointwiseIsa::kBest);
+
+}  // namespace guardjit
+
+#endif  // GUARDJIT_JIT_STEPS_POINTWISE_EPILOGUE_H_

@@ -1,0 +1,217 @@
+// Tests of the library's pointwise epilogues of convolutions
+// (jit/steps/pointwise_epilogue.h): the loop's semantics element by element,
+// and convolution networks planned with them against the eager interpreter.
+
+#include "jit/steps/pointwise_epilogue.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/steps/kernel_steps.h"
+#include "tests/jit/jit_test_util.h"
+#include "tests/jit/steps/onednn_conv_test_util.h"
+#include "tests/test_util.h"
+
+namespace guardjit {
+namespace {
+
+using Act = PointwiseEpilogue::Act;
+using testing::ExpectJitMatchesEager;
+using testing::PlanOfInputs;
+using testing::RandomTensor;
+using testing::onednn::AddConv2d;
+using testing::onednn::AddWeight;
+using testing::onednn::List;
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The epilogue `e` over `x` (plus `residual` when not empty), in the
+// vectors of every instruction set the host has, in the vector loop and in
+// its tail, which must all agree.
+std::vector<float> Apply(PointwiseEpilogue e, std::vector<float> x,
+                         const std::vector<float>& residual = {});
+
+// Bitwise equal, NaN equal to any NaN.
+void ExpectSame(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i << ": " << got[i];
+    } else {
+      EXPECT_EQ(got[i], want[i]) << "at " << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << "at " << i;
+    }
+  }
+}
+
+std::vector<float> Apply(PointwiseEpilogue e, std::vector<float> x,
+                         const std::vector<float>& residual) {
+  std::vector<float> first;
+  for (PointwiseIsa isa : {PointwiseIsa::kBest, PointwiseIsa::kAvx512,
+                           PointwiseIsa::kAvx2, PointwiseIsa::kBaseline}) {
+    if (!HostHasPointwiseIsa(isa)) continue;
+    SCOPED_TRACE(absl::StrCat("isa ", static_cast<int>(isa)));
+    // Nine copies end to end, so that every value goes through the
+    // vector loop and its tail.
+    constexpr int kCopies = 9;
+    std::vector<float> y, r;
+    for (int c = 0; c < kCopies; ++c) {
+      y.insert(y.end(), x.begin(), x.end());
+      r.insert(r.end(), residual.begin(), residual.end());
+    }
+    RunPointwiseEpilogue(e, y.data(), r.empty() ? nullptr : r.data(),
+                         static_cast<int64_t>(y.size()), isa);
+    for (int c = 0; c < kCopies; ++c) {
+      const std::vector<float> copy(y.begin() + c * x.size(),
+                                    y.begin() + (c + 1) * x.size());
+      if (first.empty()) {
+        first = copy;
+      } else {
+        ExpectSame(copy, first);
+      }
+    }
+  }
+  return first;
+}
+
+// The loop IR's semantics: relu is x < 0 ? 0 : x (NaN and -0 pass), maximum
+// and minimum propagate NaN and order -0 below +0, as llvm.maximum does.
+TEST(PointwiseEpilogueTest, ActivationsKeepTheLoopIrsSemantics) {
+  const std::vector<float> x = {-2.5f, -0.0f, 0.0f, 3.0f,
+                                7.5f,  kNan,  kInf, -kInf};
+  PointwiseEpilogue none;
+  ExpectSame(Apply(none, x), x);
+  PointwiseEpilogue relu{.act = Act::kRelu};
+  ExpectSame(Apply(relu, x), {0.0f, -0.0f, 0.0f, 3.0f, 7.5f, kNan, kInf, 0.0f});
+  PointwiseEpilogue max0{.act = Act::kMaximum, .lo = 0.0f};
+  ExpectSame(Apply(max0, x), {0.0f, 0.0f, 0.0f, 3.0f, 7.5f, kNan, kInf, 0.0f});
+  PointwiseEpilogue relu6{.act = Act::kClamp, .lo = 0.0f, .hi = 6.0f};
+  ExpectSame(Apply(relu6, x), {0.0f, 0.0f, 0.0f, 3.0f, 6.0f, kNan, 6.0f, 0.0f});
+  // minimum(maximum(x, -0), +0): -0 below zero and at -0, +0 from +0 up.
+  PointwiseEpilogue zeros{.act = Act::kClamp, .lo = -0.0f, .hi = 0.0f};
+  ExpectSame(Apply(zeros, {-1.0f, -0.0f, 0.0f, 1.0f}),
+             {-0.0f, -0.0f, 0.0f, 0.0f});
+}
+
+TEST(PointwiseEpilogueTest, ResidualIsAddedBeforeTheActivation) {
+  PointwiseEpilogue e{.residual_param = 1, .act = Act::kRelu};
+  ExpectSame(Apply(e, {1.0f, -3.0f, 2.0f, kNan}, {-2.0f, 4.0f, kNan, 1.0f}),
+             {0.0f, 1.0f, kNan, kNan});
+  // Long enough for the vector loop and its tail.
+  std::vector<float> x(1003), r(1003), want(1003);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-8.0f, 8.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = u(rng);
+    r[i] = u(rng);
+    want[i] = std::fmin(std::fmax(x[i] + r[i], -1.0f), 4.0f);
+  }
+  PointwiseEpilogue clamp{
+      .residual_param = 0, .act = Act::kClamp, .lo = -1.0f, .hi = 4.0f};
+  ExpectSame(Apply(clamp, x, r), want);
+}
+
+TEST(PointwiseEpilogueTest, NamesWhatItRuns) {
+  EXPECT_EQ(PointwiseEpilogue{}.ToString(), "a copy");
+  EXPECT_EQ(
+      (PointwiseEpilogue{.residual_param = 2, .act = Act::kRelu}).ToString(),
+      "residual add + relu");
+  EXPECT_EQ(
+      (PointwiseEpilogue{.act = Act::kClamp, .lo = 0, .hi = 6}).ToString(),
+      "clamp to [0, 6]");
+  EXPECT_EQ((PointwiseEpilogue{.act = Act::kMaximum, .lo = 0.5f}).ToString(),
+            "maximum with 0.5");
+}
+
+// The epilogues of a plan's convolutions the library runs, by node name.
+std::vector<std::string> Pointwise(const Graph& graph, const Plan& plan) {
+  std::vector<std::string> names;
+  for (const PlanStep& step : plan.steps) {
+    if (step.conv == nullptr || !step.conv->onednn.has_value() ||
+        !step.conv->onednn->pointwise.has_value()) {
+      continue;
+    }
+    EXPECT_FALSE(HostStepRunsKernel(step));
+    names.push_back(absl::StrCat(graph.node(step.node).name, ": ",
+                                 step.conv->onednn->pointwise->ToString()));
+  }
+  return names;
+}
+
+// A residual block at random sizes: a = act0(conv0(x)), b = conv1(a),
+// out = act1(b + a) then one more convolution so that `out` stays
+// channels last between them; every epilogue but the last is the library's.
+// Against eager, with NaN and infinities in the input too.
+TEST(PointwiseEpilogueTest, ResidualBlocksMatchEager) {
+  if (!OneDnnEnabled()) GTEST_SKIP() << "GJ_ONEDNN=0";
+  if (!PointwiseEpiloguesEnabled()) GTEST_SKIP() << "GJ_POINTWISE_EPILOGUES=0";
+  std::mt19937_64 rng(5);
+  const auto pick = [&](std::initializer_list<int64_t> values) {
+    std::vector<int64_t> v(values);
+    return v[rng() % v.size()];
+  };
+  for (int round = 0; round < 8; ++round) {
+    const int64_t batch = pick({1, 2, 3});
+    const int64_t in = pick({3, 8}), channels = pick({16, 24, 40});
+    const int64_t height = pick({7, 12, 20}), width = pick({5, 9, 16});
+    const int64_t kernel = pick({1, 3});
+    const int act = static_cast<int>(rng() % 3);  // relu, hardtanh, clamp(min)
+    SCOPED_TRACE(absl::StrCat("round ", round, ": batch ", batch, ", ", in,
+                              " -> ", channels, " channels, ", height, "x",
+                              width, ", kernel ", kernel, ", act ", act));
+    GraphBuilder b("residual_block");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    AddWeight(b, "w0", {channels, in, kernel, kernel}, 10 + round);
+    AddWeight(b, "w1", {channels, channels, kernel, kernel}, 20 + round);
+    AddWeight(b, "w2", {8, channels, 1, 1}, 30 + round);
+    const auto activation = [&](const std::string& name, const std::string& x) {
+      switch (act) {
+        case 0:
+          testing::AddNode(b, name, "aten.relu.default", {Arg::Ref(x)});
+          break;
+        case 1:
+          testing::AddNode(b, name, "aten.hardtanh.default",
+                           {Arg::Ref(x), Arg::Float(-0.5), Arg::Float(2)});
+          break;
+        default:
+          testing::AddNode(b, name, "aten.clamp.default",
+                           {Arg::Ref(x), Arg::Float(0.25), Arg::None()});
+          break;
+      }
+    };
+    AddConv2d(b, "conv0", "x", "w0", kernel / 2);
+    activation("a", "conv0");
+    AddConv2d(b, "conv1", "a", "w1", kernel / 2);
+    testing::AddNode(b, "sum", "aten.add.Tensor",
+                     {Arg::Ref("conv1"), Arg::Ref("a")});
+    activation("out", "sum");
+    AddConv2d(b, "conv2", "out", "w2", 0);
+    ASSERT_TRUE(b.SetOutputs({Arg::Ref("conv2")}).ok());
+    const auto graph = testing::Finish(b);
+    std::vector<Tensor> inputs = {RandomTensor(
+        DType::kFloat32, {batch, in, height, width}, 40 + round, -2, 2)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    const std::vector<std::string> pointwise = Pointwise(*graph, plan);
+    ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
+    EXPECT_THAT(pointwise[1], ::testing::HasSubstr("conv1: residual add + "))
+        << plan.ToString();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    float* x = inputs[0].data_as<float>();
+    x[round] = NAN;
+    x[inputs[0].numel() - 1] = INFINITY;
+    x[inputs[0].numel() / 2] = -INFINITY;
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace guardjit
