@@ -331,8 +331,12 @@ class JitExecutable : public Executable {
                                                 : "LLVM kernel",
             ", weights packed once, ",
             DescribeBytes(p.panels() * p.k * p.panel_width * 4.0), ")",
-            s.gemm->result_param >= 0 ? " writing its result"
-                                      : " with an epilogue kernel"));
+            s.gemm->packed->pointwise.has_value()
+                ? absl::StrCat(" writing its output, then ",
+                               s.gemm->packed->pointwise->ToString(),
+                               " in place (the library's loop, no kernel)")
+            : s.gemm->result_param >= 0 ? " writing its result"
+                                        : " with an epilogue kernel"));
       } else if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
         externs.push_back(absl::StrCat(
             name, " on oneDNN (", s.gemm->onednn->impl,

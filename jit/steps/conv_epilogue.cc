@@ -282,50 +282,6 @@ int InPlaceParam(const Kernel& epilogue, int product) {
              : -1;
 }
 
-// `v` as act(x) for an activation PointwiseEpilogue runs: relu(x),
-// maximum(x, lo), or minimum(maximum(x, lo), hi) (relu6, hardtanh); sets *x.
-std::optional<PointwiseEpilogue> MatchActivation(const ValueExpr& v,
-                                                 ValueExpr* x) {
-  using Act = PointwiseEpilogue::Act;
-  PointwiseEpilogue ops;
-  // The non-constant operand of max/min(a, const) and the constant.
-  const auto with_const = [](const ValueExpr& e, BinaryOp op, ValueExpr* arg,
-                             double* c) {
-    if (e.kind() != ValueExpr::Kind::kBinary || e.binary_op() != op) {
-      return false;
-    }
-    for (int i = 0; i < 2; ++i) {
-      const ValueExpr& k = e.operand(1 - i);
-      if (k.kind() == ValueExpr::Kind::kConst && !k.is_int_const()) {
-        *arg = e.operand(i);
-        *c = k.float_value();
-        return true;
-      }
-    }
-    return false;
-  };
-  if (v.kind() == ValueExpr::Kind::kUnary && v.unary_op() == UnaryOp::kRelu) {
-    *x = v.operand(0);
-    ops.act = Act::kRelu;
-    return ops;
-  }
-  ValueExpr inner;
-  double lo = 0, hi = 0;
-  if (with_const(v, BinaryOp::kMinimum, &inner, &hi) &&
-      with_const(inner, BinaryOp::kMaximum, x, &lo)) {
-    ops.act = Act::kClamp;
-    ops.lo = static_cast<float>(lo);
-    ops.hi = static_cast<float>(hi);
-    return ops;
-  }
-  if (with_const(v, BinaryOp::kMaximum, x, &lo)) {
-    ops.act = Act::kMaximum;
-    ops.lo = static_cast<float>(lo);
-    return ops;
-  }
-  return std::nullopt;
-}
-
 // The epilogue of a channels-last oneDNN convolution as the library's
 // pointwise loop, when it is act(product) or act(product + residual) stored
 // in place (InPlaceParam: `output`), float32, the residual an input read at
@@ -337,7 +293,7 @@ std::optional<PointwiseEpilogue> MatchPointwise(const Kernel& epilogue,
   ValueExpr core = stage.value;
   PointwiseEpilogue ops;
   if (std::optional<PointwiseEpilogue> act =
-          MatchActivation(stage.value, &core)) {
+          MatchPointwiseActivation(stage.value, &core)) {
     ops = *act;
   }
   const auto is_product = [&](const ValueExpr& e) {

@@ -14,6 +14,7 @@
 #include "jit/steps/onednn_conv.h"
 #include "jit/steps/onednn_gemm.h"
 #include "jit/steps/packed_gemm.h"
+#include "jit/steps/pointwise_epilogue.h"
 
 namespace guardjit {
 namespace {
@@ -261,6 +262,69 @@ std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
   return result;
 }
 
+// The epilogue (taken for `match`, before addmm's bias joins it) as the
+// library's pointwise loop after a packed product: one float32 store at the
+// element computed, of act(product) or act(product + residual), the
+// residual a float32 input read at the same element; addmm's bias, if any,
+// n contiguous fixed values at beta 1. nullopt when the kernel is needed.
+std::optional<GemmStep::Packed::Pointwise> HostPointwiseOf(
+    const Match& match, const Epilogue& epilogue, int* output) {
+  const Kernel& kernel = epilogue.step.kernel.kernel;
+  const GemmStep& gemm = *match.gemm;
+  if (gemm.dtype != DType::kFloat32 || gemm.batched || gemm.symbolic ||
+      kernel.stages.size() != 1 || kernel.num_checks != 0) {
+    return std::nullopt;
+  }
+  const Stage& stage = kernel.stages[0];
+  if (stage.kind != Stage::Kind::kStore || !stage.loops.empty() ||
+      stage.buffer < 0 || stage.buffer == epilogue.product_param ||
+      !kernel.buffers[stage.buffer].is_output ||
+      kernel.buffers[stage.buffer].dtype != DType::kFloat32 ||
+      !IsPointIndex(stage.index, match.out_sizes)) {
+    return std::nullopt;
+  }
+  GemmStep::Packed::Pointwise result;
+  ValueExpr core = stage.value;
+  if (std::optional<PointwiseEpilogue> act =
+          MatchPointwiseActivation(stage.value, &core)) {
+    result.ops = *act;
+  }
+  const auto at_point = [&](const ValueExpr& e, int param) {
+    return e.kind() == ValueExpr::Kind::kLoad && e.buffer() == param &&
+           e.dtype() == DType::kFloat32 &&
+           IsPointIndex(e.index(), match.out_sizes);
+  };
+  if (!at_point(core, epilogue.product_param)) {
+    if (core.kind() != ValueExpr::Kind::kBinary ||
+        core.binary_op() != BinaryOp::kAdd) {
+      return std::nullopt;
+    }
+    for (int i = 0; i < 2 && result.ops.residual_param < 0; ++i) {
+      const ValueExpr& r = core.operand(1 - i);
+      if (at_point(core.operand(i), epilogue.product_param) &&
+          r.kind() == ValueExpr::Kind::kLoad &&
+          r.buffer() != epilogue.product_param &&
+          !kernel.buffers[r.buffer()].is_output && at_point(r, r.buffer())) {
+        result.ops.residual_param = r.buffer();
+      }
+    }
+    if (result.ops.residual_param < 0) return std::nullopt;
+  }
+  if (match.bias.has_value()) {
+    const std::optional<FixedRef> bias = FixedRefOf(*match.bias);
+    const size_t rank = match.bias->sizes.size();
+    if (!bias.has_value() || match.beta != 1 ||
+        !(rank == 1 || (rank == 2 && bias->sizes[0] == 1)) ||
+        bias->sizes.back() != gemm.n ||
+        (gemm.n != 1 && bias->strides.back() != 1)) {
+      return std::nullopt;
+    }
+    result.bias = *bias;
+  }
+  *output = stage.buffer;
+  return result;
+}
+
 }  // namespace
 
 void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
@@ -299,6 +363,14 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
         gemm.symbolic->bias = *match->bias;
       }
     }
+    // Before the bias joins the epilogue: whether the library's loop can
+    // run it after a packed product.
+    int pointwise_output = -1;
+    std::optional<GemmStep::Packed::Pointwise> pointwise;
+    if (!device && match->gemm->result_param < 0 &&
+        PointwiseEpiloguesEnabled()) {
+      pointwise = HostPointwiseOf(*match, *epilogue, &pointwise_output);
+    }
     if (match->bias.has_value()) AddBias(*match, *epilogue);
     if (!device && PackedGemmEnabled()) {
       // Linear layers at a serving batch: code generated for the product on
@@ -306,7 +378,13 @@ void FuseGemmEpilogues(const Graph& graph, Plan& plan, bool device) {
       // (onednn_gemm.h), else BLAS.
       absl::StatusOr<GemmStep::Packed> packed =
           PlanPackedGemm(*match->gemm, plan);
-      if (packed.ok()) match->gemm->packed = *std::move(packed);
+      if (packed.ok()) {
+        match->gemm->packed = *std::move(packed);
+        if (pointwise.has_value()) {
+          match->gemm->packed->pointwise = *std::move(pointwise);
+          match->gemm->result_param = pointwise_output;
+        }
+      }
     }
     if (!device && !match->gemm->packed.has_value() && OneDnnEnabled()) {
       absl::StatusOr<GemmStep::OneDnn> dnn = PlanOneDnnGemm(*match->gemm, plan);

@@ -135,6 +135,12 @@ absl::StatusOr<GemmStep> GemmStep::Bind(
   return bound;
 }
 
+std::string GemmStep::Packed::Pointwise::ToString() const {
+  const std::string rest = ops.ToString();
+  if (!bias.has_value()) return rest;
+  return rest == "a copy" ? "bias" : absl::StrCat("bias + ", rest);
+}
+
 std::string GemmStep::ToString() const {
   // "[AxB]", with ^T when the last dim is not the unit-stride one.
   const auto matrix = [](std::vector<std::string> sizes, bool transposed) {
@@ -159,7 +165,11 @@ std::string GemmStep::ToString() const {
       symbolic ? symbolic_ref(symbolic->a) : fixed(a), " @ ",
       symbolic ? symbolic_ref(symbolic->b) : fixed(b),
       alpha != 1 ? absl::StrCat(" * ", alpha) : "",
-      device_epilogue ? DeviceEpilogueText(*device_epilogue) : "");
+      device_epilogue ? DeviceEpilogueText(*device_epilogue) : "",
+      packed.has_value() && packed->pointwise.has_value()
+          ? absl::StrCat(" with ", packed->pointwise->ToString(),
+                         " by the library")
+          : "");
 }
 
 namespace {

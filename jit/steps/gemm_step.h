@@ -21,6 +21,7 @@
 #include "jit/llvm/llvm_codegen.h"
 #include "jit/schedule/fusion.h"
 #include "jit/steps/extern_epilogue.h"
+#include "jit/steps/pointwise_epilogue.h"
 #include "runtime/index_expr.h"
 #include "runtime/thread_pool.h"
 
@@ -92,6 +93,19 @@ struct GemmStep {
   struct Packed {
     int weight_node = -1;
     Kernel kernel;  // packed_gemm set
+    // The epilogue as the library's loop (pointwise_epilogue.h), when it is
+    // act(product + bias + residual) (bias and residual optional) stored at
+    // the element computed: the product is written straight into the
+    // output (result_param) and the loop runs over each part's columns of
+    // it right after them; the epilogue kernel is neither compiled nor run.
+    struct Pointwise {
+      // residual_param: the epilogue's parameter read at the element.
+      PointwiseEpilogue ops;
+      std::optional<FixedRef> bias;  // addmm's n contiguous values, beta 1
+      // "bias + relu", for plans and explain.
+      std::string ToString() const;
+    };
+    std::optional<Pointwise> pointwise;
   };
   std::optional<Packed> packed;
 

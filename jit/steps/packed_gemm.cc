@@ -14,6 +14,7 @@
 #include "core/status_macros.h"
 #include "core/tensor.h"
 #include "jit/steps/kernel_steps.h"
+#include "jit/steps/pointwise_epilogue.h"
 #include "runtime/blas_panels.h"
 
 namespace guardjit {
@@ -30,6 +31,8 @@ constexpr size_t kAlign = 64;
 size_t AlignUp(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 class PackedGemmStep : public StepRunner {
+  using Pointwise = GemmStep::Packed::Pointwise;
+
  public:
   PackedGemmStep(const PlanStep& step, HostKernelFn gemm,
                  PackedGemmKernel ahead_of_time, HostKernelFn epilogue,
@@ -109,10 +112,43 @@ class PackedGemmStep : public StepRunner {
       fn_(params, sizes, first, last);
     };
     // Panels [first, last) on whichever kernel the product runs on.
-    const absl::FunctionRef<void(int64_t, int64_t)> run_panels =
+    const absl::FunctionRef<void(int64_t, int64_t)> product =
         ahead_of_time_ != nullptr
             ? absl::FunctionRef<void(int64_t, int64_t)>(ahead_of_time)
             : absl::FunctionRef<void(int64_t, int64_t)>(generated);
+    // Then the library's epilogue over their columns, while in cache.
+    const Pointwise* const pw =
+        g.packed->pointwise.has_value() ? &*g.packed->pointwise : nullptr;
+    const float* const bias =
+        pw != nullptr && pw->bias.has_value()
+            ? reinterpret_cast<const float*>(
+                  static_cast<char*>(call.slots[pw->bias->slot].data())) +
+                  pw->bias->offset
+            : nullptr;
+    const float* const residual =
+        pw != nullptr && pw->ops.residual_param >= 0
+            ? static_cast<const float*>(pointers[pw->ops.residual_param])
+            : nullptr;
+    const auto run_panels = [&](int64_t first, int64_t last) {
+      product(first, last);
+      if (pw == nullptr) return;
+      const int64_t c0 = first * p.panel_width;
+      const int64_t c1 = std::min(last * p.panel_width, p.n);
+      float* const c = static_cast<float*>(dst);
+      for (int64_t r = 0; r < p.m; ++r) {
+        float* const row = c + r * p.n + c0;
+        if (bias != nullptr && residual != nullptr) {
+          RunPointwiseEpilogue(PointwiseEpilogue{}, row, bias + c0, c1 - c0);
+          RunPointwiseEpilogue(pw->ops, row, residual + r * p.n + c0, c1 - c0);
+        } else {
+          RunPointwiseEpilogue(pw->ops, row,
+                               bias != nullptr       ? bias + c0
+                               : residual != nullptr ? residual + r * p.n + c0
+                                                     : nullptr,
+                               c1 - c0);
+        }
+      }
+    };
     if (parts_ > 1) {
       pool_->ParallelFor(parts_, 1, [&](int64_t first, int64_t last) {
         for (int64_t i = first; i < last; ++i) {

@@ -161,6 +161,51 @@ std::string PointwiseEpilogue::ToString() const {
   return ops.empty() ? "a copy" : absl::StrJoin(ops, " + ");
 }
 
+std::optional<PointwiseEpilogue> MatchPointwiseActivation(const ValueExpr& v,
+                                                          ValueExpr* x) {
+  using Act = PointwiseEpilogue::Act;
+  PointwiseEpilogue ops;
+  // The non-constant operand of max/min(a, const) and the constant.
+  const auto with_const = [](const ValueExpr& e, BinaryOp op, ValueExpr* arg,
+                             double* c) {
+    if (e.kind() != ValueExpr::Kind::kBinary || e.binary_op() != op ||
+        e.dtype() != DType::kFloat32) {
+      return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+      const ValueExpr& k = e.operand(1 - i);
+      if (k.kind() == ValueExpr::Kind::kConst && !k.is_int_const()) {
+        *arg = e.operand(i);
+        *c = k.float_value();
+        return true;
+      }
+    }
+    return false;
+  };
+  if (v.kind() == ValueExpr::Kind::kUnary && v.unary_op() == UnaryOp::kRelu &&
+      v.dtype() == DType::kFloat32) {
+    *x = v.operand(0);
+    ops.act = Act::kRelu;
+    return ops;
+  }
+  ValueExpr inner;
+  double lo = 0, hi = 0;
+  if (with_const(v, BinaryOp::kMinimum, &inner, &hi) &&
+      with_const(inner, BinaryOp::kMaximum, x, &lo) && !std::isnan(lo) &&
+      !std::isnan(hi)) {
+    ops.act = Act::kClamp;
+    ops.lo = static_cast<float>(lo);
+    ops.hi = static_cast<float>(hi);
+    return ops;
+  }
+  if (with_const(v, BinaryOp::kMaximum, x, &lo) && !std::isnan(lo)) {
+    ops.act = Act::kMaximum;
+    ops.lo = static_cast<float>(lo);
+    return ops;
+  }
+  return std::nullopt;
+}
+
 bool PointwiseEpiloguesEnabled() {
   const char* env = std::getenv("GJ_POINTWISE_EPILOGUES");
   return env == nullptr || std::strcmp(env, "0") != 0;

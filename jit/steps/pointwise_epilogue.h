@@ -1,7 +1,9 @@
 #ifndef GUARDJIT_JIT_STEPS_POINTWISE_EPILOGUE_H_
 #define GUARDJIT_JIT_STEPS_POINTWISE_EPILOGUE_H_
 
-// The commonest epilogues of a convolution, run by the library's own loop
+// The commonest epilogues of a convolution or a packed product
+// (jit/steps/packed_gemm.h: a linear layer's bias, activation and
+// residual, row by row), run by the library's own loop
 // instead of a compiled kernel: act(result) or act(result + residual), act
 // none, relu, a maximum with a constant or a clamp (relu6, hardtanh), over a
 // result whose elements the epilogue stores where it reads them (a oneDNN
@@ -13,7 +15,10 @@
 // and clip give 0 for NaN), so it is not handed to oneDNN.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "jit/lowering/loop_ir.h"
 
 namespace guardjit {
 
@@ -34,7 +39,13 @@ struct PointwiseEpilogue {
   std::string ToString() const;
 };
 
-// Whether convolutions' epilogues may be planned as PointwiseEpilogues
+// `v` as act(x) for an activation PointwiseEpilogue runs: relu(x),
+// maximum(x, c), or minimum(maximum(x, lo), hi) (relu6, hardtanh), with
+// float constants; sets *x. nullopt for anything else.
+std::optional<PointwiseEpilogue> MatchPointwiseActivation(const ValueExpr& v,
+                                                          ValueExpr* x);
+
+// Whether epilogues may be planned as PointwiseEpilogues
 // (GJ_POINTWISE_EPILOGUES is not "0"; with "0" they stay compiled kernels,
 // for comparisons).
 bool PointwiseEpiloguesEnabled();

@@ -466,8 +466,10 @@ TEST(JitProgramTest, StepRunnersMadeOnPoolThreadsRunTheirOwnSteps) {
 // A product written straight to its output (BLAS, oneDNN or a packed
 // product's code into the
 // destination: "writing its result") never runs its bare-store epilogue, so
-// that kernel is not compiled: of `bare = x @ w0` and `act = relu(x @ w1)`
-// only the relu epilogue is. Both still match the eager interpreter.
+// that kernel is not compiled: of `bare = x @ w0` and `act = sigmoid(x @
+// w1)` only the sigmoid epilogue is (a relu would be the library's loop
+// after a packed product: pointwise_epilogue.h). Both still match the
+// eager interpreter.
 TEST(JitProgramTest, BareProductsCompileNoKernel) {
   GraphBuilder b("bare_and_relu");
   EXPECT_TRUE(b.AddPlaceholder("x").ok());
@@ -478,7 +480,7 @@ TEST(JitProgramTest, BareProductsCompileNoKernel) {
   testing::AddNode(b, "bare", "aten.mm.default",
                    {Arg::Ref("x"), Arg::Ref("w0")});
   testing::AddNode(b, "p1", "aten.mm.default", {Arg::Ref("x"), Arg::Ref("w1")});
-  testing::AddNode(b, "act", "aten.relu.default", {Arg::Ref("p1")});
+  testing::AddNode(b, "act", "aten.sigmoid.default", {Arg::Ref("p1")});
   EXPECT_TRUE(b.SetOutputs({Arg::Ref("bare"), Arg::Ref("act")}).ok());
   const std::shared_ptr<const Graph> graph = testing::Finish(b);
   const Tensor x = RandomTensor(DType::kFloat32, {8, 48}, 1);

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/steps/kernel_steps.h"
+#include "jit/steps/packed_gemm.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/jit/steps/onednn_conv_test_util.h"
 #include "tests/test_util.h"
@@ -204,6 +205,87 @@ TEST(PointwiseEpilogueTest, ResidualBlocksMatchEager) {
     ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
     EXPECT_THAT(pointwise[1], ::testing::HasSubstr("conv1: residual add + "))
         << plan.ToString();
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    float* x = inputs[0].data_as<float>();
+    x[round] = NAN;
+    x[inputs[0].numel() - 1] = INFINITY;
+    x[inputs[0].numel() / 2] = -INFINITY;
+    ExpectJitMatchesEager(graph, inputs, 1e-4);
+  }
+}
+
+// The packed products of a plan whose epilogues the library runs, as
+// "node: what".
+std::vector<std::string> PackedPointwise(const Graph& graph, const Plan& plan) {
+  std::vector<std::string> names;
+  for (const PlanStep& step : plan.steps) {
+    if (step.gemm == nullptr || !step.gemm->packed.has_value() ||
+        !step.gemm->packed->pointwise.has_value()) {
+      continue;
+    }
+    EXPECT_FALSE(HostStepRunsKernel(step));
+    names.push_back(absl::StrCat(graph.node(step.node).name, ": ",
+                                 step.gemm->packed->pointwise->ToString()));
+  }
+  return names;
+}
+
+// Linear layers at a serving batch: h = act(x @ w1^T + b1), out = h @ w2^T
+// + b2 + h (a residual), then a bare product; the first two epilogues run
+// on the library's loop after the packed products, over each part's
+// columns (the wide layer's product is split across the pool's threads).
+// Against eager at random batches, with NaN and infinities in the input.
+TEST(PointwiseEpilogueTest, LinearLayersMatchEager) {
+  if (!PackedGemmEnabled()) GTEST_SKIP() << "GJ_PACKED_GEMM=0";
+  if (!PointwiseEpiloguesEnabled()) GTEST_SKIP() << "GJ_POINTWISE_EPILOGUES=0";
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 6; ++round) {
+    const int64_t batch = 1 + static_cast<int64_t>(rng() % 24);
+    const int64_t in = 64 + static_cast<int64_t>(rng() % 200);
+    const int64_t hidden = round % 2 == 0 ? 1024 : 96 + rng() % 64;
+    const int act = round % 3;  // relu, hardtanh, clamp(min)
+    SCOPED_TRACE(absl::StrCat("round ", round, ": [", batch, "x", in, "] -> ",
+                              hidden, ", act ", act));
+    GraphBuilder b("linear");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    AddWeight(b, "w1", {hidden, in}, 50 + round);
+    AddWeight(b, "b1", {hidden}, 60 + round);
+    AddWeight(b, "w2", {hidden, hidden}, 70 + round);
+    AddWeight(b, "b2", {hidden}, 80 + round);
+    AddWeight(b, "w3", {hidden, 16}, 90 + round);
+    const auto ref = [](const char* name) { return Arg::Ref(name); };
+    testing::AddNode(b, "t1", "aten.permute.default",
+                     {ref("w1"), testing::Ints({1, 0})});
+    testing::AddNode(b, "fc1", "aten.addmm.default",
+                     {ref("b1"), ref("x"), ref("t1")});
+    switch (act) {
+      case 0:
+        testing::AddNode(b, "h", "aten.relu.default", {ref("fc1")});
+        break;
+      case 1:
+        testing::AddNode(b, "h", "aten.hardtanh.default",
+                         {ref("fc1"), Arg::Float(-1), Arg::Float(1)});
+        break;
+      default:
+        testing::AddNode(b, "h", "aten.clamp.default",
+                         {ref("fc1"), Arg::Float(-0.25), Arg::None()});
+        break;
+    }
+    testing::AddNode(b, "t2", "aten.permute.default",
+                     {ref("w2"), testing::Ints({1, 0})});
+    testing::AddNode(b, "fc2", "aten.addmm.default",
+                     {ref("b2"), ref("h"), ref("t2")});
+    testing::AddNode(b, "out", "aten.add.Tensor", {ref("fc2"), ref("h")});
+    testing::AddNode(b, "bare", "aten.mm.default", {ref("out"), ref("w3")});
+    ASSERT_TRUE(b.SetOutputs({ref("bare"), ref("out")}).ok());
+    const auto graph = testing::Finish(b);
+    std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {batch, in}, 100 + round, -2, 2)};
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    const std::vector<std::string> pointwise = PackedPointwise(*graph, plan);
+    ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
+    EXPECT_THAT(pointwise[0], ::testing::StartsWith("fc1: bias + "));
+    EXPECT_EQ(pointwise[1], "fc2: bias + residual add");
     ExpectJitMatchesEager(graph, inputs, 1e-4);
     float* x = inputs[0].data_as<float>();
     x[round] = NAN;
