@@ -358,9 +358,9 @@ class OneDnnConvStep : public StepRunner {
     stream.wait();
     // The epilogue over the part's result while it is in cache.
     if (pointwise_ != nullptr) {
+      float* const result = reinterpret_cast<float*>(dst);
       RunPointwiseEpilogue(
-          *pointwise_, reinterpret_cast<float*>(dst),
-          reinterpret_cast<const float*>(residual),
+          *pointwise_, result, reinterpret_cast<const float*>(residual), result,
           static_cast<int64_t>(part.dst.get_size() / sizeof(float)));
     }
   }

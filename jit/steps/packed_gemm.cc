@@ -85,7 +85,10 @@ class PackedGemmStep : public StepRunner {
     // One block of scratch: the product (a bare product goes straight to
     // its output instead), then A's rows where the ahead-of-time kernel
     // needs them copied (a column stride other than 1).
-    const bool bare = g.result_param >= 0;
+    // With the library's epilogue the product goes to scratch too, which
+    // the epilogue reads (as the kernel would: written straight into the
+    // output, the 8x784x512 product of the MLP took 6% longer).
+    const bool bare = g.result_param >= 0 && !g.packed->pointwise.has_value();
     char* const block = static_cast<char*>(
         scratch.Get((bare ? 0 : product_bytes_) + rows_bytes_));
     void* const dst = bare ? pointers[g.result_param] : block;
@@ -129,23 +132,29 @@ class PackedGemmStep : public StepRunner {
         pw != nullptr && pw->ops.residual_param >= 0
             ? static_cast<const float*>(pointers[pw->ops.residual_param])
             : nullptr;
+    // The output the library's epilogue writes from the product in
+    // scratch.
+    float* const out =
+        pw != nullptr ? static_cast<float*>(pointers[g.result_param]) : nullptr;
     const auto run_panels = [&](int64_t first, int64_t last) {
       product(first, last);
       if (pw == nullptr) return;
       const int64_t c0 = first * p.panel_width;
       const int64_t c1 = std::min(last * p.panel_width, p.n);
-      float* const c = static_cast<float*>(dst);
+      const float* const c = static_cast<const float*>(dst);
       for (int64_t r = 0; r < p.m; ++r) {
-        float* const row = c + r * p.n + c0;
+        const int64_t at = r * p.n + c0;
         if (bias != nullptr && residual != nullptr) {
-          RunPointwiseEpilogue(PointwiseEpilogue{}, row, bias + c0, c1 - c0);
-          RunPointwiseEpilogue(pw->ops, row, residual + r * p.n + c0, c1 - c0);
-        } else {
-          RunPointwiseEpilogue(pw->ops, row,
-                               bias != nullptr       ? bias + c0
-                               : residual != nullptr ? residual + r * p.n + c0
-                                                     : nullptr,
+          RunPointwiseEpilogue(PointwiseEpilogue{}, c + at, bias + c0, out + at,
                                c1 - c0);
+          RunPointwiseEpilogue(pw->ops, out + at, residual + at, out + at,
+                               c1 - c0);
+        } else {
+          RunPointwiseEpilogue(pw->ops, c + at,
+                               bias != nullptr       ? bias + c0
+                               : residual != nullptr ? residual + at
+                                                     : nullptr,
+                               out + at, c1 - c0);
         }
       }
     };

@@ -52,12 +52,13 @@ inline float SimpleMinimum(float x, float c) { return !(x >= c) ? x : c; }
 // One loop per activation, residual and constants, so each vectorizes on
 // its own; inlined into one function per instruction set below.
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-inline __attribute__((always_inline)) void Loop(float* data,
+inline __attribute__((always_inline)) void Loop(const float* in,
                                                 const float* residual,
-                                                int64_t n, float lo, float hi) {
+                                                float* out, int64_t n, float lo,
+                                                float hi) {
   using Act = PointwiseEpilogue::Act;
   for (int64_t i = 0; i < n; ++i) {
-    float x = data[i];
+    float x = in[i];
     if constexpr (kResidual) x += residual[i];
     if constexpr (kAct == Act::kRelu) x = x < 0.0f ? 0.0f : x;
     if constexpr (kAct == Act::kMaximum) {
@@ -67,24 +68,24 @@ inline __attribute__((always_inline)) void Loop(float* data,
       x = kSimple ? SimpleMinimum(SimpleMaximum(x, lo), hi)
                   : Minimum(Maximum(x, lo), hi);
     }
-    data[i] = x;
+    out[i] = x;
   }
 }
 
 #if defined(__x86_64__)
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-__attribute__((target("avx512f"))) void LoopAvx512(float* data,
+__attribute__((target("avx512f"))) void LoopAvx512(const float* in,
                                                    const float* residual,
-                                                   int64_t n, float lo,
-                                                   float hi) {
-  Loop<kAct, kResidual, kSimple>(data, residual, n, lo, hi);
+                                                   float* out, int64_t n,
+                                                   float lo, float hi) {
+  Loop<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
 }
 
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-__attribute__((target("avx2"))) void LoopAvx2(float* data,
-                                              const float* residual, int64_t n,
-                                              float lo, float hi) {
-  Loop<kAct, kResidual, kSimple>(data, residual, n, lo, hi);
+__attribute__((target("avx2"))) void LoopAvx2(const float* in,
+                                              const float* residual, float* out,
+                                              int64_t n, float lo, float hi) {
+  Loop<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
 }
 
 const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
@@ -94,47 +95,50 @@ const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 // The loop in `isa`'s vectors (kBest: the widest the host has; the
 // baseline's are SSE2 on x86-64).
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-void Run(float* data, const float* residual, int64_t n, float lo, float hi,
-         PointwiseIsa isa) {
+void Run(const float* in, const float* residual, float* out, int64_t n,
+         float lo, float hi, PointwiseIsa isa) {
 #if defined(__x86_64__)
   if (isa == PointwiseIsa::kAvx512 ||
       (isa == PointwiseIsa::kBest && kHasAvx512)) {
-    return LoopAvx512<kAct, kResidual, kSimple>(data, residual, n, lo, hi);
+    return LoopAvx512<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
   }
   if (isa == PointwiseIsa::kAvx2 || (isa == PointwiseIsa::kBest && kHasAvx2)) {
-    return LoopAvx2<kAct, kResidual, kSimple>(data, residual, n, lo, hi);
+    return LoopAvx2<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
   }
 #endif
-  Loop<kAct, kResidual, kSimple>(data, residual, n, lo, hi);
+  Loop<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
 }
 
 template <bool kResidual>
-void RunAct(const PointwiseEpilogue& e, float* data, const float* residual,
-            int64_t n, PointwiseIsa isa) {
+void RunAct(const PointwiseEpilogue& e, const float* in, const float* residual,
+            float* out, int64_t n, PointwiseIsa isa) {
   using Act = PointwiseEpilogue::Act;
   const bool simple =
       !(e.lo == 0 && std::signbit(e.lo)) &&
       (e.act != Act::kClamp || !(e.hi == 0 && !std::signbit(e.hi)));
   switch (e.act) {
     case Act::kNone:
-      Run<Act::kNone, kResidual, true>(data, residual, n, e.lo, e.hi, isa);
+      Run<Act::kNone, kResidual, true>(in, residual, out, n, e.lo, e.hi, isa);
       return;
     case Act::kRelu:
-      Run<Act::kRelu, kResidual, true>(data, residual, n, e.lo, e.hi, isa);
+      Run<Act::kRelu, kResidual, true>(in, residual, out, n, e.lo, e.hi, isa);
       return;
     case Act::kMaximum:
       if (simple) {
-        Run<Act::kMaximum, kResidual, true>(data, residual, n, e.lo, e.hi, isa);
+        Run<Act::kMaximum, kResidual, true>(in, residual, out, n, e.lo, e.hi,
+                                            isa);
       } else {
-        Run<Act::kMaximum, kResidual, false>(data, residual, n, e.lo, e.hi,
+        Run<Act::kMaximum, kResidual, false>(in, residual, out, n, e.lo, e.hi,
                                              isa);
       }
       return;
     case Act::kClamp:
       if (simple) {
-        Run<Act::kClamp, kResidual, true>(data, residual, n, e.lo, e.hi, isa);
+        Run<Act::kClamp, kResidual, true>(in, residual, out, n, e.lo, e.hi,
+                                          isa);
       } else {
-        Run<Act::kClamp, kResidual, false>(data, residual, n, e.lo, e.hi, isa);
+        Run<Act::kClamp, kResidual, false>(in, residual, out, n, e.lo, e.hi,
+                                           isa);
       }
       return;
   }
@@ -229,12 +233,13 @@ bool HostHasPointwiseIsa(PointwiseIsa isa) {
   return false;
 }
 
-void RunPointwiseEpilogue(const PointwiseEpilogue& e, float* data,
-                          const float* residual, int64_t n, PointwiseIsa isa) {
+void RunPointwiseEpilogue(const PointwiseEpilogue& e, const float* in,
+                          const float* residual, float* out, int64_t n,
+                          PointwiseIsa isa) {
   if (residual != nullptr) {
-    RunAct<true>(e, data, residual, n, isa);
+    RunAct<true>(e, in, residual, out, n, isa);
   } else {
-    RunAct<false>(e, data, residual, n, isa);
+    RunAct<false>(e, in, residual, out, n, isa);
   }
 }
 

@@ -57,10 +57,10 @@ enum class PointwiseIsa { kBest, kAvx512, kAvx2, kBaseline };
 // Whether the host runs `isa`'s loop.
 bool HostHasPointwiseIsa(PointwiseIsa isa);
 
-// data[i] = act(data[i] + residual[i]) (without the add where `residual` is
-// null) for i in [0, n).
-void RunPointwiseEpilogue(const PointwiseEpilogue& e, float* data,
-                          const float* residual, int64_t n,
+// out[i] = act(in[i] + residual[i]) (without the add where `residual` is
+// null) for i in [0, n); `out` may be `in`.
+void RunPointwiseEpilogue(const PointwiseEpilogue& e, const float* in,
+                          const float* residual, float* out, int64_t n,
                           PointwiseIsa isa = PointwiseIsa::kBest);
 
 }  // namespace guardjit

@@ -37,7 +37,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The epilogue `e` over `x` (plus `residual` when not empty), in the
 // vectors of every instruction set the host has, in the vector loop and in
-// its tail, which must all agree.
+// its tail, in place and into another array, which must all agree.
 std::vector<float> Apply(PointwiseEpilogue e, std::vector<float> x,
                          const std::vector<float>& residual = {});
 
@@ -69,8 +69,14 @@ std::vector<float> Apply(PointwiseEpilogue e, std::vector<float> x,
       y.insert(y.end(), x.begin(), x.end());
       r.insert(r.end(), residual.begin(), residual.end());
     }
+    // Into another array, then in place: the same.
+    std::vector<float> other(y.size(), 1234.0f);
+    const int64_t n = static_cast<int64_t>(y.size());
     RunPointwiseEpilogue(e, y.data(), r.empty() ? nullptr : r.data(),
-                         static_cast<int64_t>(y.size()), isa);
+                         other.data(), n, isa);
+    RunPointwiseEpilogue(e, y.data(), r.empty() ? nullptr : r.data(), y.data(),
+                         n, isa);
+    ExpectSame(other, y);
     for (int c = 0; c < kCopies; ++c) {
       const std::vector<float> copy(y.begin() + c * x.size(),
                                     y.begin() + (c + 1) * x.size());
