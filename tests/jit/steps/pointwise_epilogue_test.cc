@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -139,19 +141,38 @@ TEST(PointwiseEpilogueTest, NamesWhatItRuns) {
             "maximum with 0.5");
 }
 
-// The epilogues of a plan's convolutions the library runs, by node name.
-std::vector<std::string> Pointwise(const Graph& graph, const Plan& plan) {
+// The epilogues of a plan's steps (convolutions and packed products) that
+// the library runs, as "node: what"; none of those steps runs a kernel.
+std::vector<std::string> LibraryEpilogues(const Graph& graph,
+                                          const Plan& plan) {
   std::vector<std::string> names;
   for (const PlanStep& step : plan.steps) {
-    if (step.conv == nullptr || !step.conv->onednn.has_value() ||
-        !step.conv->onednn->pointwise.has_value()) {
+    std::string what;
+    if (step.conv != nullptr && step.conv->onednn.has_value() &&
+        step.conv->onednn->pointwise.has_value()) {
+      what = step.conv->onednn->pointwise->ToString();
+    } else if (step.gemm != nullptr && step.gemm->packed.has_value() &&
+               step.gemm->packed->pointwise.has_value()) {
+      what = step.gemm->packed->pointwise->ToString();
+    } else {
       continue;
     }
     EXPECT_FALSE(HostStepRunsKernel(step));
-    names.push_back(absl::StrCat(graph.node(step.node).name, ": ",
-                                 step.conv->onednn->pointwise->ToString()));
+    names.push_back(absl::StrCat(graph.node(step.node).name, ": ", what));
   }
   return names;
+}
+
+// `graph` compiled against eager on `inputs`, then again with a NaN (at
+// element `at`) and both infinities in input 0.
+void ExpectMatchesEagerWithNonFinite(const std::shared_ptr<const Graph>& graph,
+                                     std::vector<Tensor> inputs, int64_t at) {
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+  float* x = inputs[0].data_as<float>();
+  x[at] = NAN;
+  x[inputs[0].numel() - 1] = INFINITY;
+  x[inputs[0].numel() / 2] = -INFINITY;
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
 }
 
 // A residual block at random sizes: a = act0(conv0(x)), b = conv1(a),
@@ -207,33 +228,12 @@ TEST(PointwiseEpilogueTest, ResidualBlocksMatchEager) {
     std::vector<Tensor> inputs = {RandomTensor(
         DType::kFloat32, {batch, in, height, width}, 40 + round, -2, 2)};
     const Plan plan = PlanOfInputs(*graph, inputs);
-    const std::vector<std::string> pointwise = Pointwise(*graph, plan);
+    const std::vector<std::string> pointwise = LibraryEpilogues(*graph, plan);
     ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
     EXPECT_THAT(pointwise[1], ::testing::HasSubstr("conv1: residual add + "))
         << plan.ToString();
-    ExpectJitMatchesEager(graph, inputs, 1e-4);
-    float* x = inputs[0].data_as<float>();
-    x[round] = NAN;
-    x[inputs[0].numel() - 1] = INFINITY;
-    x[inputs[0].numel() / 2] = -INFINITY;
-    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    ExpectMatchesEagerWithNonFinite(graph, std::move(inputs), round);
   }
-}
-
-// The packed products of a plan whose epilogues the library runs, as
-// "node: what".
-std::vector<std::string> PackedPointwise(const Graph& graph, const Plan& plan) {
-  std::vector<std::string> names;
-  for (const PlanStep& step : plan.steps) {
-    if (step.gemm == nullptr || !step.gemm->packed.has_value() ||
-        !step.gemm->packed->pointwise.has_value()) {
-      continue;
-    }
-    EXPECT_FALSE(HostStepRunsKernel(step));
-    names.push_back(absl::StrCat(graph.node(step.node).name, ": ",
-                                 step.gemm->packed->pointwise->ToString()));
-  }
-  return names;
 }
 
 // Linear layers at a serving batch: h = act(x @ w1^T + b1), out = h @ w2^T
@@ -288,16 +288,11 @@ TEST(PointwiseEpilogueTest, LinearLayersMatchEager) {
     std::vector<Tensor> inputs = {
         RandomTensor(DType::kFloat32, {batch, in}, 100 + round, -2, 2)};
     const Plan plan = PlanOfInputs(*graph, inputs);
-    const std::vector<std::string> pointwise = PackedPointwise(*graph, plan);
+    const std::vector<std::string> pointwise = LibraryEpilogues(*graph, plan);
     ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
     EXPECT_THAT(pointwise[0], ::testing::StartsWith("fc1: bias + "));
     EXPECT_EQ(pointwise[1], "fc2: bias + residual add");
-    ExpectJitMatchesEager(graph, inputs, 1e-4);
-    float* x = inputs[0].data_as<float>();
-    x[round] = NAN;
-    x[inputs[0].numel() - 1] = INFINITY;
-    x[inputs[0].numel() / 2] = -INFINITY;
-    ExpectJitMatchesEager(graph, inputs, 1e-4);
+    ExpectMatchesEagerWithNonFinite(graph, std::move(inputs), round);
   }
 }
 
