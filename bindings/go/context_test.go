@@ -44,8 +44,10 @@ func TestMemoryReleased(t *testing.T) {
 		if ms.BytesInUse != base.BytesInUse {
 			t.Fatalf("round %d: %d bytes in use after closing every output (base %d)", round, ms.BytesInUse, base.BytesInUse)
 		}
-		if ms.CompiledModules == 0 {
-			t.Fatalf("no compiled modules while a function is live: %+v", ms)
+		// Its code or its packed weights (a linear layer with a relu
+		// compiles nothing: the library runs its epilogue).
+		if ms.CompiledModules == 0 && ms.PackedWeightBytes == 0 {
+			t.Fatalf("nothing compiled or packed while a function is live: %+v", ms)
 		}
 		f.Close()
 		ms, _ = c.MemoryStats()
