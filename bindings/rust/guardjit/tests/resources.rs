@@ -102,7 +102,12 @@ fn destroyed_functions_return_their_compiled_code() -> Result<()> {
         let f = Function::new(&graph)?;
         f.call_alloc(&[TensorView::new(&x, &[4, 8])?])?;
         let s = ctx.memory_stats()?;
-        assert!(s.compiled_modules >= 1, "round {round}: {s:?}");
+        // Its code or its packed weights (the MLP's relu epilogues compile
+        // nothing: the library runs them).
+        assert!(
+            s.compiled_modules >= 1 || s.packed_weight_bytes > 0,
+            "round {round}: {s:?}"
+        );
         drop(f);
         let s = ctx.memory_stats()?;
         assert_eq!(
