@@ -332,9 +332,9 @@ class JitExecutable : public Executable {
             ", weights packed once, ",
             DescribeBytes(p.panels() * p.k * p.panel_width * 4.0), ")",
             s.gemm->packed->pointwise.has_value()
-                ? absl::StrCat(" writing its output, then ",
-                               s.gemm->packed->pointwise->ToString(),
-                               " in place (the library's loop, no kernel)")
+                ? absl::StrCat(" then ", s.gemm->packed->pointwise->ToString(),
+                               " into its output (the library's loop, no "
+                               "kernel)")
             : s.gemm->result_param >= 0 ? " writing its result"
                                         : " with an epilogue kernel"));
       } else if (s.gemm != nullptr && s.gemm->onednn.has_value()) {
