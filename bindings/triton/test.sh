@@ -58,8 +58,12 @@ parameters { key: "num_threads" value { string_value: "1" } }
 PB
 # The example MLP again, on a compile cache directory signed with a key read
 # from a file: reloaded, its instance loads its code instead of compiling.
+# A sigmoid in place of its relu, whose epilogue the library would run
+# without compiling anything (jit/steps/pointwise_epilogue.h).
 mkdir -p "$repo/mlp_cached/1" "$repo/mlp_badkey/1"
-cp "$repo_root/examples/mlp.pbtxt" "$repo/mlp_cached/1/model.pbtxt"
+sed 's/aten\.relu\.default/aten.sigmoid.default/' "$repo_root/examples/mlp.pbtxt" \
+  >"$repo/mlp_cached/1/model.pbtxt"
+grep -q aten.sigmoid.default "$repo/mlp_cached/1/model.pbtxt"
 cp "$repo_root/examples/mlp.pbtxt" "$repo/mlp_badkey/1/model.pbtxt"
 printf 'not a secret, a test key\n' >"$work/cache.key"
 for m in mlp_cached mlp_badkey; do
