@@ -291,4 +291,32 @@ Shape EvaluateShape(const std::vector<IndexExpr>& exprs,
   return out;
 }
 
+IndexExpr SubstituteVars(const IndexExpr& e,
+                         const absl::flat_hash_map<int, IndexExpr>& vars) {
+  using Kind = IndexExpr::Kind;
+  const auto sub = [&](const IndexExpr& x) { return SubstituteVars(x, vars); };
+  switch (e.kind()) {
+    case Kind::kConst:
+    case Kind::kSize:
+      return e;
+    case Kind::kVar: {
+      auto it = vars.find(e.id());
+      return it == vars.end() ? e : it->second;
+    }
+    case Kind::kAdd:
+      return sub(e.lhs()) + sub(e.rhs());
+    case Kind::kMul:
+      return sub(e.lhs()) * sub(e.rhs());
+    case Kind::kFloorDiv:
+      return IndexExpr::FloorDiv(sub(e.lhs()), sub(e.rhs()));
+    case Kind::kMod:
+      return IndexExpr::Mod(sub(e.lhs()), sub(e.rhs()));
+    case Kind::kMax:
+      return IndexExpr::Max(sub(e.lhs()), sub(e.rhs()));
+    case Kind::kMin:
+      return IndexExpr::Min(sub(e.lhs()), sub(e.rhs()));
+  }
+  return e;
+}
+
 }  // namespace guardjit

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "core/sym_expr.h"
 #include "core/tensor.h"
@@ -98,6 +99,11 @@ std::vector<IndexExpr> ContiguousStrideExprs(
 // 3).
 std::vector<IndexExpr> ChannelsLastStrideExprs(
     const std::vector<IndexExpr>& sizes);
+
+// `e` with each loop variable in `vars` replaced by its expression (others
+// kept), simplified as it is rebuilt.
+IndexExpr SubstituteVars(const IndexExpr& e,
+                         const absl::flat_hash_map<int, IndexExpr>& vars);
 
 // `exprs` with size parameter i = sizes[i].
 Shape EvaluateShape(const std::vector<IndexExpr>& exprs,

@@ -38,37 +38,6 @@ IndexExpr Product(const std::vector<LoopRange>& loops, size_t begin,
   return p;
 }
 
-IndexExpr Substitute(const IndexExpr& e,
-                     const absl::flat_hash_map<int, IndexExpr>& vars) {
-  using Kind = IndexExpr::Kind;
-  switch (e.kind()) {
-    case Kind::kConst:
-    case Kind::kSize:
-      return e;
-    case Kind::kVar: {
-      auto it = vars.find(e.id());
-      return it == vars.end() ? e : it->second;
-    }
-    case Kind::kAdd:
-      return Substitute(e.lhs(), vars) + Substitute(e.rhs(), vars);
-    case Kind::kMul:
-      return Substitute(e.lhs(), vars) * Substitute(e.rhs(), vars);
-    case Kind::kFloorDiv:
-      return IndexExpr::FloorDiv(Substitute(e.lhs(), vars),
-                                 Substitute(e.rhs(), vars));
-    case Kind::kMod:
-      return IndexExpr::Mod(Substitute(e.lhs(), vars),
-                            Substitute(e.rhs(), vars));
-    case Kind::kMax:
-      return IndexExpr::Max(Substitute(e.lhs(), vars),
-                            Substitute(e.rhs(), vars));
-    case Kind::kMin:
-      return IndexExpr::Min(Substitute(e.lhs(), vars),
-                            Substitute(e.rhs(), vars));
-  }
-  return e;
-}
-
 bool ReadsLocal(const ValueExpr& e, absl::flat_hash_set<const void*>& seen) {
   if (!seen.insert(e.id()).second) return false;
   if (e.kind() == ValueExpr::Kind::kLocal) return true;
@@ -133,7 +102,7 @@ class Rewriter {
     return r;
   }
 
-  IndexExpr Sub(const IndexExpr& e) const { return Substitute(e, vars_); }
+  IndexExpr Sub(const IndexExpr& e) const { return SubstituteVars(e, vars_); }
 
  private:
   absl::flat_hash_map<int, IndexExpr> vars_;

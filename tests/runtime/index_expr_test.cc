@@ -45,6 +45,23 @@ TEST(IndexExprTest, MaxMinFoldConstantsAndPrint) {
             "max((s0 + -2), 0)");
 }
 
+TEST(IndexExprTest, SubstituteVarsRebuildsAndSimplifies) {
+  const E i = E::Var(0), j = E::Var(1), k = E::Var(2);
+  const E e =
+      E::FloorDiv((i * E::Const(1024) + j * E::Const(64)) + k, E::Const(2)) +
+      E::Size(0);
+  // i0 -> 0 drops its term; i1 -> i0 and i2 -> i1 renumber.
+  const absl::flat_hash_map<int, E> vars = {{0, E::Const(0)}, {1, i}, {2, j}};
+  EXPECT_EQ(SubstituteVars(e, vars).ToString(), "(((i0*64 + i1) // 2) + s0)");
+  // Variables not in the map, and size parameters, stay.
+  EXPECT_EQ(SubstituteVars(E::Max(k, E::Size(1)), {{0, j}}),
+            E::Max(k, E::Size(1)));
+  EXPECT_EQ(
+      SubstituteVars(E::Mod(i * E::Const(3), E::Const(4)), {{0, E::Const(3)}})
+          .value(),
+      1);
+}
+
 // Every SymExpr atom kind converts, and the index expression evaluates to
 // what the symbolic one does, for many symbol values.
 TEST(IndexExprTest, FromSymEvaluatesLikeTheSymExpr) {
