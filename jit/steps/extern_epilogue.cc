@@ -1,6 +1,8 @@
 #include "jit/steps/extern_epilogue.h"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -160,6 +162,79 @@ KernelStep StoreProductKernel(const ExternProduct& product,
   return k;
 }
 
+// `e` with every index (of loads, gathers and index values) rebuilt with
+// its loop variables substituted by `vars`, DAG sharing kept.
+ValueExpr SubstituteIndexVars(
+    const ValueExpr& e, const absl::flat_hash_map<int, IndexExpr>& vars,
+    absl::flat_hash_map<const void*, ValueExpr>& memo) {
+  if (auto it = memo.find(e.id()); it != memo.end()) return it->second;
+  const auto operand = [&](int i) {
+    return SubstituteIndexVars(e.operand(i), vars, memo);
+  };
+  const auto sub = [&](const IndexExpr& x) { return SubstituteVars(x, vars); };
+  ValueExpr result = e;
+  switch (e.kind()) {
+    case ValueExpr::Kind::kLoad:
+      result = ValueExpr::Load(e.buffer(), e.dtype(), sub(e.index()));
+      break;
+    case ValueExpr::Kind::kIndex:
+      result = ValueExpr::Index(sub(e.index()));
+      break;
+    case ValueExpr::Kind::kConst:
+    case ValueExpr::Kind::kLocal:
+      break;
+    case ValueExpr::Kind::kUnary:
+      result = ValueExpr::Unary(e.unary_op(), operand(0));
+      break;
+    case ValueExpr::Kind::kBinary:
+      result = ValueExpr::Binary(e.binary_op(), operand(0), operand(1));
+      break;
+    case ValueExpr::Kind::kWhere:
+      result = ValueExpr::Where(operand(0), operand(1), operand(2));
+      break;
+    case ValueExpr::Kind::kCast:
+      result = ValueExpr::Cast(operand(0), e.dtype());
+      break;
+    case ValueExpr::Kind::kGather:
+      result =
+          ValueExpr::Gather(e.buffer(), e.dtype(), sub(e.index()), operand(0),
+                            sub(e.stride()), sub(e.bound()), e.check());
+      break;
+  }
+  memo.emplace(e.id(), result);
+  return result;
+}
+
+// `k` with its outer loops of extent 1 dropped (their variables 0 wherever
+// they are read) and the others renumbered 0, 1, ... in order: a pointwise
+// kernel over a view of a product that adds or moves unit dims (a linear
+// layer's [64, 1024] product read as [1, 64, 1024] by the gelu or residual
+// add after it) then loops over the product's own dims. nullopt when it has
+// no such loop, or stages with loops of their own.
+std::optional<Kernel> WithoutUnitLoops(const Kernel& k) {
+  absl::flat_hash_map<int, IndexExpr> vars;
+  std::vector<LoopRange> outer;
+  for (const LoopRange& loop : k.outer) {
+    if (loop.extent.is_const(1)) {
+      vars[loop.var] = IndexExpr::Const(0);
+    } else {
+      const int var = static_cast<int>(outer.size());
+      vars[loop.var] = IndexExpr::Var(var);
+      outer.push_back({var, loop.extent});
+    }
+  }
+  if (outer.size() == k.outer.size()) return std::nullopt;
+  Kernel result = k;
+  result.outer = std::move(outer);
+  absl::flat_hash_map<const void*, ValueExpr> memo;
+  for (Stage& stage : result.stages) {
+    if (!stage.loops.empty()) return std::nullopt;
+    stage.value = SubstituteIndexVars(stage.value, vars, memo);
+    stage.index = SubstituteVars(stage.index, vars);
+  }
+  return result;
+}
+
 // How many steps read `slot`, and whether the graph outputs it.
 int Readers(const Plan& plan, int slot) {
   int n = 0;
@@ -267,9 +342,25 @@ std::optional<Epilogue> TakeEpilogue(Plan& plan, size_t* i,
   const int param = next != nullptr && next->is_kernel
                         ? InputParam(next->kernel, product.slot)
                         : -1;
-  if (param >= 0 && Readers(plan, product.slot) == 1 &&
-      IsPointwiseEpilogue(next->kernel.kernel, param, product.sizes,
-                          product.strides)) {
+  bool pointwise = false;
+  if (param >= 0 && Readers(plan, product.slot) == 1) {
+    pointwise = IsPointwiseEpilogue(next->kernel.kernel, param, product.sizes,
+                                    product.strides);
+    // Through a view that only adds or moves unit dims, for a product
+    // without any.
+    const bool unit_free =
+        std::none_of(product.sizes.begin(), product.sizes.end(),
+                     [](const IndexExpr& s) { return s.is_const(1); });
+    if (!pointwise && unit_free) {
+      if (std::optional<Kernel> k = WithoutUnitLoops(next->kernel.kernel);
+          k.has_value() &&
+          IsPointwiseEpilogue(*k, param, product.sizes, product.strides)) {
+        next->kernel.kernel = *std::move(k);
+        pointwise = true;
+      }
+    }
+  }
+  if (pointwise) {
     fused.kernel = std::move(next->kernel);
     if (!product.strides.empty()) {
       // It read the result where the slot's layout puts it; the product it

@@ -264,8 +264,9 @@ std::optional<GemmStep::DeviceEpilogue> DeviceEpilogueOf(
 
 // The epilogue (taken for `match`, before addmm's bias joins it) as the
 // library's pointwise loop after a packed product: one float32 store at the
-// element computed, of act(product) or act(product + residual), the
-// residual a float32 input read at the same element; addmm's bias, if any,
+// element computed, of act(product), act(product + residual) or
+// act(product + (residual + residual2)), the residuals float32 inputs read
+// at the same element; addmm's bias, if any,
 // n contiguous fixed values at beta 1. nullopt when the kernel is needed.
 std::optional<GemmStep::Packed::Pointwise> HostPointwiseOf(
     const Match& match, const Epilogue& epilogue, int* output) {
@@ -299,13 +300,24 @@ std::optional<GemmStep::Packed::Pointwise> HostPointwiseOf(
         core.binary_op() != BinaryOp::kAdd) {
       return std::nullopt;
     }
+    // An input (not the product) read at the point.
+    const auto residual = [&](const ValueExpr& r) {
+      return r.kind() == ValueExpr::Kind::kLoad &&
+             r.buffer() != epilogue.product_param &&
+             !kernel.buffers[r.buffer()].is_output && at_point(r, r.buffer());
+    };
     for (int i = 0; i < 2 && result.ops.residual_param < 0; ++i) {
       const ValueExpr& r = core.operand(1 - i);
-      if (at_point(core.operand(i), epilogue.product_param) &&
-          r.kind() == ValueExpr::Kind::kLoad &&
-          r.buffer() != epilogue.product_param &&
-          !kernel.buffers[r.buffer()].is_output && at_point(r, r.buffer())) {
+      if (!at_point(core.operand(i), epilogue.product_param)) continue;
+      if (residual(r)) {
         result.ops.residual_param = r.buffer();
+      } else if (r.kind() == ValueExpr::Kind::kBinary &&
+                 r.binary_op() == BinaryOp::kAdd &&
+                 r.dtype() == DType::kFloat32 && residual(r.operand(0)) &&
+                 residual(r.operand(1))) {
+        // product + (r1 + r2), summed in that order.
+        result.ops.residual_param = r.operand(0).buffer();
+        result.ops.residual2_param = r.operand(1).buffer();
       }
     }
     if (result.ops.residual_param < 0) return std::nullopt;

@@ -133,6 +133,10 @@ class PackedGemmStep : public StepRunner {
         pw != nullptr && pw->ops.residual_param >= 0
             ? static_cast<const float*>(pointers[pw->ops.residual_param])
             : nullptr;
+    const float* const residual2 =
+        pw != nullptr && pw->ops.residual2_param >= 0
+            ? static_cast<const float*>(pointers[pw->ops.residual2_param])
+            : nullptr;
     // The output the library's epilogue writes from the product in
     // scratch.
     float* const out =
@@ -142,10 +146,24 @@ class PackedGemmStep : public StepRunner {
       if (pw == nullptr) return;
       const int64_t c0 = first * p.panel_width;
       const int64_t c1 = std::min(last * p.panel_width, p.n);
-      const float* const c = static_cast<const float*>(dst);
+      float* const c = static_cast<float*>(dst);
       for (int64_t r = 0; r < p.m; ++r) {
         const int64_t at = r * p.n + c0;
-        if (bias != nullptr && residual != nullptr) {
+        if (residual2 != nullptr) {
+          // act((product + bias) + (residual + residual2)): the residuals'
+          // sum into the output, the bias onto the product in scratch,
+          // then their sum.
+          const int64_t n = c1 - c0;
+          RunPointwiseEpilogue(PointwiseEpilogue{}, residual + at,
+                               residual2 + at, out + at, n);
+          if (bias != nullptr) {
+            RunPointwiseEpilogue(PointwiseEpilogue{}, c + at, bias + c0, c + at,
+                                 n);
+          }
+          PointwiseEpilogue ops = pw->ops;
+          ops.residual2_param = -1;
+          RunPointwiseEpilogue(ops, c + at, out + at, out + at, n);
+        } else if (bias != nullptr && residual != nullptr) {
           RunPointwiseEpilogue(PointwiseEpilogue{}, c + at, bias + c0, out + at,
                                c1 - c0);
           RunPointwiseEpilogue(pw->ops, out + at, residual + at, out + at,

@@ -49,6 +49,54 @@ inline float Minimum(float x, float c) {
 inline float SimpleMaximum(float x, float c) { return !(x <= c) ? x : c; }
 inline float SimpleMinimum(float x, float c) { return !(x >= c) ? x : c; }
 
+// e^x and tanh(x) as jit/llvm/llvm_math.cc emits them for float32 (its
+// comments explain the ranges and constants): the same operations and FMAs
+// in the same order, written without branches so that the loops vectorize.
+inline float ExpF32(float x) {
+  const bool underflows = x < -104.0f;
+  x = underflows ? 0.0f : x;
+  x = x > 100.0f ? 100.0f : x;
+  constexpr float kShifter = 12582912.0f + 254.0f;
+  const float shifted = std::fma(x, 1.44269504088896341f, kShifter);
+  const float neg_n = kShifter - shifted;
+  float r = std::fma(neg_n, 0.693359375f, x);
+  r = std::fma(neg_n, -2.12194440e-4f, r);
+  float p = 0x1.0F9F9Cp-7f;
+  p = std::fma(p, r, 0x1.573A1Ap-5f);
+  p = std::fma(p, r, 0x1.555A80p-3f);
+  p = std::fma(p, r, 0x1.FFFDC6p-2f);
+  p = std::fma(p, r, 0x1.FFFFF6p-1f);
+  const uint32_t m = Bits(shifted);
+  const uint32_t m_half = m >> 1;
+  const float s1 = FromBits(m_half << 23);
+  const float s2 = FromBits((m - m_half) << 23);
+  const float e = std::fma(r * s1, p, s1) * s2;
+  return underflows ? 0.0f : e;
+}
+
+inline float TanhF32(float x) {
+  const float ax = std::fabs(x);
+  const float u = x * x;
+  float p = -0x1.7507acp-8f;
+  p = std::fma(p, u, 0x1.51f0f0p-6f);
+  p = std::fma(p, u, -0x1.b83322p-5f);
+  p = std::fma(p, u, 0x1.1106d6p-3f);
+  p = std::fma(p, u, -0x1.555532p-2f);
+  const float small = std::fma(ax * u, p, ax);
+  const float e = ExpF32(ax * 2.0f);
+  const float large = 1.0f - 2.0f / (e + 1.0f);
+  return std::copysign(ax < 0.625f ? small : large, x);
+}
+
+// The loop IR's gelu_tanh (jit/llvm/llvm_element_ops.cc).
+inline float GeluTanh(float x) {
+  constexpr float kBeta =
+      static_cast<float>(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
+  const float cube = (x * x) * x;
+  const float inner = kBeta * (x + 0.044715f * cube);
+  return (0.5f * x) * (1.0f + TanhF32(inner));
+}
+
 // One loop per activation, residual and constants, so each vectorizes on
 // its own; inlined into one function per instruction set below.
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
@@ -68,28 +116,32 @@ inline __attribute__((always_inline)) void Loop(const float* in,
       x = kSimple ? SimpleMinimum(SimpleMaximum(x, lo), hi)
                   : Minimum(Maximum(x, lo), hi);
     }
+    if constexpr (kAct == Act::kGeluTanh) x = GeluTanh(x);
     out[i] = x;
   }
 }
 
 #if defined(__x86_64__)
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-__attribute__((target("avx512f"))) void LoopAvx512(const float* in,
-                                                   const float* residual,
-                                                   float* out, int64_t n,
-                                                   float lo, float hi) {
+__attribute__((target("avx512f,fma"))) void LoopAvx512(const float* in,
+                                                       const float* residual,
+                                                       float* out, int64_t n,
+                                                       float lo, float hi) {
   Loop<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
 }
 
 template <PointwiseEpilogue::Act kAct, bool kResidual, bool kSimple>
-__attribute__((target("avx2"))) void LoopAvx2(const float* in,
-                                              const float* residual, float* out,
-                                              int64_t n, float lo, float hi) {
+__attribute__((target("avx2,fma"))) void LoopAvx2(const float* in,
+                                                  const float* residual,
+                                                  float* out, int64_t n,
+                                                  float lo, float hi) {
   Loop<kAct, kResidual, kSimple>(in, residual, out, n, lo, hi);
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-const bool kHasAvx2 = __builtin_cpu_supports("avx2");
+const bool kHasAvx512 =
+    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+const bool kHasAvx2 =
+    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
 
 // The loop in `isa`'s vectors (kBest: the widest the host has; the
@@ -123,6 +175,10 @@ void RunAct(const PointwiseEpilogue& e, const float* in, const float* residual,
     case Act::kRelu:
       Run<Act::kRelu, kResidual, true>(in, residual, out, n, e.lo, e.hi, isa);
       return;
+    case Act::kGeluTanh:
+      Run<Act::kGeluTanh, kResidual, true>(in, residual, out, n, e.lo, e.hi,
+                                           isa);
+      return;
     case Act::kMaximum:
       if (simple) {
         Run<Act::kMaximum, kResidual, true>(in, residual, out, n, e.lo, e.hi,
@@ -148,7 +204,10 @@ void RunAct(const PointwiseEpilogue& e, const float* in, const float* residual,
 
 std::string PointwiseEpilogue::ToString() const {
   std::vector<std::string> ops;
-  if (residual_param >= 0) ops.push_back("residual add");
+  if (residual_param >= 0) {
+    ops.push_back(residual2_param >= 0 ? "add of two residuals"
+                                       : "residual add");
+  }
   switch (act) {
     case Act::kNone:
       break;
@@ -160,6 +219,9 @@ std::string PointwiseEpilogue::ToString() const {
       break;
     case Act::kClamp:
       ops.push_back(absl::StrCat("clamp to [", lo, ", ", hi, "]"));
+      break;
+    case Act::kGeluTanh:
+      ops.push_back("gelu_tanh");
       break;
   }
   return ops.empty() ? "a copy" : absl::StrJoin(ops, " + ");
@@ -190,6 +252,13 @@ std::optional<PointwiseEpilogue> MatchPointwiseActivation(const ValueExpr& v,
       v.dtype() == DType::kFloat32) {
     *x = v.operand(0);
     ops.act = Act::kRelu;
+    return ops;
+  }
+  if (v.kind() == ValueExpr::Kind::kUnary &&
+      v.unary_op() == UnaryOp::kGeluTanh && v.dtype() == DType::kFloat32 &&
+      v.operand(0).dtype() == DType::kFloat32) {
+    *x = v.operand(0);
+    ops.act = Act::kGeluTanh;
     return ops;
   }
   ValueExpr inner;

@@ -12,7 +12,9 @@
 // nothing (mobilenet_v2 has 44 such epilogues). The loop follows the loop
 // IR's semantics exactly (relu of NaN is NaN; maximum and minimum propagate
 // NaN and order -0 below +0), which oneDNN's own post-ops do not (its relu
-// and clip give 0 for NaN), so it is not handed to oneDNN.
+// and clip give 0 for NaN), so it is not handed to oneDNN. Its tanh-GELU
+// evaluates the compiled kernels' expansion of tanh (the same polynomial,
+// exponential and FMAs), so within a rounding or two of theirs.
 
 #include <cstdint>
 #include <optional>
@@ -26,11 +28,19 @@ struct PointwiseEpilogue {
   // The epilogue kernel's parameter added to the result (read at the
   // element stored), or -1.
   int residual_param = -1;
+  // A second one added to the first before their sum joins the result,
+  // act(result + (residual + residual2)) (a transformer's residual stream
+  // recomputed in the epilogue of its next product), or -1. Its runner
+  // adds the two first (RunPointwiseEpilogue takes one).
+  int residual2_param = -1;
   enum class Act {
     kNone,
     kRelu,     // x < 0 ? 0 : x
     kMaximum,  // maximum(x, lo)
     kClamp,    // minimum(maximum(x, lo), hi)
+    // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), tanh as the
+    // compiled kernels expand it (jit/llvm/llvm_math.h): GPT-2's MLP.
+    kGeluTanh,
   };
   Act act = Act::kNone;
   float lo = 0, hi = 0;
@@ -41,7 +51,8 @@ struct PointwiseEpilogue {
 
 // `v` as act(x) for an activation PointwiseEpilogue runs: relu(x),
 // maximum(x, c), or minimum(maximum(x, lo), hi) (relu6, hardtanh), with
-// float constants; sets *x. nullopt for anything else.
+// float constants, or gelu_tanh(x), all of float32; sets *x. nullopt for
+// anything else.
 std::optional<PointwiseEpilogue> MatchPointwiseActivation(const ValueExpr& v,
                                                           ValueExpr* x);
 

@@ -129,6 +129,36 @@ TEST(PointwiseEpilogueTest, ResidualIsAddedBeforeTheActivation) {
   ExpectSame(Apply(clamp, x, r), want);
 }
 
+// GPT-2's tanh-GELU, against the formula in double: within a few float
+// roundings (absolute where 1 + tanh cancels, far below zero), the same in
+// every instruction set (Apply), and the loop IR's values at the edges:
+// NaN stays NaN, +inf is +inf, -inf is NaN (-inf * 0, as the compiled
+// kernels give), zeros keep their sign.
+TEST(PointwiseEpilogueTest, GeluTanhFollowsTheFormula) {
+  const PointwiseEpilogue gelu{.act = Act::kGeluTanh};
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.0137f) x.push_back(v);
+  for (float v : {1e-30f, -1e-30f, 1e-8f, -1e-8f, 0.3f, -0.3f, 0.62f, 0.63f,
+                  40.0f, -40.0f, 1e20f, -1e20f}) {
+    x.push_back(v);
+  }
+  const std::vector<float> y = Apply(gelu, x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const double want =
+        0.5 * v *
+        (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(y[i], want, 4e-7 * std::fabs(want) + 1e-7) << "at x = " << v;
+  }
+  ExpectSame(Apply(gelu, {kNan, kInf, -kInf, 0.0f, -0.0f}),
+             {kNan, kInf, kNan, 0.0f, -0.0f});
+  // With a residual: gelu(x + r).
+  ExpectSame(
+      Apply(PointwiseEpilogue{.residual_param = 0, .act = Act::kGeluTanh},
+            {1.0f, -2.0f, kNan}, {0.5f, 2.0f, 1.0f}),
+      Apply(gelu, {1.5f, 0.0f, kNan}));
+}
+
 TEST(PointwiseEpilogueTest, NamesWhatItRuns) {
   EXPECT_EQ(PointwiseEpilogue{}.ToString(), "a copy");
   EXPECT_EQ(
@@ -139,6 +169,7 @@ TEST(PointwiseEpilogueTest, NamesWhatItRuns) {
       "clamp to [0, 6]");
   EXPECT_EQ((PointwiseEpilogue{.act = Act::kMaximum, .lo = 0.5f}).ToString(),
             "maximum with 0.5");
+  EXPECT_EQ((PointwiseEpilogue{.act = Act::kGeluTanh}).ToString(), "gelu_tanh");
 }
 
 // The epilogues of a plan's steps (convolutions and packed products) that
@@ -292,6 +323,78 @@ TEST(PointwiseEpilogueTest, LinearLayersMatchEager) {
     ASSERT_EQ(pointwise.size(), 2u) << plan.ToString();
     EXPECT_THAT(pointwise[0], ::testing::StartsWith("fc1: bias + "));
     EXPECT_EQ(pointwise[1], "fc2: bias + residual add");
+    ExpectMatchesEagerWithNonFinite(graph, std::move(inputs), round);
+  }
+}
+
+// A transformer's MLP as torch.export writes it: tokens [1, T, C] viewed
+// as [T, C] for fc (addmm), its result viewed back as [1, T, 4C] for the
+// tanh-GELU, viewed again for proj, and proj's result viewed as [1, T, C]
+// for the residual add. The views only add a unit dim, so both pointwise
+// ops are epilogues of their products (their loops over the product's
+// dims), on the library's loop: no kernel compiles; so is a residual
+// stream that is itself a sum (x + y). Against eager at
+// random token counts and widths, with NaN and infinities in the input.
+TEST(PointwiseEpilogueTest, TransformerMlpThroughViewsMatchesEager) {
+  if (!PackedGemmEnabled()) GTEST_SKIP() << "GJ_PACKED_GEMM=0";
+  if (!PointwiseEpiloguesEnabled()) GTEST_SKIP() << "GJ_POINTWISE_EPILOGUES=0";
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 4; ++round) {
+    const int64_t tokens = 2 + static_cast<int64_t>(rng() % 70);
+    const int64_t dim = 32 * (1 + static_cast<int64_t>(rng() % 4));
+    const int64_t hidden = 4 * dim;
+    SCOPED_TRACE(
+        absl::StrCat("round ", round, ": ", tokens, " tokens of ", dim));
+    GraphBuilder b("mlp");
+    ASSERT_TRUE(b.AddPlaceholder("x").ok());
+    AddWeight(b, "w1", {hidden, dim}, 110 + round);
+    AddWeight(b, "b1", {hidden}, 120 + round);
+    AddWeight(b, "w2", {dim, hidden}, 130 + round);
+    AddWeight(b, "b2", {dim}, 140 + round);
+    const auto ref = [](const char* name) { return Arg::Ref(name); };
+    testing::AddNode(b, "x2", "aten.view.default",
+                     {ref("x"), testing::Ints({tokens, dim})});
+    testing::AddNode(b, "t1", "aten.permute.default",
+                     {ref("w1"), testing::Ints({1, 0})});
+    testing::AddNode(b, "fc", "aten.addmm.default",
+                     {ref("b1"), ref("x2"), ref("t1")});
+    testing::AddNode(b, "fc3", "aten.view.default",
+                     {ref("fc"), testing::Ints({1, tokens, hidden})});
+    testing::AddNode(b, "g", "aten.gelu.default", {ref("fc3")},
+                     {{"approximate", Arg::String("tanh")}});
+    testing::AddNode(b, "g2", "aten.view.default",
+                     {ref("g"), testing::Ints({tokens, hidden})});
+    testing::AddNode(b, "t2", "aten.permute.default",
+                     {ref("w2"), testing::Ints({1, 0})});
+    testing::AddNode(b, "proj", "aten.addmm.default",
+                     {ref("b2"), ref("g2"), ref("t2")});
+    testing::AddNode(b, "proj3", "aten.view.default",
+                     {ref("proj"), testing::Ints({1, tokens, dim})});
+    // Odd rounds: the residual stream is x + y, summed in the epilogue.
+    const bool two = round % 2 == 1;
+    if (two) {
+      ASSERT_TRUE(b.AddPlaceholder("y").ok());
+      testing::AddNode(b, "xy", "aten.add.Tensor", {ref("x"), ref("y")});
+    }
+    testing::AddNode(b, "out", "aten.add.Tensor",
+                     {ref(two ? "xy" : "x"), ref("proj3")});
+    ASSERT_TRUE(b.SetOutputs({ref("out")}).ok());
+    const auto graph = testing::Finish(b);
+    std::vector<Tensor> inputs = {
+        RandomTensor(DType::kFloat32, {1, tokens, dim}, 150 + round, -2, 2)};
+    if (two) {
+      inputs.push_back(
+          RandomTensor(DType::kFloat32, {1, tokens, dim}, 160 + round, -2, 2));
+    }
+    const Plan plan = PlanOfInputs(*graph, inputs);
+    EXPECT_THAT(LibraryEpilogues(*graph, plan),
+                ::testing::ElementsAre("fc: bias + gelu_tanh",
+                                       two ? "proj: bias + add of two residuals"
+                                           : "proj: bias + residual add"))
+        << plan.ToString();
+    for (const PlanStep& step : plan.steps) {
+      EXPECT_FALSE(HostStepRunsKernel(step)) << plan.ToString();
+    }
     ExpectMatchesEagerWithNonFinite(graph, std::move(inputs), round);
   }
 }
