@@ -33,6 +33,7 @@
 #include "jit/steps/conv_step.h"
 #include "jit/steps/gemm_epilogue.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/layer_norm_step.h"
 #include "jit/steps/packed_gemm.h"
 #include "jit/steps/parallel_loop.h"
 #include "runtime/cuda/cublaslt_api.h"
@@ -135,8 +136,17 @@ absl::StatusOr<Plan> PlanGraph(
   const Device device = backend.transfer() != nullptr
                             ? backend.transfer()->device()
                             : Device::Cpu();
-  ASSIGN_OR_RETURN(LoweredGraph lowered,
-                   Lower(graph, metas, layout, &fallbacks, device));
+  // Nodes a host program runs as steps of the library's own, not lowered.
+  absl::flat_hash_set<int> layer_norms;
+  if (backend.host_code()) {
+    for (int n = 0; n < static_cast<int>(graph.nodes().size()); ++n) {
+      if (TakesLayerNormStep(graph, metas, n, num_symbols)) {
+        layer_norms.insert(n);
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(LoweredGraph lowered, Lower(graph, metas, layout, &fallbacks,
+                                               device, layer_norms));
   // Activations around oneDNN convolutions are laid out channels last
   // (jit/steps/channels_last.h).
   const std::vector<bool> channels_last =
@@ -168,6 +178,7 @@ absl::StatusOr<Plan> PlanGraph(
     for (PlanStep& step : plan.steps) {
       step.attention = !step.is_kernel &&
                        TakesAttentionStep(graph, metas, step.node, num_symbols);
+      step.layer_norm = !step.is_kernel && layer_norms.contains(step.node);
     }
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
@@ -269,7 +280,9 @@ class JitExecutable : public Executable {
 
   std::string Describe() const override {
     int eager = 0;
-    for (const PlanStep& s : plan_.steps) eager += !s.is_kernel && !s.attention;
+    for (const PlanStep& s : plan_.steps) {
+      eager += !s.is_kernel && !s.attention && !s.layer_norm;
+    }
     std::string text = absl::StrCat("jit: ", plan_.num_kernels(),
                                     " fused kernels, ", eager, " eager nodes");
     if (!symbols_.empty()) {
@@ -314,6 +327,12 @@ class JitExecutable : public Executable {
             ") as one attention step (oneDNN or BLAS products and a softmax "
             "per block of query "
             "rows, no score matrix in memory)"));
+        continue;
+      }
+      if (s.layer_norm) {
+        externs.push_back(absl::StrCat(
+            "'", graph_->node(s.node).name, "' (", graph_->node(s.node).target,
+            ") as one layer-norm step (the library's loop, no kernel)"));
         continue;
       }
       if (s.gemm == nullptr && s.conv == nullptr) continue;

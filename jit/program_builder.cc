@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "jit/steps/attention_step.h"
 #include "jit/steps/gemm_step.h"
+#include "jit/steps/layer_norm_step.h"
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
@@ -131,6 +132,9 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
       step.computes = plan_step.kernel.computes;
     } else if (plan_step.attention) {
       ASSIGN_OR_RETURN(step, MakeAttentionStep(p, plan_step.node,
+                                               plan_step.extern_args, pool));
+    } else if (plan_step.layer_norm) {
+      ASSIGN_OR_RETURN(step, MakeLayerNormStep(p, plan_step.node,
                                                plan_step.extern_args, pool));
     } else {
       ASSIGN_OR_RETURN(step,

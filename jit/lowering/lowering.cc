@@ -297,7 +297,8 @@ std::optional<std::string> SymbolicLiteralArg(const Graph& graph,
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
     const std::vector<std::vector<IndexExpr>>& input_strides,
-    std::vector<std::string>* fallback_reasons, Device device) {
+    std::vector<std::string>* fallback_reasons, Device device,
+    const absl::flat_hash_set<int>& library_steps) {
   LoweredGraph lowered;
   LoweringContext ctx(metas, &lowered, &graph);
   auto key = [](int node, int output) {
@@ -388,6 +389,8 @@ absl::StatusOr<LoweredGraph> Lower(
         if (!args_ok) {
           outputs = absl::UnimplementedError(
               absl::StrCat("not a computation on ", device.ToString()));
+        } else if (library_steps.contains(i)) {
+          outputs = absl::UnimplementedError("runs as the library's own step");
         } else if (symbolic_literal.has_value()) {
           outputs = absl::UnimplementedError(*symbolic_literal);
         } else if (lower != nullptr) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "core/graph.h"
 #include "core/ops/view_geometry.h"
@@ -132,12 +133,14 @@ struct LoweredGraph {
 // compile (unsupported op or dtype) becomes an ExternNode; `fallback_reasons`
 // (if set) collects why, one line each. `device`: where the kernels run; a
 // node whose outputs are on another device than it or the CPU stays an
-// ExternNode.
+// ExternNode, as does every node in `library_steps` (nodes a host program
+// runs as steps of the library's own: jit/steps/layer_norm_step.h).
 absl::StatusOr<LoweredGraph> Lower(
     const Graph& graph, const GraphMeta& metas,
     const std::vector<std::vector<IndexExpr>>& input_strides,
     std::vector<std::string>* fallback_reasons = nullptr,
-    Device device = Device::Cpu());
+    Device device = Device::Cpu(),
+    const absl::flat_hash_set<int>& library_steps = {});
 
 }  // namespace guardjit
 

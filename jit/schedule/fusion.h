@@ -6,9 +6,9 @@
 // inlined into every use; a value gets memory when an eager or extern step,
 // a gather or the graph's outputs read it, when it is a reduction a later
 // kernel reads, or when it is shared and costly to recompute
-// (SharedValuesToRealize, realize.h). Reductions over the same rows fuse into one kernel with
-// their pointwise prologues, and pointwise consumers of the row (softmax's
-// division, layer_norm's normalization) fuse in as epilogue stores.
+// (SharedValuesToRealize, realize.h). Reductions over the same rows fuse into
+// one kernel with their pointwise prologues, and pointwise consumers of the row
+// (softmax's division, layer_norm's normalization) fuse in as epilogue stores.
 
 #include <cstdint>
 #include <memory>
@@ -64,6 +64,9 @@ struct PlanStep {
   // one attention step (jit/steps/attention_step.h), not its reference
   // kernel.
   bool attention = false;
+  // Likewise native_layer_norm as one layer-norm step
+  // (jit/steps/layer_norm_step.h); Lower left it unlowered.
+  bool layer_norm = false;
   // Eager step: (node << 16 | output) of each graph value it reads, with
   // where that value lives.
   std::vector<std::pair<int64_t, TensorRef>> extern_args;

@@ -3,6 +3,21 @@
 #include "absl/strings/str_cat.h"
 
 namespace guardjit {
+namespace {
+
+// What runs a step that runs one graph node, for reasons.
+const char* StepNoun(StepKind kind) {
+  switch (kind) {
+    case StepKind::kAttention:
+      return "attention step";
+    case StepKind::kLayerNorm:
+      return "layer-norm step";
+    default:
+      return "eager node";
+  }
+}
+
+}  // namespace
 
 OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
   const Program& p = program;
@@ -63,10 +78,8 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
     if (at >= 0 && RunsGraphNode(p.steps[at].kind)) {
       const ProgramStep& step = p.steps[at];
       const Node& node = graph.node(step.node);
-      const std::string eager =
-          absl::StrCat(step.kind == StepKind::kAttention ? "attention step '"
-                                                         : "eager node '",
-                       node.name, "' (", node.target, ")");
+      const std::string eager = absl::StrCat(
+          StepNoun(step.kind), " '", node.name, "' (", node.target, ")");
       if (p.transfer != nullptr) {
         reason = absl::StrCat("computed on the host by ", eager);
         continue;
@@ -87,9 +100,7 @@ OutputPlacement::OutputPlacement(const Program& program) : program_(program) {
       reason = absl::StrCat("step ", last_fallible + 1,
                             " can still fail after it is written (",
                             RunsGraphNode(step.kind)
-                                ? absl::StrCat(step.kind == StepKind::kAttention
-                                                   ? "attention step '"
-                                                   : "eager node '",
+                                ? absl::StrCat(StepNoun(step.kind), " '",
                                                graph.node(step.node).name, "'")
                                 : "a kernel with index checks",
                             ")");

@@ -60,11 +60,14 @@ enum class StepKind {
   // kernel (scaled-dot-product attention: jit/steps/attention_step.h); it
   // fills the node's slots as an eager step does.
   kAttention,
+  // Likewise layer norm (jit/steps/layer_norm_step.h).
+  kLayerNorm,
 };
 
 // Whether steps of `kind` run one graph node and fill its output slots.
 inline bool RunsGraphNode(StepKind kind) {
-  return kind == StepKind::kEager || kind == StepKind::kAttention;
+  return kind == StepKind::kEager || kind == StepKind::kAttention ||
+         kind == StepKind::kLayerNorm;
 }
 
 struct ProgramStep {

@@ -24,6 +24,8 @@ const char* KindName(StepKind kind) {
       return "eager";
     case StepKind::kAttention:
       return "attention";
+    case StepKind::kLayerNorm:
+      return "layer_norm";
   }
   return "step";
 }

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "jit/steps/gemm_step.h"
 #include "tests/jit/jit_test_util.h"
+#include "tests/scoped_env.h"
 #include "tests/test_util.h"
 
 namespace guardjit {
@@ -89,6 +90,7 @@ TEST(FusionTest, SoftmaxIsOneKernelWithTwoReductions) {
 }
 
 TEST(FusionTest, LayerNormIsOneKernelWritingThreeOutputs) {
+  const testing::ScopedEnv kernels("GJ_LAYER_NORM_STEP", "0");  // lowered
   auto graph =
       testing::OpGraph("aten.native_layer_norm.default",
                        {Arg::Ref("x0"), Arg::OfList({Arg::Int(64)}),
@@ -106,6 +108,7 @@ TEST(FusionTest, LayerNormIsOneKernelWritingThreeOutputs) {
 // on its row and both reductions and the normalization stay one kernel
 // (they were three: mean, variance, normalization).
 TEST(FusionTest, LayerNormOfABatchOfOneIsOneKernel) {
+  const testing::ScopedEnv kernels("GJ_LAYER_NORM_STEP", "0");  // lowered
   auto graph =
       testing::OpGraph("aten.native_layer_norm.default",
                        {Arg::Ref("x0"), Arg::OfList({Arg::Int(64)}),
