@@ -36,6 +36,7 @@
 #include "jit/steps/layer_norm_step.h"
 #include "jit/steps/packed_gemm.h"
 #include "jit/steps/parallel_loop.h"
+#include "jit/steps/pool_step.h"
 #include "runtime/cuda/cublaslt_api.h"
 #include "runtime/eager_compiler.h"
 
@@ -137,21 +138,25 @@ absl::StatusOr<Plan> PlanGraph(
                             ? backend.transfer()->device()
                             : Device::Cpu();
   // Nodes a host program runs as steps of the library's own, not lowered.
-  absl::flat_hash_set<int> layer_norms;
+  absl::flat_hash_set<int> layer_norms, pools;
   if (backend.host_code()) {
     for (int n = 0; n < static_cast<int>(graph.nodes().size()); ++n) {
       if (TakesLayerNormStep(graph, metas, n, num_symbols)) {
         layer_norms.insert(n);
+      } else if (TakesPoolStep(graph, metas, n)) {
+        pools.insert(n);
       }
     }
   }
+  absl::flat_hash_set<int> library_steps = layer_norms;
+  library_steps.insert(pools.begin(), pools.end());
   ASSIGN_OR_RETURN(LoweredGraph lowered, Lower(graph, metas, layout, &fallbacks,
-                                               device, layer_norms));
+                                               device, library_steps));
   // Activations around oneDNN convolutions are laid out channels last
   // (jit/steps/channels_last.h).
   const std::vector<bool> channels_last =
       backend.host_code()
-          ? PreferChannelsLast(graph, lowered, contiguous_results)
+          ? PreferChannelsLast(graph, lowered, contiguous_results, pools)
           : std::vector<bool>();
   LayOutConvResults(lowered, channels_last);
   ASSIGN_OR_RETURN(Plan plan, Schedule(lowered, channels_last));
@@ -168,7 +173,7 @@ absl::StatusOr<Plan> PlanGraph(
     // A convolution whose result was laid out channels last but which no
     // conv step took (FuseConvSteps says why) would be written contiguous by
     // its reference kernel: plan again with its result contiguous.
-    if (absl::flat_hash_set<int> eager = StridedResultsLeftEager(plan);
+    if (absl::flat_hash_set<int> eager = StridedResultsLeftEager(plan, pools);
         !eager.empty()) {
       eager.insert(contiguous_results.begin(), contiguous_results.end());
       return PlanGraph(graph, metas, layout, num_symbols, backend, eager);
@@ -179,6 +184,7 @@ absl::StatusOr<Plan> PlanGraph(
       step.attention = !step.is_kernel &&
                        TakesAttentionStep(graph, metas, step.node, num_symbols);
       step.layer_norm = !step.is_kernel && layer_norms.contains(step.node);
+      step.pool = !step.is_kernel && pools.contains(step.node);
     }
     PlanBuffers(plan);
   } else if (backend.transfer() != nullptr) {
@@ -281,7 +287,7 @@ class JitExecutable : public Executable {
   std::string Describe() const override {
     int eager = 0;
     for (const PlanStep& s : plan_.steps) {
-      eager += !s.is_kernel && !s.attention && !s.layer_norm;
+      eager += !s.is_kernel && !s.attention && !s.layer_norm && !s.pool;
     }
     std::string text = absl::StrCat("jit: ", plan_.num_kernels(),
                                     " fused kernels, ", eager, " eager nodes");
@@ -333,6 +339,12 @@ class JitExecutable : public Executable {
         externs.push_back(absl::StrCat(
             "'", graph_->node(s.node).name, "' (", graph_->node(s.node).target,
             ") as one layer-norm step (the library's loop, no kernel)"));
+        continue;
+      }
+      if (s.pool) {
+        externs.push_back(absl::StrCat(
+            "'", graph_->node(s.node).name, "' (", graph_->node(s.node).target,
+            ") as one pool step (the library's loop, no kernel)"));
         continue;
       }
       if (s.gemm == nullptr && s.conv == nullptr) continue;

@@ -13,6 +13,7 @@
 #include "jit/steps/attention_step.h"
 #include "jit/steps/gemm_step.h"
 #include "jit/steps/layer_norm_step.h"
+#include "jit/steps/pool_step.h"
 #include "runtime/program/eager_step.h"
 
 namespace guardjit {
@@ -136,6 +137,9 @@ absl::StatusOr<std::unique_ptr<ProgramRunner>> BuildProgram(
     } else if (plan_step.layer_norm) {
       ASSIGN_OR_RETURN(step, MakeLayerNormStep(p, plan_step.node,
                                                plan_step.extern_args, pool));
+    } else if (plan_step.pool) {
+      ASSIGN_OR_RETURN(
+          step, MakePoolStep(p, plan_step.node, plan_step.extern_args, pool));
     } else {
       ASSIGN_OR_RETURN(step,
                        MakeEagerStep(p, plan_step.node, plan_step.extern_args));

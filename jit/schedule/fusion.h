@@ -67,6 +67,9 @@ struct PlanStep {
   // Likewise native_layer_norm as one layer-norm step
   // (jit/steps/layer_norm_step.h); Lower left it unlowered.
   bool layer_norm = false;
+  // Likewise a max pool or a spatial mean as one pool step
+  // (jit/steps/pool_step.h).
+  bool pool = false;
   // Eager step: (node << 16 | output) of each graph value it reads, with
   // where that value lives.
   std::vector<std::pair<int64_t, TensorRef>> extern_args;

@@ -117,7 +117,8 @@ void ChannelsFirstLoops(Kernel& kernel) {
 
 std::vector<bool> PreferChannelsLast(
     const Graph& graph, const LoweredGraph& lowered,
-    const absl::flat_hash_set<int>& contiguous_results) {
+    const absl::flat_hash_set<int>& contiguous_results,
+    const absl::flat_hash_set<int>& pools) {
   const int n = static_cast<int>(lowered.values.size());
   std::vector<bool> prefer(n, false);
   if (!OneDnnEnabled()) return prefer;
@@ -150,10 +151,12 @@ std::vector<bool> PreferChannelsLast(
     const auto inputs = lowered.extern_inputs.find(ext.node);
     const bool conv = !ext.outputs.empty() &&
                       OneDnnConvolution(node, lowered.values[ext.outputs[0]]);
+    // A pool step reads its input and stores its result at any strides.
+    const bool pool = !ext.outputs.empty() && pools.contains(ext.node);
     if (inputs != lowered.extern_inputs.end()) {
       for (const auto& [key, value] : inputs->second) {
         const bool conv_input =
-            conv && node.args[0].is_value() &&
+            (conv || pool) && node.args[0].is_value() &&
             key == (int64_t{node.args[0].as_value().node} << 16) +
                        node.args[0].as_value().index;
         if (conv_input) {
@@ -162,6 +165,12 @@ std::vector<bool> PreferChannelsLast(
           pinned[value] = true;
         }
       }
+    }
+    if (pool) {
+      queue.push_back(ext.outputs[0]);
+      const int result = ext.outputs[0];
+      conv_result[result] = !contiguous_results.contains(ext.node) &&
+                            buffers_of_slot[lowered.values[result].slot] == 1;
     }
     if (conv) {
       rank = lowered.values[ext.outputs[0]].rank();
@@ -202,10 +211,14 @@ void LayOutConvResults(LoweredGraph& lowered,
   }
 }
 
-absl::flat_hash_set<int> StridedResultsLeftEager(const Plan& plan) {
+absl::flat_hash_set<int> StridedResultsLeftEager(
+    const Plan& plan, const absl::flat_hash_set<int>& pools) {
   absl::flat_hash_set<int> nodes;
   for (const Slot& slot : plan.slots) {
-    if (slot.source != Slot::Source::kExtern || slot.strides.empty()) continue;
+    if (slot.source != Slot::Source::kExtern || slot.strides.empty() ||
+        pools.contains(slot.node)) {
+      continue;
+    }
     for (const PlanStep& step : plan.steps) {
       if (!step.is_kernel && step.node == slot.node) nodes.insert(slot.node);
     }

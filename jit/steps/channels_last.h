@@ -30,10 +30,12 @@ namespace guardjit {
 // graph has a float32 convolution oneDNN may run. The results of those
 // convolutions are among them (their conv steps' epilogues store them at
 // the strides LayOutConvResults gives), except those of the nodes in
-// `contiguous_results`.
+// `contiguous_results`. The nodes in `pools` (pool steps: pool_step.h) read
+// their input and store their result at any strides, as a convolution.
 std::vector<bool> PreferChannelsLast(
     const Graph& graph, const LoweredGraph& lowered,
-    const absl::flat_hash_set<int>& contiguous_results = {});
+    const absl::flat_hash_set<int>& contiguous_results = {},
+    const absl::flat_hash_set<int>& pools = {});
 
 // Gives the flagged convolution results (buffers of extern outputs) their
 // channels-last strides, in their values (which kernels read them through)
@@ -44,7 +46,9 @@ void LayOutConvResults(LoweredGraph& lowered,
 // The nodes whose results LayOutConvResults laid out but which stayed eager
 // steps after FuseConvSteps (their reference kernels write contiguous
 // results): the plan is to be made again with them in `contiguous_results`.
-absl::flat_hash_set<int> StridedResultsLeftEager(const Plan& plan);
+// The pool steps' nodes (`pools`) store at their slots' strides.
+absl::flat_hash_set<int> StridedResultsLeftEager(
+    const Plan& plan, const absl::flat_hash_set<int>& pools = {});
 
 // Orders the outer loops of `plan`'s kernels (a host plan after
 // FuseConvSteps) for their stores: channels innermost for a kernel storing

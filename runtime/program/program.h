@@ -62,6 +62,10 @@ enum class StepKind {
   kAttention,
   // Likewise layer norm (jit/steps/layer_norm_step.h).
   kLayerNorm,
+  // A max pool or spatial mean of the library's own (jit/steps/
+  // pool_step.h). Unlike the kinds above it writes one output slot, which
+  // it allocates (ProgramStep::allocate) and stores at the slot's strides.
+  kPool,
 };
 
 // Whether steps of `kind` run one graph node and fill its output slots.

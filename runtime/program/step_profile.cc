@@ -26,6 +26,8 @@ const char* KindName(StepKind kind) {
       return "attention";
     case StepKind::kLayerNorm:
       return "layer_norm";
+    case StepKind::kPool:
+      return "pool";
   }
   return "step";
 }

@@ -54,7 +54,7 @@ int CountTargets(const Graph& graph, const std::vector<std::string>& targets) {
 }
 
 struct StepCounts {
-  int gemm = 0, conv = 0, eager = 0;
+  int gemm = 0, conv = 0, pool = 0, eager = 0;
   std::vector<std::string> eager_targets;
 };
 
@@ -72,7 +72,8 @@ StepCounts PlanSteps(const std::shared_ptr<const Graph>& graph,
   for (const PlanStep& s : plan->steps) {
     counts.gemm += s.gemm != nullptr;
     counts.conv += s.conv != nullptr;
-    if (!s.is_kernel) {
+    counts.pool += s.pool;
+    if (!s.is_kernel && !s.pool && !s.layer_norm && !s.attention) {
       ++counts.eager;
       counts.eager_targets.push_back(entry.graph->node(s.node).target);
     }
@@ -198,11 +199,13 @@ TEST(DynamicModelsTest, ConvNetBlocksOverADynamicBatch) {
   auto exe =
       testing::ExpectDynamicJitMatchesEager(graph, batch, calls, kTolerance);
   ASSERT_NE(exe, nullptr);
-  // Every convolution is a conv step over the symbolic batch, and the max
-  // pool a kernel: nothing is left to an eager kernel.
+  // Every convolution is a conv step over the symbolic batch, the max pool
+  // and the global mean pool steps (jit/steps/pool_step.h): nothing is left
+  // to an eager kernel.
   const StepCounts steps = PlanSteps(graph, calls[0], batch);
   EXPECT_EQ(steps.conv, CountTargets(*graph, {"aten.convolution.default"}));
   EXPECT_EQ(steps.conv, 6);
+  EXPECT_EQ(steps.pool, 2);
   EXPECT_EQ(steps.eager, 0) << absl::StrJoin(steps.eager_targets, ", ");
 }
 

@@ -32,6 +32,7 @@
 #include "runtime/thread_pool.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/jit/steps/onednn_conv_test_util.h"
+#include "tests/scoped_env.h"
 #include "tests/test_util.h"
 
 namespace guardjit {
@@ -111,8 +112,9 @@ TEST_F(OneDnnConvTest, OneAndThreeSpatialDimsMatchEager) {
 
 // conv -> relu -> max pool -> conv -> conv: the activations between the
 // convolutions are laid out channels last (the convolutions read them in
-// place, the pool reads its input through its window at those strides and
-// loops with channels innermost), the graph's output stays contiguous.
+// place, the pool reads its input through its window at those strides: a
+// pool step, or as a kernel looping with channels innermost), the graph's
+// output stays contiguous.
 TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
   GraphBuilder b("stem");
   ASSERT_TRUE(b.AddPlaceholder("x").ok());
@@ -152,23 +154,39 @@ TEST_F(OneDnnConvTest, ActivationsBetweenConvolutionsAreChannelsLast) {
       EXPECT_EQ(x.strides[3], x.sizes[1]) << plan.ToString();
     }
   }
-  // The pool's kernel loops with channels innermost.
-  bool pool_seen = false;
+  // The pool is a pool step (jit/steps/pool_step.h), no kernel.
+  int pool_steps = 0;
   for (const PlanStep& step : plan.steps) {
+    pool_steps += step.pool;
+    EXPECT_TRUE(step.pool || step.conv != nullptr) << plan.ToString();
+  }
+  EXPECT_EQ(pool_steps, 1) << plan.ToString();
+  ExpectJitMatchesEager(graph, inputs, 1e-4);
+  // As a kernel (GJ_POOL_STEP=0) it loops with channels innermost, and the
+  // activations around it are channels last alike.
+  testing::ScopedEnv off("GJ_POOL_STEP", "0");
+  const Plan kernels = PlanOfInputs(*graph, inputs);
+  bool pool_seen = false;
+  for (const PlanStep& step : kernels.steps) {
     if (!step.is_kernel || step.conv != nullptr) continue;
     pool_seen = true;
-    ASSERT_EQ(step.kernel.kernel.outer.size(), 4u) << plan.ToString();
-    EXPECT_EQ(step.kernel.kernel.outer.back().var, 1) << plan.ToString();
+    ASSERT_EQ(step.kernel.kernel.outer.size(), 4u) << kernels.ToString();
+    EXPECT_EQ(step.kernel.kernel.outer.back().var, 1) << kernels.ToString();
   }
-  EXPECT_TRUE(pool_seen) << plan.ToString();
+  EXPECT_TRUE(pool_seen) << kernels.ToString();
+  for (const PlanStep& step : kernels.steps) {
+    if (step.conv != nullptr && step.conv->input.sizes[1] == 16) {
+      EXPECT_EQ(step.conv->input.strides[1], 1) << kernels.ToString();
+    }
+  }
   ExpectJitMatchesEager(graph, inputs, 1e-4);
 }
 
-// A convolution's result that kernels read other than pointwise (a pool
-// computing the relu in its window, a mean over the spatial dims) is laid
-// out channels last, as oneDNN writes it: oneDNN writes it in place, no
-// epilogue transposes it into [N, C, H, W]. A result the graph outputs, or a
-// view reads, stays contiguous.
+// A convolution's result that kernels or pool steps read other than
+// pointwise (a pool computing the relu in its window, a mean over the
+// spatial dims) is laid out channels last, as oneDNN writes it: oneDNN
+// writes it in place, no epilogue transposes it into [N, C, H, W]. A result
+// the graph outputs, or a view reads, stays contiguous.
 TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
   // Whatever PrefersBlockedResult would pick for c1 on this host.
   ScopedLayout layout("channels_last");
@@ -218,7 +236,10 @@ TEST_F(OneDnnConvTest, ResultsReadByPoolsAreStoredChannelsLast) {
     EXPECT_TRUE(slot.strides[1].is_const(1)) << name;
     EXPECT_EQ(slot.strides[3].ToString(), slot.sizes[1].ToString()) << name;
   }
-  EXPECT_THAT(channels_last, ::testing::UnorderedElementsAre("c0", "c1"))
+  // The max pool's result too: a pool step (jit/steps/pool_step.h) stores it
+  // at the slot's strides, and c1, c2 and c3 read it in place.
+  EXPECT_THAT(channels_last,
+              ::testing::UnorderedElementsAre("c0", "pool", "c1"))
       << plan.ToString();
   EXPECT_THAT(contiguous, ::testing::IsSupersetOf({"c2", "c3"}))
       << plan.ToString();
